@@ -1,0 +1,5 @@
+import sys
+
+from mockkube.cli import main
+
+sys.exit(main())

@@ -1,0 +1,86 @@
+"""The aiohttp application: error rendering, health, discovery and the resource verbs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import traceback
+
+from aiohttp import web
+
+from mockkube.api import discovery, openapi
+from mockkube.api.handlers import API, json_response
+from mockkube.machinery import errors
+from mockkube.machinery.registry import Registry
+from mockkube.machinery.rest import Resources
+
+log = logging.getLogger("mockkube.api")
+
+STOPPING = web.AppKey("stopping", asyncio.Event)
+API_KEY = web.AppKey("api", API)
+
+
+@web.middleware
+async def status_errors(request: web.Request, handler):
+    """Every failure leaves as a Status object, never as a bare 500 page."""
+    try:
+        return await handler(request)
+    except errors.APIError as e:
+        resp = json_response(_dump(e.status()), e.code)
+        for k, v in e.headers.items():
+            resp.headers[k] = v
+        return resp
+    except web.HTTPException as e:
+        if e.status >= 400:
+            err = errors.APIError(e.status, _reason(e.status), e.reason or "error")
+            return json_response(_dump(err.status()), e.status)
+        raise
+    except (asyncio.CancelledError, ConnectionResetError):
+        raise
+    except Exception as e:  # a bug: report it in kube's shape and keep serving
+        log.error("internal error on %s %s: %s", request.method, request.path, traceback.format_exc())
+        err = errors.internal(f"{type(e).__name__}: {e}")
+        return json_response(_dump(err.status()), 500)
+
+
+def _reason(code: int) -> str:
+    return {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+            406: "NotAcceptable", 409: "Conflict", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType",
+            422: "Invalid", 429: "TooManyRequests"}.get(code, "InternalError" if code >= 500 else "Unknown")
+
+
+def _dump(obj) -> bytes:
+    import json
+
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def build_app(resources: Resources, registry: Registry, ready: asyncio.Event | None = None) -> web.Application:
+    stopping = asyncio.Event()
+    app = web.Application(middlewares=[status_errors], client_max_size=8 * 1024 * 1024)
+    api = API(resources, registry, stopping)
+    app[STOPPING] = stopping
+    app[API_KEY] = api
+
+    async def health(request: web.Request) -> web.Response:
+        if stopping.is_set():
+            return web.Response(status=503, text="shutting down")
+        return web.Response(text="ok")
+
+    async def version(request: web.Request) -> web.Response:
+        return json_response(discovery.dumps(discovery.version_info()))
+
+    async def on_shutdown(app: web.Application) -> None:
+        stopping.set()
+        resources.store.hub.close_all()
+
+    app.on_shutdown.append(on_shutdown)
+    for path in ("/readyz", "/livez", "/healthz"):
+        app.router.add_get(path, health)
+    app.router.add_get("/version", version)
+    openapi.setup(app)
+    app.router.add_route("*", "/api", api.handle)
+    app.router.add_route("*", "/api/{tail:.*}", api.handle)
+    app.router.add_route("*", "/apis", api.handle)
+    app.router.add_route("*", "/apis/{tail:.*}", api.handle)
+    return app

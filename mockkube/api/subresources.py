@@ -1,0 +1,131 @@
+"""Subresources with their own request kinds: pods/binding, pods/eviction, */scale,
+namespaces/finalize. (status goes through the generic update/patch path.)"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from mockkube.machinery import errors
+from mockkube.machinery import fielderrors as fe
+from mockkube.machinery.rest import PATCH_TYPES
+from mockkube.storage.cache import Entry
+
+if TYPE_CHECKING:
+    from mockkube.api.handlers import API, Target
+
+
+def _dumps(o) -> bytes:
+    return json.dumps(o, separators=(",", ":")).encode()
+
+
+async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamResponse:
+    from mockkube.api import handlers, params
+
+    m = request.method
+    sub = t.sub
+    if sub == "binding" and m == "POST":
+        opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
+        body = await api._body(request)
+        bind(api, t, body, opts.dry_run)
+        return handlers.json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                               "status": "Success", "code": 201}), 201)
+    if sub == "eviction" and m == "POST":
+        body = await api._body(request)
+        evict(api, t, body)
+        return handlers.json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                               "status": "Success", "code": 201}), 201)
+    if sub == "scale":
+        if m == "GET":
+            return handlers.json_response(_dumps(scale_of(api, t)))
+        if m in ("PUT", "PATCH"):
+            opts = params.write_options(request.query, request.headers.get("User-Agent"), "UpdateOptions")
+            if m == "PUT":
+                body = await api._body(request)
+            else:
+                from mockkube.machinery import patch as jpatch
+                from mockkube.machinery import strategic
+
+                mt = request.headers.get("Content-Type", "").split(";")[0].strip()
+                ptype = PATCH_TYPES.get(mt)
+                if ptype is None or ptype == "apply":
+                    raise errors.unsupported_media_type(mt, [k for k, v in PATCH_TYPES.items() if v != "apply"])
+                pbody = await api._body(request, patch=True)
+                cur = scale_of(api, t)
+                if ptype == "json":
+                    body = jpatch.apply_json_patch(cur, pbody)
+                elif ptype == "merge":
+                    body = jpatch.apply_merge_patch(cur, pbody)
+                else:
+                    from mockkube.machinery import schema
+
+                    body = strategic.apply_strategic_merge_patch(cur, pbody,
+                                                                 schema.for_kind("autoscaling", "v1", "Scale"))
+            return handlers.json_response(_dumps(set_scale(api, t, body, opts)))
+    if sub == "finalize" and m == "PUT":
+        body = await api._body(request)
+        entry = finalize_namespace(api, t, body)
+        return api.render_one(request, t.rt, entry)
+    raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+
+
+def bind(api: "API", t: "Target", body: dict, dry_run: bool = False) -> Entry:
+    """pods/binding: set spec.nodeName once, as the scheduler's Bind does."""
+    if not isinstance(body, dict) or body.get("kind") not in (None, "Binding"):
+        raise errors.bad_request("a Binding object is required")
+    target = (body.get("target") or {}).get("name", "")
+    if not target:
+        raise errors.invalid("Binding", "", t.name, [fe.required("target.name", "")])
+    return api.res.bind(t.namespace, t.name, target, dry_run)
+
+
+def evict(api: "API", t: "Target", body: dict) -> None:
+    if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
+        raise errors.bad_request("an Eviction object is required")
+    api.res.get(t.rt, t.namespace, t.name)
+    opts = dict(body.get("deleteOptions") or {})
+    dry = bool(opts.get("dryRun"))
+    api.res.delete(t.rt, t.namespace, t.name, opts, dry_run=dry)
+
+
+def scale_of(api: "API", t: "Target") -> dict:
+    obj = api.res.get(t.rt, t.namespace, t.name).obj
+    spec = obj.get("spec", {})
+    sel = (spec.get("selector") or {}).get("matchLabels") or {}
+    m = obj["metadata"]
+    return {
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": m["name"], "namespace": m.get("namespace", ""), "uid": m.get("uid"),
+                     "resourceVersion": m.get("resourceVersion"), "creationTimestamp": m.get("creationTimestamp")},
+        "spec": {"replicas": spec.get("replicas", 0)},
+        "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
+                   "selector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))},
+    }
+
+
+def set_scale(api: "API", t: "Target", body: dict, opts) -> dict:
+    if not isinstance(body, dict):
+        raise errors.bad_request("a Scale object is required")
+    replicas = (body.get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise errors.invalid("Scale", "autoscaling", t.name, [fe.invalid(
+            "spec.replicas", replicas, "must be greater than or equal to 0")])
+    entry = api.res.get(t.rt, t.namespace, t.name)
+    new = copy.deepcopy(entry.obj)
+    new["spec"]["replicas"] = replicas
+    rv = (body.get("metadata") or {}).get("resourceVersion")
+    if rv:
+        new["metadata"]["resourceVersion"] = rv
+    api.res.update(t.rt, t.namespace, t.name, new, opts)
+    return scale_of(api, t)
+
+
+def finalize_namespace(api: "API", t: "Target", body: dict) -> Entry:
+    entry = api.res.get(t.rt, "", t.name)
+    new = copy.deepcopy(entry.obj)
+    fins = ((body or {}).get("spec") or {}).get("finalizers") or []
+    new.setdefault("spec", {})["finalizers"] = fins
+    return api.res.finalize_namespace(t.name, new)

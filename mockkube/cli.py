@@ -1,0 +1,59 @@
+"""Command line: ``mockkube serve | kubeconfig``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+import yaml
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from mockkube.server import Server, serve_forever
+
+    server = Server(address=args.address, port=args.port, db_url=args.db, kubeconfig_path=args.kubeconfig,
+                    cluster=args.cluster)
+    try:
+        asyncio.run(serve_forever(server))
+    except OSError as e:
+        print(f"mockkube: cannot serve on {args.address}:{args.port}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # pragma: no cover - SIGINT before the handler is set
+        pass
+    return 0
+
+
+def _kubeconfig(args: argparse.Namespace) -> int:
+    from mockkube.server import kubeconfig
+
+    sys.stdout.write(yaml.safe_dump(kubeconfig(args.server), sort_keys=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mockkube", description="A Kubernetes v1.36 API server with DRA, for tests.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run a cluster")
+    s.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument("--port", type=int, default=6443, help="port; 0 picks a free one (default 6443)")
+    s.add_argument("--db", default=None, help="SQLAlchemy URL (default: embedded in-memory SQLite)")
+    s.add_argument("--kubeconfig", default=None, help="write a kubeconfig for this server to PATH")
+    s.add_argument("--cluster", default=None, help="cluster profile YAML (default: the built-in demo cluster)")
+    s.add_argument("--log-level", default="WARNING")
+    s.set_defaults(fn=_serve)
+    k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
+    k.add_argument("--server", default="http://127.0.0.1:6443")
+    k.set_defaults(fn=_kubeconfig)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=getattr(args, "log_level", "WARNING"), format="%(asctime)s %(name)s %(message)s")
+    return args.fn(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

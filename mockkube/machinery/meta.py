@@ -1,0 +1,60 @@
+"""ObjectMeta bookkeeping shared by every resource: uid, timestamps, generation, names."""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Callable
+
+Clock = Callable[[], float]
+
+
+def rfc3339(ts: float) -> str:
+    """Second-precision UTC timestamp as metav1.Time serialises it."""
+    return datetime.fromtimestamp(int(ts), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_micro(ts: float) -> str:
+    """metav1.MicroTime: six fractional digits."""
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: str) -> float:
+    """Parse an RFC3339 timestamp (second or sub-second precision) to epoch seconds."""
+    v = value.replace("Z", "+00:00")
+    return datetime.fromisoformat(v).timestamp()
+
+
+def new_uid() -> str:
+    return str(uuid.uuid4())
+
+
+_GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apiserver names.SimpleNameGenerator
+
+
+def generate_name(base: str, rng: random.Random | None = None) -> str:
+    """``base`` + 5 random characters, with base truncated to fit 63 characters."""
+    r = rng or random
+    if len(base) > 58:
+        base = base[:58]
+    return base + "".join(r.choice(_GEN_ALPHABET) for _ in range(5))
+
+
+def spec_changed(new: dict, old: dict) -> bool:
+    """True when anything outside metadata and status differs (generation semantics)."""
+    keys = (set(new) | set(old)) - {"metadata", "status", "apiVersion", "kind"}
+    return any(new.get(k) != old.get(k) for k in keys)
+
+
+def name_of(obj: dict) -> str:
+    return obj.get("metadata", {}).get("name", "")
+
+
+def namespace_of(obj: dict) -> str:
+    return obj.get("metadata", {}).get("namespace", "")
+
+
+def wall_clock() -> float:
+    return time.time()

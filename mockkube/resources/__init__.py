@@ -1,0 +1,3 @@
+"""One module per API group; importing this package registers every served resource."""
+
+from mockkube.resources import apps, coordination, core, dra, events  # noqa: F401

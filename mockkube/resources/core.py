@@ -1,0 +1,160 @@
+"""core/v1: namespaces, nodes, pods, events, configmaps, secrets, serviceaccounts, services."""
+
+from __future__ import annotations
+
+from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
+from mockkube.resources import pod_defaults
+from mockkube.resources.strategies import SpecStatusStrategy
+
+
+def _get(obj: dict, *path: str) -> str:
+    cur = obj
+    for p in path:
+        if not isinstance(cur, dict):
+            return ""
+        cur = cur.get(p)
+    if cur is None:
+        return ""
+    if isinstance(cur, bool):
+        return "true" if cur else "false"
+    return str(cur)
+
+
+class NamespaceStrategy(SpecStatusStrategy):
+    tracks_generation = False
+
+    def default(self, obj: dict) -> None:
+        labels = obj["metadata"].setdefault("labels", {})
+        labels["kubernetes.io/metadata.name"] = obj["metadata"].get("name", "")
+
+    def initial_status(self, obj: dict) -> dict:
+        return {"phase": "Active"}
+
+    def prepare_create(self, obj: dict) -> None:
+        super().prepare_create(obj)
+        fins = obj.setdefault("spec", {}).setdefault("finalizers", [])
+        if "kubernetes" not in fins:
+            fins.append("kubernetes")
+
+    def prepare_update(self, new: dict, old: dict) -> None:
+        super().prepare_update(new, old)
+        new["spec"] = old.get("spec", {})  # spec.finalizers only change through /finalize
+
+    def delays_deletion(self, obj: dict) -> bool:
+        return bool((obj.get("spec") or {}).get("finalizers"))
+
+    def on_deleting(self, obj: dict) -> None:
+        obj.setdefault("status", {})["phase"] = "Terminating"
+
+
+class NodeStrategy(SpecStatusStrategy):
+    tracks_generation = False
+    reset_status_on_create = False  # kubelets create nodes with their status
+
+
+class PodStrategy(SpecStatusStrategy):
+    return_deleted_object = True
+    def default(self, obj: dict) -> None:
+        pod_defaults.default_pod(obj)
+
+    def initial_status(self, obj: dict) -> dict:
+        return {"phase": "Pending", "qosClass": pod_defaults.qos_class(obj.get("spec", {}))}
+
+    def grace_period(self, obj: dict, requested: int | None) -> int | None:
+        spec = obj.get("spec", {})
+        phase = obj.get("status", {}).get("phase")
+        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+            return 0  # nothing runs it: delete at once, as upstream
+        if requested is not None:
+            return max(int(requested), 0)
+        return int(spec.get("terminationGracePeriodSeconds", 30))
+
+
+class ServiceStrategy(SpecStatusStrategy):
+    tracks_generation = False
+    return_deleted_object = True
+
+    def default(self, obj: dict) -> None:
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("type", "ClusterIP")
+        spec.setdefault("sessionAffinity", "None")
+        for p in spec.get("ports") or []:
+            if isinstance(p, dict):
+                p.setdefault("protocol", "TCP")
+                p.setdefault("targetPort", p.get("port"))
+
+    def initial_status(self, obj: dict) -> dict:
+        return {"loadBalancer": {}}
+
+
+class SecretStrategy(Strategy):
+    def default(self, obj: dict) -> None:
+        obj.setdefault("type", "Opaque")
+
+
+def _pod_ips(obj: dict) -> str:
+    return ",".join(i.get("ip", "") for i in obj.get("status", {}).get("podIPs") or [])
+
+
+_EVENT_FIELDS = {
+    "involvedObject.kind": lambda o: _get(o, "involvedObject", "kind"),
+    "involvedObject.namespace": lambda o: _get(o, "involvedObject", "namespace"),
+    "involvedObject.name": lambda o: _get(o, "involvedObject", "name"),
+    "involvedObject.uid": lambda o: _get(o, "involvedObject", "uid"),
+    "involvedObject.apiVersion": lambda o: _get(o, "involvedObject", "apiVersion"),
+    "involvedObject.resourceVersion": lambda o: _get(o, "involvedObject", "resourceVersion"),
+    "involvedObject.fieldPath": lambda o: _get(o, "involvedObject", "fieldPath"),
+    "reason": lambda o: _get(o, "reason"),
+    "reportingComponent": lambda o: _get(o, "reportingComponent"),
+    "source": lambda o: _get(o, "source", "component"),
+    "type": lambda o: _get(o, "type"),
+}
+
+
+namespaces = REGISTRY.add(ResourceType(
+    "", "v1", "Namespace", "namespaces", namespaced=False, short_names=("ns",),
+    subresources=(Subresource("status", "Namespace"), Subresource("finalize", "Namespace", verbs=("update",))),
+    strategy=NamespaceStrategy(),
+    selectable_fields={"status.phase": lambda o: _get(o, "status", "phase")}))
+
+nodes = REGISTRY.add(ResourceType(
+    "", "v1", "Node", "nodes", namespaced=False, short_names=("no",),
+    subresources=(Subresource("status", "Node"),), strategy=NodeStrategy(),
+    selectable_fields={"spec.unschedulable": lambda o: _get(o, "spec", "unschedulable") or "false"}))
+
+pods = REGISTRY.add(ResourceType(
+    "", "v1", "Pod", "pods", namespaced=True, short_names=("po",), categories=("all",),
+    subresources=(Subresource("status", "Pod"),
+                  Subresource("binding", "Binding", verbs=("create",)),
+                  Subresource("eviction", "Eviction", group="policy", version="v1", verbs=("create",))),
+    strategy=PodStrategy(),
+    selectable_fields={
+        "spec.nodeName": lambda o: _get(o, "spec", "nodeName"),
+        "spec.restartPolicy": lambda o: _get(o, "spec", "restartPolicy"),
+        "spec.schedulerName": lambda o: _get(o, "spec", "schedulerName"),
+        "spec.serviceAccountName": lambda o: _get(o, "spec", "serviceAccountName"),
+        "spec.hostNetwork": lambda o: _get(o, "spec", "hostNetwork") or "false",
+        "status.phase": lambda o: _get(o, "status", "phase"),
+        "status.podIP": lambda o: _get(o, "status", "podIP"),
+        "status.podIPs": _pod_ips,
+        "status.nominatedNodeName": lambda o: _get(o, "status", "nominatedNodeName"),
+    }))
+
+events = REGISTRY.add(ResourceType(
+    "", "v1", "Event", "events", namespaced=True, short_names=("ev",),
+    selectable_fields=_EVENT_FIELDS))
+
+configmaps = REGISTRY.add(ResourceType("", "v1", "ConfigMap", "configmaps", namespaced=True, short_names=("cm",)))
+
+secrets = REGISTRY.add(ResourceType(
+    "", "v1", "Secret", "secrets", namespaced=True, strategy=SecretStrategy(),
+    selectable_fields={"type": lambda o: _get(o, "type")}))
+
+serviceaccounts = REGISTRY.add(ResourceType(
+    "", "v1", "ServiceAccount", "serviceaccounts", namespaced=True, short_names=("sa",)))
+
+services = REGISTRY.add(ResourceType(
+    "", "v1", "Service", "services", namespaced=True, short_names=("svc",), categories=("all",),
+    subresources=(Subresource("status", "Service"),), strategy=ServiceStrategy(),
+    selectable_fields={"spec.clusterIP": lambda o: _get(o, "spec", "clusterIP"),
+                       "spec.type": lambda o: _get(o, "spec", "type")}))

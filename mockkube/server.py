@@ -1,0 +1,136 @@
+"""Assembles one mockkube process: database, store, generic registry, HTTP app and the
+in-process components, with start and stop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from pathlib import Path
+from typing import Callable
+
+import yaml
+from aiohttp import web
+
+from mockkube.api.app import build_app
+from mockkube.machinery import meta
+from mockkube.machinery.registry import registry
+from mockkube.machinery.rest import Resources
+from mockkube.storage.db import make_engine, migrate
+from mockkube.storage.store import Store
+
+log = logging.getLogger("mockkube")
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def kubeconfig(url: str, token: str = "mockkube") -> dict:
+    """A kubeconfig whose cluster, user and context are all named ``mockkube``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "mockkube", "cluster": {"server": url}}],
+        "users": [{"name": "mockkube", "user": {"token": token}}],
+        "contexts": [{"name": "mockkube", "context": {"cluster": "mockkube", "user": "mockkube",
+                                                      "namespace": "default"}}],
+        "current-context": "mockkube",
+        "preferences": {},
+    }
+
+
+def write_kubeconfig(path: str | Path, url: str) -> None:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(yaml.safe_dump(kubeconfig(url), sort_keys=False))
+
+
+class Server:
+    """One cluster: ``await start()`` returns its URL, ``await stop()`` ends it cleanly."""
+
+    def __init__(self, address: str = "127.0.0.1", port: int = 6443, db_url: str | None = None,
+                 kubeconfig_path: str | None = None, cluster: str | None = None,
+                 clock: Callable[[], float] = meta.wall_clock, components: bool = True) -> None:
+        self.address = address
+        self.port = port
+        self.db_url = db_url
+        self.kubeconfig_path = kubeconfig_path
+        self.cluster = cluster
+        self.clock = clock
+        self.with_components = components
+        self.registry = registry()
+        self.store: Store | None = None
+        self.resources: Resources | None = None
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+        self.components: list = []
+
+    def open_store(self) -> None:
+        engine = make_engine(self.db_url)
+        migrate(engine)
+        self.store = Store(engine, self.registry)
+        self.store.load()
+        self.resources = Resources(self.store, self.registry, self.clock)
+        self._bootstrap()
+
+    def _bootstrap(self) -> None:
+        ns_rt = self.registry.get("", "v1", "namespaces")
+        for ns in SYSTEM_NAMESPACES:
+            if self.store.get(ns_rt, "", ns) is None:
+                self.resources.create(ns_rt, "", {"metadata": {"name": ns}})
+
+    async def start(self) -> str:
+        if self.store is None:
+            self.open_store()
+        app = build_app(self.resources, self.registry)
+        self.app = app
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0)
+        await self._runner.setup()
+        sock = socket.socket(socket.AF_INET6 if ":" in self.address else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.address, self.port))
+        self.port = sock.getsockname()[1]
+        site = web.SockSite(self._runner, sock)
+        await site.start()
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        self.url = f"http://{host}:{self.port}"
+        if self.kubeconfig_path:
+            write_kubeconfig(self.kubeconfig_path, self.url)
+        if self.with_components:
+            await self._start_components()
+        return self.url
+
+    async def _start_components(self) -> None:
+        from mockkube import components
+
+        self.components = await components.start_all(self)
+
+    async def stop(self) -> None:
+        for c in reversed(self.components):
+            try:
+                await c.stop()
+            except Exception:  # pragma: no cover - shutdown must go on
+                log.exception("component stop failed")
+        self.components = []
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+
+async def serve_forever(server: Server, ready_line: bool = True) -> None:
+    url = await server.start()
+    if ready_line:
+        print(f"mockkube ready at {url}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except NotImplementedError:  # pragma: no cover
+            pass
+    await stop.wait()
+    await server.stop()

@@ -1,0 +1,97 @@
+"""The in-memory object cache (mockkube's watch cache): every read is served from here.
+
+Entries keep the object dict and its serialised JSON, so a GET returns bytes without
+encoding anything. Keys stay sorted by (namespace, name) for paged lists, and selectable
+fields (pods' spec.nodeName, resourceslices' spec.driver...) are indexed.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    obj: dict  # shared: callers must treat it as read-only (copy before changing)
+    raw: bytes  # compact JSON of obj
+    rv: int
+
+    @property
+    def key(self) -> Key:
+        m = self.obj["metadata"]
+        return (m.get("namespace", ""), m["name"])
+
+
+class ResourceCache:
+    """All objects of one storage key."""
+
+    def __init__(self, indexed_fields: dict[str, Callable[[dict], str]] | None = None) -> None:
+        self.entries: dict[Key, Entry] = {}
+        self._keys: list[Key] = []
+        self._fields = dict(indexed_fields or {})
+        self._index: dict[str, dict[str, set[Key]]] = {f: {} for f in self._fields}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, namespace: str, name: str) -> Entry | None:
+        return self.entries.get((namespace, name))
+
+    def put(self, entry: Entry) -> Entry | None:
+        key = entry.key
+        old = self.entries.get(key)
+        if old is None:
+            bisect.insort(self._keys, key)
+        else:
+            self._unindex(key, old.obj)
+        self.entries[key] = entry
+        self._reindex(key, entry.obj)
+        return old
+
+    def remove(self, namespace: str, name: str) -> Entry | None:
+        key = (namespace, name)
+        old = self.entries.pop(key, None)
+        if old is not None:
+            i = bisect.bisect_left(self._keys, key)
+            if i < len(self._keys) and self._keys[i] == key:
+                del self._keys[i]
+            self._unindex(key, old.obj)
+        return old
+
+    def _reindex(self, key: Key, obj: dict) -> None:
+        for f, fn in self._fields.items():
+            self._index[f].setdefault(fn(obj), set()).add(key)
+
+    def _unindex(self, key: Key, obj: dict) -> None:
+        for f, fn in self._fields.items():
+            bucket = self._index[f].get(fn(obj))
+            if bucket is not None:
+                bucket.discard(key)
+                if not bucket:
+                    del self._index[f][fn(obj)]
+
+    def indexed(self, field: str) -> bool:
+        return field in self._index
+
+    def keys_from(self, namespace: str | None, after: Key | None) -> Iterable[Key]:
+        """Sorted keys (optionally in one namespace), strictly after ``after``."""
+        keys = self._keys
+        if namespace is not None:
+            lo = bisect.bisect_left(keys, (namespace, ""))
+            hi = bisect.bisect_left(keys, (namespace + "\x00", ""))
+        else:
+            lo, hi = 0, len(keys)
+        if after is not None:
+            lo = max(lo, bisect.bisect_right(keys, after))
+        return keys[lo:hi]
+
+    def keys_with(self, field: str, value: str, namespace: str | None) -> list[Key]:
+        """Sorted keys whose indexed ``field`` equals ``value``."""
+        keys = self._index[field].get(value, ())
+        if namespace is not None:
+            keys = [k for k in keys if k[0] == namespace]
+        return sorted(keys)

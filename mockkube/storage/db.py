@@ -1,0 +1,59 @@
+"""Engine creation and schema migration.
+
+The server brings the schema up to date at start through alembic, so a database file
+written by an older mockkube keeps working after an upgrade.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.pool import StaticPool
+
+DEFAULT_URL = "sqlite://"  # embedded, in memory: the fastest default for a test cluster
+
+
+def migrations_dir() -> Path:
+    here = Path(__file__).resolve()
+    for cand in (here.parents[2] / "migrations", here.parents[1] / "_migrations"):
+        if (cand / "env.py").exists():
+            return cand
+    raise FileNotFoundError("alembic migrations directory not found")
+
+
+def make_engine(url: str | None) -> Engine:
+    """An engine for ``url``; SQLite gets WAL and relaxed fsync, memory gets one shared connection."""
+    url = url or DEFAULT_URL
+    if url.startswith("postgres://"):
+        url = "postgresql+psycopg://" + url[len("postgres://"):]
+    elif url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    if url.startswith("sqlite"):
+        memory = url in ("sqlite://", "sqlite:///:memory:", "sqlite+pysqlite://", "sqlite+pysqlite:///:memory:")
+        kwargs: dict = {"connect_args": {"check_same_thread": False}}
+        if memory:
+            kwargs["poolclass"] = StaticPool
+        engine = create_engine(url, **kwargs)
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn, _record) -> None:  # pragma: no cover - trivial
+            cur = dbapi_conn.cursor()
+            if not memory:
+                cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def migrate(engine: Engine) -> None:
+    """Upgrade the schema to the newest alembic revision."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")

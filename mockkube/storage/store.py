@@ -1,0 +1,198 @@
+"""The Store: persisted objects, one global resourceVersion, the cache and the event log.
+
+Writes commit to the database first (object row, event row and the rv counter in one
+transaction), then reach the cache and the watchers, so a failed write changes nothing
+anyone can see. Store methods are synchronous and run on the event loop thread: a
+read-check-write is atomic without locks.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from sqlalchemy import Engine, delete, insert, select, update
+
+from mockkube.machinery import errors
+from mockkube.machinery.registry import Registry, ResourceType
+from mockkube.storage import schema as t
+from mockkube.storage.cache import Entry, ResourceCache
+from mockkube.storage.watch import Event, EventLog, Hub, Predicate, Watcher
+
+EVENT_WINDOW = 10_000  # retained events per resource for watch resumption
+_DB_EVENT_KEEP = 50_000  # rows kept in the events table (all resources)
+
+
+def dumps(obj: dict) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class Store:
+    def __init__(self, engine: Engine, registry: Registry, event_window: int = EVENT_WINDOW) -> None:
+        self.engine = engine
+        self.registry = registry
+        self.rv = 0
+        self.hub = Hub()
+        self._event_window = event_window
+        self._caches: dict[str, ResourceCache] = {}
+        self._logs: dict[str, EventLog] = {}
+        self._writes = 0
+
+    # -- start-up ------------------------------------------------------------
+    def load(self) -> None:
+        """Fill the cache and the event logs from the database."""
+        fields: dict[str, dict] = {}
+        for rt in self.registry.all():
+            fields.setdefault(rt.storage_key, {}).update(rt.selectable_fields)
+        for key, f in fields.items():
+            self._caches[key] = ResourceCache(f)
+        with self.engine.connect() as conn:
+            row = conn.execute(select(t.counters.c.value).where(t.counters.c.key == "rv")).first()
+            self.rv = row[0] if row else 0
+            for res, data, rv in conn.execute(select(t.objects.c.resource, t.objects.c.data, t.objects.c.rv)):
+                cache = self._caches.get(res)
+                if cache is None:
+                    continue  # a resource this version no longer serves
+                cache.put(Entry(json.loads(data), data.encode(), rv))
+            loaded: dict[str, list[Event]] = {}
+            q = select(t.events.c.resource, t.events.c.type, t.events.c.data, t.events.c.rv).order_by(t.events.c.rv)
+            for res, typ, data, rv in conn.execute(q):
+                loaded.setdefault(res, []).append(Event(typ, Entry(json.loads(data), data.encode(), rv), None))
+        for key in self._caches:
+            log = EventLog(self._event_window, self.rv)
+            log.prepend_loaded(loaded.get(key, []), self.rv)
+            self._logs[key] = log
+
+    # -- reads ---------------------------------------------------------------
+    def cache(self, rt: ResourceType) -> ResourceCache:
+        return self._caches[rt.storage_key]
+
+    def get(self, rt: ResourceType, namespace: str, name: str) -> Entry | None:
+        return self._caches[rt.storage_key].get(namespace if rt.namespaced else "", name)
+
+    def must_get(self, rt: ResourceType, namespace: str, name: str) -> Entry:
+        e = self.get(rt, namespace, name)
+        if e is None:
+            raise errors.not_found(rt.plural, rt.group, name)
+        return e
+
+    def entries(self, rt: ResourceType, namespace: str | None = None) -> Iterable[Entry]:
+        cache = self._caches[rt.storage_key]
+        ns = namespace if rt.namespaced else None
+        for k in cache.keys_from(ns, None):
+            yield cache.entries[k]
+
+    def objects(self, rt: ResourceType, namespace: str | None = None) -> list[dict]:
+        return [e.obj for e in self.entries(rt, namespace)]
+
+    # -- writes --------------------------------------------------------------
+    def _commit(self, rt: ResourceType, typ: str, obj: dict, expect_rv: int | None) -> Entry:
+        rv = self.rv + 1
+        meta = obj["metadata"]
+        meta["resourceVersion"] = str(rv)
+        raw = dumps(obj)
+        text = raw.decode()
+        ns = meta.get("namespace", "") if rt.namespaced else ""
+        name = meta["name"]
+        key = rt.storage_key
+        with self.engine.begin() as conn:
+            if typ == "ADDED":
+                conn.execute(insert(t.objects).values(resource=key, namespace=ns, name=name,
+                                                      uid=meta.get("uid", ""), rv=rv, data=text))
+            elif typ == "MODIFIED":
+                res = conn.execute(update(t.objects).where(
+                    t.objects.c.resource == key, t.objects.c.namespace == ns, t.objects.c.name == name,
+                    t.objects.c.rv == expect_rv).values(rv=rv, data=text, uid=meta.get("uid", "")))
+                if res.rowcount != 1:
+                    raise errors.stale(rt.plural, rt.group, name)
+            else:
+                conn.execute(delete(t.objects).where(
+                    t.objects.c.resource == key, t.objects.c.namespace == ns, t.objects.c.name == name))
+            conn.execute(insert(t.events).values(rv=rv, resource=key, namespace=ns, name=name, type=typ, data=text))
+            if self.rv == 0 and not conn.execute(select(t.counters.c.key).where(t.counters.c.key == "rv")).first():
+                conn.execute(insert(t.counters).values(key="rv", value=rv))
+            else:
+                conn.execute(update(t.counters).where(t.counters.c.key == "rv").values(value=rv))
+            self._writes += 1
+            if self._writes % 5000 == 0:
+                conn.execute(delete(t.events).where(t.events.c.rv <= rv - _DB_EVENT_KEEP))
+        self.rv = rv
+        return Entry(obj, raw, rv)
+
+    def create(self, rt: ResourceType, obj: dict) -> Entry:
+        """Insert a new object (the caller has filled metadata); 409 if the name is taken."""
+        meta = obj["metadata"]
+        ns = meta.get("namespace", "") if rt.namespaced else ""
+        cache = self._caches[rt.storage_key]
+        if cache.get(ns, meta["name"]) is not None:
+            raise errors.already_exists(rt.plural, rt.group, meta["name"])
+        entry = self._commit(rt, "ADDED", obj, None)
+        cache.put(entry)
+        self._publish(rt, Event("ADDED", entry, None))
+        return entry
+
+    def update(self, rt: ResourceType, obj: dict, expect_rv: int) -> Entry:
+        """Replace an object whose stored resourceVersion must still be ``expect_rv``."""
+        meta = obj["metadata"]
+        ns = meta.get("namespace", "") if rt.namespaced else ""
+        cache = self._caches[rt.storage_key]
+        old = cache.get(ns, meta["name"])
+        if old is None:
+            raise errors.not_found(rt.plural, rt.group, meta["name"])
+        if old.rv != expect_rv:
+            raise errors.stale(rt.plural, rt.group, meta["name"])
+        entry = self._commit(rt, "MODIFIED", obj, expect_rv)
+        cache.put(entry)
+        self._publish(rt, Event("MODIFIED", entry, old.obj))
+        return entry
+
+    def delete(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None = None) -> Entry:
+        """Remove an object; the DELETED event carries its last state with a new rv."""
+        ns = namespace if rt.namespaced else ""
+        cache = self._caches[rt.storage_key]
+        old = cache.get(ns, name)
+        if old is None:
+            raise errors.not_found(rt.plural, rt.group, name)
+        if expect_rv is not None and old.rv != expect_rv:
+            raise errors.stale(rt.plural, rt.group, name)
+        obj = json.loads(old.raw)
+        entry = self._commit(rt, "DELETED", obj, None)
+        cache.remove(ns, name)
+        self._publish(rt, Event("DELETED", entry, old.obj))
+        return entry
+
+    def _publish(self, rt: ResourceType, ev: Event) -> None:
+        self._logs[rt.storage_key].append(ev)
+        self.hub.publish(rt.storage_key, ev)
+
+    # -- watch ---------------------------------------------------------------
+    def watch(self, rt: ResourceType, namespace: str | None, from_rv: int | None,
+              predicate: Predicate | None) -> tuple[Watcher, list[tuple[str, Entry]]]:
+        """Open a watcher; returns it with the backlog to send first.
+
+        ``from_rv`` None means "from now" (the caller adds synthetic ADDED events);
+        an rv before the retained window raises 410 Expired, one beyond the newest 504.
+        """
+        ns = namespace if rt.namespaced else None
+        key = rt.storage_key
+        backlog: list[tuple[str, Entry]] = []
+        if from_rv is not None:
+            if from_rv > self.rv:
+                raise errors.too_large_rv(from_rv, self.rv)
+            events = self._logs[key].since(from_rv)
+            if events is None:
+                raise errors.too_old(from_rv, self._logs[key].window_start + 1)
+        w = self.hub.subscribe(key, ns, predicate)
+        if from_rv is not None:
+            for ev in events:
+                out = w.translate(ev)
+                if out is not None:
+                    backlog.append(out)
+        return w, backlog
+
+    def oldest_rv(self, rt: ResourceType) -> int:
+        return self._logs[rt.storage_key].window_start + 1
+
+    def close(self) -> None:
+        self.hub.close_all()
+        self.engine.dispose()

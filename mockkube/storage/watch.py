@@ -1,0 +1,158 @@
+"""Watch fan-out and the bounded per-resource event log.
+
+A watch from resourceVersion N replays the retained events after N, then follows live
+ones; N older than the window is 410 Gone. Watchers filter on namespace and selectors
+with upstream semantics: an object that stops matching arrives as DELETED, one that
+starts matching as ADDED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable
+
+from mockkube.storage.cache import Entry
+
+Predicate = Callable[[dict], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: str  # ADDED, MODIFIED, DELETED
+    entry: Entry  # the object after the change (for DELETED: the last state, with the delete rv)
+    prev: dict | None  # the object before the change (MODIFIED/DELETED)
+
+    @property
+    def rv(self) -> int:
+        return self.entry.rv
+
+
+class EventLog:
+    """The newest ``capacity`` events of one resource, searchable by resourceVersion."""
+
+    def __init__(self, capacity: int, start_rv: int) -> None:
+        self.capacity = capacity
+        self._events: deque[Event] = deque()
+        self._rvs: deque[int] = deque()
+        self.window_start = start_rv  # every event with rv > window_start is retained
+
+    def append(self, ev: Event) -> None:
+        self._events.append(ev)
+        self._rvs.append(ev.rv)
+        while len(self._events) > self.capacity:
+            dropped = self._events.popleft()
+            self._rvs.popleft()
+            self.window_start = dropped.rv
+
+    def prepend_loaded(self, events: list[Event], start_rv: int) -> None:
+        """Seed from the database tail at start (events in rv order)."""
+        for ev in events[-self.capacity:]:
+            self._events.append(ev)
+            self._rvs.append(ev.rv)
+        if events:
+            kept = events[-self.capacity:]
+            self.window_start = min(self.window_start, kept[0].rv - 1)
+        else:
+            self.window_start = min(self.window_start, start_rv)
+
+    def since(self, rv: int) -> list[Event] | None:
+        """Events after ``rv``, or None if some of them fell out of the window."""
+        if rv < self.window_start:
+            return None
+        i = bisect.bisect_right(self._rvs, rv)
+        return [self._events[j] for j in range(i, len(self._events))]
+
+
+class Watcher:
+    """One open watch: a queue of (type, entry) to send, fed by the hub."""
+
+    MAX_BACKLOG = 100_000
+
+    def __init__(self, hub: "Hub", key: str, namespace: str | None, predicate: Predicate | None) -> None:
+        self._hub = hub
+        self.key = key
+        self.namespace = namespace
+        self.predicate = predicate
+        self.queue: asyncio.Queue[tuple[str, Entry] | None] = asyncio.Queue()
+        self.closed = False
+        self.overflowed = False
+
+    def _matches(self, obj: dict | None) -> bool:
+        if obj is None:
+            return False
+        if self.namespace is not None and obj["metadata"].get("namespace", "") != self.namespace:
+            return False
+        return self.predicate is None or self.predicate(obj)
+
+    def translate(self, ev: Event) -> tuple[str, Entry] | None:
+        """The event this watcher should see, after selector filtering."""
+        now = self._matches(ev.entry.obj)
+        if ev.type == "ADDED":
+            return ("ADDED", ev.entry) if now else None
+        if ev.type == "DELETED":
+            return ("DELETED", ev.entry) if now else None
+        before = self._matches(ev.prev)
+        if now and before:
+            return ("MODIFIED", ev.entry)
+        if now:
+            return ("ADDED", ev.entry)
+        if before:
+            return ("DELETED", ev.entry)
+        return None
+
+    def offer(self, ev: Event) -> None:
+        if self.closed:
+            return
+        out = self.translate(ev)
+        if out is None:
+            return
+        if self.queue.qsize() >= self.MAX_BACKLOG:
+            self.overflowed = True
+            self.close()
+            return
+        self.queue.put_nowait(out)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._hub.unsubscribe(self)
+            self.queue.put_nowait(None)
+
+
+class Hub:
+    """Routes committed events to the watchers of their resource."""
+
+    def __init__(self) -> None:
+        self._watchers: dict[str, set[Watcher]] = {}
+        self._listeners: list[Callable[[str, Event], None]] = []
+
+    def subscribe(self, key: str, namespace: str | None, predicate: Predicate | None) -> Watcher:
+        w = Watcher(self, key, namespace, predicate)
+        self._watchers.setdefault(key, set()).add(w)
+        return w
+
+    def unsubscribe(self, w: Watcher) -> None:
+        ws = self._watchers.get(w.key)
+        if ws is not None:
+            ws.discard(w)
+
+    def add_listener(self, fn: Callable[[str, Event], None]) -> None:
+        """A synchronous listener for every event (in-process informers)."""
+        self._listeners.append(fn)
+
+    def publish(self, key: str, ev: Event) -> None:
+        for w in list(self._watchers.get(key, ())):
+            w.offer(ev)
+        for fn in self._listeners:
+            fn(key, ev)
+
+    def close_all(self) -> None:
+        for ws in list(self._watchers.values()):
+            for w in list(ws):
+                w.close()
+
+    def watcher_count(self) -> int:
+        return sum(len(ws) for ws in self._watchers.values())
