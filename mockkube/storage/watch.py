@@ -127,7 +127,7 @@ class Hub:
 
     def __init__(self) -> None:
         self._watchers: dict[str, set[Watcher]] = {}
-        self._listeners: list[Callable[[str, Event], None]] = []
+        self._listeners: dict[str, list[Callable[[Event], None]]] = {}
 
     def subscribe(self, key: str, namespace: str | None, predicate: Predicate | None) -> Watcher:
         w = Watcher(self, key, namespace, predicate)
@@ -139,15 +139,22 @@ class Hub:
         if ws is not None:
             ws.discard(w)
 
-    def add_listener(self, fn: Callable[[str, Event], None]) -> None:
-        """A synchronous listener for every event (in-process informers)."""
-        self._listeners.append(fn)
+    def add_listener(self, key: str, fn: Callable[[Event], None]) -> None:
+        """A synchronous listener for the events of one resource (in-process informers).
+
+        It runs inside the writer's call: it must only enqueue, never write."""
+        self._listeners.setdefault(key, []).append(fn)
+
+    def remove_listener(self, key: str, fn: Callable[[Event], None]) -> None:
+        fns = self._listeners.get(key)
+        if fns and fn in fns:
+            fns.remove(fn)
 
     def publish(self, key: str, ev: Event) -> None:
         for w in list(self._watchers.get(key, ())):
             w.offer(ev)
-        for fn in self._listeners:
-            fn(key, ev)
+        for fn in self._listeners.get(key, ()):
+            fn(ev)
 
     def close_all(self) -> None:
         for ws in list(self._watchers.values()):

@@ -1,0 +1,199 @@
+"""Informers and work queues for in-process components (client-go's pattern, in asyncio).
+
+An informer turns the store's committed events for one resource into handler calls on
+the event loop, after the writer's call has returned (a handler may therefore write).
+A work queue de-duplicates keys so a controller reconciles each object once per burst.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Awaitable, Callable, Hashable
+
+from mockkube.machinery.registry import ResourceType
+from mockkube.storage.store import Store
+from mockkube.storage.watch import Event
+
+log = logging.getLogger("mockkube.informer")
+
+Handler = Callable[[str, dict, dict | None], None]  # (type, obj, previous obj)
+
+
+class Informer:
+    """Delivers ADDED/MODIFIED/DELETED of one resource to handlers, in commit order.
+
+    ``start()`` replays the current objects as ADDED (a synced cache), then follows.
+    """
+
+    def __init__(self, store: Store, rt: ResourceType) -> None:
+        self.store = store
+        self.rt = rt
+        self.handlers: list[Handler] = []
+        self._pending: list[Event] = []
+        self._scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._started = False
+
+    def add_handler(self, fn: Handler) -> None:
+        self.handlers.append(fn)
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.store.hub.add_listener(self.rt.storage_key, self._on_event)
+        self._started = True
+        for obj in self.store.objects(self.rt):
+            self._dispatch("ADDED", obj, None)
+
+    def stop(self) -> None:
+        if self._started:
+            self.store.hub.remove_listener(self.rt.storage_key, self._on_event)
+            self._started = False
+
+    def _on_event(self, ev: Event) -> None:
+        self._pending.append(ev)
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self._drain)
+
+    def _drain(self) -> None:
+        self._scheduled = False
+        pending, self._pending = self._pending, []
+        for ev in pending:
+            self._dispatch(ev.type, ev.entry.obj, ev.prev)
+
+    def _dispatch(self, typ: str, obj: dict, prev: dict | None) -> None:
+        for fn in self.handlers:
+            try:
+                fn(typ, obj, prev)
+            except Exception:  # a handler bug must not stop delivery to the others
+                log.exception("informer handler failed for %s", self.rt.plural)
+
+    # lister ------------------------------------------------------------------
+    def get(self, namespace: str, name: str) -> dict | None:
+        e = self.store.get(self.rt, namespace, name)
+        return e.obj if e else None
+
+    def list(self, namespace: str | None = None) -> list[dict]:
+        return self.store.objects(self.rt, namespace)
+
+
+class WorkQueue:
+    """A de-duplicating queue of keys with delayed re-adds (rate-limited retries)."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Hashable] = asyncio.Queue()
+        self._queued: set[Hashable] = set()
+        self._processing: set[Hashable] = set()
+        self._dirty: set[Hashable] = set()
+        self._failures: dict[Hashable, int] = {}
+        self._timers: dict[Hashable, asyncio.TimerHandle] = {}
+
+    def add(self, key: Hashable) -> None:
+        if key in self._processing:
+            self._dirty.add(key)
+            return
+        if key in self._queued:
+            return
+        self._queued.add(key)
+        self._queue.put_nowait(key)
+
+    def add_after(self, key: Hashable, delay: float) -> None:
+        if delay <= 0:
+            self.add(key)
+            return
+        old = self._timers.pop(key, None)
+        if old is not None:
+            if old.when() <= asyncio.get_running_loop().time() + delay:
+                self._timers[key] = old
+                return
+            old.cancel()
+        self._timers[key] = asyncio.get_running_loop().call_later(delay, self._fire, key)
+
+    def _fire(self, key: Hashable) -> None:
+        self._timers.pop(key, None)
+        self.add(key)
+
+    def add_rate_limited(self, key: Hashable, base: float = 0.005, cap: float = 10.0) -> None:
+        n = self._failures.get(key, 0)
+        self._failures[key] = n + 1
+        self.add_after(key, min(cap, base * (2 ** n)))
+
+    def forget(self, key: Hashable) -> None:
+        self._failures.pop(key, None)
+
+    async def get(self) -> Hashable:
+        key = await self._queue.get()
+        self._queued.discard(key)
+        self._processing.add(key)
+        return key
+
+    def done(self, key: Hashable) -> None:
+        self._processing.discard(key)
+        if key in self._dirty:
+            self._dirty.discard(key)
+            self.add(key)
+
+    def __len__(self) -> int:
+        return self._queue.qsize()
+
+    def shutdown(self) -> None:
+        for t in self._timers.values():
+            t.cancel()
+        self._timers.clear()
+
+
+class Controller:
+    """A reconcile loop over a work queue; subclasses add informers and ``reconcile``."""
+
+    name = "controller"
+    workers = 1
+
+    def __init__(self) -> None:
+        self.queue = WorkQueue()
+        self._tasks: list[asyncio.Task] = []
+        self.informers: list[Informer] = []
+
+    def reconcile(self, key: Hashable) -> None | Awaitable[None]:
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        for inf in self.informers:
+            inf.start()
+        for _ in range(self.workers):
+            self._tasks.append(asyncio.create_task(self._run(), name=self.name))
+
+    async def _run(self) -> None:
+        while True:
+            key = await self.queue.get()
+            try:
+                out = self.reconcile(key)
+                if inspect.isawaitable(out):
+                    await out
+                self.queue.forget(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                from mockkube.machinery.errors import APIError
+
+                if isinstance(e, APIError) and e.code in (404, 409):
+                    log.debug("%s: retry %s after %s", self.name, key, e)
+                else:
+                    log.exception("%s: reconcile %s failed", self.name, key)
+                self.queue.add_rate_limited(key)
+            finally:
+                self.queue.done(key)
+
+    async def stop(self) -> None:
+        for inf in self.informers:
+            inf.stop()
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            try:
+                await t
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._tasks = []
+        self.queue.shutdown()

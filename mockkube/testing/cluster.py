@@ -1,0 +1,119 @@
+"""Run a mockkube cluster inside a test process.
+
+``ThreadedCluster`` serves from a background thread with its own event loop, so
+synchronous tests (kubectl, helm, the Python client) talk to it over real HTTP;
+``call()`` runs a function on that loop to reach the in-process client. For asyncio tests,
+``running_server()`` serves on the test's own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+from mockkube.server import Server, write_kubeconfig
+
+
+class ThreadedCluster:
+    def __init__(self, *, db_url: str | None = None, cluster: str | None = None, components: bool = True,
+                 workdir: str | None = None) -> None:
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))
+        self.kubeconfig = str(self.workdir / "kubeconfig")
+        self.server = Server(address="127.0.0.1", port=0, db_url=db_url, kubeconfig_path=self.kubeconfig,
+                             cluster=cluster, components=components)
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="mockkube", daemon=True)
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self.url = ""
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.url = self.loop.run_until_complete(self.server.start())
+        except BaseException as e:  # surfaced by start()
+            self._error = e
+            self._ready.set()
+            return
+        self._ready.set()
+        self.loop.run_forever()
+        self.loop.run_until_complete(self.server.stop())
+        self.loop.close()
+
+    def start(self) -> "ThreadedCluster":
+        self._thread.start()
+        self._ready.wait(60)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(30)
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn(*args)`` (sync or async) on the server's loop and return its result."""
+        async def wrapper():
+            out = fn(*args)
+            if asyncio.iscoroutine(out):
+                out = await out
+            return out
+
+        return asyncio.run_coroutine_threadsafe(wrapper(), self.loop).result(60)
+
+    def client(self, manager: str = "test"):
+        from mockkube.storage.client import Client
+
+        return Client(self.server.resources, manager)
+
+    def env(self) -> dict:
+        env = dict(os.environ)
+        env["KUBECONFIG"] = self.kubeconfig
+        env["HOME"] = str(self.workdir)  # kubectl/helm caches stay per cluster
+        env.setdefault("HELM_CACHE_HOME", str(self.workdir / "helm-cache"))
+        env.setdefault("HELM_CONFIG_HOME", str(self.workdir / "helm-config"))
+        env.setdefault("HELM_DATA_HOME", str(self.workdir / "helm-data"))
+        return env
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
+                timeout: float = 60) -> subprocess.CompletedProcess:
+        from mockkube.testing import binaries
+
+        p = subprocess.run([binaries.kubectl(), *args], input=input, capture_output=True, text=True,
+                           env=self.env(), timeout=timeout)
+        if check and p.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+        return p
+
+    def helm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
+        from mockkube.testing import binaries
+
+        p = subprocess.run([binaries.helm(), *args], capture_output=True, text=True, env=self.env(),
+                           timeout=timeout)
+        if check and p.returncode != 0:
+            raise AssertionError(f"helm {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+        return p
+
+
+@contextlib.asynccontextmanager
+async def running_server(**kwargs: Any) -> AsyncIterator[Server]:
+    """An in-loop server for asyncio tests: ``async with running_server() as s: ...``."""
+    kwargs.setdefault("port", 0)
+    kwargs.setdefault("components", False)
+    server = Server(**kwargs)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+def write_config(path: str, url: str) -> None:
+    write_kubeconfig(path, url)
