@@ -1,14 +1,26 @@
 """The in-process actors a cluster runs beside the API (controllers, scheduler, kubelets,
-drivers). Each is a client of the store; each has ``async stop()``."""
+drivers). Each is a client of the store (principle 2 of DESIGN.md).
+
+Every module in ``COMPONENTS`` exposes ``async def start(server) -> list`` returning
+started components, each with ``async stop()``. They start in this order and stop in
+reverse.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mockkube.server import Server
 
+COMPONENTS: list[str] = [
+]
+
 
 async def start_all(server: "Server") -> list:
     started: list = []
+    for name in COMPONENTS:
+        mod = importlib.import_module(name)
+        started.extend(await mod.start(server))
     return started

@@ -30,11 +30,12 @@ class APIError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         }
-        if self.details:
+        if self.reason:
+            body["reason"] = self.reason
+        if self.details is not None:
             body["details"] = self.details
+        body["code"] = self.code
         return body
 
     def __repr__(self) -> str:
