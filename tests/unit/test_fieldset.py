@@ -1,0 +1,128 @@
+"""Field sets: FieldsV1 round trips, set algebra, and fields_of over real schemas."""
+
+import pytest
+
+from mockkube.machinery import schema as S
+from mockkube.machinery.fieldset import (
+    FieldSet, FieldSetError, field, fields_of, key, path_str, value_element,
+)
+
+CM = S.for_kind("", "v1", "ConfigMap")
+POD = S.for_kind("", "v1", "Pod")
+DEP = S.for_kind("apps", "v1", "Deployment")
+CLAIM = S.for_kind("resource.k8s.io", "v1", "ResourceClaim")
+
+
+def f(*names):
+    return tuple(field(n) for n in names)
+
+
+@pytest.mark.parametrize("fields_v1", [
+    {"f:data": {"f:k": {}}},
+    {"f:data": {".": {}, "f:a": {}, "f:b": {}}},
+    {"f:spec": {"f:containers": {'k:{"name":"a"}': {".": {}, "f:image": {}, "f:name": {}}}}},
+    {"f:metadata": {"f:finalizers": {".": {}, 'v:"x"': {}, 'v:"y"': {}}}},
+    {"f:ports": {'k:{"containerPort":80,"protocol":"TCP"}': {}}},
+    {"f:list": {"i:0": {}, "i:2": {}}},
+])
+def test_fields_v1_round_trip(fields_v1):
+    assert FieldSet.from_fields_v1(fields_v1).to_fields_v1() == fields_v1
+
+
+def test_fields_v1_member_with_children_gets_dot_first_and_sorted_keys():
+    s = FieldSet([f("data", "b"), f("data"), f("data", "a"), (field("spec"), key(name="c"))])
+    out = s.to_fields_v1()
+    assert list(out) == ["f:data", "f:spec"]
+    assert list(out["f:data"]) == [".", "f:a", "f:b"]
+    assert out["f:spec"] == {'k:{"name":"c"}': {}}
+
+
+def test_decode_rejects_malformed_and_skips_unknown():
+    with pytest.raises(FieldSetError):
+        FieldSet.from_fields_v1({"x": {}})
+    assert FieldSet.from_fields_v1({"q:zz": {}, "f:a": {}}) == FieldSet([f("a")])
+
+
+@pytest.mark.parametrize("op,expected", [
+    ("union", {f("a"), f("a", "b"), f("c")}),
+    ("intersection", {f("a")}),
+    ("difference", {f("a", "b")}),
+])
+def test_set_algebra(op, expected):
+    x = FieldSet([f("a"), f("a", "b")])
+    y = FieldSet([f("a"), f("c")])
+    assert getattr(x, op)(y).paths == expected
+
+
+def test_recursive_difference_drops_descendants():
+    x = FieldSet([f("a", "b"), f("a", "c", "d"), f("e")])
+    assert x.recursive_difference(FieldSet([f("a", "c")])).paths == {f("a", "b"), f("e")}
+    assert x.difference(FieldSet([f("a", "c")])) == x
+
+
+@pytest.mark.parametrize("path,text", [
+    (f("data", "k"), ".data.k"),
+    (f("metadata", "labels", "app"), ".metadata.labels.app"),
+    ((field("spec"), field("containers"), key(name="a"), field("image")), '.spec.containers[name="a"].image'),
+    ((field("ports"), key(containerPort=80, protocol="TCP")), '.ports[containerPort=80,protocol="TCP"]'),
+    ((field("finalizers"), value_element("x")), '.finalizers[="x"]'),
+])
+def test_path_rendering(path, text):
+    assert path_str(path) == text
+
+
+def test_fields_of_configmap_map_entries_are_leaves():
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "labels": {"a": "b"}},
+           "data": {"k": "v"}}
+    assert fields_of(obj, CM).paths == {
+        f("apiVersion"), f("kind"), f("metadata", "name"), f("metadata", "labels", "a"), f("data", "k")}
+
+
+def test_fields_of_pod_containers_keyed_by_name_and_atomic_lists():
+    pod = {"spec": {"containers": [{"name": "a", "image": "i", "args": ["x", "y"],
+                                    "ports": [{"containerPort": 80}]}],
+                    "nodeSelector": {"k": "v"}}}
+    c = (field("spec"), field("containers"), key(name="a"))
+    port = c + (field("ports"), key(containerPort=80, protocol="TCP"))
+    assert fields_of(pod, POD).paths == {
+        c, c + (field("name"),), c + (field("image"),), c + (field("args"),),
+        port, port + (field("containerPort"),),
+        f("spec", "nodeSelector"),  # x-kubernetes-map-type: atomic → one leaf
+    }
+
+
+def test_fields_of_empty_struct_and_null_are_members():
+    d = {"spec": {"template": {"spec": {"containers": [{"name": "a", "resources": {}}]}}, "paused": None}}
+    got = fields_of(d, DEP).paths
+    assert f("spec", "paused") in got
+    c = f("spec", "template", "spec", "containers") + (key(name="a"),)
+    assert c + (field("resources"),) in got
+
+
+def test_fields_of_resource_claim_requests_atomic_status_devices_keyed():
+    # Upstream DeviceClaim.requests is +listType=atomic; status.devices is a map keyed by
+    # driver/device/pool.
+    claim = {"spec": {"devices": {
+        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "count": 2}}]}},
+        "status": {"devices": [{"driver": "d", "pool": "p", "device": "g0", "conditions": []}]}}
+    got = fields_of(claim, CLAIM).paths
+    dev = f("status", "devices") + (key(driver="d", pool="p", device="g0"),)
+    assert got == {f("spec", "devices", "requests"), dev, dev + (field("driver"),),
+                   dev + (field("pool"),), dev + (field("device"),)}  # [] map-list: nothing
+    assert path_str(dev) == '.status.devices[device="g0",driver="d",pool="p"]'
+
+
+def test_fields_of_set_list_uses_values():
+    got = fields_of({"metadata": {"finalizers": ["a", "b"]}}, CM).paths
+    assert got == {f("metadata", "finalizers") + (value_element("a"),),
+                   f("metadata", "finalizers") + (value_element("b"),)}
+
+
+def test_fields_of_rejects_keyless_item():
+    with pytest.raises(FieldSetError):
+        fields_of({"spec": {"containers": [{"image": "x"}]}}, POD)
+
+
+def test_iteration_order_members_then_children():
+    s = FieldSet([f("b"), f("a", "x"), f("c")])
+    assert [path_str(p) for p in s] == [".b", ".c", ".a.x"]
