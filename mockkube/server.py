@@ -49,7 +49,8 @@ class Server:
 
     def __init__(self, address: str = "127.0.0.1", port: int = 6443, db_url: str | None = None,
                  kubeconfig_path: str | None = None, cluster: str | None = None,
-                 clock: Callable[[], float] = meta.wall_clock, components: bool = True) -> None:
+                 clock: Callable[[], float] = meta.wall_clock, components: bool = True,
+                 event_window: int | None = None) -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -57,6 +58,7 @@ class Server:
         self.cluster = cluster
         self.clock = clock
         self.with_components = components
+        self.event_window = event_window
         self.registry = registry()
         self.store: Store | None = None
         self.resources: Resources | None = None
@@ -67,7 +69,8 @@ class Server:
     def open_store(self) -> None:
         engine = make_engine(self.db_url)
         migrate(engine)
-        self.store = Store(engine, self.registry)
+        self.store = Store(engine, self.registry, **({"event_window": self.event_window}
+                                                     if self.event_window else {}))
         self.store.load()
         self.resources = Resources(self.store, self.registry, self.clock)
         self._bootstrap()

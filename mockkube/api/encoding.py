@@ -19,6 +19,8 @@ JSON = "application/json"
 YAML = "application/yaml"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 ACCEPTED_BODY_TYPES = (JSON, YAML, PROTOBUF)
+JSON_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
+                    "application/strategic-merge-patch+json")
 
 
 def media_type(content_type: str | None) -> str:
@@ -46,7 +48,7 @@ def decode_body(body: bytes, content_type: str | None, *, patch: bool = False):
     mt = media_type(content_type)
     if not body.strip():
         raise errors.bad_request("the body of the request was empty")
-    if mt in ("", JSON, "*/*", "text/plain"):
+    if mt in ("", JSON, "*/*", "text/plain") or (patch and mt in JSON_PATCH_TYPES):
         return decode_json(body)
     if mt in (YAML, "application/x-yaml", "text/yaml", "application/apply-patch+yaml"):
         try:

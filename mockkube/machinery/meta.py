@@ -58,3 +58,25 @@ def namespace_of(obj: dict) -> str:
 
 def wall_clock() -> float:
     return time.time()
+
+
+_META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+               "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+               "ownerReferences", "finalizers", "managedFields")
+
+
+def canonical_order(obj: dict) -> dict:
+    """Key order as Go's encoder writes API objects (apiVersion, kind, metadata first;
+    ObjectMeta in struct order), so output reads like a real server's."""
+    out = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
+    m = obj.get("metadata")
+    if isinstance(m, dict):
+        om = {k: m[k] for k in _META_ORDER if k in m}
+        for k, v in m.items():
+            if k not in om:
+                om[k] = v
+        out["metadata"] = om
+    for k, v in obj.items():
+        if k not in out:
+            out[k] = v
+    return out

@@ -14,6 +14,7 @@ from typing import Iterable
 from sqlalchemy import Engine, delete, insert, select, update
 
 from mockkube.machinery import errors
+from mockkube.machinery.meta import canonical_order
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage import schema as t
 from mockkube.storage.cache import Entry, ResourceCache
@@ -88,8 +89,9 @@ class Store:
     # -- writes --------------------------------------------------------------
     def _commit(self, rt: ResourceType, typ: str, obj: dict, expect_rv: int | None) -> Entry:
         rv = self.rv + 1
+        obj["metadata"]["resourceVersion"] = str(rv)
+        obj = canonical_order(obj)
         meta = obj["metadata"]
-        meta["resourceVersion"] = str(rv)
         raw = dumps(obj)
         text = raw.decode()
         ns = meta.get("namespace", "") if rt.namespaced else ""
