@@ -1,0 +1,805 @@
+"""The structured allocator: which devices on a node satisfy a pod's claims.
+
+Pure and incremental. `Allocator` is built once from the cluster view (ResourceSlices,
+DeviceClasses, DeviceTaintRules) and kept current with `update_*`/`remove_*`; per node it
+caches the devices available there and, per (class selectors, request selectors), the
+devices that match, so the common case (one ExactCount request, no constraints) is a
+couple of dict lookups plus a scan to the first free device. The search itself follows
+upstream's allocateOne: claims, then requests, then devices, depth first, first solution
+wins; backtracking covers constraints, firstAvailable subrequests and several claims.
+
+Upstream deviations, deliberate: devices with bindingConditions are used only when no
+solution exists without them (KEP-5007 preference); the AllocationResultsMaxSize limit
+(32 per claim) makes a branch fail rather than be retried with a special error.
+
+    alloc = Allocator(slices, classes, taint_rules)
+    outcome = alloc.allocate(claims, node, AllocatedState.from_claims(all_claims), now)
+    outcome.results   # [status.allocation per claim] or None; outcome.reason otherwise
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from mockkube.dra import capacity as cap
+from mockkube.dra import cel
+from mockkube.dra import constraints as cons
+from mockkube.dra.counters import CounterTracker
+from mockkube.dra.pools import DeviceID, DeviceInfo, PoolInfo, build_pool
+from mockkube.dra.state import AllocatedState
+from mockkube.dra.taints import taint_prevents_allocation
+
+ALLOCATION_RESULTS_MAX_SIZE = 32
+FIRST_AVAILABLE_MAX_SIZE = 8
+REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
+
+
+class AllocationOutcome:
+    """Result of `Allocator.allocate` for one node.
+
+    ok: whether all claims fit on the node.
+    results: one status.allocation dict per claim (same order), or None on failure; built
+        on first access, because Filter runs on every node but only one node is chosen.
+    reason: why not ("cannot allocate all claims" or an error message).
+    fatal: the failure is an error in a claim/class (CEL runtime error, missing class, an
+        "All" request over an incomplete pool...): upstream aborts the pod's scheduling
+        attempt with it instead of just filtering the node.
+    cel_errors: CEL runtime error messages met (subset of the fatal reasons).
+    subrequests: per claim, request name -> index of the firstAvailable entry chosen
+        (for Score: lower index is better).
+    """
+
+    __slots__ = ("_results", "_build", "reason", "fatal", "cel_errors", "subrequests")
+
+    def __init__(self, results: list[dict] | None = None, reason: str = "", fatal: bool = False,
+                 cel_errors: list[str] | None = None, subrequests: list[dict[str, int]] | None = None,
+                 build: Callable[[], list[dict]] | None = None) -> None:
+        self._results = results
+        self._build = build
+        self.reason = reason
+        self.fatal = fatal
+        self.cel_errors = cel_errors or []
+        self.subrequests = subrequests or []
+
+    @property
+    def ok(self) -> bool:
+        return self._results is not None or self._build is not None
+
+    @property
+    def score(self) -> int:
+        """DynamicResources Score contribution: FIRST_AVAILABLE_MAX_SIZE - index summed over
+        every firstAvailable request (earlier subrequests score higher)."""
+        return sum(FIRST_AVAILABLE_MAX_SIZE - i for chosen in self.subrequests for i in chosen.values())
+
+    @property
+    def results(self) -> list[dict] | None:
+        if self._build is not None:
+            self._results, self._build = self._build(), None
+        return self._results
+
+    def __repr__(self) -> str:
+        if self.ok:
+            return f"AllocationOutcome(results={self.results!r}, subrequests={self.subrequests!r})"
+        return f"AllocationOutcome(reason={self.reason!r}, fatal={self.fatal})"
+
+
+class _Fatal(Exception):
+    def __init__(self, message: str, is_cel: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.is_cel = is_cel
+
+
+def claim_ref(claim: dict) -> str:
+    meta = claim.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name', '')}" if ns else meta.get("name", "")
+
+
+@dataclass(eq=False)
+class _Req:
+    """One request or firstAvailable subrequest, resolved against its DeviceClass."""
+
+    base: str  # request name
+    sub: str  # subrequest name or ""
+    class_name: str
+    klass: dict
+    class_exprs: tuple[str, ...]
+    exprs: tuple[str, ...]
+    mode: str
+    count: int
+    admin: bool
+    tolerations: list[dict]
+    capacity: dict | None
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.base}/{self.sub}" if self.sub else self.base
+
+    @property
+    def key(self) -> tuple:
+        return (self.class_name, self.class_exprs, self.exprs)
+
+
+@dataclass(eq=False)
+class _Slot:
+    alts: list[_Req]
+    is_sub: bool
+
+
+@dataclass(eq=False)
+class _Plan:
+    claim: dict
+    slots: list[_Slot]
+    simple: bool  # fast path: plain ExactCount requests, no constraints/admin/capacity
+
+
+def _is_simple(claim: dict, slots: list[_Slot]) -> bool:
+    if ((claim.get("spec") or {}).get("devices") or {}).get("constraints"):
+        return False
+    total = 0
+    for slot in slots:
+        req = slot.alts[0]
+        if slot.is_sub or req.mode != "ExactCount" or req.admin or req.capacity:
+            return False
+        total += req.count
+    return total <= ALLOCATION_RESULTS_MAX_SIZE
+
+
+class _NodeView:
+    """Devices usable on one node, in pool order, with per-selector candidate caches."""
+
+    __slots__ = ("version", "labels", "pools", "usable", "has_binding", "candidates")
+
+    def __init__(self, version: int, labels: dict, pools: list[tuple[PoolInfo, list[DeviceInfo]]]) -> None:
+        self.version = version
+        self.labels = labels
+        self.pools = pools
+        self.usable = [d for p, devs in pools if p.complete and not p.invalid for d in devs]
+        self.has_binding = any(d.binding_conditions for d in self.usable)
+        self.candidates: dict[tuple, list[tuple[DeviceInfo, tuple | None]]] = {}
+
+
+class Allocator:
+    """Cluster view for allocation; update it as slices, classes and taint rules change."""
+
+    def __init__(self, slices: Iterable[dict] = (), classes: Iterable[dict] = (),
+                 taint_rules: Iterable[dict] = ()) -> None:
+        self._slices: dict[str, dict] = {}
+        self._pool_slices: dict[tuple[str, str], dict[str, dict]] = {}
+        self._pools: dict[tuple[str, str], PoolInfo] = {}
+        self._classes: dict[str, dict] = {}
+        self._rules: dict[str, dict] = {}
+        self._version = 0
+        self._index_version = -1
+        self._by_node: dict[str, list[DeviceInfo]] = {}
+        self._global: list[DeviceInfo] = []
+        self._views: dict[str, _NodeView] = {}
+        self._plans: dict[tuple, _Plan | str] = {}
+        for r in taint_rules:
+            self._rules[(r.get("metadata") or {}).get("name", "")] = r
+        for c in classes:
+            self.update_class(c)
+        for s in slices:
+            self.update_slice(s)
+
+    # ------------------------------------------------------------------ updates
+
+    @staticmethod
+    def _pool_key(slice_: dict) -> tuple[str, str]:
+        spec = slice_.get("spec") or {}
+        return (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
+
+    def _rebuild_pool(self, key: tuple[str, str]) -> None:
+        members = self._pool_slices.get(key)
+        if not members:
+            self._pool_slices.pop(key, None)
+            self._pools.pop(key, None)
+        else:
+            self._pools[key] = build_pool(key[0], key[1], members.values(), self._rules.values())
+        self._version += 1
+
+    def update_slice(self, slice_: dict) -> None:
+        """Add or replace a ResourceSlice (by metadata.name)."""
+        name = (slice_.get("metadata") or {}).get("name", "")
+        old = self._slices.get(name)
+        if old is not None:
+            okey = self._pool_key(old)
+            self._pool_slices.get(okey, {}).pop(name, None)
+            if okey != self._pool_key(slice_):
+                self._rebuild_pool(okey)
+        self._slices[name] = slice_
+        key = self._pool_key(slice_)
+        self._pool_slices.setdefault(key, {})[name] = slice_
+        self._rebuild_pool(key)
+
+    def remove_slice(self, name: str) -> None:
+        old = self._slices.pop(name, None)
+        if old is not None:
+            key = self._pool_key(old)
+            self._pool_slices.get(key, {}).pop(name, None)
+            self._rebuild_pool(key)
+
+    def update_class(self, klass: dict) -> None:
+        self._classes[(klass.get("metadata") or {}).get("name", "")] = klass
+        self._plans.clear()
+
+    def remove_class(self, name: str) -> None:
+        self._classes.pop(name, None)
+        self._plans.clear()
+
+    def update_taint_rule(self, rule: dict) -> None:
+        self._rules[(rule.get("metadata") or {}).get("name", "")] = rule
+        self._rebuild_all()
+
+    def remove_taint_rule(self, name: str) -> None:
+        if self._rules.pop(name, None) is not None:
+            self._rebuild_all()
+
+    def _rebuild_all(self) -> None:
+        for key in list(self._pool_slices):
+            self._rebuild_pool(key)
+
+    @property
+    def classes(self) -> dict[str, dict]:
+        return self._classes
+
+    @property
+    def pools(self) -> dict[tuple[str, str], PoolInfo]:
+        return self._pools
+
+    # ------------------------------------------------------------------ node views
+
+    def _reindex(self) -> None:
+        by_node: dict[str, list[DeviceInfo]] = {}
+        glob: list[DeviceInfo] = []
+        for key in sorted(self._pools):
+            for d in self._pools[key].devices:
+                kind, value = d.target
+                if kind == "name":
+                    by_node.setdefault(value, []).append(d)
+                elif kind != "none":
+                    glob.append(d)
+        self._by_node, self._global = by_node, glob
+        self._views.clear()
+        self._index_version = self._version
+
+    def forget_node(self, name: str) -> None:
+        """Drop the cached view of a deleted node."""
+        self._views.pop(name, None)
+
+    def node_view(self, node: dict) -> _NodeView:
+        if self._index_version != self._version:
+            self._reindex()
+        meta = node.get("metadata") or {}
+        name = meta.get("name", "")
+        labels = meta.get("labels") or {}
+        view = self._views.get(name)
+        if view is not None and (not self._global or view.labels == labels):
+            return view
+        devices = list(self._by_node.get(name, ()))
+        if self._global:
+            devices.extend(d for d in self._global if d.on_node(node))
+            devices.sort(key=lambda d: (d.id[0], d.id[1], d.slice_index, d.device_index))
+        pools: list[tuple[PoolInfo, list[DeviceInfo]]] = []
+        for d in devices:
+            if not pools or pools[-1][0] is not d.pool:
+                pools.append((d.pool, []))
+            pools[-1][1].append(d)
+        view = _NodeView(self._version, dict(labels), pools)
+        self._views[name] = view
+        return view
+
+    # ------------------------------------------------------------------ plans
+
+    def _plan(self, claim: dict) -> _Plan:
+        meta = claim.get("metadata") or {}
+        ck = (meta.get("uid"), meta.get("namespace"), meta.get("name"), meta.get("resourceVersion"))
+        cacheable = ck[0] is not None and ck[3] is not None
+        if cacheable:
+            hit = self._plans.get(ck)
+            if hit is not None:
+                if isinstance(hit, str):
+                    raise _Fatal(hit)
+                return hit
+        try:
+            slots = self._build_plan(claim)
+        except _Fatal as exc:
+            if cacheable:
+                self._plans[ck] = exc.message
+            raise
+        plan = _Plan(claim, slots, _is_simple(claim, slots))
+        if cacheable:
+            if len(self._plans) > 4096:
+                self._plans.clear()
+            self._plans[ck] = plan
+        return plan
+
+    def _resolve(self, claim: dict, base: str, sub: str, spec: dict, admin: bool) -> _Req:
+        ref = claim_ref(claim)
+        shown = f"{base}/{sub}" if sub else base
+        class_name = spec.get("deviceClassName") or ""
+        if not class_name:
+            raise _Fatal(f"claim {ref}, request {shown}: missing device class name (unsupported request type?)")
+        klass = self._classes.get(class_name)
+        if klass is None:
+            raise _Fatal(f"claim {ref}, request {shown}: could not retrieve device class {class_name}: "
+                         f'deviceclass.resource.k8s.io "{class_name}" not found')
+        class_exprs = []
+        for i, sel in enumerate((klass.get("spec") or {}).get("selectors") or ()):
+            expr = (sel.get("cel") or {}).get("expression")
+            if expr is None:
+                raise _Fatal(f"class {class_name}: selector #{i}: CEL expression empty (unsupported selector type?)")
+            try:
+                cel.compile_expression(expr)
+            except cel.CELError as exc:
+                raise _Fatal(f"class {class_name}: selector #{i}: CEL compile error: {exc.message}") from None
+            class_exprs.append(expr)
+        exprs = []
+        for i, sel in enumerate(spec.get("selectors") or ()):
+            expr = (sel.get("cel") or {}).get("expression")
+            if expr is None:
+                raise _Fatal(f"claim {ref}, request {shown}, selector #{i}: CEL expression empty "
+                             f"(unsupported selector type?)")
+            try:
+                cel.compile_expression(expr)
+            except cel.CELError as exc:
+                raise _Fatal(f"claim {ref}: selector #{i}: CEL compile error: {exc.message}") from None
+            exprs.append(expr)
+        mode = spec.get("allocationMode") or "ExactCount"
+        if mode not in ("ExactCount", "All"):
+            raise _Fatal(f"claim {ref}, request {shown}: unsupported count mode {mode}")
+        count = int(spec.get("count") or 1) if mode == "ExactCount" else 0
+        return _Req(base=base, sub=sub, class_name=class_name, klass=klass, class_exprs=tuple(class_exprs),
+                    exprs=tuple(exprs), mode=mode, count=count, admin=admin,
+                    tolerations=list(spec.get("tolerations") or ()),
+                    capacity=(spec.get("capacity") or {}).get("requests"))
+
+    def _build_plan(self, claim: dict) -> list[_Slot]:
+        slots: list[_Slot] = []
+        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+            name = request.get("name", "")
+            if request.get("firstAvailable"):
+                alts = [self._resolve(claim, name, sub.get("name", ""), sub, False)
+                        for sub in request["firstAvailable"]]
+                slots.append(_Slot(alts, True))
+            else:
+                exact = request.get("exactly") or {}
+                slots.append(_Slot([self._resolve(claim, name, "", exact, bool(exact.get("adminAccess")))], False))
+        return slots
+
+    # ------------------------------------------------------------------ allocate
+
+    def allocate(self, claims: list[dict], node: dict, state: AllocatedState, now: str,
+                 new_share_id: Callable[[], str] | None = None) -> AllocationOutcome:
+        """Allocate all `claims` (unallocated ResourceClaims) on `node` given `state`.
+
+        `now` (RFC 3339) becomes allocationTimestamp where binding conditions need it;
+        `new_share_id` makes shareIDs deterministic in tests (default: uuid4)."""
+        try:
+            plans = [self._plan(c) for c in claims]
+            view = self.node_view(node)
+            if all(p.simple for p in plans):
+                fast = _fast_path(plans, view, node, state, now)
+                if fast is not None:
+                    return fast
+            search = _Search(self, plans, view, node, state, new_share_id or (lambda: str(uuid.uuid4())))
+            found = False
+            if view.has_binding:
+                search.allow_binding = False
+                found = search.run()
+                search.allow_binding = True
+            if not found:
+                found = search.run()
+        except _Fatal as exc:
+            return AllocationOutcome(reason=exc.message, fatal=True,
+                                     cel_errors=[exc.message] if exc.is_cel else [])
+        except cap.CapacityRequestError as exc:
+            return AllocationOutcome(reason=str(exc), fatal=True)
+        if not found:
+            return _failure(view)
+        results = search.build_results(now)
+        return AllocationOutcome(results=results, subrequests=search.chosen_names())
+
+
+def _failure(view: _NodeView) -> AllocationOutcome:
+    for pool, _devs in view.pools:
+        if pool.invalid:
+            return AllocationOutcome(reason=f"invalid resource pools were encountered: {pool.pool_id}: "
+                                            f"{pool.invalid}")
+    return AllocationOutcome(reason=REASON_CANNOT_ALLOCATE)
+
+
+def _fast_path(plans: list[_Plan], view: _NodeView, node: dict, state: AllocatedState,
+               now: str) -> AllocationOutcome | None:
+    """Greedy pass for plain requests over plain devices (no taints, counters, sharing or
+    binding conditions). Depth-first search would find exactly this first solution; None
+    means "run the full search" (a non-plain device was met, or greedy failed where
+    backtracking might still succeed)."""
+    in_use = state.devices
+    taken: set = set()
+    picks: list[list[tuple[_Req, DeviceInfo]]] = []
+    for plan in plans:
+        claim_picks: list[tuple[_Req, DeviceInfo]] = []
+        for slot in plan.slots:
+            req = slot.alts[0]
+            need = req.count
+            for dev, error in _candidates(view, plan, req):
+                did = dev.id
+                if did in in_use or did in taken:
+                    continue
+                if error is not None or not dev.plain:
+                    return None
+                taken.add(did)
+                claim_picks.append((req, dev))
+                need -= 1
+                if not need:
+                    break
+            if need:
+                if len(plans) == 1 and len(plan.slots) == 1:
+                    return _failure(view)  # nothing to backtrack over
+                return None
+        picks.append(claim_picks)
+
+    def build() -> list[dict]:
+        out = []
+        for plan, claim_picks in zip(plans, picks):
+            results = []
+            for req, dev in claim_picks:
+                entry: dict[str, Any] = {"request": req.full_name, "driver": dev.id[0], "pool": dev.id[1],
+                                         "device": dev.id[2]}
+                if req.tolerations:
+                    entry["tolerations"] = [dict(t) for t in req.tolerations]
+                results.append(entry)
+            out.append(_allocation(plan, results, [r for r, _ in claim_picks], [d for _, d in claim_picks],
+                                   node, now))
+        return out
+    return AllocationOutcome(build=build, subrequests=[{} for _ in plans])
+
+
+def _selectable(plan: _Plan, req: _Req, dev: DeviceInfo) -> bool:
+    """Class selectors, then request selectors; _Fatal on a CEL runtime error."""
+    err = _match_error(req, dev)
+    if err is None:
+        return True
+    if err is False:
+        return False
+    raise _Fatal(_cel_message(plan, req, err), True)
+
+
+def _match_error(req: _Req, dev: DeviceInfo) -> "bool | tuple[bool, int, str] | None":
+    """None: matches; False: does not; (is_class, selector index, message): CEL error."""
+    for i, expr in enumerate(req.class_exprs):
+        try:
+            if not dev.matches(expr):
+                return False
+        except cel.CELError as exc:
+            return (True, i, exc.message)
+    for i, expr in enumerate(req.exprs):
+        try:
+            if not dev.matches(expr):
+                return False
+        except cel.CELError as exc:
+            return (False, i, exc.message)
+    return None
+
+
+def _cel_message(plan: _Plan, req: _Req, err: tuple[bool, int, str]) -> str:
+    is_class, i, message = err
+    if is_class:
+        return f"class {req.class_name}: selector #{i}: CEL runtime error: {message}"
+    return f"claim {claim_ref(plan.claim)}: selector #{i}: CEL runtime error: {message}"
+
+
+def _candidates(view: _NodeView, plan: _Plan, req: _Req) -> list[tuple[DeviceInfo, tuple | None]]:
+    """(device, CEL error) for usable devices matching the selectors, in pool order.
+    A device whose selector errors is kept with its error: it is reported (see
+    _cel_message) only if the search reaches that device, as upstream evaluates lazily."""
+    cached = view.candidates.get(req.key)
+    if cached is None:
+        cached = []
+        for dev in view.usable:
+            err = _match_error(req, dev)
+            if err is None:
+                cached.append((dev, None))
+            elif err is not False:
+                cached.append((dev, err))
+        view.candidates[req.key] = cached
+    return cached
+
+
+def _allocation(plan: _Plan, results: list[dict], reqs: list[_Req], devices: list[DeviceInfo], node: dict,
+                now: str) -> dict:
+    """One status.allocation: results, config (class then claim), node selector, timestamp."""
+    devs: dict[str, Any] = {"results": results}
+    config = _config(plan, reqs)
+    if config:
+        devs["config"] = config
+    allocation: dict[str, Any] = {"devices": devs}
+    selector = _node_selector(devices, node)
+    if selector is not None:
+        allocation["nodeSelector"] = selector
+    if any("bindingConditions" in r for r in results):
+        allocation["allocationTimestamp"] = now
+    return allocation
+
+
+def _config(plan: _Plan, chosen_reqs: list[_Req]) -> list[dict]:
+    """Class configs once per class (listing the requests using it), then claim configs
+    that apply to all requests or name an allocated request/subrequest."""
+    config: list[dict] = []
+    by_class: dict[str, tuple[int, int]] = {}
+    seen: set[str] = set()
+    unique = []
+    for req in chosen_reqs:
+        if req.full_name not in seen:
+            seen.add(req.full_name)
+            unique.append(req)
+    for req in unique:
+        if req.class_name in by_class:
+            start, end = by_class[req.class_name]
+            for i in range(start, end):
+                config[i]["requests"].append(req.full_name)
+            continue
+        start = len(config)
+        for c in (req.klass.get("spec") or {}).get("config") or ():
+            entry = dict(c)
+            entry["source"] = "FromClass"
+            entry["requests"] = [req.full_name]
+            config.append(entry)
+        by_class[req.class_name] = (start, len(config))
+    for c in ((plan.claim.get("spec") or {}).get("devices") or {}).get("config") or ():
+        names = c.get("requests") or []
+        entry = dict(c)
+        entry["source"] = "FromClaim"
+        if not names:
+            config.append(entry)
+            continue
+        for req in unique:
+            if req.base in names or (req.sub and req.full_name in names):
+                config.append(dict(entry))
+    return config
+
+
+def _node_selector(devices: list[DeviceInfo], node: dict) -> dict | None:
+    """createNodeSelector: node-local (or bindsToNode) devices pin the node by name;
+    otherwise the slices' single-term selectors are merged; None for all-nodes devices."""
+    fields: list[dict] = []
+    exprs: list[dict] = []
+    node_name = (node.get("metadata") or {}).get("name", "")
+    for dev in devices:
+        spec = dev.slice.get("spec") or {}
+        if spec.get("perDeviceNodeSelection"):
+            name, selector = dev.device.get("nodeName"), dev.device.get("nodeSelector")
+        else:
+            name, selector = spec.get("nodeName"), spec.get("nodeSelector")
+        if name or dev.binds_to_node:
+            return {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+        terms = (selector or {}).get("nodeSelectorTerms") or []
+        if len(terms) == 1:
+            for src, dst in ((terms[0].get("matchFields") or [], fields),
+                             (terms[0].get("matchExpressions") or [], exprs)):
+                for r in src:
+                    if not any(_same_requirement(r, x) for x in dst):
+                        dst.append(r)
+    if not fields and not exprs:
+        return None
+    term: dict[str, Any] = {}
+    if exprs:
+        term["matchExpressions"] = exprs
+    if fields:
+        term["matchFields"] = fields
+    return {"nodeSelectorTerms": [term]}
+
+
+class _Search:
+    """State of one allocation attempt (upstream's `allocator`)."""
+
+    def __init__(self, owner: Allocator, plans: list[_Plan], view: _NodeView, node: dict,
+                 state: AllocatedState, new_share_id: Callable[[], str]) -> None:
+        self.owner = owner
+        self.plans = plans
+        self.view = view
+        self.node = node
+        self.state = state
+        self.new_share_id = new_share_id
+        self.allow_binding = True
+        self.all_devices: dict[int, list[DeviceInfo]] = {}
+        for plan in plans:
+            for slot in plan.slots:
+                for req in slot.alts:
+                    if req.mode == "All":
+                        self.all_devices[id(req)] = self._all_for(plan, req)
+
+    def _reset(self) -> None:
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.allocating_cap: dict[DeviceID, dict] = {}
+        self.counters = CounterTracker(lambda d: self.state.in_use(d.id) or self.state.shared_in_use(d.id))
+        self.results: list[list[dict]] = [[] for _ in self.plans]
+        self.devices_of: list[list[DeviceInfo]] = [[] for _ in self.plans]
+        self.chosen: list[dict[int, int]] = [{} for _ in self.plans]
+        self.constraints = []
+        for plan in self.plans:
+            built = cons.build(((plan.claim.get("spec") or {}).get("devices") or {}).get("constraints"))
+            if isinstance(built, str):
+                raise _Fatal(f"claim {claim_ref(plan.claim)}, {built}")
+            self.constraints.append(built)
+
+    def run(self) -> bool:
+        self._reset()
+        return self._one(0, 0, 0, 0, False)
+
+    # -- selection
+
+    def _all_for(self, plan: _Plan, req: _Req) -> list[DeviceInfo]:
+        ref = claim_ref(plan.claim)
+        out = []
+        for pool, devs in self.view.pools:
+            if not pool.complete:
+                raise _Fatal(f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
+                             f"{pool.pool_id} is currently being updated")
+            if pool.invalid:
+                raise _Fatal(f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
+                             f"{pool.pool_id} is currently invalid")
+            for dev in devs:
+                if _selectable(plan, req, dev):
+                    amounts = cap.consumption_for(dev, req.capacity)
+                    if amounts is None or not cap.fits(dev, amounts, self.state.capacity.get(dev.id)):
+                        continue
+                    out.append(dev)
+        return out
+
+    # -- recursion
+
+    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        if ci >= len(self.plans):
+            return True
+        plan = self.plans[ci]
+        if ri >= len(plan.slots):
+            return self._one(ci + 1, 0, 0, 0, False)
+        slot = plan.slots[ri]
+        if slot.is_sub and not in_sub:
+            for s in range(len(slot.alts)):
+                if self._one(ci, ri, s, 0, True):
+                    self.chosen[ci][ri] = s
+                    return True
+            return False
+        req = slot.alts[si]
+        if req.mode == "All":
+            devs = self.all_devices[id(req)]
+            if not devs:
+                return False
+            if di >= len(devs):
+                return self._one(ci, ri + 1, 0, 0, False)
+            if len(self.results[ci]) + len(devs) - di > ALLOCATION_RESULTS_MAX_SIZE:
+                return False
+            undo = self._take(ci, req, devs[di], must=True)
+            if undo is None:
+                return False
+            if self._one(ci, ri, si, di + 1, in_sub):
+                return True
+            undo()
+            return False
+        if di >= req.count:
+            return self._one(ci, ri + 1, 0, 0, False)
+        if len(self.results[ci]) + req.count - di > ALLOCATION_RESULTS_MAX_SIZE:
+            return False
+        state_devices = self.state.devices
+        allocating = self.allocating
+        for dev, error in _candidates(self.view, plan, req):
+            did = dev.id
+            if req.admin:
+                if ci in allocating.get(did, ()):
+                    continue
+            elif did in state_devices or allocating.get(did):
+                continue
+            if error is not None:
+                raise _Fatal(_cel_message(plan, req, error), True)
+            if not self.allow_binding and dev.binding_conditions:
+                continue
+            undo = self._take(ci, req, dev, must=False)
+            if undo is None:
+                continue
+            if self._one(ci, ri, si, di + 1, in_sub):
+                return True
+            undo()
+        return False
+
+    def _take(self, ci: int, req: _Req, dev: DeviceInfo, must: bool) -> Callable[[], None] | None:
+        """allocateDevice: availability, capacity, counters, taints, constraints; returns
+        an undo function when the device was recorded, None when it cannot be used."""
+        did = dev.id
+        multi = dev.allow_multiple
+        if req.admin:
+            if not multi and ci in self.allocating.get(did, ()):
+                return None
+        elif did in self.state.devices or self.allocating.get(did):
+            return None
+        if req.capacity or multi:
+            amounts = cap.consumption_for(dev, req.capacity)
+            if amounts is None or not cap.fits(dev, amounts, self.state.capacity.get(did),
+                                               self.allocating_cap.get(did)):
+                return None
+        else:
+            amounts = {}  # an exclusive device without capacity requests always fits
+        took_counters = False
+        if dev.consumes_counters and not (multi and (did in self.state.capacity or did in self.allocating_cap)):
+            if not self.counters.try_consume(dev):
+                return None
+            took_counters = True
+        if dev.taints and taint_prevents_allocation(dev.taints, req.tolerations):
+            if took_counters:
+                self.counters.release(dev)
+            return None
+        claim_constraints = self.constraints[ci]
+        for i, c in enumerate(claim_constraints):
+            if not c.add(req.base, req.sub, dev):
+                for e in range(i):
+                    claim_constraints[e].remove(req.base, req.sub, dev)
+                if took_counters:
+                    self.counters.release(dev)
+                if must:
+                    raise _Fatal(f"claim {claim_ref(self.plans[ci].claim)}, request {req.full_name}: cannot add "
+                                 f"device {'/'.join(did)} because a claim constraint would not be satisfied")
+                return None
+        if not multi:
+            self.allocating.setdefault(did, set()).add(ci)
+        entry: dict[str, Any] = {"request": req.full_name, "driver": did[0], "pool": did[1], "device": did[2]}
+        if req.admin:
+            entry["adminAccess"] = True
+        if req.tolerations:
+            entry["tolerations"] = [dict(t) for t in req.tolerations]
+        if dev.binding_conditions:
+            entry["bindingConditions"] = list(dev.binding_conditions)
+        if dev.binding_failure_conditions:
+            entry["bindingFailureConditions"] = list(dev.binding_failure_conditions)
+        if multi:
+            entry["shareID"] = self.new_share_id()
+            if amounts:
+                entry["consumedCapacity"] = cap.status_names(dev, amounts)
+            cap.add_into(self.allocating_cap.setdefault(did, {}), amounts)
+        self.results[ci].append(entry)
+        self.devices_of[ci].append(dev)
+
+        def undo() -> None:
+            for c in claim_constraints:
+                c.remove(req.base, req.sub, dev)
+            if not multi:
+                owners = self.allocating.get(did)
+                if owners is not None:
+                    owners.discard(ci)
+                    if not owners:
+                        del self.allocating[did]
+            else:
+                tally = self.allocating_cap.get(did)
+                if tally is not None:
+                    cap.sub_from(tally, amounts)
+                    if all(v.sign() == 0 for v in tally.values()):
+                        del self.allocating_cap[did]
+            if took_counters:
+                self.counters.release(dev)
+            self.results[ci].pop()
+            self.devices_of[ci].pop()
+        return undo
+
+    # -- results
+
+    def chosen_names(self) -> list[dict[str, int]]:
+        out = []
+        for plan, chosen in zip(self.plans, self.chosen):
+            out.append({plan.slots[ri].alts[0].base: s for ri, s in chosen.items()})
+        return out
+
+    def build_results(self, now: str) -> list[dict]:
+        out = []
+        for ci, plan in enumerate(self.plans):
+            reqs = [slot.alts[self.chosen[ci].get(ri, 0)] for ri, slot in enumerate(plan.slots)]
+            out.append(_allocation(plan, self.results[ci], reqs, self.devices_of[ci], self.node, now))
+        return out
+
+
+def _same_requirement(a: dict, b: dict) -> bool:
+    return (a.get("key") == b.get("key") and a.get("operator") == b.get("operator")
+            and set(a.get("values") or ()) == set(b.get("values") or ()))
