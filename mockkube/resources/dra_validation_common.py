@@ -242,10 +242,14 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
         return [fe.required(str(path), "")]
     from mockkube.dra.cel import CELError, compile_expression
     try:
-        compile_expression(expression)
+        compiled = compile_expression(expression)
     except CELError as exc:
-        msg = exc.message if exc.message.startswith("compilation failed") else f"compilation failed: {exc.message}"
+        # upstream prefixes only real compile errors; the result-type check reads as is
+        plain = exc.message.startswith(("compilation failed", "must evaluate to"))
+        msg = exc.message if plain else f"compilation failed: {exc.message}"
         return [fe.invalid(str(path), expression, msg)]
+    if compiled.exceeds_cost_limit:
+        return [fe.forbidden(str(path), "too complex, exceeds cost limit")]
     return []
 
 
