@@ -147,8 +147,12 @@ class Resources:
         root = schema.for_kind(rt.group, rt.version, rt.kind)
         if root is None:
             return
-        new["metadata"]["managedFields"] = apply.update_managed_fields(
-            old, new, opts.field_manager, api_version or rt.api_version, subresource, root, self.now())
+        mf = apply.update_managed_fields(old, new, opts.field_manager, api_version or rt.api_version, subresource,
+                                         root, self.now(), reset_fields=_reset_fields(rt, subresource))
+        if mf:
+            new["metadata"]["managedFields"] = mf
+        else:
+            new["metadata"].pop("managedFields", None)
 
     # -- reads -----------------------------------------------------------------
     def get(self, rt: ResourceType, ns: str, name: str) -> Entry:
@@ -427,7 +431,8 @@ class Resources:
             if rt.namespaced:
                 seed["metadata"]["namespace"] = ns
             merged = apply.server_side_apply(None, body, opts.field_manager, opts.force, rt.api_version,
-                                             subresource, root, self.now())
+                                             subresource, root, self.now(),
+                                             reset_fields=_reset_fields(rt, subresource))
             merged["metadata"]["name"] = name
             if rt.namespaced:
                 merged["metadata"]["namespace"] = ns
@@ -441,7 +446,7 @@ class Resources:
                 entry.obj["metadata"]["managedFields"] = mf
             return entry, True
         merged = apply.server_side_apply(live, body, opts.field_manager, opts.force, rt.api_version,
-                                         subresource, root, self.now())
+                                         subresource, root, self.now(), reset_fields=_reset_fields(rt, subresource))
         merged["metadata"]["resourceVersion"] = live["metadata"].get("resourceVersion")
         return self.update(rt, ns, name, merged, opts, subresource, managed_done=True, check_structure=False), False
 
@@ -555,6 +560,16 @@ class Resources:
         gone = self.store.delete(rt, ns, name, expect_rv=entry.rv)
         self._notify(rt, "delete", gone.obj)
         return gone
+
+
+def _reset_fields(rt: ResourceType, subresource: str) -> tuple[str, ...]:
+    """Fields a write through this endpoint never owns (upstream GetResetFields)."""
+    if not rt.has_status:
+        return ()
+    if subresource == "status":
+        extra = ("metadata.deletionTimestamp", "metadata.ownerReferences") if rt.kind == "Pod" else ()
+        return ("spec", *extra)
+    return ("status",)
 
 
 @dataclass
