@@ -68,7 +68,7 @@ class Resources:
     def now(self) -> str:
         return meta.rfc3339(self.clock())
 
-    def _check_namespace(self, rt: ResourceType, ns: str, creating: bool) -> None:
+    def _check_namespace(self, rt: ResourceType, ns: str, creating: bool, name: str = "") -> None:
         if not rt.namespaced:
             return
         if not ns:
@@ -77,7 +77,7 @@ class Resources:
         if entry is None:
             raise errors.not_found("namespaces", "", ns)
         if creating and entry.obj.get("metadata", {}).get("deletionTimestamp"):
-            raise errors.forbidden(rt.plural, rt.group, "",
+            raise errors.forbidden(rt.plural, rt.group, name,
                                    f"unable to create new content in namespace {ns} because it is being terminated")
 
     def _check_type(self, rt: ResourceType, obj: Any, kind: str | None = None,
@@ -258,7 +258,7 @@ class Resources:
         else:
             m.pop("namespace", None)
         self._structure(rt, obj, opts)
-        self._check_namespace(rt, m.get("namespace", ""), creating=True)
+        self._check_namespace(rt, m.get("namespace", ""), creating=True, name=m.get("name", ""))
         for k in _SYSTEM_META:
             m.pop(k, None)
         m.pop("resourceVersion", None)
@@ -426,10 +426,7 @@ class Resources:
         self._structure(rt, body, opts)
         live = old_entry.obj if old_entry else None
         if live is None:
-            self._check_namespace(rt, ns, creating=True)
-            seed = {"apiVersion": rt.api_version, "kind": rt.kind, "metadata": {"name": name}}
-            if rt.namespaced:
-                seed["metadata"]["namespace"] = ns
+            self._check_namespace(rt, ns, creating=True, name=name)
             merged = apply.server_side_apply(None, body, opts.field_manager, opts.force, rt.api_version,
                                              subresource, root, self.now(),
                                              reset_fields=_reset_fields(rt, subresource))
