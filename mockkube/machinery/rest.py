@@ -116,7 +116,7 @@ class Resources:
         root = schema.for_kind(group, v, k)
         if root is None:
             return
-        res = validation.check_structure(obj, root)
+        res = validation.check_structure(obj, root, canonicalize=True)
         if res.type_errors:
             raise validation.decode_error(k, v, res.type_errors)
         if res.unknown_fields:

@@ -185,11 +185,12 @@ def _number_text(value: float | int) -> str:
 
 
 class _Walker:
-    __slots__ = ("saved", "unknown")
+    __slots__ = ("saved", "unknown", "quantities")
 
     def __init__(self) -> None:
         self.saved: list[str] = []
         self.unknown: list[str] = []
+        self.quantities: list[tuple] = []  # (container, key) of every quantity seen
 
     def type_error(self, what: str, go: str, struct: str, stack: list[str]) -> str:
         if struct or stack:
@@ -217,6 +218,8 @@ class _Walker:
                     continue
                 if sub is None or child.kind == _ANY:
                     continue
+                if child.kind == _QUANTITY:
+                    self.quantities.append((value, key))
                 stack.append(key)
                 self.walk(sub, child, prefix + key, shape.struct, stack)
                 stack.pop()
@@ -231,6 +234,8 @@ class _Walker:
             prefix = path + "." if path else ""
             for key, sub in value.items():
                 if sub is not None:
+                    if elem.kind == _QUANTITY:
+                        self.quantities.append((value, key))
                     self.walk(sub, elem, prefix + key, struct, stack)
             return
         if kind == _ARRAY:
@@ -242,6 +247,8 @@ class _Walker:
                 return
             for i, sub in enumerate(value):
                 if sub is not None:
+                    if elem.kind == _QUANTITY:
+                        self.quantities.append((value, i))
                     self.walk(sub, elem, f"{path}[{i}]", struct, stack)
             return
         if kind == _STRING:
@@ -321,13 +328,15 @@ def _base64_error(s: str) -> str:
     return f"illegal base64 data at input byte {offset}"
 
 
-def check_structure(obj: dict, root: Node) -> Structure:
+def check_structure(obj: dict, root: Node, canonicalize: bool = False) -> Structure:
     """Decode-check ``obj`` against the kind schema ``root`` (from ``schema.for_kind``).
 
     ``apiVersion`` and ``kind`` are always allowed at the top level. Unknown fields are
     listed in document order as ``unknown field "spec.containers[0].bar"``; type errors as
     Go's ``json: cannot unmarshal ...`` messages. When a custom unmarshaller fails (quantity,
     int-or-string, time) decoding stops there and that error is the only type error.
+    With ``canonicalize``, a well-typed ``obj`` gets every quantity rewritten in place in
+    its canonical form, as a decode/encode round trip through Go does.
     """
     shape = _root_shape(root)
     walker = _Walker()
@@ -351,6 +360,11 @@ def check_structure(obj: dict, root: Node) -> Structure:
                 walker.walk(sub, child, key, shape.struct, [key])
     except _Fatal as e:
         return Structure([str(e)], walker.unknown)
+    if canonicalize and not walker.saved:
+        from mockkube.machinery.quantity import canonicalize as canon
+
+        for container, key in walker.quantities:
+            container[key] = canon(container[key])
     return Structure(walker.saved, walker.unknown)
 
 

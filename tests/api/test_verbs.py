@@ -324,3 +324,16 @@ async def test_binding_subresource(api):
 async def test_every_resource_lists(api, path):
     st, body, _ = await api.get(path)
     assert st == 200 and body["kind"].endswith("List") and "resourceVersion" in body["metadata"]
+
+
+async def test_quantities_are_canonical_and_bad_ones_are_400(api):
+    pod = {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "i", "resources": {
+        "requests": {"cpu": "1000m", "memory": "0.5Gi"}, "limits": {"cpu": 2}}}]}}
+    st, body, _ = await api.post("/api/v1/namespaces/default/pods", pod)
+    assert st == 201
+    res = body["spec"]["containers"][0]["resources"]
+    assert res == {"requests": {"cpu": "1", "memory": "512Mi"}, "limits": {"cpu": "2"}}
+    pod["metadata"]["name"] = "q2"
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    st, body, _ = await api.post("/api/v1/namespaces/default/pods", pod)
+    assert st == 400 and "quantities must match the regular expression" in body["message"]
