@@ -15,9 +15,6 @@ if TYPE_CHECKING:
     from mockkube.server import Server
 
 COMPONENTS: list[str] = [
-    "mockkube.controllers.serviceaccount",
-    "mockkube.controllers.namespace",
-    "mockkube.controllers.garbagecollector",
 ]
 
 
