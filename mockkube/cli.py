@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
     k.add_argument("--server", default="http://127.0.0.1:6443")
     k.set_defaults(fn=_kubeconfig)
+    from mockkube.kubelet.cli import add_commands
+
+    add_commands(sub)  # apply-profile, driver health, kubelet stop|start
     return p
 
 

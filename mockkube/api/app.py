@@ -8,6 +8,7 @@ import traceback
 
 from aiohttp import web
 
+from mockkube import kubelet
 from mockkube.api import discovery, openapi
 from mockkube.api.handlers import API, json_response
 from mockkube.machinery import errors
@@ -78,6 +79,7 @@ def build_app(resources: Resources, registry: Registry, ready: asyncio.Event | N
     for path in ("/readyz", "/livez", "/healthz"):
         app.router.add_get(path, health)
     app.router.add_get("/version", version)
+    kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
     openapi.setup(app)
     app.router.add_route("*", "/api", api.handle)
     app.router.add_route("*", "/api/{tail:.*}", api.handle)

@@ -1,0 +1,53 @@
+"""Node simulation: cluster profiles, kubelet simulators, DRA drivers, node lifecycle.
+
+``start(server)`` (a COMPONENTS entry) brings up the cluster described by
+``server.cluster`` (a profile path; None = the built-in demo profile).
+``apply_profile(server, profile)`` adds or updates nodes and drivers of a running server.
+``setup(app)`` adds the mockkube-specific HTTP endpoints under ``/mockkube/v1/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mockkube.kubelet.cluster import ClusterRuntime, load_profile, runtime_for
+from mockkube.kubelet.profile import Profile, ProfileError
+
+if TYPE_CHECKING:
+    from mockkube.server import Server
+
+
+class _Component:
+    def __init__(self, runtime: ClusterRuntime) -> None:
+        self.runtime = runtime
+
+    async def stop(self) -> None:
+        await self.runtime.stop()
+
+
+async def start(server: "Server") -> list:
+    rt = ClusterRuntime(server)
+    await rt.start(load_profile(server.cluster))
+    return [_Component(rt)]
+
+
+def runtime(server: "Server") -> ClusterRuntime:
+    rt = runtime_for(server.resources)
+    if rt is None:
+        raise RuntimeError("the node simulation is not running on this server (mockkube.kubelet not started)")
+    return rt
+
+
+def apply_profile(server: "Server", profile: "str | Path | dict | Profile") -> dict:
+    """Apply a profile (dict, YAML text, file path) to a running server; returns a summary."""
+    return runtime(server).apply(load_profile(profile))
+
+
+def setup(app) -> None:
+    from mockkube.kubelet import http
+
+    http.setup(app)
+
+
+__all__ = ["ClusterRuntime", "Profile", "ProfileError", "apply_profile", "runtime", "setup", "start"]

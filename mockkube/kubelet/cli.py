@@ -1,0 +1,70 @@
+"""``mockkube apply-profile`` and ``mockkube driver health`` / ``mockkube node kubelet``:
+thin HTTP clients of the /mockkube/v1 endpoints (mockkube.kubelet.http)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+
+def _post(url: str, body: bytes, content_type: str) -> int:
+    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            sys.stdout.write(resp.read().decode() + "\n")
+            return 0
+    except urllib.error.HTTPError as e:
+        try:
+            msg = json.loads(e.read()).get("message", "")
+        except ValueError:
+            msg = e.reason
+        print(f"mockkube: {msg}", file=sys.stderr)
+        return 1
+    except urllib.error.URLError as e:
+        print(f"mockkube: cannot reach {url}: {e.reason}", file=sys.stderr)
+        return 1
+
+
+def apply_profile(args: argparse.Namespace) -> int:
+    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    return _post(args.server.rstrip("/") + "/mockkube/v1/profile", text.encode(), "application/yaml")
+
+
+def driver_health(args: argparse.Namespace) -> int:
+    body = {"pool": args.pool, "device": args.device, "healthy": args.state == "healthy"}
+    if args.effect:
+        body["effect"] = args.effect
+    return _post(f"{args.server.rstrip('/')}/mockkube/v1/drivers/{args.driver}/health",
+                 json.dumps(body).encode(), "application/json")
+
+
+def kubelet_state(args: argparse.Namespace) -> int:
+    return _post(f"{args.server.rstrip('/')}/mockkube/v1/nodes/{args.node}/kubelet",
+                 json.dumps({"running": args.state == "start"}).encode(), "application/json")
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Register the commands on ``mockkube``'s subparsers."""
+    a = sub.add_parser("apply-profile", help="apply a cluster profile to a running server")
+    a.add_argument("file", help="profile YAML ('-' for stdin)")
+    a.add_argument("--server", default="http://127.0.0.1:6443")
+    a.set_defaults(fn=apply_profile)
+    d = sub.add_parser("driver", help="simulated DRA drivers")
+    dsub = d.add_subparsers(dest="driver_command", required=True)
+    h = dsub.add_parser("health", help="mark a device healthy or unhealthy")
+    h.add_argument("driver", help="e.g. gpu.example.com")
+    h.add_argument("pool", help="the node name (node-local devices) or the fabric pool")
+    h.add_argument("device", help="e.g. gpu-0")
+    h.add_argument("state", choices=["healthy", "unhealthy"])
+    h.add_argument("--effect", choices=["NoSchedule", "NoExecute", "None"], default=None)
+    h.add_argument("--server", default="http://127.0.0.1:6443")
+    h.set_defaults(fn=driver_health)
+    k = sub.add_parser("kubelet", help="stop or start a node's kubelet simulator")
+    k.add_argument("state", choices=["stop", "start"])
+    k.add_argument("node")
+    k.add_argument("--server", default="http://127.0.0.1:6443")
+    k.set_defaults(fn=kubelet_state)

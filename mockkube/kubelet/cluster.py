@@ -1,0 +1,154 @@
+"""The simulated cluster behind the API: the profile's kubelets, drivers, the fabric
+controller and the node lifecycle controller, and the operations that change them at
+run time (apply a profile, device health, stop/start a kubelet)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mockkube import drivers as driver_registry
+from mockkube.drivers.base import Driver
+from mockkube.drivers.fpga import FabricController, FPGADriver
+from mockkube.drivers.publisher import Publisher
+from mockkube.kubelet import node as nodes
+from mockkube.kubelet.manager import KubeletManager
+from mockkube.kubelet.nodelifecycle import NodeLifecycleController
+from mockkube.kubelet.profile import Profile, load
+from mockkube.machinery import errors
+from mockkube.storage.client import Client
+
+if TYPE_CHECKING:
+    from mockkube.server import Server
+
+log = logging.getLogger("mockkube.cluster")
+
+# Resources -> runtime, so HTTP handlers find the cluster of the server they belong to.
+_RUNTIMES: dict[int, "ClusterRuntime"] = {}
+
+
+def runtime_for(resources: object) -> "ClusterRuntime | None":
+    return _RUNTIMES.get(id(resources))
+
+
+class ClusterRuntime:
+    def __init__(self, server: "Server") -> None:
+        self.server = server
+        self.clock = server.clock
+        self.client = Client(server.resources, "kubelet")
+        self.drivers: dict[str, Driver] = {}
+        self.publisher = Publisher(Client(server.resources, "dra-driver"))
+        self.kubelet = KubeletManager(self.client, self.clock, self.drivers)
+        self.lifecycle = NodeLifecycleController(Client(server.resources, "node-lifecycle-controller"), self.clock)
+        self.fabric: FabricController | None = None
+        self.fabric_pools: list[dict] = []
+        self.started = False
+
+    # -- lifecycle ------------------------------------------------------------------
+    async def start(self, profile: Profile) -> None:
+        self.apply(profile)
+        await self.kubelet.start()
+        await self.lifecycle.start()
+        if self.fabric is not None:
+            await self.fabric.start()
+        self.started = True
+        _RUNTIMES[id(self.server.resources)] = self
+
+    async def stop(self) -> None:
+        _RUNTIMES.pop(id(self.server.resources), None)
+        if self.fabric is not None:
+            await self.fabric.stop()
+        await self.lifecycle.stop()
+        await self.kubelet.stop()
+        self.started = False
+
+    # -- profile --------------------------------------------------------------------
+    def apply(self, profile: Profile) -> dict:
+        """Add or update the profile's drivers, device classes, nodes and slices."""
+        for name in profile.drivers():
+            settings = profile.driver_settings.get(name, {})
+            if name not in self.drivers:
+                self.drivers[name] = driver_registry.make(name, settings)
+            else:
+                self.drivers[name].settings.update(settings)
+        if profile.device_classes:
+            self._device_classes(profile.drivers())
+        for spec in profile.nodes:
+            sim = self.kubelet.register(spec)
+            owner = nodes.owner_ref(spec.name, sim.uid)
+            for dname, cfg in spec.drivers.items():
+                specs = self.drivers[dname].publish(spec, cfg)
+                if specs:
+                    self.publisher.sync(dname, spec.name, specs, owner)
+        if profile.fabric:
+            names = {f["pool"] for f in profile.fabric}
+            self.fabric_pools = [f for f in self.fabric_pools if f["pool"] not in names] + profile.fabric
+            self._publish_fabric()
+            self._ensure_fabric()
+        return {"nodes": [n.name for n in profile.nodes], "drivers": profile.drivers(),
+                "fabricPools": [f["pool"] for f in profile.fabric]}
+
+    def _publish_fabric(self) -> None:
+        drv = self.drivers.get(FPGADriver.name)
+        if isinstance(drv, FPGADriver):
+            for pool, specs in drv.publish_shared(self.fabric_pools):
+                self.publisher.sync(drv.name, pool, specs)
+
+    def _ensure_fabric(self) -> None:
+        drv = self.drivers.get(FPGADriver.name)
+        if self.fabric is None and isinstance(drv, FPGADriver):
+            self.fabric = FabricController(Client(self.server.resources, "fpga-fabric-controller"), self.clock, drv,
+                                           on_fault=lambda pool, dev: self.set_health(drv.name, pool, dev, False))
+            if self.started:
+                import asyncio
+
+                asyncio.get_running_loop().create_task(self.fabric.start())
+
+    def _device_classes(self, names: list[str]) -> None:
+        rt = self.client.rt("deviceclasses", "resource.k8s.io")
+        for name in names:
+            for dc in self.drivers[name].device_classes():
+                if self.client.get(rt, "", dc["metadata"]["name"]) is None:
+                    try:
+                        self.client.create(rt, dc)
+                    except errors.APIError as e:
+                        if e.code != 409:
+                            raise
+
+    # -- run-time operations ----------------------------------------------------------
+    def set_health(self, driver: str, pool: str, device: str, healthy: bool, effect: str | None = None) -> bool:
+        """Mark a device (un)healthy; republishes the pool with or without the device taint.
+        ``pool`` is the node name for node-local devices."""
+        drv = self.drivers.get(driver)
+        if drv is None:
+            raise KeyError(f"driver {driver!r} is not running")
+        if not drv.set_health(pool, device, healthy, effect):
+            return False
+        sim = self.kubelet.nodes.get(pool)
+        if sim is not None and driver in sim.spec.drivers:
+            self.publisher.sync(driver, pool, drv.publish(sim.spec, sim.spec.drivers[driver]),
+                                nodes.owner_ref(pool, sim.uid))
+        elif isinstance(drv, FPGADriver):
+            self._publish_fabric()
+        else:
+            raise KeyError(f"no pool {pool!r} for driver {driver!r}")
+        return True
+
+    def stop_kubelet(self, node: str) -> None:
+        self.kubelet.stop_node(node)
+
+    def start_kubelet(self, node: str) -> None:
+        self.kubelet.start_node(node)
+
+    def resync(self) -> None:
+        """Re-run every time-based check now (tests that advance the injectable clock)."""
+        self.kubelet.resync()
+        self.lifecycle.resync()
+        if self.fabric is not None:
+            for c in self.client.list(self.fabric.rt):
+                self.fabric._on_claim("MODIFIED", c, None)
+
+
+def load_profile(source: "str | Path | dict | Profile | None") -> Profile:
+    return source if isinstance(source, Profile) else load(source)

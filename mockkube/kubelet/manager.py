@@ -1,0 +1,424 @@
+"""The kubelet simulators of all nodes, driven by one work queue (one timer heap for
+every lease renewal and container transition, so an idle node costs a few objects).
+
+Per node it registers the Node, renews the Lease, admits pods bound to it, prepares
+their ResourceClaims through the node's drivers before any container starts, moves pods
+through their phases (``lifecycle.compute_status``), unprepares claims when a pod
+terminates and completes graceful deletion.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Hashable
+
+from mockkube.kubelet import admission, lifecycle
+from mockkube.kubelet import node as nodes
+from mockkube.kubelet.profile import NodeSpec
+from mockkube.machinery import errors, meta
+from mockkube.storage.client import Client, clone
+from mockkube.storage.informer import Controller, Informer
+
+if TYPE_CHECKING:
+    from mockkube.drivers.base import Driver, Prepared
+
+log = logging.getLogger("mockkube.kubelet")
+
+TERMINAL = ("Succeeded", "Failed")
+
+
+@dataclass
+class PreparedClaim:
+    namespace: str
+    name: str
+    uid: str
+    pods: set[str] = field(default_factory=set)
+    devices: list[tuple[str, "Prepared"]] = field(default_factory=list)  # (driver, prepared)
+
+
+@dataclass
+class PodRun:
+    uid: str
+    key: tuple
+    admitted_at: float
+    pod: dict
+    sandbox_at: float | None = None
+    ip: str = ""
+    claims: list[str] = field(default_factory=list)
+    stop_at: float | None = None
+    terminal: bool = False
+    last_prepare_error: str = ""
+
+
+@dataclass
+class NodeSim:
+    spec: NodeSpec
+    running: bool = True
+    uid: str = ""
+    ip_seq: int = 0
+    runs: dict[str, PodRun] = field(default_factory=dict)
+    prepared: dict[str, PreparedClaim] = field(default_factory=dict)
+
+
+class KubeletManager(Controller):
+    name = "kubelet"
+
+    def __init__(self, client: Client, clock: Callable[[], float], drivers: dict[str, "Driver"]) -> None:
+        super().__init__()
+        self.client = client
+        self.clock = clock
+        self.drivers = drivers
+        self.nodes: dict[str, NodeSim] = {}
+        self.by_key: dict[tuple, tuple[str, str]] = {}
+        self.waiting: dict[tuple[str, str], set[tuple]] = {}
+        self.pods_rt = client.rt("pods")
+        self.nodes_rt = client.rt("nodes")
+        self.leases_rt = client.rt("leases", "coordination.k8s.io")
+        self.claims_rt = client.rt("resourceclaims", "resource.k8s.io")
+        self.events_rt = client.rt("events")
+        pods = Informer(client.store, self.pods_rt)
+        pods.add_handler(self._on_pod)
+        claims = Informer(client.store, self.claims_rt)
+        claims.add_handler(self._on_claim)
+        self.informers += [pods, claims]
+
+    # -- nodes ------------------------------------------------------------------
+    def register(self, spec: NodeSpec) -> NodeSim:
+        """Create or refresh the Node and its Lease now; start renewing."""
+        sim = self.nodes.get(spec.name) or NodeSim(spec)
+        sim.spec, sim.running = spec, True
+        self.nodes[spec.name] = sim
+        now = self.clock()
+        live = self.client.get(self.nodes_rt, "", spec.name)
+        if live is None:
+            obj = self.client.create(self.nodes_rt, nodes.node_object(spec, now))
+        else:
+            want = nodes.node_object(spec, now)
+            new = clone(live)
+            new["metadata"].setdefault("labels", {}).update(want["metadata"]["labels"])
+            new["spec"].update(want["spec"])
+            obj = self.client.update(self.nodes_rt, new)
+            new = clone(obj)
+            new["status"] = nodes.node_status(spec, now, live.get("status"))
+            obj = self.client.update_status(self.nodes_rt, new)
+        sim.uid = obj["metadata"]["uid"]
+        self._renew(spec.name)
+        self.queue.add_after(("status", spec.name), nodes.STATUS_REPORT_INTERVAL)
+        return sim
+
+    def stop_node(self, name: str) -> None:
+        """The kubelet stops: no more lease renewals or status updates (the Node stays)."""
+        if name in self.nodes:
+            self.nodes[name].running = False
+
+    def start_node(self, name: str) -> None:
+        sim = self.nodes[name]
+        sim.running = True
+        self.queue.add(("status", name))
+        self.queue.add(("lease", name))
+        for r in list(sim.runs.values()):
+            self.queue.add(r.key)
+
+    def _renew(self, name: str) -> None:
+        sim = self.nodes.get(name)
+        if sim is None or not sim.running:
+            return
+        now = self.clock()
+        live = self.client.get(self.leases_rt, "kube-node-lease", name)
+        if live is None:
+            self.client.create(self.leases_rt, nodes.lease_object(name, sim.uid, now))
+        else:
+            new = clone(live)
+            new["spec"]["renewTime"] = meta.rfc3339_micro(now)
+            new["spec"]["holderIdentity"] = name
+            new["spec"]["leaseDurationSeconds"] = nodes.LEASE_DURATION
+            self.client.update(self.leases_rt, new)
+        self.queue.add_after(("lease", name), nodes.RENEW_INTERVAL)
+
+    def _post_status(self, name: str) -> None:
+        sim = self.nodes.get(name)
+        if sim is None or not sim.running:
+            return
+        live = self.client.get(self.nodes_rt, "", name)
+        if live is not None:
+            new = clone(live)
+            new["status"] = dict(live.get("status") or {})
+            new["status"]["conditions"] = nodes.conditions(True, self.clock(), (live.get("status") or {}).get(
+                "conditions"))
+            self.client.update_status(self.nodes_rt, new)
+        self.queue.add_after(("status", name), nodes.STATUS_REPORT_INTERVAL)
+
+    # -- informer handlers --------------------------------------------------------
+    def _on_pod(self, typ: str, obj: dict, prev: dict | None) -> None:
+        node = (obj.get("spec") or {}).get("nodeName")
+        if node and node in self.nodes:
+            self.queue.add(("pod", obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
+
+    def _on_claim(self, typ: str, obj: dict, prev: dict | None) -> None:
+        ns = obj["metadata"].get("namespace", "")
+        for key in self.waiting.pop((ns, obj["metadata"]["name"]), ()):
+            self.queue.add(key)
+        for ref in (obj.get("status") or {}).get("reservedFor") or ():
+            if ref.get("resource") == "pods":
+                key = ("pod", ns, ref.get("name", ""))
+                if key in self.by_key:
+                    self.queue.add(key)
+
+    def resync(self) -> None:
+        """Re-examine everything now (after a test advanced the injectable clock)."""
+        for name in self.nodes:
+            self.queue.add(("lease", name))
+            self.queue.add(("status", name))
+        for sim in self.nodes.values():
+            for r in sim.runs.values():
+                self.queue.add(r.key)
+
+    # -- reconcile -----------------------------------------------------------------
+    def reconcile(self, key: Hashable) -> None:
+        kind = key[0]
+        if kind == "lease":
+            self._renew(key[1])
+        elif kind == "status":
+            self._post_status(key[1])
+        elif kind == "pod":
+            self._pod(key)
+
+    def _pod(self, key: tuple) -> None:
+        _, ns, name = key
+        pod = self.client.get(self.pods_rt, ns, name)
+        known = self.by_key.get(key)
+        if pod is None or (known and known[1] != pod["metadata"].get("uid")):
+            if known:
+                self._forget(*known)
+            if pod is None:
+                return
+        sim = self.nodes.get((pod.get("spec") or {}).get("nodeName", ""))
+        if sim is None or not sim.running:
+            return
+        now = self.clock()
+        uid = pod["metadata"]["uid"]
+        run = sim.runs.get(uid)
+        if pod["metadata"].get("deletionTimestamp"):
+            self._deleting(sim, pod, run, key, now)
+            return
+        if run is None:
+            if (pod.get("status") or {}).get("phase") in TERMINAL:
+                return
+            active = [r.pod for r in sim.runs.values() if not r.terminal]
+            rejected = admission.admit(pod, sim.spec.allocatable, active, sim.spec.labels)
+            if rejected:
+                self._write_status(pod, {"phase": "Failed", "reason": rejected[0], "message": rejected[1]}, now)
+                self._event(pod, sim, "Warning", rejected[0], rejected[1])
+                return
+            run = PodRun(uid, key, now, pod)
+            sim.runs[uid] = run
+            self.by_key[key] = (sim.spec.name, uid)
+        run.pod = pod
+        if run.terminal:
+            return
+        host_ip = nodes.node_ip(sim.spec.index)
+        if run.sandbox_at is None:
+            err = self._prepare(sim, pod, run, key)
+            if err:
+                self._write_status(pod, lifecycle.pending_status(pod, host_ip), now, run)
+                if err != run.last_prepare_error:
+                    run.last_prepare_error = err
+                    self._event(pod, sim, "Warning", "FailedPrepareDynamicResources", err)
+                return
+            run.sandbox_at = now
+            sim.ip_seq += 1
+            run.ip = nodes.pod_ip(sim.spec.index, sim.ip_seq)
+            self._started_events(pod, sim)
+        status, wake = lifecycle.compute_status(pod, run.sandbox_at, now, run.ip, host_ip)
+        self._write_status(pod, status, now, run)
+        if status["phase"] in TERMINAL:
+            run.terminal = True
+            self._unprepare(sim, run)
+        elif wake is not None:
+            self.queue.add_after(key, wake - now)
+
+    def _deleting(self, sim: NodeSim, pod: dict, run: PodRun | None, key: tuple, now: float) -> None:
+        if run is not None and not run.terminal and run.sandbox_at is not None:
+            if run.stop_at is None:
+                run.stop_at = now + lifecycle.termination_delay(pod)
+                for c in (pod.get("spec") or {}).get("containers") or ():
+                    self._event(pod, sim, "Normal", "Killing", f"Stopping container {c['name']}",
+                                f"spec.containers{{{c['name']}}}")
+            if now < run.stop_at:
+                self.queue.add_after(key, run.stop_at - now)
+                return
+        if run is not None:
+            self._unprepare(sim, run)
+            run.terminal = True
+        if pod["metadata"].get("finalizers"):
+            return  # the API removes it once the finalizers are gone
+        self.client.finalize_delete(self.pods_rt, pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
+        if run is not None:
+            self._forget(sim.spec.name, run.uid)
+
+    def _forget(self, node: str, uid: str) -> None:
+        sim = self.nodes.get(node)
+        if sim is None:
+            return
+        run = sim.runs.pop(uid, None)
+        if run is not None:
+            self._unprepare(sim, run)
+            if self.by_key.get(run.key) == (node, uid):
+                del self.by_key[run.key]
+
+    # -- DRA --------------------------------------------------------------------------
+    def _claim_names(self, pod: dict) -> list[str] | str:
+        """The claims the pod uses, or an error saying what is still missing."""
+        out = []
+        statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
+        for rc in (pod.get("spec") or {}).get("resourceClaims") or ():
+            if rc.get("resourceClaimName"):
+                out.append(rc["resourceClaimName"])
+            elif rc.get("resourceClaimTemplateName"):
+                st = statuses.get(rc.get("name"))
+                if st is None:
+                    return f"waiting for the ResourceClaim of pod claim {rc.get('name')!r} to be created"
+                if st.get("resourceClaimName"):
+                    out.append(st["resourceClaimName"])
+        ext = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+        if ext:
+            out.append(ext)
+        return out
+
+    def _prepare(self, sim: NodeSim, pod: dict, run: PodRun, key: tuple) -> str:
+        names = self._claim_names(pod)
+        if isinstance(names, str):
+            return names
+        ns = pod["metadata"].get("namespace", "")
+        uid = pod["metadata"]["uid"]
+        claims = []
+        for cname in names:
+            claim = self.client.get(self.claims_rt, ns, cname)
+            if claim is None:
+                self.waiting.setdefault((ns, cname), set()).add(key)
+                return f"failed to fetch ResourceClaim {ns}/{cname}: resourceclaims.resource.k8s.io \"{cname}\" not found"
+            reserved = {r.get("uid") for r in (claim.get("status") or {}).get("reservedFor") or ()}
+            if uid not in reserved or not (claim.get("status") or {}).get("allocation"):
+                self.waiting.setdefault((ns, cname), set()).add(key)
+                return (f"pod {ns}/{pod['metadata']['name']} ({uid}) is not allowed to use ResourceClaim "
+                        f"{ns}/{cname}: not reserved for this pod")
+            for r in ((claim["status"]["allocation"].get("devices") or {}).get("results") or ()):
+                d = r.get("driver", "")
+                if d not in sim.spec.drivers or d not in self.drivers:
+                    return (f"prepare dynamic resources: DRA driver {d} is not registered on node "
+                            f"{sim.spec.name}")
+            claims.append(claim)
+        for claim in claims:
+            cuid = claim["metadata"]["uid"]
+            pc = sim.prepared.get(cuid)
+            if pc is None:
+                pc = PreparedClaim(ns, claim["metadata"]["name"], cuid)
+                drivers = sorted({r.get("driver", "") for r in claim["status"]["allocation"]["devices"].get(
+                    "results") or ()})
+                try:
+                    for d in drivers:
+                        pc.devices += [(d, p) for p in self.drivers[d].prepare(claim, pod)]
+                except RuntimeError as e:
+                    for d in drivers:
+                        self.drivers[d].unprepare(cuid)
+                    return f"prepare dynamic resources: NodePrepareResources failed for ResourceClaim {ns}/{pc.name}: {e}"
+                sim.prepared[cuid] = pc
+                devs = ", ".join(f"{d}/{p.pool}/{p.device} ({' '.join(p.cdi_device_ids)})" for d, p in pc.devices)
+                self._event(pod, sim, "Normal", "ResourceClaimPrepared",
+                            f"Prepared ResourceClaim {ns}/{pc.name}: {devs or 'no devices'}")
+            pc.pods.add(uid)
+            if cuid not in run.claims:
+                run.claims.append(cuid)
+        return ""
+
+    def _unprepare(self, sim: NodeSim, run: PodRun) -> None:
+        for cuid in run.claims:
+            pc = sim.prepared.get(cuid)
+            if pc is None:
+                continue
+            pc.pods.discard(run.uid)
+            if not pc.pods:
+                for d in {d for d, _ in pc.devices}:
+                    self.drivers[d].unprepare(cuid)
+                del sim.prepared[cuid]
+                pod = run.pod
+                self._event(pod, sim, "Normal", "ResourceClaimUnprepared",
+                            f"Unprepared ResourceClaim {pc.namespace}/{pc.name}")
+        run.claims = []
+
+    # -- writes ------------------------------------------------------------------------
+    def _write_status(self, pod: dict, fields: dict, now: float, run: PodRun | None = None) -> None:
+        old = pod.get("status") or {}
+        status = dict(old)
+        for k in ("reason", "message", "initContainerStatuses"):
+            status.pop(k, None)
+        fields = dict(fields)
+        if "conditions" in fields:
+            fields["conditions"] = lifecycle.merge_conditions(old.get("conditions"), fields["conditions"], now)
+        status.update(fields)
+        status.setdefault("startTime", meta.rfc3339(run.admitted_at if run else now))
+        if status == old:
+            return
+        new = clone(pod)
+        new["status"] = status
+        try:
+            self.client.update_status(self.pods_rt, new)
+        except errors.APIError as e:
+            if e.code == 404:
+                return
+            raise
+
+    def _started_events(self, pod: dict, sim: NodeSim) -> None:
+        for c in list((pod.get("spec") or {}).get("initContainers") or ()) + list(
+                (pod.get("spec") or {}).get("containers") or ()):
+            if lifecycle.behaviour(pod, c["name"]).fail_start:
+                continue
+            fp = f"spec.{'initContainers' if c in ((pod.get('spec') or {}).get('initContainers') or ()) else 'containers'}{{{c['name']}}}"
+            self._event(pod, sim, "Normal", "Pulled",
+                        f"Container image \"{c.get('image', '')}\" already present on machine", fp)
+            self._event(pod, sim, "Normal", "Created", f"Created container: {c['name']}", fp)
+            self._event(pod, sim, "Normal", "Started", f"Started container {c['name']}", fp)
+
+    def _event(self, pod: dict, sim: NodeSim, typ: str, reason: str, message: str, field_path: str = "") -> None:
+        m = pod["metadata"]
+        ts = meta.rfc3339(self.clock())
+        inv = {"kind": "Pod", "namespace": m.get("namespace", ""), "name": m["name"], "uid": m.get("uid", ""),
+               "apiVersion": "v1", "resourceVersion": m.get("resourceVersion", "")}
+        if field_path:
+            inv["fieldPath"] = field_path
+        ev = {"apiVersion": "v1", "kind": "Event",
+              "metadata": {"name": f"{m['name']}.{meta.new_uid().replace('-', '')[:16]}",
+                           "namespace": m.get("namespace", "")},
+              "involvedObject": inv, "reason": reason, "message": message, "type": typ,
+              "source": {"component": "kubelet", "host": sim.spec.name},
+              "firstTimestamp": ts, "lastTimestamp": ts, "count": 1,
+              "reportingComponent": "kubelet", "reportingInstance": sim.spec.name}
+        try:
+            self.client.create(self.events_rt, ev)
+        except errors.APIError as e:  # an event must never break the pod's lifecycle
+            log.debug("event dropped: %s", e)
+
+    # -- observation ------------------------------------------------------------------
+    def pod_resources(self, node: str) -> dict:
+        """What the kubelet PodResources API List would return for DRA claims on ``node``."""
+        sim = self.nodes.get(node)
+        if sim is None:
+            raise KeyError(node)
+        out = []
+        for run in sim.runs.values():
+            if run.terminal or run.sandbox_at is None:
+                continue
+            spec = run.pod.get("spec") or {}
+            dyn = []
+            for cuid in run.claims:
+                pc = sim.prepared.get(cuid)
+                if pc is None:
+                    continue
+                dyn.append({"claimName": pc.name, "claimNamespace": pc.namespace, "claimResources": [
+                    {"driverName": d, "poolName": p.pool, "deviceName": p.device,
+                     "cdiDevices": [{"name": i} for i in p.cdi_device_ids]} for d, p in pc.devices]})
+            out.append({"name": run.pod["metadata"]["name"], "namespace": run.pod["metadata"].get("namespace", ""),
+                        "containers": [{"name": c["name"], "dynamicResources": dyn}
+                                       for c in spec.get("containers") or ()]})
+        return {"podResources": sorted(out, key=lambda p: (p["namespace"], p["name"]))}
