@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Engine, bindparam, delete, insert, select, update
 
 from mockkube.machinery import errors
 from mockkube.machinery.meta import canonical_order
@@ -22,6 +22,23 @@ from mockkube.storage.watch import Event, EventLog, Hub, Predicate, Watcher
 
 EVENT_WINDOW = 10_000  # retained events per resource for watch resumption
 _DB_EVENT_KEEP = 50_000  # rows kept in the events table (all resources)
+
+
+# statements built once: SQLAlchemy then reuses their compiled form on every write
+_INSERT_OBJECT = insert(t.objects).values(
+    resource=bindparam("k_resource"), namespace=bindparam("k_namespace"), name=bindparam("k_name"),
+    uid=bindparam("uid"), rv=bindparam("rv"), data=bindparam("data"))
+_UPDATE_OBJECT = update(t.objects).where(
+    t.objects.c.resource == bindparam("k_resource"), t.objects.c.namespace == bindparam("k_namespace"),
+    t.objects.c.name == bindparam("k_name"), t.objects.c.rv == bindparam("expect")).values(
+    rv=bindparam("rv"), data=bindparam("data"), uid=bindparam("uid"))
+_DELETE_OBJECT = delete(t.objects).where(
+    t.objects.c.resource == bindparam("k_resource"), t.objects.c.namespace == bindparam("k_namespace"),
+    t.objects.c.name == bindparam("k_name"))
+_INSERT_EVENT = insert(t.events).values(
+    rv=bindparam("rv"), resource=bindparam("k_resource"), namespace=bindparam("k_namespace"),
+    name=bindparam("k_name"), type=bindparam("type"), data=bindparam("data"))
+_UPDATE_RV = update(t.counters).where(t.counters.c.key == "rv").values(value=bindparam("rv"))
 
 
 def dumps(obj: dict) -> bytes:
@@ -97,24 +114,19 @@ class Store:
         ns = meta.get("namespace", "") if rt.namespaced else ""
         name = meta["name"]
         key = rt.storage_key
+        row = {"k_resource": key, "k_namespace": ns, "k_name": name, "rv": rv, "data": text,
+               "uid": meta.get("uid", ""), "expect": expect_rv, "type": typ}
         with self.engine.begin() as conn:
             if typ == "ADDED":
-                conn.execute(insert(t.objects).values(resource=key, namespace=ns, name=name,
-                                                      uid=meta.get("uid", ""), rv=rv, data=text))
+                conn.execute(_INSERT_OBJECT, row)
             elif typ == "MODIFIED":
-                res = conn.execute(update(t.objects).where(
-                    t.objects.c.resource == key, t.objects.c.namespace == ns, t.objects.c.name == name,
-                    t.objects.c.rv == expect_rv).values(rv=rv, data=text, uid=meta.get("uid", "")))
-                if res.rowcount != 1:
+                if conn.execute(_UPDATE_OBJECT, row).rowcount != 1:
                     raise errors.stale(rt.plural, rt.group, name)
             else:
-                conn.execute(delete(t.objects).where(
-                    t.objects.c.resource == key, t.objects.c.namespace == ns, t.objects.c.name == name))
-            conn.execute(insert(t.events).values(rv=rv, resource=key, namespace=ns, name=name, type=typ, data=text))
-            if self.rv == 0 and not conn.execute(select(t.counters.c.key).where(t.counters.c.key == "rv")).first():
+                conn.execute(_DELETE_OBJECT, row)
+            conn.execute(_INSERT_EVENT, row)
+            if conn.execute(_UPDATE_RV, row).rowcount != 1:
                 conn.execute(insert(t.counters).values(key="rv", value=rv))
-            else:
-                conn.execute(update(t.counters).where(t.counters.c.key == "rv").values(value=rv))
             self._writes += 1
             if self._writes % 5000 == 0:
                 conn.execute(delete(t.events).where(t.events.c.rv <= rv - _DB_EVENT_KEEP))
