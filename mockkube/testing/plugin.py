@@ -3,6 +3,8 @@
 - ``mockkube_cluster``: one cluster per test module, served over HTTP from a thread
   (parallel-safe: each pytest-xdist worker gets its own clusters on free ports).
 - ``mockkube_fresh``: a new cluster for one test.
+- ``mockkube_empty``: one cluster per module with an empty profile (no nodes, drivers or
+  device classes): just the API server and its controllers.
 - ``kubectl``: ``kubectl("get", "pods")`` against ``mockkube_cluster``.
 """
 
@@ -27,6 +29,20 @@ def mockkube_cluster(tmp_path_factory) -> Iterator[ThreadedCluster]:
 @pytest.fixture
 def mockkube_fresh(tmp_path) -> Iterator[ThreadedCluster]:
     c = ThreadedCluster(workdir=str(tmp_path)).start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+EMPTY_PROFILE = "nodes: []\ndeviceClasses: false\n"
+
+
+@pytest.fixture(scope="module")
+def mockkube_empty(tmp_path_factory) -> Iterator[ThreadedCluster]:
+    d = tmp_path_factory.mktemp("mockkube-empty")
+    (d / "profile.yaml").write_text(EMPTY_PROFILE)
+    c = ThreadedCluster(workdir=str(d), cluster=str(d / "profile.yaml")).start()
     try:
         yield c
     finally:

@@ -12,6 +12,12 @@ import pytest
 from mockkube.testing import binaries
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def kubectl(mockkube_empty):
+    """These flows are about the API server alone: no simulated nodes or drivers."""
+    return mockkube_empty.kubectl
 MANIFESTS = Path(__file__).parent / "manifests"
 CLAIM = """
 apiVersion: resource.k8s.io/v1
@@ -49,8 +55,8 @@ def test_version_says_mockkube(kubectl):
     assert "mockkube" in out["serverVersion"]["gitVersion"]
 
 
-def test_get_on_empty_server(mockkube_fresh):
-    p = mockkube_fresh.kubectl("get", "deviceclasses")
+def test_get_on_empty_server(kubectl):
+    p = kubectl("get", "deviceclasses")
     assert "No resources found" in p.stderr
 
 

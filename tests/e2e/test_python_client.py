@@ -10,7 +10,7 @@ pytestmark = pytest.mark.e2e
 SLICE = {
     "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
     "metadata": {"name": "py-slice"},
-    "spec": {"driver": "gpu.example.com", "nodeName": "node-a",
+    "spec": {"driver": "py.example.com", "nodeName": "node-a",
              "pool": {"name": "node-a", "generation": 1, "resourceSliceCount": 1},
              "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "A100"}}}]},
 }
@@ -26,7 +26,7 @@ def resource_api(mockkube_cluster):
 def test_list_and_watch_resourceslices(resource_api):
     created = resource_api.create_resource_slice(SLICE)
     assert created.metadata.name == "py-slice" and created.spec.devices[0].name == "gpu-0"
-    lst = resource_api.list_resource_slice(field_selector="spec.driver=gpu.example.com")
+    lst = resource_api.list_resource_slice(field_selector="spec.driver=py.example.com")
     assert [s.metadata.name for s in lst.items] == ["py-slice"]
     rv = lst.metadata.resource_version
     resource_api.patch_resource_slice("py-slice", {"metadata": {"labels": {"seen": "yes"}}})
