@@ -77,14 +77,6 @@ def pool_devices(slices: Iterable[dict], driver: str, pool: str) -> dict[str, di
     return out
 
 
-def rule_matches(rule: dict, driver: str, pool: str, device: str) -> bool:
-    """A DeviceTaintRule without a deviceSelector selects nothing (the API says so); the
-    field comparison itself is mockkube.dra.taints.rule_selects."""
-    if (rule.get("spec") or {}).get("deviceSelector") is None:
-        return False
-    return dtaints.rule_selects(rule, driver, pool, device)
-
-
 def evicting_taints(result: dict, device: dict | None, rules: Iterable[dict]) -> list[tuple[dict, Reason, tuple]]:
     """(taint, reason, identity) for every NoExecute taint on an allocated device."""
     drv, pool, dev = result.get("driver", ""), result.get("pool", ""), result.get("device", "")
@@ -96,7 +88,7 @@ def evicting_taints(result: dict, device: dict | None, rules: Iterable[dict]) ->
                             ("slice", drv, pool, dev, t.get("key", ""), t.get("value", ""), t.get("effect"))))
     for rule in rules:
         taint = (rule.get("spec") or {}).get("taint") or {}
-        if taint.get("effect") == NO_EXECUTE and rule_matches(rule, drv, pool, dev):
+        if taint.get("effect") == NO_EXECUTE and dtaints.rule_selects(rule, drv, pool, dev):
             m = rule.get("metadata") or {}
             out.append((taint, Reason(rule=m.get("name", ""), uid=m.get("uid", "")), ("rule", m.get("uid", ""))))
     return out
@@ -439,12 +431,12 @@ class DeviceTaintEvictionController(Controller):
                  for s in slices}
         for drv, pool in pools:
             for dev in pool_devices(slices, drv, pool):
-                n_slice += rule_matches(rule, drv, pool, dev)
+                n_slice += dtaints.rule_selects(rule, drv, pool, dev)
         n_alloc = 0
         for claim in self.claims.list():
             alloc = (claim.get("status") or {}).get("allocation") or {}
             for r in (alloc.get("devices") or {}).get("results") or ():
-                n_alloc += rule_matches(rule, r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
+                n_alloc += dtaints.rule_selects(rule, r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
         return n_slice, n_alloc
 
 

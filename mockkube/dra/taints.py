@@ -35,8 +35,10 @@ def taint_prevents_allocation(taints: Iterable[dict], tolerations: list[dict] | 
 
 def rule_selects(rule: dict, driver: str, pool: str, device: str) -> bool:
     """Whether a DeviceTaintRule's spec.deviceSelector names this device. Empty fields match
-    everything; a rule without a selector matches every device."""
-    sel = (rule.get("spec") or {}).get("deviceSelector") or {}
+    everything; a rule without a selector matches no device (the v1beta2 API contract)."""
+    sel = (rule.get("spec") or {}).get("deviceSelector")
+    if sel is None:
+        return False
     for field, value in (("driver", driver), ("pool", pool), ("device", device)):
         want = sel.get(field)
         if want and want != value:

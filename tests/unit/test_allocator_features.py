@@ -48,7 +48,10 @@ def test_device_taint_rule_taints_selected_device():
     assert picked(alloc.allocate([claim("c", req())], node(), AllocatedState(), NOW)) == ["g1"]
     alloc.remove_taint_rule("r")
     assert picked(alloc.allocate([claim("c", req())], node(), AllocatedState(), NOW)) == ["g0"]
-    alloc.update_taint_rule({"metadata": {"name": "all"}, "spec": {"taint": {"key": "x", "effect": "NoExecute"}}})
+    alloc.update_taint_rule({"metadata": {"name": "none"}, "spec": {"taint": {"key": "x", "effect": "NoExecute"}}})
+    assert picked(alloc.allocate([claim("c", req())], node(), AllocatedState(), NOW)) == ["g0"]  # no selector
+    alloc.update_taint_rule({"metadata": {"name": "all"}, "spec": {"deviceSelector": {},
+                                                                  "taint": {"key": "x", "effect": "NoExecute"}}})
     assert not alloc.allocate([claim("c", req())], node(), AllocatedState(), NOW).ok
 
 

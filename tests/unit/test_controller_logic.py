@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from mockkube.dra import taints as dtaints
+
 from mockkube.controllers import deployment_util as du
 from mockkube.controllers import devicetaint as dt
 from mockkube.controllers import replicaset as rsc
@@ -226,11 +228,11 @@ def test_claim_eviction_time_from_tolerations(tolerations, want):
 
 def test_rules_select_by_driver_pool_device_and_none_without_selector():
     rule = {"metadata": {"name": "r", "uid": "u"}, "spec": {"taint": dict(TAINT)}}
-    assert not dt.rule_matches(rule, "drv", "p", "d0")
+    assert not dtaints.rule_selects(rule, "drv", "p", "d0")
     rule["spec"]["deviceSelector"] = {}
-    assert dt.rule_matches(rule, "drv", "p", "d0")
+    assert dtaints.rule_selects(rule, "drv", "p", "d0")
     rule["spec"]["deviceSelector"] = {"driver": "drv", "device": "d1"}
-    assert not dt.rule_matches(rule, "drv", "p", "d0")
+    assert not dtaints.rule_selects(rule, "drv", "p", "d0")
     rule["spec"]["deviceSelector"] = {"pool": "p"}
     ev = dt.claim_eviction(_claim(), lambda drv, pool: {}, [rule], _stamp)
     assert ev.when == NOW and ev.reasons == [dt.Reason(rule="r", uid="u")]
