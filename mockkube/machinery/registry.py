@@ -25,8 +25,9 @@ class Strategy:
 
     tracks_generation = False  # metadata.generation starts at 1 and counts spec changes
 
-    def default(self, obj: dict) -> None:
-        """Fill defaulted fields (runs on every decoded write, like upstream defaulting)."""
+    def default(self, obj: dict, now: str | None = None) -> None:
+        """Fill defaulted fields (runs on every decoded write, like upstream defaulting);
+        ``now`` (RFC 3339, from the server clock) stamps times such as taints' timeAdded."""
 
     def prepare_create(self, obj: dict) -> None:
         """Reset fields a client may not set on create (e.g. status where it is a subresource)."""

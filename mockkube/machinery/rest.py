@@ -272,7 +272,7 @@ class Resources:
         m["creationTimestamp"] = self.now()
         if getattr(rt.strategy, "tracks_generation", False):
             m["generation"] = 1
-        rt.strategy.default(obj)
+        rt.strategy.default(obj, self.now())
         rt.strategy.prepare_create(obj)
         self._validate(rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj))
         if not m.get("managedFields"):
@@ -336,7 +336,7 @@ class Resources:
         if subresource == "status":
             rt.strategy.prepare_status_update(new, old)
         else:
-            rt.strategy.default(new)
+            rt.strategy.default(new, self.now())
             rt.strategy.prepare_update(new, old)
             if getattr(rt.strategy, "tracks_generation", False) and meta.spec_changed(new, old):
                 m["generation"] = om.get("generation", 0) + 1

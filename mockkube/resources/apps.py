@@ -14,7 +14,7 @@ def _default_template(spec: dict) -> None:
 
 
 class DeploymentStrategy(SpecStatusStrategy):
-    def default(self, obj: dict) -> None:
+    def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.setdefault("spec", {})
         if not isinstance(spec, dict):
             return
@@ -33,7 +33,7 @@ class DeploymentStrategy(SpecStatusStrategy):
 
 
 class ReplicaSetStrategy(SpecStatusStrategy):
-    def default(self, obj: dict) -> None:
+    def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.setdefault("spec", {})
         if not isinstance(spec, dict):
             return

@@ -23,7 +23,7 @@ def _get(obj: dict, *path: str) -> str:
 class NamespaceStrategy(SpecStatusStrategy):
     tracks_generation = False
 
-    def default(self, obj: dict) -> None:
+    def default(self, obj: dict, now: str | None = None) -> None:
         labels = obj["metadata"].setdefault("labels", {})
         labels["kubernetes.io/metadata.name"] = obj["metadata"].get("name", "")
 
@@ -54,7 +54,7 @@ class NodeStrategy(SpecStatusStrategy):
 
 class PodStrategy(SpecStatusStrategy):
     return_deleted_object = True
-    def default(self, obj: dict) -> None:
+    def default(self, obj: dict, now: str | None = None) -> None:
         pod_defaults.default_pod(obj)
 
     def initial_status(self, obj: dict) -> dict:
@@ -74,7 +74,7 @@ class ServiceStrategy(SpecStatusStrategy):
     tracks_generation = False
     return_deleted_object = True
 
-    def default(self, obj: dict) -> None:
+    def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.setdefault("spec", {})
         spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
@@ -88,7 +88,7 @@ class ServiceStrategy(SpecStatusStrategy):
 
 
 class SecretStrategy(Strategy):
-    def default(self, obj: dict) -> None:
+    def default(self, obj: dict, now: str | None = None) -> None:
         obj.setdefault("type", "Opaque")
 
 

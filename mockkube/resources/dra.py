@@ -22,7 +22,7 @@ def _spec(o: dict, key: str) -> str:
 class DeviceClassStrategy(Strategy):
     tracks_generation = True
 
-    def default(self, obj: dict) -> None:
+    def default(self, obj: dict, now: str | None = None) -> None:
         d.default_device_class(obj)
 
     def validate(self, obj: dict):
@@ -33,7 +33,7 @@ class DeviceClassStrategy(Strategy):
 
 
 class ResourceClaimStrategy(SpecStatusStrategy):
-    def default(self, obj: dict) -> None:
+    def default(self, obj: dict, now: str | None = None) -> None:
         d.default_resource_claim(obj)
 
     def validate(self, obj: dict):
@@ -47,7 +47,7 @@ class ResourceClaimStrategy(SpecStatusStrategy):
 
 
 class ResourceClaimTemplateStrategy(Strategy):
-    def default(self, obj: dict) -> None:
+    def default(self, obj: dict, now: str | None = None) -> None:
         d.default_resource_claim_template(obj)
 
     def validate(self, obj: dict):
@@ -60,8 +60,8 @@ class ResourceClaimTemplateStrategy(Strategy):
 class ResourceSliceStrategy(Strategy):
     tracks_generation = True
 
-    def default(self, obj: dict) -> None:
-        d.default_resource_slice(obj)
+    def default(self, obj: dict, now: str | None = None) -> None:
+        d.default_resource_slice(obj, now)
 
     def validate(self, obj: dict):
         return v.validate_resource_slice(obj)
@@ -71,8 +71,8 @@ class ResourceSliceStrategy(Strategy):
 
 
 class DeviceTaintRuleStrategy(SpecStatusStrategy):
-    def default(self, obj: dict) -> None:
-        d.default_device_taint_rule(obj)
+    def default(self, obj: dict, now: str | None = None) -> None:
+        d.default_device_taint_rule(obj, now)
 
     def validate(self, obj: dict):
         return v.validate_device_taint_rule(obj)
