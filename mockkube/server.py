@@ -86,7 +86,9 @@ class Server:
             self.open_store()
         app = build_app(self.resources, self.registry)
         self.app = app
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0)
+        # kube-apiserver takes long request lines (huge label selectors); aiohttp stops at 8 KiB
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0,
+                                     max_line_size=1 << 20, max_field_size=1 << 20)
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET6 if ":" in self.address else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

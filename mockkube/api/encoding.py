@@ -32,6 +32,8 @@ def _yaml_load(text: str):
         return yaml.load(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader)
     except yaml.YAMLError as e:
         raise errors.bad_request(f"error converting YAML to JSON: {str(e).splitlines()[0]}")
+    except RecursionError:
+        raise errors.bad_request("error converting YAML to JSON: exceeded max depth")
 
 
 def decode_json(body: bytes):
@@ -39,6 +41,8 @@ def decode_json(body: bytes):
         return json.loads(body)
     except (ValueError, UnicodeDecodeError) as e:
         raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}")
+    except RecursionError:
+        raise errors.bad_request("couldn't get version/kind; json parse error: exceeded max depth")
 
 
 def decode_body(body: bytes, content_type: str | None, *, patch: bool = False):

@@ -32,8 +32,22 @@ def json_response(body: bytes, status: int = 200, warnings: list[str] | None = N
     headers = {}
     resp = web.Response(body=body, status=status, content_type=JSON_CT, headers=headers)
     for w in warnings or []:
-        resp.headers.add("Warning", f'299 - "{w}"')
+        resp.headers.add("Warning", warning_header(w))
     return resp
+
+
+def warning_header(text: str) -> str:
+    """``299 - "text"`` with the text quoted as upstream does (quotes and backslashes
+    escaped; control and non-ASCII characters escaped so the header stays valid)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return f'299 - "{"".join(out)}"'
 
 
 def dumps(obj) -> bytes:

@@ -185,12 +185,13 @@ def _number_text(value: float | int) -> str:
 
 
 class _Walker:
-    __slots__ = ("saved", "unknown", "quantities")
+    __slots__ = ("saved", "unknown", "quantities", "unknown_refs")
 
     def __init__(self) -> None:
         self.saved: list[str] = []
         self.unknown: list[str] = []
         self.quantities: list[tuple] = []  # (container, key) of every quantity seen
+        self.unknown_refs: list[tuple] = []  # (container, key) of every unknown field
 
     def type_error(self, what: str, go: str, struct: str, stack: list[str]) -> str:
         if struct or stack:
@@ -215,6 +216,7 @@ class _Walker:
                 child = fields.get(key)
                 if child is None:
                     self.unknown.append(f'unknown field "{prefix}{key}"')
+                    self.unknown_refs.append((value, key))
                     continue
                 if sub is None or child.kind == _ANY:
                     continue
@@ -328,7 +330,7 @@ def _base64_error(s: str) -> str:
     return f"illegal base64 data at input byte {offset}"
 
 
-def check_structure(obj: dict, root: Node, canonicalize: bool = False) -> Structure:
+def check_structure(obj: dict, root: Node, canonicalize: bool = False, prune: bool = False) -> Structure:
     """Decode-check ``obj`` against the kind schema ``root`` (from ``schema.for_kind``).
 
     ``apiVersion`` and ``kind`` are always allowed at the top level. Unknown fields are
@@ -336,7 +338,8 @@ def check_structure(obj: dict, root: Node, canonicalize: bool = False) -> Struct
     Go's ``json: cannot unmarshal ...`` messages. When a custom unmarshaller fails (quantity,
     int-or-string, time) decoding stops there and that error is the only type error.
     With ``canonicalize``, a well-typed ``obj`` gets every quantity rewritten in place in
-    its canonical form, as a decode/encode round trip through Go does.
+    its canonical form, as a decode/encode round trip through Go does, and with ``prune``
+    its unknown fields are dropped (Go's typed decode has nowhere to keep them).
     """
     shape = _root_shape(root)
     walker = _Walker()
@@ -355,6 +358,7 @@ def check_structure(obj: dict, root: Node, canonicalize: bool = False) -> Struct
             if child is None:
                 if key not in ("apiVersion", "kind"):
                     walker.unknown.append(f'unknown field "{key}"')
+                    walker.unknown_refs.append((obj, key))
                 continue
             if sub is not None:
                 walker.walk(sub, child, key, shape.struct, [key])
@@ -365,6 +369,9 @@ def check_structure(obj: dict, root: Node, canonicalize: bool = False) -> Struct
 
         for container, key in walker.quantities:
             container[key] = canon(container[key])
+    if prune and not walker.saved:
+        for container, key in walker.unknown_refs:
+            container.pop(key, None)
     return Structure(walker.saved, walker.unknown)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
-from mockkube.resources import pod_defaults
+from mockkube.resources import core_validation, pod_defaults
 from mockkube.resources.strategies import SpecStatusStrategy
 
 
@@ -24,8 +24,10 @@ class NamespaceStrategy(SpecStatusStrategy):
     tracks_generation = False
 
     def default(self, obj: dict, now: str | None = None) -> None:
-        labels = obj["metadata"].setdefault("labels", {})
-        labels["kubernetes.io/metadata.name"] = obj["metadata"].get("name", "")
+        meta = obj["metadata"]
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        labels["kubernetes.io/metadata.name"] = meta.get("name", "")
+        meta["labels"] = labels
 
     def initial_status(self, obj: dict) -> dict:
         return {"phase": "Active"}
@@ -59,6 +61,12 @@ class PodStrategy(SpecStatusStrategy):
 
     def initial_status(self, obj: dict) -> dict:
         return {"phase": "Pending", "qosClass": pod_defaults.qos_class(obj.get("spec", {}))}
+
+    def validate(self, obj: dict):
+        return core_validation.validate_pod(obj)
+
+    def validate_update(self, new: dict, old: dict):
+        return core_validation.validate_pod_update(new, old)
 
     def grace_period(self, obj: dict, requested: int | None) -> int | None:
         spec = obj.get("spec", {})
