@@ -1,0 +1,294 @@
+"""The ResourceClaim controller (upstream pkg/controller/resourceclaim).
+
+- For each pod entry naming a ResourceClaimTemplate it creates the claim (generateName
+  "<pod>-<claim>-", truncated as upstream; the pod as controlling owner; the
+  resource.kubernetes.io/pod-claim-name annotation; the template's labels and
+  annotations) and records it in pod.status.resourceClaimStatuses.
+- For a scheduled pod whose claim is allocated but not reserved for it, it adds the pod
+  to status.reservedFor.
+- It drops reservedFor entries of pods that are gone or done; when the last goes it
+  clears the allocation (claims carrying the delete-protection finalizer) and removes
+  that finalizer; it deletes generated claims whose pod is done or gone. (Upstream leaves
+  "gone" to the garbage collector; deleting here has the same outcome.)
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any
+
+from mockkube.machinery import errors
+from mockkube.storage.client import Client
+from mockkube.storage.informer import Controller, Informer
+
+log = logging.getLogger("mockkube.resourceclaim")
+
+POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+FINALIZER = "resource.kubernetes.io/delete-protection"
+MAX_BASE_LEN = 57  # room for the hyphen and five random characters in 63
+RESERVED_FOR_MAX = 256
+
+
+def generate_name(pod_name: str, claim_name: str) -> str:
+    """"<pod>-<claim>-", or both parts cut in proportion when that exceeds 57 chars."""
+    base = f"{pod_name}-{claim_name}-"
+    if len(base) <= MAX_BASE_LEN:
+        return base
+    n = len(base)
+    return pod_name[:len(pod_name) * MAX_BASE_LEN // n] + "-" + claim_name[:len(claim_name) * MAX_BASE_LEN // n]
+
+
+def is_pod_done(pod: dict) -> bool:
+    """No container is running or will run."""
+    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return True
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp")) and not (pod.get("spec") or {}).get("nodeName")
+
+
+def owning_pod(claim: dict) -> tuple[str, str]:
+    for o in (claim.get("metadata") or {}).get("ownerReferences") or ():
+        if o.get("controller") and o.get("apiVersion") == "v1" and o.get("kind") == "Pod":
+            return o.get("name", ""), o.get("uid", "")
+    return "", ""
+
+
+class ResourceClaimController(Controller):
+    name = "resourceclaim-controller"
+
+    def __init__(self, server: Any) -> None:
+        super().__init__()
+        self.client = Client(server.resources, "resourceclaim-controller")
+        store = server.store
+        self.pods_rt = self.client.rt("pods")
+        self.claims_rt = self.client.rt("resourceclaims", "resource.k8s.io")
+        self.templates_rt = self.client.rt("resourceclaimtemplates", "resource.k8s.io")
+        self.pod_inf = Informer(store, self.pods_rt)
+        self.claim_inf = Informer(store, self.claims_rt)
+        self.template_inf = Informer(store, self.templates_rt)
+        self.informers = [self.template_inf, self.claim_inf, self.pod_inf]
+        self.pod_inf.add_handler(self._on_pod)
+        self.claim_inf.add_handler(self._on_claim)
+        self.template_inf.add_handler(self._on_template)
+        # pod uid -> keys of claims that pod owns or is reserved in
+        self._by_pod: dict[str, set[str]] = {}
+        self._claim_pods: dict[str, set[str]] = {}
+        self._deleted: set[str] = set()  # uids of pods seen deleted
+
+    # -- event handlers ---------------------------------------------------------------
+    def _on_pod(self, typ: str, pod: dict, prev: dict | None) -> None:
+        m = pod.get("metadata") or {}
+        key = f"{m.get('namespace', '')}/{m.get('name', '')}"
+        uid = m.get("uid", "")
+        if typ == "DELETED":
+            self._deleted.add(uid)
+            if len(self._deleted) > 100_000:
+                self._deleted.clear()
+        elif (pod.get("spec") or {}).get("resourceClaims") and not m.get("deletionTimestamp"):
+            self.queue.add(("pod", key))
+        if typ == "DELETED" or is_pod_done(pod):
+            for ck in self._by_pod.get(uid, ()):
+                self.queue.add(("claim", ck))
+
+    def _on_claim(self, typ: str, claim: dict, prev: dict | None) -> None:
+        m = claim.get("metadata") or {}
+        key = f"{m.get('namespace', '')}/{m.get('name', '')}"
+        old = self._claim_pods.pop(key, set())
+        for uid in old:
+            s = self._by_pod.get(uid)
+            if s is not None:
+                s.discard(key)
+                if not s:
+                    del self._by_pod[uid]
+        if typ == "DELETED":
+            name, _ = owning_pod(claim)
+            if name:
+                self.queue.add(("pod", f"{m.get('namespace', '')}/{name}"))
+            return
+        uids = {r.get("uid", "") for r in (claim.get("status") or {}).get("reservedFor") or ()}
+        _, owner = owning_pod(claim)
+        if owner:
+            uids.add(owner)
+        uids.discard("")
+        self._claim_pods[key] = uids
+        for uid in uids:
+            self._by_pod.setdefault(uid, set()).add(key)
+        self.queue.add(("claim", key))
+
+    def _on_template(self, typ: str, tmpl: dict, prev: dict | None) -> None:
+        if typ == "DELETED":
+            return
+        m = tmpl.get("metadata") or {}
+        for pod in self.pod_inf.list(m.get("namespace", "")):
+            for pc in (pod.get("spec") or {}).get("resourceClaims") or ():
+                if pc.get("resourceClaimTemplateName") == m.get("name"):
+                    self.queue.add(("pod", f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"))
+                    break
+
+    # -- reconcile ------------------------------------------------------------------------
+    def reconcile(self, key) -> None:
+        kind, k = key
+        ns, _, name = k.partition("/")
+        if kind == "pod":
+            self.sync_pod(ns, name)
+        else:
+            self.sync_claim(ns, name)
+
+    def _owned_claim(self, pod: dict, pod_claim: str) -> dict | None:
+        """An orphan from an earlier attempt: owned by the pod, annotated for this entry."""
+        ns = pod["metadata"]["namespace"]
+        for ck in sorted(self._by_pod.get(pod["metadata"]["uid"], ())):
+            claim = self.claim_inf.get(ns, ck.partition("/")[2])
+            if claim is None:
+                continue
+            if owning_pod(claim)[1] != pod["metadata"]["uid"]:
+                continue
+            if ((claim["metadata"].get("annotations") or {}).get(POD_CLAIM_ANNOTATION)) == pod_claim:
+                return claim
+        return None
+
+    def sync_pod(self, ns: str, name: str) -> None:
+        pod = self.pod_inf.get(ns, name)
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return
+        statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
+        new: dict[str, str] = {}
+        for pc in (pod.get("spec") or {}).get("resourceClaims") or ():
+            try:
+                self._handle_claim(pod, pc, statuses, new)
+            except errors.APIError as e:
+                raise errors.APIError(e.code, e.reason, f"pod {ns}/{name}, PodResourceClaim "
+                                      f"{pc.get('name')}: {e.message}") from e
+        if new:
+            entries = [{"name": k, "resourceClaimName": v} for k, v in sorted(new.items())]
+            self.client.patch(self.pods_rt, ns, name, {"status": {"resourceClaimStatuses": entries}},
+                              "strategic", "status")
+            pod = self.client.get(self.pods_rt, ns, name) or pod
+        if not (pod.get("spec") or {}).get("nodeName"):
+            return  # the scheduler reserves
+        statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
+        for pc in (pod.get("spec") or {}).get("resourceClaims") or ():
+            cname = pc.get("resourceClaimName") or (statuses.get(pc.get("name")) or {}).get("resourceClaimName")
+            if not cname:
+                continue
+            claim = self.claim_inf.get(ns, cname)
+            if claim is None:
+                continue
+            if pc.get("resourceClaimTemplateName") and owning_pod(claim)[1] != pod["metadata"]["uid"]:
+                continue
+            st = claim.get("status") or {}
+            rf = st.get("reservedFor") or []
+            if st.get("allocation") and not any(r.get("uid") == pod["metadata"]["uid"] for r in rf) \
+                    and len(rf) < RESERVED_FOR_MAX:
+                upd = copy.deepcopy(claim)
+                upd["status"].setdefault("reservedFor", []).append(
+                    {"resource": "pods", "name": name, "uid": pod["metadata"]["uid"]})
+                self.client.update_status(self.claims_rt, upd)
+
+    def _handle_claim(self, pod: dict, pc: dict, statuses: dict, new: dict[str, str]) -> None:
+        ns = pod["metadata"]["namespace"]
+        pod_claim = pc.get("name", "")
+        template = pc.get("resourceClaimTemplateName")
+        if not template:
+            return
+        st = statuses.get(pod_claim)
+        if st is not None:
+            cname = st.get("resourceClaimName")
+            if not cname:
+                return  # no claim needed
+            claim = self.claim_inf.get(ns, cname)
+            if claim is not None and owning_pod(claim)[1] == pod["metadata"]["uid"]:
+                return
+        claim = self._owned_claim(pod, pod_claim)
+        if claim is None:
+            tmpl = self.template_inf.get(ns, template)
+            if tmpl is None:
+                raise errors.not_found("resourceclaimtemplates", "resource.k8s.io", template)
+            tspec = tmpl.get("spec") or {}
+            tmeta = tspec.get("metadata") or {}
+            annotations = dict(tmeta.get("annotations") or {})
+            annotations[POD_CLAIM_ANNOTATION] = pod_claim
+            body = {
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {
+                    "generateName": generate_name(pod["metadata"]["name"], pod_claim),
+                    "namespace": ns,
+                    "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
+                                         "uid": pod["metadata"]["uid"], "controller": True,
+                                         "blockOwnerDeletion": True}],
+                    "annotations": annotations,
+                },
+                "spec": copy.deepcopy(tspec.get("spec") or {}),
+            }
+            if tmeta.get("labels"):
+                body["metadata"]["labels"] = dict(tmeta["labels"])
+            claim = self.client.create(self.claims_rt, body, ns)
+            self._on_claim("ADDED", claim, None)  # index it before the informer does
+        new[pod_claim] = claim["metadata"]["name"]
+
+    def sync_claim(self, ns: str, name: str) -> None:
+        claim = self.claim_inf.get(ns, name)
+        if claim is None:
+            return
+        st = claim.get("status") or {}
+        reserved = st.get("reservedFor") or []
+        valid = []
+        for r in reserved:
+            if r.get("apiGroup") or r.get("resource") != "pods":
+                valid.append(r)  # not ours to judge
+                continue
+            if r.get("uid") in self._deleted:
+                continue
+            pod = self.pod_inf.get(ns, r.get("name", ""))
+            if pod is None or pod["metadata"].get("uid") != r.get("uid") or is_pod_done(pod):
+                continue
+            valid.append(r)
+        m = claim["metadata"]
+        has_finalizer = FINALIZER in (m.get("finalizers") or [])
+        if len(valid) < len(reserved):
+            upd = copy.deepcopy(claim)
+            if valid:
+                upd["status"]["reservedFor"] = valid
+            else:
+                upd["status"].pop("reservedFor", None)
+                if has_finalizer:
+                    upd["status"].pop("allocation", None)
+            claim = self.client.update_status(self.claims_rt, upd)
+            if has_finalizer and not (claim.get("status") or {}).get("allocation"):
+                self._remove_finalizer(claim)
+                claim = self.claim_inf.get(ns, name) or claim
+        elif has_finalizer and m.get("deletionTimestamp") and not valid:
+            if st.get("allocation"):
+                upd = copy.deepcopy(claim)
+                upd["status"].pop("allocation", None)
+                claim = self.client.update_status(self.claims_rt, upd)
+            self._remove_finalizer(claim)
+            return
+        if not valid:
+            pod_name, pod_uid = owning_pod(claim)
+            if not pod_name:
+                return
+            pod = self.pod_inf.get(ns, pod_name)
+            gone = pod is None and pod_uid in self._deleted or pod is None
+            if gone or pod["metadata"].get("uid") != pod_uid or is_pod_done(pod):
+                if not (self.claim_inf.get(ns, name) or {}).get("metadata", {}).get("deletionTimestamp"):
+                    self.client.delete(self.claims_rt, ns, name)
+
+    def _remove_finalizer(self, claim: dict) -> None:
+        m = claim["metadata"]
+        cur = self.client.get(self.claims_rt, m["namespace"], m["name"])
+        if cur is None or FINALIZER not in (cur["metadata"].get("finalizers") or []):
+            return
+        upd = copy.deepcopy(cur)
+        rest = [f for f in upd["metadata"]["finalizers"] if f != FINALIZER]
+        if rest:
+            upd["metadata"]["finalizers"] = rest
+        else:
+            del upd["metadata"]["finalizers"]
+        self.client.update(self.claims_rt, upd)
+
+
+async def start(server: Any) -> list:
+    ctrl = ResourceClaimController(server)
+    await ctrl.start()
+    return [ctrl]

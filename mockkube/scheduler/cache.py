@@ -1,0 +1,106 @@
+"""The scheduler's node cache: per node, its allocatable and what assigned pods request.
+
+Fed by the pod and node informers and by the scheduler itself ("assume": a pod counts on
+its node from the moment it is chosen, before the binding reaches the informer), keyed by
+pod UID so the informer's later event for the same pod is idempotent.
+"""
+
+from __future__ import annotations
+
+from mockkube.scheduler import resources as res
+
+
+class NodeInfo:
+    __slots__ = ("name", "node", "labels", "taints", "unschedulable", "allocatable", "requested",
+                 "pods", "generation", "real")
+
+    def __init__(self, node: dict) -> None:
+        self.requested: dict[str, int] = {}
+        self.pods: set[str] = set()
+        self.generation = 0
+        self.real = True
+        self.set_node(node)
+
+    def set_node(self, node: dict) -> None:
+        meta = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        self.node = node
+        self.name = meta.get("name", "")
+        self.labels = meta.get("labels") or {}
+        self.taints = spec.get("taints") or []
+        self.unschedulable = bool(spec.get("unschedulable"))
+        self.allocatable = res.node_allocatable(node)
+        self.generation += 1
+
+    def free(self, name: str) -> int:
+        return self.allocatable.get(name, 0) - self.requested.get(name, 0)
+
+
+def _terminal(pod: dict) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+class Cache:
+    def __init__(self) -> None:
+        self.nodes: dict[str, NodeInfo] = {}
+        self.node_list: list[NodeInfo] = []
+        self._pods: dict[str, tuple[str, dict[str, int]]] = {}  # uid -> (node, requests)
+
+    # nodes ------------------------------------------------------------------
+    def set_node(self, node: dict) -> None:
+        name = (node.get("metadata") or {}).get("name", "")
+        info = self.nodes.get(name)
+        if info is None:
+            info = NodeInfo(node)
+            self.nodes[name] = info
+            self.node_list.append(info)
+        else:
+            info.set_node(node)
+            if not info.real:
+                info.real = True
+                self.node_list.append(info)
+
+    def remove_node(self, name: str) -> None:
+        info = self.nodes.pop(name, None)
+        if info is not None and info.real:
+            self.node_list = [n for n in self.node_list if n is not info]
+
+    # pods -------------------------------------------------------------------
+    def set_pod(self, pod: dict) -> None:
+        """Count (or recount) an assigned, non-terminal pod; forget it otherwise."""
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node or _terminal(pod):
+            self.remove_pod(uid)
+            return
+        requests = res.pod_requests(pod)
+        old = self._pods.get(uid)
+        if old is not None:
+            if old == (node, requests):
+                return
+            self.remove_pod(uid)
+        self._pods[uid] = (node, requests)
+        info = self.nodes.get(node)
+        if info is None:
+            info = NodeInfo({"metadata": {"name": node}})  # pod before node: count it anyway
+            info.real = False
+            self.nodes[node] = info
+        for k, v in requests.items():
+            info.requested[k] = info.requested.get(k, 0) + v
+        info.pods.add(uid)
+        info.generation += 1
+
+    def remove_pod(self, uid: str) -> None:
+        old = self._pods.pop(uid, None)
+        if old is None:
+            return
+        info = self.nodes.get(old[0])
+        if info is None:
+            return
+        for k, v in old[1].items():
+            info.requested[k] = info.requested.get(k, 0) - v
+        info.pods.discard(uid)
+        info.generation += 1
+
+    def has_pod(self, uid: str) -> bool:
+        return uid in self._pods

@@ -1,0 +1,1 @@
+"""The in-tree plugins mockkube runs, in upstream's default order."""

@@ -1,0 +1,497 @@
+"""DynamicResources: structured DRA allocation at every extension point, as upstream's
+plugin (pkg/scheduler/framework/plugins/dynamicresources).
+
+PreEnqueue waits for the pod's claims to exist; PreFilter gathers them (and the special
+KEP-5004 claim for DRA-backed extended resources); Filter runs the pure allocator per
+node; PostFilter deallocates an allocated claim that keeps the pod off every node;
+Score prefers earlier firstAvailable subrequests; Reserve counts the chosen devices as
+in flight so no other pod gets them; Unreserve undoes that; PreBind writes the claims
+(finalizer, status.allocation, status.reservedFor) and the pod's status fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Callable
+
+from mockkube.dra import extended, node_allocatable
+from mockkube.dra.allocator import AllocationOutcome
+from mockkube.machinery import errors
+from mockkube.machinery.selectors import node_selector_matches
+from mockkube.scheduler import framework as fw
+from mockkube.scheduler import resources as res
+from mockkube.scheduler.cache import NodeInfo
+from mockkube.scheduler.dra_manager import DRAManager
+
+FINALIZER = "resource.kubernetes.io/delete-protection"
+RESERVED_FOR_MAX = 256
+CONFLICT_RETRIES = 5
+ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+SPECIAL_CLAIM_NAME = "<extended-resources>"
+
+
+class ClaimError(Exception):
+    """The pod's claims are not (yet) usable; the message is the status reason."""
+
+
+def claim_names(pod: dict) -> list[tuple[str, str | None, bool]]:
+    """(pod claim name, ResourceClaim name or None when none is needed, must check owner)
+    per pod.spec.resourceClaims entry (upstream's resourceclaim.Name)."""
+    meta = pod.get("metadata") or {}
+    statuses = {s.get("name"): s for s in ((pod.get("status") or {}).get("resourceClaimStatuses") or ())}
+    out = []
+    for pc in (pod.get("spec") or {}).get("resourceClaims") or ():
+        name = pc.get("name", "")
+        if pc.get("resourceClaimName"):
+            out.append((name, pc["resourceClaimName"], False))
+        elif pc.get("resourceClaimTemplateName"):
+            st = statuses.get(name)
+            if st is None:
+                raise ClaimError(f'pod "{meta.get("namespace")}/{meta.get("name")}": '
+                                 f"ResourceClaim not created yet")
+            out.append((name, st.get("resourceClaimName") or None, True))
+        else:
+            raise ClaimError(f'pod "{meta.get("namespace")}/{meta.get("name")}", spec.resourceClaim '
+                             f"{name}: API unsupported")
+    return out
+
+
+def is_for_pod(pod: dict, claim: dict) -> bool:
+    uid = (pod.get("metadata") or {}).get("uid")
+    return any(o.get("uid") == uid for o in (claim.get("metadata") or {}).get("ownerReferences") or ())
+
+
+def reserved_for_pod(pod: dict, claim: dict) -> bool:
+    uid = (pod.get("metadata") or {}).get("uid")
+    return any(r.get("uid") == uid and r.get("resource") == "pods" and not r.get("apiGroup")
+               for r in (claim.get("status") or {}).get("reservedFor") or ())
+
+
+def uses_dra(pod: dict, dra: DRAManager | None = None) -> bool:
+    spec = pod.get("spec") or {}
+    if spec.get("resourceClaims"):
+        return True
+    if dra is not None:
+        mapping = dra.extended_mapping()
+        for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ()):
+            r = c.get("resources") or {}
+            if any(k in mapping for k in list((r.get("requests") or {})) + list((r.get("limits") or {}))):
+                return True
+    return False
+
+
+class _State:
+    __slots__ = ("claims", "to_allocate", "selectors", "allocations", "unavailable", "extended",
+                 "ext_mappings", "ext_by_node", "demand", "reserved", "written", "ext_created", "now",
+                 "alloc_claims")
+
+    def __init__(self) -> None:
+        self.claims: list[dict] = []  # user claims (and an existing extended claim)
+        self.to_allocate: list[int] = []  # indexes into claims
+        self.selectors: dict[int, dict] = {}  # allocated claim index -> allocation.nodeSelector
+        self.allocations: dict[str, AllocationOutcome] = {}
+        self.unavailable: set[int] = set()
+        self.extended: dict | None = None  # in-memory special claim (node-independent spec)
+        self.ext_mappings: list[dict] = []
+        self.ext_by_node: dict[str, tuple[dict | None, list[dict]]] = {}
+        self.demand: dict[str, list[dict]] = {}  # node -> nodeAllocatableResourceClaimStatuses
+        self.reserved: list[str] = []
+        self.written: list[dict] = []  # claims PreBind reserved for the pod
+        self.ext_created: dict | None = None
+        self.now = ""
+        self.alloc_claims: list[dict] = []
+
+
+class DynamicResources(fw.Plugin):
+    name = "DynamicResources"
+    weight = 1
+
+    def __init__(self, dra: DRAManager, client: Any, now: Callable[[], str]) -> None:
+        self.dra = dra
+        self.client = client
+        self.now = now
+        self._claims_rt = client.rt("resourceclaims", "resource.k8s.io") if client is not None else None
+        self._pods_rt = client.rt("pods") if client is not None else None
+
+    # -- helpers --------------------------------------------------------------------
+    def _pod_claims(self, pod: dict) -> list[dict]:
+        ns = (pod.get("metadata") or {}).get("namespace", "")
+        out = []
+        for pod_claim, name, check_owner in claim_names(pod):
+            if name is None:
+                continue
+            claim = self.dra.get_claim(ns, name)
+            if claim is None:
+                raise ClaimError(f'resourceclaim "{name}" not found')
+            if (claim.get("metadata") or {}).get("deletionTimestamp"):
+                raise ClaimError(f'resourceclaim "{name}" is being deleted')
+            if check_owner and not is_for_pod(pod, claim):
+                raise ClaimError(f"ResourceClaim {ns}/{name} was not created for pod "
+                                 f"{ns}/{(pod.get('metadata') or {}).get('name')} (pod is not owner)")
+            out.append(claim)
+        return out
+
+    def pre_enqueue(self, pod):
+        try:
+            self._pod_claims(pod)
+        except ClaimError as e:
+            return fw.unresolvable(str(e))
+        return None
+
+    # -- PreFilter ------------------------------------------------------------------
+    def pre_filter(self, state, pod):
+        s = _State()
+        state[self.name] = s
+        try:
+            s.claims = self._pod_claims(pod)
+        except ClaimError as e:
+            return fw.unresolvable(str(e))
+        ext_status = (pod.get("status") or {}).get("extendedResourceClaimStatus")
+        if ext_status and ext_status.get("resourceClaimName"):
+            existing = self.dra.get_claim((pod.get("metadata") or {}).get("namespace", ""),
+                                          ext_status["resourceClaimName"])
+            if existing is not None and is_for_pod(pod, existing):
+                s.claims.append(existing)
+        else:
+            claim, mappings = extended.extended_resource_claim(pod, self.dra.allocator.classes.values())
+            if claim is not None:
+                s.extended, s.ext_mappings = self._special(pod, claim), mappings
+        if not s.claims and s.extended is None:
+            return fw.Status(fw.SKIP)
+        for i, claim in enumerate(s.claims):
+            alloc = (claim.get("status") or {}).get("allocation")
+            if alloc:
+                mine = reserved_for_pod(pod, claim)
+                if not mine and len((claim.get("status") or {}).get("reservedFor") or ()) >= RESERVED_FOR_MAX:
+                    return fw.unresolvable("resourceclaim in use")
+                if alloc.get("nodeSelector") is not None:
+                    s.selectors[i] = alloc["nodeSelector"]
+            else:
+                uid = (claim.get("metadata") or {}).get("uid", "")
+                if uid in self.dra.in_flight:
+                    return fw.unresolvable(f"resource claim {claim['metadata'].get('name')} is in the process "
+                                           f"of being allocated")
+                s.to_allocate.append(i)
+        s.alloc_claims = [s.claims[i] for i in s.to_allocate]
+        s.now = self.now()
+        return None
+
+    @staticmethod
+    def _special(pod: dict, claim: dict) -> dict:
+        """Give the in-memory claim an identity the allocator can cache plans under."""
+        spec_key = hashlib.sha1(json.dumps(claim["spec"], sort_keys=True).encode()).hexdigest()[:12]
+        claim["metadata"]["name"] = SPECIAL_CLAIM_NAME
+        claim["metadata"]["uid"] = f"{(pod.get('metadata') or {}).get('uid', '')}-extended"
+        claim["metadata"]["resourceVersion"] = spec_key
+        return claim
+
+    def _extended_for(self, s: _State, pod: dict, node: NodeInfo) -> tuple[dict | None, list[dict]]:
+        """The special claim's spec depends on whether the node's device plugin already
+        advertises the resource (then NodeResourcesFit counts it instead)."""
+        names = {m["resourceName"] for m in s.ext_mappings}
+        if not any(str(node.allocatable.get(n, 0)) != "0" for n in names):
+            return s.extended, s.ext_mappings
+        hit = s.ext_by_node.get(node.name)
+        if hit is None:
+            claim, mappings = extended.extended_resource_claim(pod, self.dra.allocator.classes.values(), node.node)
+            hit = (self._special(pod, claim) if claim else None, mappings)
+            s.ext_by_node[node.name] = hit
+        return hit
+
+    # -- Filter ---------------------------------------------------------------------
+    def filter(self, state, pod, node: NodeInfo):
+        s: _State = state[self.name]
+        if s.selectors:
+            return self._filter_allocated(s, pod, node) or self._filter_allocate(s, pod, node)
+        return self._filter_allocate(s, pod, node)
+
+    def _filter_allocated(self, s: _State, pod: dict, node: NodeInfo):
+        for i, sel in s.selectors.items():
+            if not node_selector_matches(sel, node.node):
+                s.unavailable.add(i)
+                return fw.unresolvable(ERR_NOT_AVAILABLE)
+        return None
+
+    def _filter_allocate(self, s: _State, pod: dict, node: NodeInfo):
+        claims = s.alloc_claims
+        if s.extended is not None:
+            ext, _ = self._extended_for(s, pod, node)
+            if ext is not None:
+                claims = claims + [ext]
+        if not claims:
+            return None
+        outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now)
+        if outcome.fatal:
+            return fw.error(outcome.reason)
+        if not outcome.ok:
+            return fw.unresolvable(outcome.reason or ERR_CANNOT_ALLOCATE)
+        s.allocations[node.name] = outcome
+        if not self.dra.node_maps_allocatable(node.node):
+            return None
+        demand = self._demand(pod, claims, outcome)
+        if demand:
+            status = self._check_demand(pod, node, demand)
+            if status is not None:
+                return status
+            s.demand[node.name] = demand
+        return None
+
+    def _demand(self, pod: dict, claims: list[dict], outcome: AllocationOutcome) -> list[dict]:
+        """KEP-5517: nodeAllocatableResourceClaimStatuses for the claims allocated here."""
+        out = []
+        containers_by_claim: dict[str, list[str]] = {}
+        spec = pod.get("spec") or {}
+        for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ()):
+            for rc in (c.get("resources") or {}).get("claims") or ():
+                containers_by_claim.setdefault(rc.get("name", ""), []).append(c.get("name", ""))
+        pod_claim_of = {}
+        try:
+            for pod_claim, name, _ in claim_names(pod):
+                if name:
+                    pod_claim_of[name] = pod_claim
+        except Exception:
+            pass
+        for claim, result in zip(claims, outcome.results or ()):
+            slices = self.dra.slices_with_mappings(result)
+            if not slices:
+                continue
+            amounts = node_allocatable.node_allocatable_demand(result, slices)
+            if not amounts:
+                continue
+            name = claim["metadata"]["name"]
+            containers = containers_by_claim.get(pod_claim_of.get(name, ""), [])
+            out.append(node_allocatable.claim_status(name, containers, amounts))
+        return out
+
+    @staticmethod
+    def _check_demand(pod: dict, node: NodeInfo, demand: list[dict]):
+        base = res.pod_requests(pod)
+        extra: dict[str, int] = {}
+        for entry in demand:
+            for k, v in res.resource_list(entry.get("resources")).items():
+                extra[k] = extra.get(k, 0) + v
+        reasons = []
+        for k, v in extra.items():
+            if base.get(k, 0) + v > node.free(k):
+                reasons.append(f"Insufficient {k}")
+        return fw.unschedulable(*reasons) if reasons else None
+
+    # -- PostFilter -----------------------------------------------------------------
+    def post_filter(self, state, pod, statuses):
+        s: _State | None = state.get(self.name)
+        if s is None or (not s.claims and s.extended is None):
+            return fw.unschedulable()
+        uid = (pod.get("metadata") or {}).get("uid")
+        for i in sorted(s.unavailable):
+            claim = s.claims[i]
+            reserved = (claim.get("status") or {}).get("reservedFor") or []
+            if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == uid):
+                try:
+                    self._write_status(claim, lambda c: _clear(c))
+                except errors.APIError as e:
+                    return fw.error(str(e))
+                return fw.unschedulable("deallocation of ResourceClaim completed")
+        return fw.unschedulable("still not schedulable")
+
+    # -- Score ----------------------------------------------------------------------
+    def skip_score(self, state, pod):
+        s: _State = state[self.name]
+        return not any(r.get("firstAvailable") for i in s.to_allocate
+                       for r in ((s.claims[i].get("spec") or {}).get("devices") or {}).get("requests") or ())
+
+    def score(self, state, pod, node: NodeInfo) -> int:
+        s: _State = state[self.name]
+        outcome = s.allocations.get(node.name)
+        if outcome is None:
+            return 0
+        return outcome.score
+
+    def normalize(self, state, pod, scores):
+        fw.normalize_to_max(scores)
+
+    # -- Reserve / Unreserve ----------------------------------------------------------
+    def reserve(self, state, pod, node_name):
+        s: _State = state[self.name]
+        outcome = s.allocations.get(node_name)
+        if outcome is None:
+            return None
+        claims = [s.claims[i] for i in s.to_allocate]
+        if s.extended is not None:
+            ext = s.ext_by_node.get(node_name, (s.extended, None))[0]
+            if ext is not None:
+                claims.append(ext)
+        for claim, result in zip(claims, outcome.results or ()):
+            uid = claim["metadata"]["uid"]
+            self.dra.reserve(uid, result)
+            s.reserved.append(uid)
+        return None
+
+    def unreserve(self, state, pod, node_name):
+        s: _State | None = state.get(self.name)
+        if s is None:
+            return
+        for uid in s.reserved:
+            self.dra.unreserve(uid)
+        s.reserved = []
+        pod_uid = (pod.get("metadata") or {}).get("uid")
+        for claim in s.written:
+            try:
+                self._write_status(claim, lambda c: _drop_reservation(c, pod_uid))
+            except errors.APIError:
+                pass
+        s.written = []
+        if s.ext_created is not None:
+            m = s.ext_created["metadata"]
+            try:
+                cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
+                if cur is not None and FINALIZER in (cur["metadata"].get("finalizers") or []):
+                    upd = json.loads(json.dumps(cur))
+                    upd["metadata"]["finalizers"] = [f for f in upd["metadata"]["finalizers"] if f != FINALIZER]
+                    if not upd["metadata"]["finalizers"]:
+                        del upd["metadata"]["finalizers"]
+                    self.client.update(self._claims_rt, upd)
+                self.client.delete(self._claims_rt, m["namespace"], m["name"])
+            except errors.APIError:
+                pass
+            s.ext_created = None
+
+    # -- PreBind --------------------------------------------------------------------
+    def pre_bind(self, state, pod, node_name):
+        """Persist the decision; structured so that waiting for binding conditions
+        (KEP-5007) can follow the claim writes as a further step."""
+        s: _State = state[self.name]
+        outcome = s.allocations.get(node_name)
+        results = list(outcome.results or ()) if outcome is not None else []
+        try:
+            for k, i in enumerate(s.to_allocate):
+                self._bind_claim(pod, s, s.claims[i], results[k])
+            for i, claim in enumerate(s.claims):
+                if i not in s.to_allocate and not reserved_for_pod(pod, claim):
+                    self._bind_claim(pod, s, claim, None)
+            if s.extended is not None:
+                ext, mappings = s.ext_by_node.get(node_name, (s.extended, s.ext_mappings))
+                if ext is not None:
+                    self._bind_extended(pod, s, ext, mappings, results[len(s.to_allocate)])
+            self._record_pod_status(pod, s, node_name)
+        except errors.APIError as e:
+            return fw.error(f"binding claims: {e}")
+        return self._wait_for_binding_conditions(state, pod, node_name)
+
+    def _wait_for_binding_conditions(self, state, pod, node_name):
+        """KEP-5007 hook: not implemented yet (a later issue)."""
+        return None
+
+    def _bind_claim(self, pod: dict, s: _State, claim: dict, allocation: dict | None) -> None:
+        ref = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+        uid = claim["metadata"]["uid"]
+        if allocation is not None:
+            self._ensure_finalizer(claim)
+
+        def change(c: dict) -> bool:
+            st = c.setdefault("status", {})
+            if allocation is not None:
+                if st.get("allocation") and st["allocation"] != allocation:
+                    raise errors.conflict("resourceclaims", "resource.k8s.io", c["metadata"]["name"],
+                                          "claim got allocated elsewhere in the meantime")
+                st["allocation"] = allocation
+            elif not st.get("allocation"):
+                raise errors.conflict("resourceclaims", "resource.k8s.io", c["metadata"]["name"],
+                                      "claim got deallocated in the meantime")
+            rf = st.setdefault("reservedFor", [])
+            if not any(r.get("uid") == ref["uid"] for r in rf):
+                rf.append(dict(ref))
+            return True
+
+        written = self._write_status(claim, change)
+        s.written.append(written)
+        self.dra.set_claim(written)
+        self.dra.unreserve(uid)
+
+    def _ensure_finalizer(self, claim: dict) -> None:
+        m = claim["metadata"]
+        for _ in range(CONFLICT_RETRIES):
+            cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
+            if cur is None or cur["metadata"].get("uid") != m.get("uid"):
+                raise errors.not_found("resourceclaims", "resource.k8s.io", m["name"])
+            if FINALIZER in (cur["metadata"].get("finalizers") or []):
+                return
+            upd = dict(cur)
+            upd["metadata"] = dict(cur["metadata"])
+            upd["metadata"]["finalizers"] = list(cur["metadata"].get("finalizers") or []) + [FINALIZER]
+            try:
+                self.dra.set_claim(self.client.update(self._claims_rt, upd))
+                return
+            except errors.APIError as e:
+                if e.code != 409:
+                    raise
+        raise errors.conflict("resourceclaims", "resource.k8s.io", m["name"], "too many conflicts")
+
+    def _write_status(self, claim: dict, change: Callable[[dict], Any]) -> dict:
+        """UpdateStatus with re-read and retry on conflict."""
+        m = claim["metadata"]
+        last: errors.APIError | None = None
+        for _ in range(CONFLICT_RETRIES):
+            cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
+            if cur is None or cur["metadata"].get("uid") != m.get("uid"):
+                raise errors.not_found("resourceclaims", "resource.k8s.io", m["name"])
+            upd = dict(cur)
+            upd["status"] = json.loads(json.dumps(cur.get("status") or {}))
+            change(upd)
+            try:
+                return self.client.update_status(self._claims_rt, upd)
+            except errors.APIError as e:
+                if e.code != 409:
+                    raise
+                last = e
+        raise last  # type: ignore[misc]
+
+    def _bind_extended(self, pod: dict, s: _State, ext: dict, mappings: list[dict], allocation: dict) -> None:
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {k: v for k, v in ext["metadata"].items()
+                             if k not in ("name", "uid", "resourceVersion")},
+                "spec": ext["spec"]}
+        body["metadata"]["finalizers"] = [FINALIZER]
+        created = self.client.create(self._claims_rt, body)
+        s.ext_created = created
+        self.dra.unreserve(ext["metadata"]["uid"])
+        s.reserved = [u for u in s.reserved if u != ext["metadata"]["uid"]]
+        self.dra.reserve(created["metadata"]["uid"], allocation)
+        s.reserved.append(created["metadata"]["uid"])
+        self._bind_claim(pod, s, created, allocation)
+        s.ext_mappings = mappings
+        s.ext_by_node["__created__"] = (created, mappings)
+
+    def _record_pod_status(self, pod: dict, s: _State, node_name: str) -> None:
+        patch: dict = {}
+        created = s.ext_by_node.get("__created__")
+        if created is not None:
+            patch["extendedResourceClaimStatus"] = extended.extended_resource_claim_status(
+                created[0]["metadata"]["name"], created[1])
+        demand = s.demand.get(node_name)
+        if demand:
+            if created is not None:
+                for entry in demand:
+                    if entry["resourceClaimName"] == SPECIAL_CLAIM_NAME:
+                        entry["resourceClaimName"] = created[0]["metadata"]["name"]
+            patch["nodeAllocatableResourceClaimStatuses"] = demand
+        if patch:
+            m = pod["metadata"]
+            self.client.patch(self._pods_rt, m["namespace"], m["name"], {"status": patch}, "merge", "status")
+
+
+def _clear(claim: dict) -> None:
+    st = claim.setdefault("status", {})
+    st.pop("reservedFor", None)
+    st.pop("allocation", None)
+    st.pop("devices", None)
+
+
+def _drop_reservation(claim: dict, pod_uid: str) -> None:
+    st = claim.setdefault("status", {})
+    rf = [r for r in st.get("reservedFor") or () if r.get("uid") != pod_uid]
+    if rf:
+        st["reservedFor"] = rf
+    else:
+        st.pop("reservedFor", None)

@@ -1,0 +1,134 @@
+"""NodeName, NodeUnschedulable, NodeAffinity and TaintToleration: node-property filters
+with upstream's reasons and scores."""
+
+from __future__ import annotations
+
+from mockkube.machinery.selectors import node_selector_term_matches
+from mockkube.scheduler import framework as fw
+from mockkube.scheduler.cache import NodeInfo
+
+ERR_NODE_NAME = "node(s) didn't match the requested node name"
+ERR_UNSCHEDULABLE = "node(s) were unschedulable"
+ERR_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+
+
+class NodeName(fw.Plugin):
+    name = "NodeName"
+
+    def pre_filter(self, state, pod):
+        return None if (pod.get("spec") or {}).get("nodeName") else fw.Status(fw.SKIP)
+
+    def filter(self, state, pod, node: NodeInfo):
+        want = (pod.get("spec") or {}).get("nodeName")
+        if want and want != node.name:
+            return fw.unresolvable(ERR_NODE_NAME)
+        return None
+
+
+def toleration_matches(tol: dict, taint: dict) -> bool:
+    """v1.Toleration.ToleratesTaint."""
+    effect = tol.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = tol.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    op = tol.get("operator") or "Equal"
+    if op == "Exists":
+        return True
+    if op == "Equal":
+        return (tol.get("value") or "") == (taint.get("value") or "")
+    return False
+
+
+def tolerated(tolerations: list[dict], taint: dict) -> bool:
+    return any(toleration_matches(t, taint) for t in tolerations)
+
+
+class NodeUnschedulable(fw.Plugin):
+    name = "NodeUnschedulable"
+
+    def filter(self, state, pod, node: NodeInfo):
+        if not node.unschedulable:
+            return None
+        taint = {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}
+        if tolerated((pod.get("spec") or {}).get("tolerations") or [], taint):
+            return None
+        return fw.unresolvable(ERR_UNSCHEDULABLE)
+
+
+class NodeAffinity(fw.Plugin):
+    """spec.nodeSelector and required/preferred node affinity."""
+
+    name = "NodeAffinity"
+    weight = 2
+
+    def pre_filter(self, state, pod):
+        spec = pod.get("spec") or {}
+        affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+        required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+        preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+        state[self.name] = (spec.get("nodeSelector") or {}, required, preferred)
+        if not spec.get("nodeSelector") and required is None:
+            return fw.Status(fw.SKIP)  # Filter has nothing to check; Score may still run
+        return None
+
+    def skip_score(self, state, pod):
+        return not state[self.name][2]
+
+    def filter(self, state, pod, node: NodeInfo):
+        selector, required, _ = state[self.name]
+        labels = node.labels
+        for k, v in selector.items():
+            if labels.get(k) != v:
+                return fw.unresolvable(ERR_AFFINITY)
+        if required is not None:
+            terms = required.get("nodeSelectorTerms") or []
+            if not any(node_selector_term_matches(t or {}, node.node) for t in terms):
+                return fw.unresolvable(ERR_AFFINITY)
+        return None
+
+    def score(self, state, pod, node: NodeInfo) -> int:
+        _, _, preferred = state[self.name]
+        total = 0
+        for p in preferred:
+            if node_selector_term_matches(p.get("preference") or {}, node.node):
+                total += int(p.get("weight") or 0)
+        return total
+
+    def normalize(self, state, pod, scores):
+        if state[self.name][2]:
+            fw.normalize_to_max(scores)
+
+
+class TaintToleration(fw.Plugin):
+    name = "TaintToleration"
+    weight = 3
+
+    def pre_filter(self, state, pod):
+        tols = (pod.get("spec") or {}).get("tolerations") or []
+        prefer = [t for t in tols if (t.get("effect") or "") in ("", "PreferNoSchedule")]
+        state[self.name] = (tols, prefer)
+        return None
+
+    def filter(self, state, pod, node: NodeInfo):
+        if not node.taints:
+            return None
+        tols = state[self.name][0]
+        for taint in node.taints:
+            if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+                continue
+            if not tolerated(tols, taint):
+                return fw.unresolvable(
+                    f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}")
+        return None
+
+    def score(self, state, pod, node: NodeInfo) -> int:
+        if not node.taints:
+            return 0
+        prefer = state[self.name][1]
+        return sum(1 for t in node.taints if t.get("effect") == "PreferNoSchedule" and not tolerated(prefer, t))
+
+    def normalize(self, state, pod, scores):
+        fw.normalize_to_max(scores, reverse=True)

@@ -1,0 +1,462 @@
+"""The scheduler component: informers feed the node cache, the DRA manager and the queue;
+one loop pops a pod and runs a scheduling cycle (PreFilter, Filter over a rotating window
+of nodes, PostFilter on failure, Score, Reserve) and the binding cycle (PreBind, Bind)
+inline, as a client of the API like every other component.
+
+Writes here are synchronous store calls, so a cycle never interleaves with another; the
+scheduler still "assumes" its own results (node cache, claims) so the next cycle does
+not wait for informer delivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Any
+
+from mockkube.machinery import errors, meta
+from mockkube.scheduler import framework as fw
+from mockkube.scheduler.cache import Cache, NodeInfo
+from mockkube.scheduler.dra_manager import DRAManager
+from mockkube.scheduler.events import Recorder
+from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
+from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
+from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, TaintToleration
+from mockkube.scheduler.queue import SchedulingQueue
+from mockkube.storage.client import Client
+from mockkube.storage.informer import Informer
+
+log = logging.getLogger("mockkube.scheduler")
+
+SCHEDULER_NAME = "default-scheduler"
+MIN_FEASIBLE_NODES = 100
+MIN_FEASIBLE_PERCENTAGE = 5
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+
+
+def num_feasible_nodes_to_find(num_all: int, percentage: int = 0) -> int:
+    """Upstream's adaptive cut-off: stop filtering once this many nodes fit."""
+    if num_all < MIN_FEASIBLE_NODES:
+        return num_all
+    adaptive = percentage
+    if adaptive <= 0:
+        adaptive = max(50 - num_all // 125, MIN_FEASIBLE_PERCENTAGE)
+    n = num_all * adaptive // 100
+    return max(n, MIN_FEASIBLE_NODES)
+
+
+def fit_error(num_all: int, statuses: dict[str, fw.Status], prefilter_msg: str = "",
+              postfilter_msg: str = "") -> str:
+    """FitError.Error(): "0/N nodes are available: <histogram>. <postfilter>."."""
+    msg = f"0/{num_all} nodes are available:"
+    if prefilter_msg:
+        msg += f" {prefilter_msg}."
+    else:
+        hist: dict[str, int] = {}
+        for st in statuses.values():
+            for r in st.reasons:
+                hist[r] = hist.get(r, 0) + 1
+        parts = sorted(f"{v} {k}" for k, v in hist.items())
+        if parts:
+            msg += f" {', '.join(parts)}."
+    if postfilter_msg:
+        msg += f" {postfilter_msg.rstrip('.')}."
+    return msg
+
+
+def _key(obj: dict) -> str:
+    m = obj.get("metadata") or {}
+    return f"{m.get('namespace', '')}/{m.get('name', '')}"
+
+
+def _responsible(pod: dict) -> bool:
+    spec = pod.get("spec") or {}
+    return (spec.get("schedulerName") or SCHEDULER_NAME) == SCHEDULER_NAME
+
+
+def _pending(pod: dict) -> bool:
+    spec = pod.get("spec") or {}
+    return (not spec.get("nodeName") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+
+
+class Scheduler:
+    name = "scheduler"
+
+    def __init__(self, server: Any, initial_backoff: float = 1.0, max_backoff: float = 10.0,
+                 percentage_of_nodes_to_score: int = 0, seed: int | None = None) -> None:
+        self.server = server
+        self.clock = server.clock
+        self.client = Client(server.resources, "kube-scheduler")
+        self.cache = Cache()
+        self.dra = DRAManager()
+        self.queue = SchedulingQueue(self.clock, initial_backoff, max_backoff)
+        self.recorder = Recorder(self.client, self.clock)
+        self.percentage = percentage_of_nodes_to_score
+        self.rng = random.Random(seed)
+        self.next_start = 0
+        self.pods_rt = self.client.rt("pods")
+        self.dra_plugin = DynamicResources(self.dra, self.client, lambda: meta.rfc3339(self.clock()))
+        # upstream default order (DynamicResources before DefaultPreemption)
+        self.plugins: list[fw.Plugin] = [
+            NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(),
+            NodeResourcesFit(self.dra.dra_backed), self.dra_plugin,
+        ]
+        self.scored = [p for p in self.plugins if p.weight]
+        store = server.store
+        rt = self.client.rt
+        self.informers = {
+            "nodes": Informer(store, rt("nodes")),
+            "pods": Informer(store, self.pods_rt),
+            "resourceclaims": Informer(store, rt("resourceclaims", "resource.k8s.io")),
+            "resourceslices": Informer(store, rt("resourceslices", "resource.k8s.io")),
+            "deviceclasses": Informer(store, rt("deviceclasses", "resource.k8s.io")),
+            "devicetaintrules": Informer(store, rt("devicetaintrules", "resource.k8s.io")),
+        }
+        self.informers["nodes"].add_handler(self._on_node)
+        self.informers["pods"].add_handler(self._on_pod)
+        self.informers["resourceclaims"].add_handler(self._on_claim)
+        self.informers["resourceslices"].add_handler(self._on_slice)
+        self.informers["deviceclasses"].add_handler(self._on_class)
+        self.informers["devicetaintrules"].add_handler(self._on_taint_rule)
+        self._task: asyncio.Task | None = None
+        self._flush: asyncio.TimerHandle | None = None
+        self.scheduled = 0
+
+    # -- lifecycle --------------------------------------------------------------------
+    async def start(self) -> None:
+        # cluster state first, so the replayed pods meet a complete view
+        for name in ("nodes", "deviceclasses", "devicetaintrules", "resourceslices", "resourceclaims", "pods"):
+            self.informers[name].start()
+        self._task = asyncio.create_task(self._run(), name="scheduler")
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        def tick() -> None:
+            self.queue.flush_stale()
+            self._schedule_flush()
+        self._flush = asyncio.get_running_loop().call_later(30.0, tick)
+
+    async def stop(self) -> None:
+        for inf in self.informers.values():
+            inf.stop()
+        if self._flush is not None:
+            self._flush.cancel()
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._task = None
+
+    # -- event handlers -----------------------------------------------------------------
+    def _on_node(self, typ: str, obj: dict, prev: dict | None) -> None:
+        if typ == "DELETED":
+            self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
+            return
+        self.cache.set_node(obj)
+        if typ == "ADDED" or _node_changed(obj, prev):
+            self.queue.move_all()
+
+    def _on_pod(self, typ: str, obj: dict, prev: dict | None) -> None:
+        key = _key(obj)
+        if typ == "DELETED":
+            uid = (obj.get("metadata") or {}).get("uid", "")
+            was_assigned = self.cache.has_pod(uid)
+            self.cache.remove_pod(uid)
+            self.queue.delete(key)
+            self.recorder.forget(uid)
+            if was_assigned:
+                self.queue.move_all()
+            return
+        if (obj.get("spec") or {}).get("nodeName"):
+            self.queue.delete(key)
+            was = self.cache.has_pod((obj.get("metadata") or {}).get("uid", ""))
+            self.cache.set_pod(obj)
+            if was and not self.cache.has_pod((obj.get("metadata") or {}).get("uid", "")):
+                self.queue.move_all()  # finished: its resources are free
+            return
+        if not _responsible(obj) or not _pending(obj):
+            self.queue.delete(key)
+            return
+        if typ == "MODIFIED" and prev is not None and key in self.queue.entries \
+                and not self.queue.entries[key].gated and not _pod_update_matters(obj, prev):
+            return  # e.g. our own PodScheduled condition write
+        prio = int((obj.get("spec") or {}).get("priority") or 0)
+        self.queue.add(key, prio, uses_dra(obj, self.dra))
+
+    def _on_claim(self, typ: str, obj: dict, prev: dict | None) -> None:
+        if typ == "DELETED":
+            had = bool((obj.get("status") or {}).get("allocation"))
+            self.dra.remove_claim(obj)
+            if had:
+                self._move_dra()
+            return
+        self.dra.set_claim(obj)
+        if typ == "ADDED":
+            self._move_dra(lambda e: e.gated)
+            return
+        old_alloc = bool(((prev or {}).get("status") or {}).get("allocation"))
+        new_alloc = bool((obj.get("status") or {}).get("allocation"))
+        if old_alloc and not new_alloc:
+            self._move_dra()
+        elif (prev or {}).get("status") != obj.get("status") or \
+                ((prev or {}).get("metadata") or {}).get("deletionTimestamp") != \
+                (obj.get("metadata") or {}).get("deletionTimestamp"):
+            name = (obj.get("metadata") or {}).get("name")
+            ns = (obj.get("metadata") or {}).get("namespace")
+            self._move_dra(lambda e: e.key.startswith(f"{ns}/") and self._pod_uses_claim(e.key, name))
+
+    def _pod_uses_claim(self, key: str, claim: str) -> bool:
+        ns, _, name = key.partition("/")
+        pod = self.client.get(self.pods_rt, ns, name)
+        if pod is None:
+            return False
+        for pc in (pod.get("spec") or {}).get("resourceClaims") or ():
+            if pc.get("resourceClaimName") == claim:
+                return True
+        return any(s.get("resourceClaimName") == claim
+                   for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ())
+
+    def _move_dra(self, extra=None) -> None:
+        if extra is None:
+            self.queue.move_all(lambda e: e.uses_dra)
+        else:
+            self.queue.move_all(lambda e: e.uses_dra and extra(e))
+
+    def _on_slice(self, typ: str, obj: dict, prev: dict | None) -> None:
+        if typ == "DELETED":
+            self.dra.remove_slice(obj)
+        else:
+            self.dra.set_slice(obj)
+            self._move_dra()
+
+    def _on_class(self, typ: str, obj: dict, prev: dict | None) -> None:
+        if typ == "DELETED":
+            self.dra.remove_class(obj)
+        else:
+            self.dra.set_class(obj)
+            self.queue.move_all()  # KEP-5004: a class can make an extended resource DRA-backed
+
+    def _on_taint_rule(self, typ: str, obj: dict, prev: dict | None) -> None:
+        if typ == "DELETED":
+            self.dra.remove_taint_rule(obj)
+            self._move_dra()
+        else:
+            self.dra.set_taint_rule(obj)
+
+    # -- the loop -------------------------------------------------------------------------
+    async def _run(self) -> None:
+        while True:
+            key = await self.queue.pop()
+            try:
+                self.schedule_one(key)
+            except Exception:
+                log.exception("scheduling %s failed", key)
+                self.queue.requeue_failed(key, error=True)
+            await asyncio.sleep(0)
+
+    def schedule_one(self, key: str) -> None:
+        ns, _, name = key.partition("/")
+        pod = self.client.get(self.pods_rt, ns, name)
+        if pod is None or not _pending(pod) or not _responsible(pod):
+            self.queue.done(key)
+            return
+        for p in self.plugins:
+            st = p.pre_enqueue(pod)
+            if st is not None and not st.ok:
+                self.queue.gate(key)
+                return
+        state = fw.CycleState()
+        node_name, failure, is_error = self._schedule(state, pod)
+        if node_name is None:
+            self._fail(key, pod, failure, is_error)
+            return
+        self._assume_and_bind(key, pod, state, node_name)
+
+    def _schedule(self, state: fw.CycleState, pod: dict) -> tuple[str | None, str, bool]:
+        nodes = self.cache.node_list
+        skip: set[str] = set()
+        for p in self.plugins:
+            st = p.pre_filter(state, pod)
+            if st is None or st.ok:
+                continue
+            if st.code == fw.SKIP:
+                skip.add(p.name)
+                continue
+            if st.code == fw.ERROR:
+                return None, f'running PreFilter plugin "{p.name}": {st.message}', True
+            post = self._post_filter(state, pod, {}, len(nodes), prefilter=True)
+            return None, fit_error(len(nodes), {}, st.message, post), False
+        if not nodes:
+            return None, "no nodes available to schedule pods", False
+        filters = [p for p in self.plugins if p.name not in skip and type(p).filter is not fw.Plugin.filter]
+        want = num_feasible_nodes_to_find(len(nodes), self.percentage)
+        feasible: list[NodeInfo] = []
+        statuses: dict[str, fw.Status] = {}
+        n = len(nodes)
+        start = self.next_start % n
+        checked = 0
+        for i in range(n):
+            node = nodes[(start + i) % n]
+            checked += 1
+            for p in filters:
+                st = p.filter(state, pod, node)
+                if st is not None and not st.ok:
+                    if st.code == fw.ERROR:
+                        return None, f'running "{p.name}" filter plugin: {st.message}', True
+                    st.plugin = p.name
+                    statuses[node.name] = st
+                    break
+            else:
+                feasible.append(node)
+                if len(feasible) >= want:
+                    break
+        self.next_start = (start + checked) % n
+        if not feasible:
+            post = self._post_filter(state, pod, statuses, n)
+            return None, fit_error(n, statuses, "", post), False
+        if len(feasible) == 1:
+            return feasible[0].name, "", False
+        return self._select_host(state, pod, feasible), "", False
+
+    def _post_filter(self, state, pod, statuses, num_all, prefilter=False) -> str:
+        reasons: list[str] = []
+        for p in self.plugins:
+            if type(p).post_filter is fw.Plugin.post_filter or p.name not in state:
+                continue
+            st = p.post_filter(state, pod, statuses)
+            if st is None or st.ok:
+                return ""
+            reasons.extend(st.reasons)
+        reasons.append(self._preemption_message(pod, statuses, num_all, prefilter))
+        return ", ".join(reasons)
+
+    def _preemption_message(self, pod, statuses, num_all, prefilter) -> str:
+        """DefaultPreemption's verdict; mockkube never evicts, so a node where preemption
+        could help reports that no victims were found."""
+        if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
+            return "preemption: not eligible due to preemptionPolicy=Never."
+        hist: dict[str, int] = {}
+        for node in self.cache.node_list:
+            st = statuses.get(node.name)
+            reason = PREEMPTION_NOT_HELPFUL if prefilter or st is None or \
+                st.code == fw.UNSCHEDULABLE_AND_UNRESOLVABLE else NO_VICTIMS
+            hist[reason] = hist.get(reason, 0) + 1
+        parts = ", ".join(sorted(f"{v} {k}" for k, v in hist.items()))
+        return f"preemption: 0/{num_all} nodes are available: {parts}."
+
+    def _select_host(self, state, pod, feasible: list[NodeInfo]) -> str:
+        totals = {n.name: 0 for n in feasible}
+        for p in self.scored:
+            if p.skip_score(state, pod):  # PreScore Skip
+                continue
+            scores = {n.name: p.score(state, pod, n) for n in feasible}
+            p.normalize(state, pod, scores)
+            for k, v in scores.items():
+                totals[k] += v * p.weight
+        best, best_score, ties = "", -1, 0
+        for name, score in totals.items():  # reservoir sampling among the top scores
+            if score > best_score:
+                best, best_score, ties = name, score, 1
+            elif score == best_score:
+                ties += 1
+                if self.rng.randrange(ties) == 0:
+                    best = name
+        return best
+
+    # -- binding ------------------------------------------------------------------------------
+    def _assume_and_bind(self, key: str, pod: dict, state: fw.CycleState, node_name: str) -> None:
+        assumed = dict(pod)
+        assumed["spec"] = dict(pod.get("spec") or {})
+        assumed["spec"]["nodeName"] = node_name
+        demand = self._demand_for(state, node_name)
+        if demand:
+            assumed["status"] = dict(pod.get("status") or {})
+            assumed["status"]["nodeAllocatableResourceClaimStatuses"] = demand
+        uid = pod["metadata"]["uid"]
+        self.cache.set_pod(assumed)
+        reserved: list[fw.Plugin] = []
+        failure = ""
+        for p in self.plugins:
+            if p.name not in state:
+                continue
+            reserved.append(p)
+            st = p.reserve(state, pod, node_name)
+            if st is not None and not st.ok:
+                failure = f'running Reserve plugin "{p.name}": {st.message}'
+                break
+        if not failure:
+            for p in self.plugins:
+                if p.name not in state:
+                    continue
+                st = p.pre_bind(state, pod, node_name)
+                if st is not None and not st.ok:
+                    failure = f'running PreBind plugin "{p.name}": {st.message}'
+                    break
+        if not failure:
+            try:
+                bound = self.client.bind(pod["metadata"]["namespace"], pod["metadata"]["name"], node_name)
+                self.cache.set_pod(bound)
+            except errors.APIError as e:
+                failure = f"binding rejected: {e}"
+        if failure:
+            for p in reversed(reserved):
+                p.unreserve(state, pod, node_name)
+            self.cache.remove_pod(uid)
+            self._fail(key, pod, failure, True)
+            return
+        self.queue.done(key)
+        self.recorder.forget(uid)
+        self.scheduled += 1
+        self.recorder.event(pod, "Normal", "Scheduled",
+                            f"Successfully assigned {pod['metadata']['namespace']}/{pod['metadata']['name']} "
+                            f"to {node_name}")
+
+    def _demand_for(self, state: fw.CycleState, node_name: str) -> list[dict]:
+        s = state.get(self.dra_plugin.name)
+        return list(getattr(s, "demand", {}).get(node_name) or ()) if s is not None else []
+
+    # -- failure ------------------------------------------------------------------------------
+    def _fail(self, key: str, pod: dict, message: str, is_error: bool) -> None:
+        self.queue.requeue_failed(key, error=is_error)
+        reason = "SchedulerError" if is_error else "Unschedulable"
+        self.recorder.event(pod, "Warning", "FailedScheduling", message)
+        self._set_condition(pod, reason, message)
+
+    def _set_condition(self, pod: dict, reason: str, message: str) -> None:
+        for c in (pod.get("status") or {}).get("conditions") or ():
+            if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == reason \
+                    and c.get("message") == message:
+                return
+        cond = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+                "lastProbeTime": None, "lastTransitionTime": meta.rfc3339(self.clock())}
+        m = pod["metadata"]
+        try:
+            self.client.patch(self.pods_rt, m["namespace"], m["name"],
+                              {"metadata": {"uid": m["uid"]}, "status": {"conditions": [cond]}},
+                              "strategic", "status")
+        except errors.APIError as e:
+            log.debug("pod condition update for %s failed: %s", m["name"], e)
+
+
+def _node_changed(new: dict, old: dict | None) -> bool:
+    if old is None:
+        return True
+    return (new.get("spec") != old.get("spec")
+            or (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels")
+            or (new.get("status") or {}).get("allocatable") != (old.get("status") or {}).get("allocatable"))
+
+
+def _pod_update_matters(new: dict, old: dict) -> bool:
+    """Only spec, labels and claim statuses can change a pending pod's fate."""
+    if new.get("spec") != old.get("spec"):
+        return True
+    if (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels"):
+        return True
+    ns, os_ = new.get("status") or {}, old.get("status") or {}
+    return (ns.get("resourceClaimStatuses") != os_.get("resourceClaimStatuses")
+            or ns.get("extendedResourceClaimStatus") != os_.get("extendedResourceClaimStatus"))
