@@ -511,10 +511,13 @@ def _cap_update_managers(managers: dict) -> None:
 
 
 def _without_managed_fields(obj: dict | None) -> dict:
-    out = copy.deepcopy(obj) if obj else {}
+    """A view of ``obj`` without metadata.managedFields (shallow: callers only read it)."""
+    if not obj:
+        return {}
+    out = dict(obj)
     md = out.get("metadata")
-    if isinstance(md, dict):
-        md.pop("managedFields", None)
+    if isinstance(md, dict) and "managedFields" in md:
+        out["metadata"] = {k: v for k, v in md.items() if k != "managedFields"}
     return out
 
 

@@ -8,7 +8,6 @@ in-process client both come through here, so controllers write exactly as client
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import logging
 from dataclasses import dataclass, field
@@ -53,8 +52,7 @@ class ListResult:
     remaining: int | None = None
 
 
-def _deep(obj: dict) -> dict:
-    return copy.deepcopy(obj)
+_deep = meta.clone
 
 
 def _json_kind(value: Any) -> str:

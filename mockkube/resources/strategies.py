@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 
+from mockkube.machinery.meta import clone
 from mockkube.machinery.registry import Strategy
 
 
@@ -26,14 +26,14 @@ class SpecStatusStrategy(Strategy):
 
     def prepare_update(self, new: dict, old: dict) -> None:
         if "status" in old:
-            new["status"] = copy.deepcopy(old["status"])
+            new["status"] = clone(old["status"])
         else:
             new.pop("status", None)
 
     def prepare_status_update(self, new: dict, old: dict) -> None:
         status = new.get("status")
         keep_meta = new["metadata"]
-        rebuilt = copy.deepcopy(old)
+        rebuilt = clone(old)
         if status is None:
             rebuilt.pop("status", None)
         else:

@@ -8,16 +8,12 @@ from the cache and return the shared, read-only object dicts: copy before changi
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from mockkube.machinery import errors
+from mockkube.machinery.meta import clone  # noqa: F401  (re-exported: components copy before changing)
 from mockkube.machinery.registry import ResourceType
 from mockkube.machinery.rest import Resources, WriteOptions
-
-
-def clone(obj: dict) -> dict:
-    return copy.deepcopy(obj)
 
 
 class Client:
