@@ -122,6 +122,8 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def _cmp(l: Any, r: Any, node: Node | None, path: Path, acc: tuple) -> None:
+    if l is r or (type(l) is type(r) and l == r and _equal(l, r)):
+        return  # equal subtrees add, modify and remove nothing (the common case: skip the walk)
     added, modified, removed = acc
     kl = _kind(l, node) if l is not _MISSING else None
     kr = _kind(r, node) if r is not _MISSING else None
