@@ -15,6 +15,15 @@ if TYPE_CHECKING:
     from mockkube.server import Server
 
 COMPONENTS: list[str] = [
+    "mockkube.controllers.serviceaccount",
+    "mockkube.controllers.namespace",
+    "mockkube.controllers.garbagecollector",
+    "mockkube.controllers.resourceclaim",
+    "mockkube.controllers.replicaset",
+    "mockkube.controllers.deployment",
+    "mockkube.controllers.devicetaint",
+    "mockkube.scheduler",
+    "mockkube.kubelet",
 ]
 
 

@@ -1,0 +1,76 @@
+"""One valid object per served kind (the starting point of the bad-input tests and the fuzzer)."""
+
+from __future__ import annotations
+
+import copy
+
+_TEMPLATE = {"metadata": {"labels": {"app": "seed"}},
+             "spec": {"containers": [{"name": "c", "image": "busybox", "ports": [{"containerPort": 80}],
+                                      "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
+_DEVICES = {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com",
+                                                     "selectors": [{"cel": {"expression":
+                                                                            'device.driver == "gpu.example.com"'}}],
+                                                     "count": 1}}]}
+
+SEEDS: dict[tuple[str, str], dict] = {
+    ("", "Namespace"): {"metadata": {"name": "seed", "labels": {"a": "b"}}},
+    ("", "Node"): {"metadata": {"name": "seed", "labels": {"kubernetes.io/hostname": "seed"}},
+                   "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}},
+    ("", "Pod"): {"metadata": {"name": "seed", "labels": {"app": "seed"}}, "spec": copy.deepcopy(_TEMPLATE["spec"])},
+    ("", "Event"): {"metadata": {"name": "seed"}, "involvedObject": {"kind": "Pod", "name": "seed", "namespace": "fuzz"},
+                    "reason": "Started", "message": "hello", "type": "Normal", "source": {"component": "test"},
+                    "firstTimestamp": "2024-01-01T00:00:00Z", "lastTimestamp": "2024-01-01T00:00:00Z", "count": 1},
+    ("", "ConfigMap"): {"metadata": {"name": "seed", "annotations": {"x": "y"}}, "data": {"a": "b"}},
+    ("", "Secret"): {"metadata": {"name": "seed"}, "type": "Opaque", "data": {"a": "Yg=="}},
+    ("", "ServiceAccount"): {"metadata": {"name": "seed"}},
+    ("", "Service"): {"metadata": {"name": "seed"},
+                      "spec": {"selector": {"app": "seed"}, "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}},
+    ("apps", "Deployment"): {"metadata": {"name": "seed"},
+                             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "seed"}},
+                                      "template": copy.deepcopy(_TEMPLATE)}},
+    ("apps", "ReplicaSet"): {"metadata": {"name": "seed"},
+                             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "seed"}},
+                                      "template": copy.deepcopy(_TEMPLATE)}},
+    ("coordination.k8s.io", "Lease"): {"metadata": {"name": "seed"},
+                                       "spec": {"holderIdentity": "me", "leaseDurationSeconds": 40}},
+    ("resource.k8s.io", "DeviceClass"): {"metadata": {"name": "seed"},
+                                         "spec": {"selectors": [{"cel": {"expression":
+                                                                         'device.driver == "gpu.example.com"'}}]}},
+    ("resource.k8s.io", "ResourceClaim"): {"metadata": {"name": "seed"}, "spec": {"devices": copy.deepcopy(_DEVICES)}},
+    ("resource.k8s.io", "ResourceClaimTemplate"): {"metadata": {"name": "seed"},
+                                                   "spec": {"spec": {"devices": copy.deepcopy(_DEVICES)}}},
+    ("resource.k8s.io", "ResourceSlice"): {
+        "metadata": {"name": "seed"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "node-1",
+                 "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}},
+                              "capacity": {"memory": {"value": "40Gi"}}}]}},
+    ("resource.k8s.io", "DeviceTaintRule"): {
+        "metadata": {"name": "seed"},
+        "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "k", "value": "v",
+                                                                            "effect": "NoSchedule"}}},
+    ("events.k8s.io", "Event"): {"metadata": {"name": "seed2"}, "eventTime": "2024-01-01T00:00:00.000000Z",
+                                 "reportingController": "example.com/test", "reportingInstance": "i-1",
+                                 "action": "Start", "reason": "Started", "type": "Normal", "note": "hello",
+                                 "regarding": {"kind": "Pod", "name": "seed", "namespace": "fuzz"}},
+}
+
+
+def seed(rt, name: str | None = None, namespace: str = "fuzz") -> dict:
+    """A valid body for ``rt`` (a minimal one for kinds without a seed)."""
+    obj = copy.deepcopy(SEEDS.get((rt.group, rt.kind), {"metadata": {"name": "seed"}}))
+    obj["apiVersion"] = rt.api_version
+    obj["kind"] = rt.kind
+    if name:
+        obj["metadata"]["name"] = name
+    if rt.namespaced:
+        obj["metadata"]["namespace"] = namespace
+    return obj
+
+
+def path(rt, namespace: str = "fuzz", name: str = "") -> str:
+    base = "/api/v1" if not rt.group else f"/apis/{rt.group}/{rt.version}"
+    if rt.namespaced:
+        base += f"/namespaces/{namespace}"
+    base += f"/{rt.plural}"
+    return base + (f"/{name}" if name else "")
