@@ -63,7 +63,7 @@ class DeploymentController(Controller):
                 sel = label_selector_from_object((d.get("spec") or {}).get("selector"))
             except errors.APIError:
                 continue
-            if not sel.empty() and sel.matches(labels):
+            if not sel.empty and sel.matches(labels):
                 out.append((ns, meta.name_of(d)))
         return out
 

@@ -264,11 +264,6 @@ class GarbageCollector(Controller):
             self.remove_finalizer(rt, owner, FOREGROUND)
 
     def remove_finalizer(self, rt: ResourceType, obj: dict, finalizer: str) -> None:
-        if rt.strategy.delays_deletion(obj):
-            # A namespace still waiting for spec.finalizers: removing the last metadata
-            # finalizer now would delete it early (mockkube's update path); retried on
-            # the namespace's next change.
-            return
         new = clone(obj)
         fins = [f for f in new["metadata"].get("finalizers") or [] if f != finalizer]
         if fins:

@@ -203,14 +203,6 @@ class NamespaceController(Controller):
         self._write_status(new)
 
     def _write_status(self, new: dict) -> dict:
-        """Write a terminating namespace's status.
-
-        Goes through ``namespaces/finalize`` with spec unchanged: mockkube's generic
-        update path removes a terminating object without metadata.finalizers on any
-        write, ignoring spec.finalizers (reported; upstream's namespace storage checks
-        them), which would drop the namespace before its content is gone."""
-        if FINALIZER in ((new.get("spec") or {}).get("finalizers") or []):
-            return self.server.resources.finalize_namespace(new["metadata"]["name"], new).obj
         return self.client.update_status(self.ns_rt, new)
 
     def finalize(self, ns: dict) -> None:

@@ -28,6 +28,9 @@ PATCH_TYPES = {
     "application/apply-patch+yaml": "apply",
 }
 
+# kube-apiserver's NamespaceLifecycle admission refuses to delete these
+_UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
+
 # metadata fields a client never sets directly
 _SYSTEM_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                 "generation", "selfLink")
@@ -384,7 +387,8 @@ class Resources:
             return old_entry  # a no-op write does not bump the resourceVersion
         if opts.dry_run:
             return Entry(new, b"", old_entry.rv)
-        if om.get("deletionTimestamp") and not m.get("finalizers") and not m.get("deletionGracePeriodSeconds"):
+        if om.get("deletionTimestamp") and not m.get("finalizers") and not m.get("deletionGracePeriodSeconds") \
+                and not rt.strategy.delays_deletion(new):
             entry = self.store.delete(rt, ns, name, expect_rv=old_entry.rv)
             self._notify(rt, "delete", entry.obj)
             return entry
@@ -474,6 +478,8 @@ class Resources:
         options = options or {}
         entry = self.store.must_get(rt, ns, name)
         obj = entry.obj
+        if rt is self._ns_rt and name in _UNDELETABLE_NAMESPACES:
+            raise errors.forbidden(rt.plural, rt.group, name, "this namespace may not be deleted")
         pre = options.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != obj["metadata"].get("uid"):
             raise errors.conflict(rt.plural, rt.group, name,

@@ -184,14 +184,20 @@ def _number_text(value: float | int) -> str:
     return repr(value)
 
 
+_MISSING_FIELD = object()
+# what Go decodes a null list item into, by element kind (factories for mutable zeros)
+_ZERO_ITEMS: dict = {_STRUCT: dict, _MAP: dict, _STRING: "", _INT: 0, _NUMBER: 0, _BOOL: False}
+
+
 class _Walker:
-    __slots__ = ("saved", "unknown", "quantities", "unknown_refs")
+    __slots__ = ("saved", "unknown", "quantities", "unknown_refs", "nulls")
 
     def __init__(self) -> None:
         self.saved: list[str] = []
         self.unknown: list[str] = []
         self.quantities: list[tuple] = []  # (container, key) of every quantity seen
         self.unknown_refs: list[tuple] = []  # (container, key) of every unknown field
+        self.nulls: list[tuple] = []  # (container, key, zero) of nulls a Go decode replaces
 
     def type_error(self, what: str, go: str, struct: str, stack: list[str]) -> str:
         if struct or stack:
@@ -218,7 +224,10 @@ class _Walker:
                     self.unknown.append(f'unknown field "{prefix}{key}"')
                     self.unknown_refs.append((value, key))
                     continue
-                if sub is None or child.kind == _ANY:
+                if sub is None:
+                    self.nulls.append((value, key, _MISSING_FIELD))
+                    continue
+                if child.kind == _ANY:
                     continue
                 if child.kind == _QUANTITY:
                     self.quantities.append((value, key))
@@ -248,6 +257,8 @@ class _Walker:
             if elem is None or elem.kind == _ANY:
                 return
             for i, sub in enumerate(value):
+                if sub is None and elem.kind in _ZERO_ITEMS:
+                    self.nulls.append((value, i, _ZERO_ITEMS[elem.kind]))
                 if sub is not None:
                     if elem.kind == _QUANTITY:
                         self.quantities.append((value, i))
@@ -366,6 +377,12 @@ def check_structure(obj: dict, root: Node, canonicalize: bool = False, prune: bo
         return Structure([str(e)], walker.unknown)
     if canonicalize and not walker.saved:
         from mockkube.machinery.quantity import canonicalize as canon
+
+        for container, key, zero in reversed(walker.nulls):
+            if zero is _MISSING_FIELD:
+                container.pop(key, None)  # a null field decodes to its zero value: omitted again
+            else:
+                container[key] = zero() if callable(zero) else zero
 
         for container, key in walker.quantities:
             container[key] = canon(container[key])

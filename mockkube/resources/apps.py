@@ -15,7 +15,7 @@ def _default_template(spec: dict) -> None:
 
 class DeploymentStrategy(SpecStatusStrategy):
     def default(self, obj: dict, now: str | None = None) -> None:
-        spec = obj.setdefault("spec", {})
+        spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
         spec.setdefault("replicas", 1)
@@ -34,7 +34,7 @@ class DeploymentStrategy(SpecStatusStrategy):
 
 class ReplicaSetStrategy(SpecStatusStrategy):
     def default(self, obj: dict, now: str | None = None) -> None:
-        spec = obj.setdefault("spec", {})
+        spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
         spec.setdefault("replicas", 1)

@@ -60,7 +60,7 @@ class PodStrategy(SpecStatusStrategy):
         pod_defaults.default_pod(obj)
 
     def initial_status(self, obj: dict) -> dict:
-        return {"phase": "Pending", "qosClass": pod_defaults.qos_class(obj.get("spec", {}))}
+        return {"phase": "Pending", "qosClass": pod_defaults.qos_class(obj.get("spec") or {})}
 
     def validate(self, obj: dict):
         return core_validation.validate_pod(obj)
@@ -83,7 +83,9 @@ class ServiceStrategy(SpecStatusStrategy):
     return_deleted_object = True
 
     def default(self, obj: dict, now: str | None = None) -> None:
-        spec = obj.setdefault("spec", {})
+        if not isinstance(obj.get("spec"), dict):
+            obj["spec"] = {}
+        spec = obj["spec"]
         spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
         for p in spec.get("ports") or []:

@@ -13,7 +13,7 @@ def _default_container(c: dict) -> None:
         return
     c.setdefault("terminationMessagePath", "/dev/termination-log")
     c.setdefault("terminationMessagePolicy", "File")
-    image = c.get("image", "")
+    image = c.get("image") or ""
     if "imagePullPolicy" not in c:
         tag = image.rsplit("/", 1)[-1]
         latest = "@" not in tag and (":" not in tag or tag.endswith(":latest"))

@@ -286,9 +286,6 @@ def _leaf_paths(obj, prefix=()):
             yield from _leaf_paths(v, prefix + (i,))
 
 
-@pytest.mark.xfail(strict=True, reason="null where an object/string is expected reaches defaulting code: "
-                   "pods spec / containers[].image, services spec, resourceclaim(template) requests[], "
-                   "resourceslice devices[] are 500s (resources/pod_defaults, core.ServiceStrategy, dra_defaults)")
 def test_null_or_empty_anywhere_is_never_a_500(cluster):
     """Every field of every kind's valid seed set to null, {} and [] in turn: a 4xx or a
     2xx, never a 5xx (upstream decodes null as the zero value, then validates)."""

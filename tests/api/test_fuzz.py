@@ -41,9 +41,7 @@ COLLECT = bool(os.environ.get("MOCKKUBE_FUZZ_COLLECT"))
 # Message fragments of 500s already reported with a minimal reproducer (an xfail test in
 # test_bad_input.py), tolerated so that the other properties keep being checked while a
 # fix is pending; empty when every finding is fixed.
-KNOWN_BUGS: dict[str, str] = {
-    "'NoneType' object has no attribute": "test_null_or_empty_anywhere_is_never_a_500",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 # MOCKKUBE_FUZZ_EXAMPLES / MOCKKUBE_FUZZ_RANDOM=1 widen the search when hunting bugs.
 FUZZ = settings(max_examples=int(os.environ.get("MOCKKUBE_FUZZ_EXAMPLES", "2200")), deadline=None,
