@@ -15,7 +15,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 SCHEMA_PATH = Path(__file__).with_name("profile.schema.json")
@@ -140,6 +139,8 @@ def validate(data: Any, lines: dict[tuple, int] | None = None) -> None:
     lines = lines or {}
     if not isinstance(data, dict):
         raise ProfileError([f"{_where((), lines)}: a profile is a mapping with `nodes:`"])
+    import jsonschema  # only user profiles need it: kept off the server's start-up path
+
     v = jsonschema.Draft202012Validator(schema())
     problems = []
     for err in sorted(v.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
@@ -168,8 +169,8 @@ def _names(group: dict) -> list[str]:
 def load(source: str | Path | dict | None) -> Profile:
     """A profile from a dict, a YAML string, a file path, or None (the demo profile)."""
     if source is None:
-        data, lines = DEMO_PROFILE, {}
-    elif isinstance(source, dict):
+        return expand(DEMO_PROFILE)  # built in, and checked against the schema by a unit test
+    if isinstance(source, dict):
         data, lines = source, {}
     else:
         text = str(source)

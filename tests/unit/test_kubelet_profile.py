@@ -2,7 +2,11 @@
 
 import pytest
 
-from mockkube.kubelet.profile import ProfileError, load, parse_duration
+from mockkube.kubelet.profile import DEMO_PROFILE, ProfileError, load, parse_duration, validate
+
+
+def test_demo_profile_passes_the_schema():
+    validate(DEMO_PROFILE)  # load(None) skips validation at start-up; this keeps it honest
 
 
 def test_demo_profile_nodes_and_drivers():
