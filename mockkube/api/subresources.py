@@ -93,8 +93,13 @@ def evict(api: "API", t: "Target", body: dict) -> None:
 
 def scale_of(api: "API", t: "Target") -> dict:
     obj = api.res.get(t.rt, t.namespace, t.name).obj
+    from mockkube.machinery.selectors import label_selector_from_object
+
     spec = obj.get("spec", {})
-    sel = (spec.get("selector") or {}).get("matchLabels") or {}
+    try:
+        selector = str(label_selector_from_object(spec.get("selector"))) if spec.get("selector") else ""
+    except errors.APIError:
+        selector = ""
     m = obj["metadata"]
     return {
         "kind": "Scale", "apiVersion": "autoscaling/v1",
@@ -102,7 +107,7 @@ def scale_of(api: "API", t: "Target") -> dict:
                      "resourceVersion": m.get("resourceVersion"), "creationTimestamp": m.get("creationTimestamp")},
         "spec": {"replicas": spec.get("replicas", 0)},
         "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
-                   "selector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))},
+                   "selector": selector},
     }
 
 

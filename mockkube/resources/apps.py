@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
-from mockkube.resources import pod_defaults
+from mockkube.resources import apps_validation, pod_defaults
 from mockkube.resources.strategies import SpecStatusStrategy
 
 
@@ -13,7 +13,16 @@ def _default_template(spec: dict) -> None:
         pod_defaults.default_pod(tpl)
 
 
-class DeploymentStrategy(SpecStatusStrategy):
+class WorkloadStrategy(SpecStatusStrategy):
+    def validate(self, obj: dict):
+        return apps_validation.validate_workload(obj)
+
+    def validate_update(self, new: dict, old: dict):
+        return apps_validation.validate_workload_update(new, old)
+
+
+class DeploymentStrategy(WorkloadStrategy):
+    status_keeps_meta = ("annotations",)  # the controller records revisions with status writes
     def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.get("spec")
         if not isinstance(spec, dict):
@@ -32,7 +41,7 @@ class DeploymentStrategy(SpecStatusStrategy):
         _default_template(spec)
 
 
-class ReplicaSetStrategy(SpecStatusStrategy):
+class ReplicaSetStrategy(WorkloadStrategy):
     def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.get("spec")
         if not isinstance(spec, dict):

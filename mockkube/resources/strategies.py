@@ -13,6 +13,7 @@ class SpecStatusStrategy(Strategy):
 
     tracks_generation = True
     reset_status_on_create = True
+    status_keeps_meta: tuple[str, ...] = ()  # metadata a status write may change too
 
     def initial_status(self, obj: dict) -> dict | None:
         return None
@@ -39,7 +40,7 @@ class SpecStatusStrategy(Strategy):
         else:
             rebuilt["status"] = status
         # status writes may carry managedFields and resourceVersion; the rest of metadata is old
-        for k in ("resourceVersion", "managedFields"):
+        for k in ("resourceVersion", "managedFields") + self.status_keeps_meta:
             if k in keep_meta:
                 rebuilt["metadata"][k] = keep_meta[k]
         new.clear()

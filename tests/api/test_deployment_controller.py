@@ -8,7 +8,7 @@ from _lifecycle import eventually, settle
 
 from mockkube.controllers import deployment, replicaset
 from mockkube.controllers import deployment_util as du
-from mockkube.machinery import meta
+from mockkube.machinery import errors, meta
 from mockkube.storage.client import Client, clone
 from mockkube.testing.cluster import running_server
 
@@ -284,15 +284,16 @@ async def test_orphaned_pods_are_adopted_not_duplicated(env):
             await x.stop()
 
 
-async def test_empty_selector_only_observes_generation(env):
+async def test_empty_or_mismatched_selector_is_invalid(env):
     server, c = env
     d_rt, rs_rt, pod_rt = rts(c)
     obj = _deploy("all")
     obj["spec"]["selector"] = {}
-    try:
+    with pytest.raises(errors.APIError) as e:
         c.create(d_rt, obj)
-    except Exception:  # the API server may reject it outright, which is fine too
-        pytest.skip("empty selector rejected by validation")
-    await eventually(lambda: (c.get(d_rt, "default", "all").get("status") or {}).get("observedGeneration") == 1)
-    await settle(100)
+    assert e.value.code == 422 and e.value.details["causes"][0]["field"] == "spec.selector"
+    obj["spec"]["selector"] = {"matchLabels": {"app": "other"}}
+    with pytest.raises(errors.APIError) as e:
+        c.create(d_rt, obj)
+    assert e.value.details["causes"][0]["field"] == "spec.template.metadata.labels"
     assert c.list(rs_rt, "default") == []
