@@ -173,6 +173,7 @@ class Allocator:
         self._rules: dict[str, dict] = {}
         self._version = 0
         self._index_version = -1
+        self._last_plans: list | None = None
         self._by_node: dict[str, list[DeviceInfo]] = {}
         self._global: list[DeviceInfo] = []
         self._views: dict[str, _NodeView] = {}
@@ -224,10 +225,12 @@ class Allocator:
     def update_class(self, klass: dict) -> None:
         self._classes[(klass.get("metadata") or {}).get("name", "")] = klass
         self._plans.clear()
+        self._last_plans = None
 
     def remove_class(self, name: str) -> None:
         self._classes.pop(name, None)
         self._plans.clear()
+        self._last_plans = None
 
     def update_taint_rule(self, rule: dict) -> None:
         self._rules[(rule.get("metadata") or {}).get("name", "")] = rule
@@ -378,7 +381,10 @@ class Allocator:
         `now` (RFC 3339) becomes allocationTimestamp where binding conditions need it;
         `new_share_id` makes shareIDs deterministic in tests (default: uuid4)."""
         try:
-            plans = [self._plan(c) for c in claims]
+            plans = self._last_plans  # the scheduler asks about the same claim objects for every node
+            if plans is None or len(plans) != len(claims) or any(p.claim is not c for p, c in zip(plans, claims)):
+                plans = [self._plan(c) for c in claims]
+                self._last_plans = plans
             view = self.node_view(node)
             if all(p.simple for p in plans):
                 fast = _fast_path(plans, view, node, state, now)
