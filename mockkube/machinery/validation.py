@@ -244,6 +244,8 @@ class _Walker:
                 return
             prefix = path + "." if path else ""
             for key, sub in value.items():
+                if sub is None and elem.kind in _ZERO_ITEMS:
+                    self.nulls.append((value, key, _ZERO_ITEMS[elem.kind]))
                 if sub is not None:
                     if elem.kind == _QUANTITY:
                         self.quantities.append((value, key))
