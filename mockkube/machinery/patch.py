@@ -20,6 +20,7 @@ from typing import Any
 
 from mockkube.machinery.errors import APIError, bad_request, invalid, request_entity_too_large
 from mockkube.machinery.fielderrors import FieldError
+from mockkube.machinery.validation import json_kind
 
 MAX_JSON_PATCH_OPERATIONS = 10000
 # genericapiserver's JSONPatchMaxCopyBytes default, armed as jsonpatch.AccumulatedCopySizeLimit.
@@ -40,21 +41,6 @@ def unprocessable_patch() -> APIError:
 
 
 # -- Go-flavoured helpers ------------------------------------------------------------
-
-def go_json_kind(v: Any) -> str:
-    """The JSON value kind encoding/json names in UnmarshalTypeError."""
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
-
 
 def _decode_body(raw: Any) -> Any:
     """Accept an already-decoded body, or bytes/str that we decode ourselves."""
@@ -197,7 +183,7 @@ def _str_field(op: dict, name: str, missing_msg: str) -> str:
     if v is None:
         raise JSONPatchError(missing_msg)
     if not isinstance(v, str):
-        raise JSONPatchError(f"json: cannot unmarshal {go_json_kind(v)} into Go value of type string")
+        raise JSONPatchError(f"json: cannot unmarshal {json_kind(v)} into Go value of type string")
     return v
 
 
@@ -358,21 +344,21 @@ def decode_json_patch(ops: Any, field_validation: str = "Warn") -> list:
     strict = field_validation in ("Warn", "Strict")
     if not isinstance(ops, list):
         target = "[]handlers.jsonPatchOp" if strict else "jsonpatch.Patch"
-        msg = f"json: cannot unmarshal {go_json_kind(ops)} into Go value of type {target}"
+        msg = f"json: cannot unmarshal {json_kind(ops)} into Go value of type {target}"
         raise bad_request(f"error decoding patch: {msg}" if strict else msg)
     for item in ops:
         if item is None:
             continue
         if not isinstance(item, dict):
             target = "handlers.jsonPatchOp" if strict else "jsonpatch.Operation"
-            msg = f"json: cannot unmarshal {go_json_kind(item)} into Go value of type {target}"
+            msg = f"json: cannot unmarshal {json_kind(item)} into Go value of type {target}"
             raise bad_request(f"error decoding patch: {msg}" if strict else msg)
         if strict:
             for name in ("op", "path", "from"):
                 v = item.get(name)
                 if v is not None and not isinstance(v, str):
                     raise bad_request(
-                        f"error decoding patch: json: cannot unmarshal {go_json_kind(v)} into Go struct "
+                        f"error decoding patch: json: cannot unmarshal {json_kind(v)} into Go struct "
                         f"field jsonPatchOp.{name} of type string")
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
         raise request_entity_too_large(
@@ -401,7 +387,7 @@ def apply_json_patch(doc: dict, ops: Any, field_validation: str = "Warn") -> dic
     if not isinstance(applier.doc, dict):
         raise invalid("", "", "", [FieldError(
             "Invalid", "patch", json.dumps(applier.doc, separators=(",", ":")),
-            f"json: cannot unmarshal {go_json_kind(applier.doc)} into Go value of type map[string]interface {{}}")])
+            f"json: cannot unmarshal {json_kind(applier.doc)} into Go value of type map[string]interface {{}}")])
     return applier.doc
 
 
@@ -437,7 +423,7 @@ def apply_merge_patch(doc: dict, patch: Any, field_validation: str = "Warn") -> 
     patch = _decode_body(patch)
     if field_validation in ("Warn", "Strict") and patch is not None and not isinstance(patch, dict):
         raise bad_request("error decoding patch: json: cannot unmarshal "
-                          f"{go_json_kind(patch)} into Go value of type map[string]interface {{}}")
+                          f"{json_kind(patch)} into Go value of type map[string]interface {{}}")
     if patch is None:
         raise bad_request("Invalid JSON Patch")
     if isinstance(patch, dict):

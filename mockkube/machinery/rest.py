@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from mockkube.machinery import errors, meta
+from mockkube.machinery import errors, meta, validation
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage.cache import Entry
@@ -58,18 +58,6 @@ class ListResult:
 _deep = meta.clone
 
 
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
-
-
 class Resources:
     """Verbs over the Store with strategies, admission, validation and field management."""
 
@@ -109,7 +97,7 @@ class Resources:
             if value is not None and not isinstance(value, str):
                 raise errors.bad_request(f"{want_kind} in version \"{want_av.rpartition('/')[2]}\" cannot be "
                                          f"handled as a {want_kind}: json: cannot unmarshal "
-                                         f"{_json_kind(value)} into Go struct field {want_kind}.{field} of type string")
+                                         f"{validation.json_kind(value)} into Go struct field {want_kind}.{field} of type string")
         if obj.get("metadata", {}) is None:
             obj["metadata"] = {}
         if av and av != want_av:
@@ -126,7 +114,7 @@ class Resources:
     def _structure(self, rt: ResourceType, obj: dict, opts: WriteOptions, kind: str | None = None,
                    version: str | None = None) -> None:
         """Schema check of a decoded body: type errors are 400, unknown fields per fieldValidation."""
-        from mockkube.machinery import schema, validation
+        from mockkube.machinery import schema
 
         k = kind or rt.kind
         group = rt.group if kind is None else (version or "").rpartition("/")[0]

@@ -13,85 +13,20 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from mockkube.machinery import fielderrors
+from mockkube.machinery import fielderrors, names
 from mockkube.machinery.errors import bad_request
 from mockkube.machinery.fielderrors import FieldError
 
-# --- label key / value validation (k8s.io/apimachinery/pkg/api/validate/content) -------------
-
-_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_KEY_RE = re.compile(_LABEL_KEY_FMT)
-_LABEL_KEY_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
-                  "and must start and end with an alphanumeric character")
-_LABEL_VALUE_FMT = f"({_LABEL_KEY_FMT})?"
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
-                    "'-', '_' or '.', and must start and end with an alphanumeric character")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                          "characters, '-' or '.', and must start and end with an alphanumeric character")
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """content.RegexError, including upstream's double space before each "or"."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    parts = [f"'{e}', " for e in examples]
-    return f"{msg} (e.g. " + " or ".join(parts) + f"regex used for validation is '{fmt}')"
-
-
-def _max_len_error(n: int) -> str:
-    return f"must be no more than {n} bytes"
-
-
-def _blen(s: str) -> int:
-    return len(s.encode("utf-8"))
+# --- label key / value validation: the one implementation lives in machinery/names ----------
 
 
 def dns1123_subdomain_errors(value: str) -> list[str]:
-    """content.IsDNS1123Subdomain."""
-    errs = []
-    if _blen(value) > 253:
-        errs.append(_max_len_error(253))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
+    """content.IsDNS1123Subdomain, lengths in bytes."""
+    return names.dns1123_subdomain(value, "bytes")
 
 
-def label_key_errors(key: str) -> list[str]:
-    """content.IsLabelKey (a qualified name): empty list when valid."""
-    errs: list[str] = []
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
-    else:
-        return ["a valid label key " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif _blen(name) > 63:
-        errs.append("name part " + _max_len_error(63))
-    if not _LABEL_KEY_RE.fullmatch(name):
-        errs.append("name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    """content.IsLabelValue: empty list when valid."""
-    errs = []
-    if _blen(value) > 63:
-        errs.append(_max_len_error(63))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+label_key_errors = names.qualified_name  # content.IsLabelKey: empty list when valid
+label_value_errors = names.label_value  # content.IsLabelValue: empty list when valid
 
 
 _INT64_RE = re.compile(r"[+-]?[0-9]+")

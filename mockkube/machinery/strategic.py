@@ -25,7 +25,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from mockkube.machinery.errors import APIError, bad_request
-from mockkube.machinery.patch import go_json_kind
+from mockkube.machinery.validation import json_kind
 from mockkube.machinery.schema import Node
 
 DIRECTIVE = "$patch"
@@ -706,7 +706,7 @@ def apply_strategic_merge_patch(doc: dict, patch: dict, schema: Node | None) -> 
     if patch is None:
         patch = {}
     if not isinstance(patch, dict):
-        raise bad_request(f"json: cannot unmarshal {go_json_kind(patch)} into Go value of type map[string]interface {{}}")
+        raise bad_request(f"json: cannot unmarshal {json_kind(patch)} into Go value of type map[string]interface {{}}")
     try:
         merged = _merge_map(copy.deepcopy(doc), copy.deepcopy(patch), schema)
     except SMPError as e:

@@ -167,16 +167,19 @@ class _Fatal(Exception):
     """An error returned (not saved) by a custom UnmarshalJSON: decoding stops there."""
 
 
-def _json_kind(value: object) -> str:
-    if isinstance(value, str):
-        return "string"
+def json_kind(value: object) -> str:
+    """The JSON value kind encoding/json names in an UnmarshalTypeError."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
         return "number"
+    if isinstance(value, str):
+        return "string"
     if isinstance(value, list):
         return "array"
-    return "object"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
 
 
 def _number_text(value: float | int) -> str:
@@ -214,7 +217,7 @@ class _Walker:
             return
         if kind == _STRUCT:
             if not isinstance(value, dict):
-                self.saved.append(self.type_error(_json_kind(value), shape.go, struct, stack))
+                self.saved.append(self.type_error(json_kind(value), shape.go, struct, stack))
                 return
             fields = shape.fields
             prefix = path + "." if path else ""
@@ -237,7 +240,7 @@ class _Walker:
             return
         if kind == _MAP:
             if not isinstance(value, dict):
-                self.saved.append(self.type_error(_json_kind(value), shape.go, struct, stack))
+                self.saved.append(self.type_error(json_kind(value), shape.go, struct, stack))
                 return
             elem = shape.elem
             if elem is None or elem.kind == _ANY:
@@ -253,7 +256,7 @@ class _Walker:
             return
         if kind == _ARRAY:
             if not isinstance(value, list):
-                self.saved.append(self.type_error(_json_kind(value), shape.go, struct, stack))
+                self.saved.append(self.type_error(json_kind(value), shape.go, struct, stack))
                 return
             elem = shape.elem
             if elem is None or elem.kind == _ANY:
@@ -268,21 +271,21 @@ class _Walker:
             return
         if kind == _STRING:
             if not isinstance(value, str):
-                self.saved.append(self.type_error(_json_kind(value), "string", struct, stack))
+                self.saved.append(self.type_error(json_kind(value), "string", struct, stack))
             return
         if kind == _INT:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.saved.append(self.type_error(_json_kind(value), shape.go, struct, stack))
+                self.saved.append(self.type_error(json_kind(value), shape.go, struct, stack))
             elif isinstance(value, float) or not (shape.lo <= value <= shape.hi):
                 self.saved.append(self.type_error(f"number {_number_text(value)}", shape.go, struct, stack))
             return
         if kind == _NUMBER:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.saved.append(self.type_error(_json_kind(value), shape.go, struct, stack))
+                self.saved.append(self.type_error(json_kind(value), shape.go, struct, stack))
             return
         if kind == _BOOL:
             if not isinstance(value, bool):
-                self.saved.append(self.type_error(_json_kind(value), "bool", struct, stack))
+                self.saved.append(self.type_error(json_kind(value), "bool", struct, stack))
             return
         if kind == _BYTES:
             if isinstance(value, str):
@@ -292,7 +295,7 @@ class _Walker:
             elif isinstance(value, list):
                 return  # Go decodes a JSON array of numbers into []byte too
             else:
-                self.saved.append(self.type_error(_json_kind(value), "[]uint8", struct, stack))
+                self.saved.append(self.type_error(json_kind(value), "[]uint8", struct, stack))
             return
         if kind == _QUANTITY:
             if isinstance(value, bool) or not isinstance(value, (str, int, float)):
@@ -305,13 +308,13 @@ class _Walker:
             if isinstance(value, str):
                 return
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise _Fatal(self.type_error(_json_kind(value), "int32", struct, stack))
+                raise _Fatal(self.type_error(json_kind(value), "int32", struct, stack))
             if isinstance(value, float) or not (-(2**31) <= value < 2**31):
                 raise _Fatal(self.type_error(f"number {_number_text(value)}", "int32", struct, stack))
             return
         if kind == _TIME:
             if not isinstance(value, str):
-                raise _Fatal(self.type_error(_json_kind(value), "string", struct, stack))
+                raise _Fatal(self.type_error(json_kind(value), "string", struct, stack))
             if not _RFC3339_RE.match(value):
                 raise _Fatal(f'parsing time "{value}" as "{_RFC3339_LAYOUT}": cannot parse '
                              f'"{value}" as "2006"')
@@ -363,7 +366,7 @@ def check_structure(obj: dict, root: Node, canonicalize: bool = False, prune: bo
             return Structure([str(e)], [])
         return Structure(walker.saved, walker.unknown)
     if not isinstance(obj, dict):
-        return Structure([walker.type_error(_json_kind(obj), shape.go, "", [])], [])
+        return Structure([walker.type_error(json_kind(obj), shape.go, "", [])], [])
     try:
         fields = shape.fields
         for key, sub in obj.items():

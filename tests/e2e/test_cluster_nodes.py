@@ -1,23 +1,13 @@
 """The demo cluster through real kubectl: nodes Ready, drivers' ResourceSlices, device
-classes; and (once the scheduler runs) a GPU pod from a ResourceClaimTemplate Running."""
+classes, and a GPU pod from a ResourceClaimTemplate Running."""
 
 import json
-import time
 
 import pytest
 
-from mockkube.components import COMPONENTS
+from mockkube.testing.waiting import until
 
 pytestmark = pytest.mark.e2e
-
-
-def _poll(fn, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        out = fn()
-        if out or time.monotonic() > deadline:
-            return out
-        time.sleep(0.1)
 
 
 def test_demo_nodes_ready(mockkube_cluster):
@@ -70,16 +60,13 @@ spec:
 """
 
 
-@pytest.mark.xfail("mockkube.scheduler" not in COMPONENTS, strict=True,
-                   reason="runs once mockkube.scheduler and the resourceclaim controller are in COMPONENTS")
 def test_gpu_pod_from_template_runs(mockkube_fresh):
-    assert "mockkube.scheduler" in COMPONENTS, "the scheduler is not started: no pod can be placed"
     k = mockkube_fresh.kubectl
     k("apply", "-f", "-", input=GPU_POD)
 
     def pod():
         return json.loads(k("get", "pod", "gpu-pod", "-o", "json").stdout)
-    assert _poll(lambda: pod()["status"].get("phase") == "Running"), pod()["status"]
+    until(lambda: pod()["status"].get("phase") == "Running", what="the pod Running")
     p = pod()
     assert p["spec"]["nodeName"] in ("gpu-node-0", "gpu-node-1")
     claim_name = p["status"]["resourceClaimStatuses"][0]["resourceClaimName"]

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
+
+from mockkube.testing.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -48,18 +49,6 @@ spec:
     resources:
       claims: [{name: cat-2}, {name: cat-3}]
 """
-
-
-def until(cond, timeout: float = 30.0, what: str = "condition"):
-    """Poll ``cond`` (state outside this process) until it returns a truthy value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        out = cond()
-        if out:
-            return out
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached within {timeout}s")
-        time.sleep(0.05)
 
 
 def get(k, *args) -> dict:

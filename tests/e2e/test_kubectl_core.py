@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from mockkube.testing import binaries
+from mockkube.testing.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -31,15 +31,6 @@ spec:
       exactly:
         deviceClassName: resource.example.com
 """
-
-
-def _until(cond, timeout: float = 20.0) -> None:
-    """Poll a condition with a deadline (the thing polled is outside this process)."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)
 
 
 def test_api_resources_lists_dra_kinds(kubectl):
@@ -120,7 +111,7 @@ def test_delete_and_wait_for_delete(kubectl):
     waiter = subprocess.Popen([binaries.kubectl(), "wait", "--for=delete", "configmap/held", "--timeout=30s"],
                               env=kubectl.__self__.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     cluster = kubectl.__self__
-    _until(lambda: cluster.call(lambda: cluster.server.store.hub.watcher_count()) > 0)  # the waiter is watching
+    until(lambda: cluster.call(lambda: cluster.server.store.hub.watcher_count()) > 0)  # the waiter is watching
     kubectl("patch", "configmap", "held", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
     out, err = waiter.communicate(timeout=40)
     assert waiter.returncode == 0, err
