@@ -175,8 +175,9 @@ def is_hugepages_resource_name(name: str) -> bool:
 
 
 def is_node_allocatable_resource_name(name: str) -> bool:
-    """core helper IsNodeAllocatableResourceName: cpu, memory and hugepages-* (not ephemeral-storage)."""
-    return name in ("cpu", "memory") or is_hugepages_resource_name(name)
+    """A resource reported in Node status.allocatable that is not an extended resource: cpu,
+    memory, ephemeral-storage and hugepages-* (the v1.36 nodeAllocatableResourceMappings doc)."""
+    return name in ("cpu", "memory", "ephemeral-storage") or is_hugepages_resource_name(name)
 
 
 def _mask_trailing_dash(name: str) -> str:

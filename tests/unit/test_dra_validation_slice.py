@@ -178,6 +178,7 @@ def test_bad_quantity():
     ({"cpu": {"allocationMultiplier": "2"}}, []),
     ({"memory": {"capacityKey": "mem", "allocationMultiplier": "1"}}, []),
     ({"hugepages-2Mi": {}}, []),
+    ({"ephemeral-storage": {"allocationMultiplier": "10Gi"}}, []),
     ({"example.com/gpu": {}}, [("Invalid", "spec.devices[0].nodeAllocatableResourceMappings[example.com/gpu]")]),
     ({"cpu": {"capacityKey": "nope"}}, [("NotFound", "spec.devices[0].nodeAllocatableResourceMappings[cpu].capacityKey")]),
     ({"cpu": {"allocationMultiplier": "0"}},

@@ -61,7 +61,7 @@ def test_extended_resource_name(value, ok):
 
 
 @pytest.mark.parametrize("value,ok", [
-    ("cpu", True), ("memory", True), ("hugepages-2Mi", True), ("ephemeral-storage", False),
+    ("cpu", True), ("memory", True), ("hugepages-2Mi", True), ("ephemeral-storage", True), ("example.com/gpu", False),
     ("example.com/gpu", False),
 ])
 def test_node_allocatable_resource_name(value, ok):
