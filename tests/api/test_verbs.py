@@ -337,3 +337,12 @@ async def test_quantities_are_canonical_and_bad_ones_are_400(api):
     pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
     st, body, _ = await api.post("/api/v1/namespaces/default/pods", pod)
     assert st == 400 and "quantities must match the regular expression" in body["message"]
+
+
+@pytest.mark.parametrize("ns", ["default", "kube-system", "kube-public"])
+async def test_system_namespaces_cannot_be_deleted(api, ns):
+    st, body, _ = await api.delete(f"/api/v1/namespaces/{ns}")
+    assert st == 403 and body["reason"] == "Forbidden"
+    assert body["message"] == f'namespaces "{ns}" is forbidden: this namespace may not be deleted'
+    st, body, _ = await api.get(f"/api/v1/namespaces/{ns}")
+    assert st == 200 and "deletionTimestamp" not in body["metadata"]
