@@ -4,6 +4,7 @@ already admitted there and the node-allocatable resources its DRA claims take
 
 from __future__ import annotations
 
+from mockkube.machinery.names import is_extended_resource_name
 from mockkube.machinery.quantity import Quantity, parse_quantity
 
 ZERO = parse_quantity("0")
@@ -74,6 +75,10 @@ def admit(pod: dict, allocatable: dict, running: list[dict], node_labels: dict |
     for res in sorted(want):
         req = want[res]
         if req.is_zero():
+            continue
+        if res not in allocatable and is_extended_resource_name(res):
+            # removeMissingExtendedResources: an extended resource the node does not advertise
+            # is not the kubelet's to check (DRA-backed, KEP-5004, or a cluster-level resource).
             continue
         cap = parse_quantity(allocatable[res]) if res in allocatable else ZERO
         u = used.get(res, ZERO)

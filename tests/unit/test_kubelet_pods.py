@@ -77,6 +77,18 @@ def test_admission_counts_running_pods_and_dra_node_allocatable():
     assert admission.admit(_req("1"), {"cpu": "4", "pods": "1"}, [_req()])[0] == "OutOfpods"
 
 
+def test_admission_ignores_extended_resources_the_node_does_not_advertise():
+    """Upstream removeMissingExtendedResources: a DRA-backed extended resource (KEP-5004)
+    is allocated by the scheduler, not advertised by the node, so the kubelet admits it."""
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110", "example.com/nic": "1"}
+    gpu = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"example.com/gpu": "1"}}}]}}
+    assert admission.admit(gpu, alloc, []) is None
+    nic = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"example.com/nic": "2"}}}]}}
+    assert admission.admit(nic, alloc, [])[0] == "OutOfexample.com/nic"
+    hp = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"hugepages-2Mi": "2Mi"}}}]}}
+    assert admission.admit(hp, alloc, [])[0] == "OutOfhugepages-2Mi"
+
+
 # -- integration: pre-bound pods, pre-allocated claims --------------------------------
 
 PROFILE = """

@@ -37,7 +37,7 @@ async def test_node_selector_and_required_affinity():
         await e.wait(lambda: e.node_of("sel") and e.node_of("aff"))
         assert (e.node_of("sel"), e.node_of("aff")) == ("n2", "n1")
         assert await _reason(e, "none") == (
-            "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes "
+            "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/2 nodes "
             "are available: 2 Preemption is not helpful for scheduling.")
         e.node("n3", labels={"zone": "c"})
         await e.wait(lambda: e.node_of("none") == "n3")
@@ -61,7 +61,8 @@ async def test_taints_and_tolerations_and_unschedulable_nodes():
         e.pod("p")
         assert await _reason(e, "p") == (
             "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were "
-            "unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+            "unschedulable. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not "
+            "helpful for scheduling.")
         e.pod("tol", tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}])
         await e.wait(lambda: e.node_of("tol") == "n1")
 
@@ -73,7 +74,8 @@ async def test_resources_fit_cpu_memory_pods_and_extended():
         await e.wait(lambda: e.node_of("a") == "n1")
         e.pod("big", requests={"cpu": "1", "memory": "8Gi"})
         assert await _reason(e, "big") == (
-            "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory. preemption: 0/1 nodes are "
+            "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory. no new claims to deallocate, "
+            "preemption: 0/1 nodes are "
             "available: 1 No preemption victims found for incoming pod.")
         e.pod("foo", requests={"example.com/foo": "1"})
         await e.wait(lambda: e.node_of("foo") == "n1")

@@ -29,6 +29,7 @@ RESERVED_FOR_MAX = 256
 CONFLICT_RETRIES = 5
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_NO_CLAIMS = "no new claims to deallocate"
 SPECIAL_CLAIM_NAME = "<extended-resources>"
 
 
@@ -85,7 +86,7 @@ def uses_dra(pod: dict, dra: DRAManager | None = None) -> bool:
 class _State:
     __slots__ = ("claims", "to_allocate", "selectors", "allocations", "unavailable", "extended",
                  "ext_mappings", "ext_by_node", "demand", "reserved", "written", "ext_created", "now",
-                 "alloc_claims")
+                 "alloc_claims", "shared_allocatable")
 
     def __init__(self) -> None:
         self.claims: list[dict] = []  # user claims (and an existing extended claim)
@@ -102,6 +103,7 @@ class _State:
         self.ext_created: dict | None = None
         self.now = ""
         self.alloc_claims: list[dict] = []
+        self.shared_allocatable: list[str] = []  # allocated node-allocatable claims other pods use
 
 
 class DynamicResources(fw.Plugin):
@@ -168,6 +170,8 @@ class DynamicResources(fw.Plugin):
                     return fw.unresolvable("resourceclaim in use")
                 if alloc.get("nodeSelector") is not None:
                     s.selectors[i] = alloc["nodeSelector"]
+                if not mine and (claim.get("status") or {}).get("reservedFor") and self._maps_allocatable(alloc):
+                    s.shared_allocatable.append(claim["metadata"]["name"])
             else:
                 uid = (claim.get("metadata") or {}).get("uid", "")
                 if uid in self.dra.in_flight:
@@ -204,8 +208,18 @@ class DynamicResources(fw.Plugin):
     def filter(self, state, pod, node: NodeInfo):
         s: _State = state[self.name]
         if s.selectors:
-            return self._filter_allocated(s, pod, node) or self._filter_allocate(s, pod, node)
+            st = self._filter_allocated(s, pod, node)
+            if st is not None:
+                return st
+        if s.shared_allocatable:
+            # KEP-5517 alpha: a node-allocatable claim is not shared between pods.
+            return fw.unresolvable(f"node allocatable resource claim {s.shared_allocatable[0]} "
+                                   f"is already used by another pod")
         return self._filter_allocate(s, pod, node)
+
+    def _maps_allocatable(self, allocation: dict) -> bool:
+        slices = self.dra.slices_with_mappings(allocation)
+        return bool(slices) and bool(node_allocatable.node_allocatable_demand(allocation, slices))
 
     def _filter_allocated(self, s: _State, pod: dict, node: NodeInfo):
         for i, sel in s.selectors.items():
@@ -231,6 +245,10 @@ class DynamicResources(fw.Plugin):
         if not self.dra.node_maps_allocatable(node.node):
             return None
         demand = self._demand(pod, claims, outcome)
+        for entry in demand:
+            if not entry.get("containers") and entry["resourceClaimName"] != SPECIAL_CLAIM_NAME:
+                return fw.unresolvable(f"claim {entry['resourceClaimName']}: node-allocatable resource claim "
+                                       f"not referenced by any container within the pod")
         if demand:
             status = self._check_demand(pod, node, demand)
             if status is not None:
@@ -282,7 +300,9 @@ class DynamicResources(fw.Plugin):
     def post_filter(self, state, pod, statuses):
         s: _State | None = state.get(self.name)
         if s is None or (not s.claims and s.extended is None):
-            return fw.unschedulable()
+            # Upstream runs this PostFilter for every pod, so its reason joins every
+            # FailedScheduling message of a pod without claims.
+            return fw.unschedulable(ERR_NO_CLAIMS)
         uid = (pod.get("metadata") or {}).get("uid")
         for i in sorted(s.unavailable):
             claim = s.claims[i]
@@ -388,20 +408,24 @@ class DynamicResources(fw.Plugin):
         uid = claim["metadata"]["uid"]
         if allocation is not None:
             self._ensure_finalizer(claim)
+        # v1.36 (DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on by default):
+        # bindClaim stamps every allocation it writes or reserves that has no timestamp yet.
+        now = self.now()
 
         def change(c: dict) -> bool:
             st = c.setdefault("status", {})
             if allocation is not None:
-                if st.get("allocation") and st["allocation"] != allocation:
+                if st.get("allocation") and _untimed(st["allocation"]) != _untimed(allocation):
                     raise errors.conflict("resourceclaims", "resource.k8s.io", c["metadata"]["name"],
                                           "claim got allocated elsewhere in the meantime")
-                st["allocation"] = allocation
+                st["allocation"] = dict(allocation)
             elif not st.get("allocation"):
                 raise errors.conflict("resourceclaims", "resource.k8s.io", c["metadata"]["name"],
                                       "claim got deallocated in the meantime")
             rf = st.setdefault("reservedFor", [])
             if not any(r.get("uid") == ref["uid"] for r in rf):
                 rf.append(dict(ref))
+            st["allocation"].setdefault("allocationTimestamp", now)
             return True
 
         written = self._write_status(claim, change)
@@ -479,6 +503,10 @@ class DynamicResources(fw.Plugin):
         if patch:
             m = pod["metadata"]
             self.client.patch(self._pods_rt, m["namespace"], m["name"], {"status": patch}, "merge", "status")
+
+
+def _untimed(allocation: dict) -> dict:
+    return {k: v for k, v in allocation.items() if k != "allocationTimestamp"}
 
 
 def _clear(claim: dict) -> None:
