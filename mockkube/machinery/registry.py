@@ -47,6 +47,10 @@ class Strategy:
     def validate_status_update(self, new: dict, old: dict) -> list[FieldError]:
         return []
 
+    def namespace_errors(self, obj: dict, namespace: dict | None, subresource: str) -> list[FieldError]:
+        """Validation that needs the containing namespace object (create, and status writes)."""
+        return []
+
     def grace_period(self, obj: dict, requested: int | None) -> int | None:
         """Seconds of graceful deletion; None or 0 deletes at once (only pods wait upstream)."""
         return None

@@ -136,6 +136,13 @@ class Resources:
         if errs:
             raise errors.invalid(rt.kind, rt.group, obj.get("metadata", {}).get("name", ""), errs)
 
+    def _namespace_errors(self, rt: ResourceType, obj: dict, subresource: str) -> list[fe.FieldError]:
+        """Rules that depend on the containing namespace (e.g. DRA admin access)."""
+        if not rt.namespaced:
+            return []
+        entry = self.store.get(self._ns_rt, "", obj["metadata"].get("namespace", ""))
+        return rt.strategy.namespace_errors(obj, entry.obj if entry else None, subresource)
+
     def _meta_errors(self, rt: ResourceType, obj: dict, old: dict | None) -> list[fe.FieldError]:
         from mockkube.machinery import names
 
@@ -285,7 +292,8 @@ class Resources:
             m["generation"] = 1
         rt.strategy.default(obj, self.now())
         rt.strategy.prepare_create(obj)
-        self._validate(rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj))
+        self._validate(rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj)
+                       + self._namespace_errors(rt, obj, ""))
         if not m.get("managedFields"):
             m.pop("managedFields", None)
             self._managed(rt, None, obj, opts, "")
@@ -359,7 +367,8 @@ class Resources:
                     "metadata.finalizers", f"no new finalizers can be added if the object is being deleted, "
                     f"found new finalizers {json.dumps(sorted(added))}")])
         if subresource == "status":
-            errs = self._meta_errors(rt, new, old) + rt.strategy.validate_status_update(new, old)
+            errs = self._meta_errors(rt, new, old) + rt.strategy.validate_status_update(new, old) \
+                + self._namespace_errors(rt, new, "status")
         else:
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_update(new, old)
         self._validate(rt, new, errs)

@@ -346,3 +346,22 @@ async def test_system_namespaces_cannot_be_deleted(api, ns):
     assert body["message"] == f'namespaces "{ns}" is forbidden: this namespace may not be deleted'
     st, body, _ = await api.get(f"/api/v1/namespaces/{ns}")
     assert st == 200 and "deletionTimestamp" not in body["metadata"]
+
+
+async def test_dra_admin_access_needs_the_namespace_label(api):
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "admin"},
+             "spec": {"devices": {"requests": [{"name": "all", "exactly": {
+                 "deviceClassName": "gpu.example.com", "adminAccess": True, "allocationMode": "All"}}]}}}
+    st, body, _ = await api.post("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", claim)
+    assert st == 422
+    assert body["details"]["causes"] == [{
+        "reason": "FieldValueForbidden", "field": "spec.devices.requests[0].exactly.adminAccess",
+        "message": "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` "
+                   "label on the containing namespace"}]
+    await api.post("/api/v1/namespaces", {"metadata": {"name": "ops",
+                                                       "labels": {"resource.kubernetes.io/admin-access": "true"}}})
+    st, body, _ = await api.post("/apis/resource.k8s.io/v1/namespaces/ops/resourceclaims", claim)
+    assert st == 201, body
+    tpl = {"metadata": {"name": "admin-tpl"}, "spec": {"spec": claim["spec"]}}
+    st, body, _ = await api.post("/apis/resource.k8s.io/v1/namespaces/default/resourceclaimtemplates", tpl)
+    assert st == 422 and body["details"]["causes"][0]["field"] == "spec.spec.devices.requests[0].exactly.adminAccess"
