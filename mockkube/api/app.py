@@ -9,7 +9,7 @@ import traceback
 from aiohttp import web
 
 from mockkube import kubelet
-from mockkube.api import discovery, openapi
+from mockkube.api import discovery, health, openapi
 from mockkube.api.handlers import API, json_response
 from mockkube.machinery import errors
 from mockkube.machinery.registry import Registry
@@ -50,6 +50,11 @@ def _reason(code: int) -> str:
             422: "Invalid", 429: "TooManyRequests"}.get(code, "InternalError" if code >= 500 else "Unknown")
 
 
+def _plain(status: int, text: str) -> web.Response:
+    return web.Response(status=status, text=text, content_type="text/plain", charset="utf-8",
+                        headers={"X-Content-Type-Options": "nosniff"})
+
+
 def _dump(obj) -> bytes:
     import json
 
@@ -63,10 +68,13 @@ def build_app(resources: Resources, registry: Registry, ready: asyncio.Event | N
     app[STOPPING] = stopping
     app[API_KEY] = api
 
-    async def health(request: web.Request) -> web.Response:
-        if stopping.is_set():
-            return web.Response(status=503, text="shutting down")
-        return web.Response(text="ok")
+    async def health_root(request: web.Request) -> web.Response:
+        reply = health.root(request.path.strip("/"), list(request.query.items()), stopping.is_set())
+        return _plain(reply.status, reply.text)
+
+    async def health_check(request: web.Request) -> web.Response:
+        reply = health.single(request.match_info["endpoint"], request.match_info["check"], stopping.is_set())
+        return _plain(404, "404 page not found\n") if reply is None else _plain(reply.status, reply.text)
 
     async def version(request: web.Request) -> web.Response:
         return json_response(discovery.dumps(discovery.version_info()))
@@ -77,7 +85,8 @@ def build_app(resources: Resources, registry: Registry, ready: asyncio.Event | N
 
     app.on_shutdown.append(on_shutdown)
     for path in ("/readyz", "/livez", "/healthz"):
-        app.router.add_get(path, health)
+        app.router.add_get(path, health_root)
+    app.router.add_get("/{endpoint:readyz|livez|healthz}/{check:.+}", health_check)
     app.router.add_get("/version", version)
     kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
     openapi.setup(app)

@@ -115,6 +115,7 @@ class API:
         if isinstance(target, dict):
             return self.discovery(request, target)
         m = request.method
+        _require_verb(m, target)
         if not target.name:
             if m == "GET":
                 return await self.list_or_watch(request, target)
@@ -285,6 +286,18 @@ async def _read(request: web.Request) -> bytes:
 def _no_route() -> errors.APIError:
     return errors.APIError(404, "NotFound", "the server could not find the requested resource",
                            {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
+
+
+_VERB_OF_METHOD = {("DELETE", False): "deletecollection", ("POST", False): "create", ("DELETE", True): "delete",
+                   ("PUT", True): "update", ("PATCH", True): "patch"}
+
+
+def _require_verb(method: str, t: Target) -> None:
+    """A verb the resource does not declare is not routed upstream: 405 (e.g. namespaces
+    have no deletecollection, so ``DELETE /api/v1/namespaces`` must not delete anything)."""
+    verb = _VERB_OF_METHOD.get((method, bool(t.name)))
+    if verb is not None and not t.sub and t.rt is not None and verb not in t.rt.verbs:
+        raise _not_allowed(method, t)
 
 
 def _not_allowed(method: str, t: Target) -> errors.APIError:
