@@ -14,21 +14,31 @@ _seq = itertools.count()  # keeps names unique when an injected clock stands sti
 
 
 def event_for(obj: dict, api_version: str, kind: str, type_: str, reason: str, message: str,
-              component: str, now: float) -> dict:
-    """The Event object a recorder creates for ``obj`` (name ``<obj>.<hex nanoseconds>``)."""
+              component: str, now: float, *, field_path: str = "", host: str = "", instance: str = "",
+              action: str = "") -> dict:
+    """The core/v1 Event a recorder creates for ``obj``, named ``<obj>.<hex nanoseconds>`` as
+    client-go's recorder does (so same-second events list in order)."""
     m = obj.get("metadata") or {}
     ts = meta.rfc3339(now)
     ns = m.get("namespace") or "default"
-    return {
+    involved = {"kind": kind, "namespace": m.get("namespace", ""), "name": m.get("name", ""),
+                "uid": m.get("uid", ""), "apiVersion": api_version, "resourceVersion": m.get("resourceVersion", "")}
+    if field_path:
+        involved["fieldPath"] = field_path
+    source = {"component": component}
+    if host:
+        source["host"] = host
+    ev = {
         "apiVersion": "v1", "kind": "Event",
         "metadata": {"name": f"{m.get('name', '')}.{int(now * 1e9) + next(_seq):x}", "namespace": ns},
-        "involvedObject": {"kind": kind, "namespace": m.get("namespace", ""), "name": m.get("name", ""),
-                           "uid": m.get("uid", ""), "apiVersion": api_version,
-                           "resourceVersion": m.get("resourceVersion", "")},
-        "reason": reason, "message": message, "source": {"component": component},
+        "involvedObject": involved,
+        "reason": reason, "message": message, "source": source,
         "firstTimestamp": ts, "lastTimestamp": ts, "count": 1, "type": type_,
-        "reportingComponent": component, "reportingInstance": "",
+        "reportingComponent": component, "reportingInstance": instance,
     }
+    if action:
+        ev["action"] = action
+    return ev
 
 
 def record(client: Client, obj: dict, api_version: str, kind: str, type_: str, reason: str,

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Hashable
 
+from mockkube.controllers.recorder import event_for
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
 from mockkube.kubelet.profile import NodeSpec
@@ -381,19 +382,8 @@ class KubeletManager(Controller):
             self._event(pod, sim, "Normal", "Started", f"Started container {c['name']}", fp)
 
     def _event(self, pod: dict, sim: NodeSim, typ: str, reason: str, message: str, field_path: str = "") -> None:
-        m = pod["metadata"]
-        ts = meta.rfc3339(self.clock())
-        inv = {"kind": "Pod", "namespace": m.get("namespace", ""), "name": m["name"], "uid": m.get("uid", ""),
-               "apiVersion": "v1", "resourceVersion": m.get("resourceVersion", "")}
-        if field_path:
-            inv["fieldPath"] = field_path
-        ev = {"apiVersion": "v1", "kind": "Event",
-              "metadata": {"name": f"{m['name']}.{meta.new_uid().replace('-', '')[:16]}",
-                           "namespace": m.get("namespace", "")},
-              "involvedObject": inv, "reason": reason, "message": message, "type": typ,
-              "source": {"component": "kubelet", "host": sim.spec.name},
-              "firstTimestamp": ts, "lastTimestamp": ts, "count": 1,
-              "reportingComponent": "kubelet", "reportingInstance": sim.spec.name}
+        ev = event_for(pod, "v1", "Pod", typ, reason, message, "kubelet", self.clock(), field_path=field_path,
+                       host=sim.spec.name, instance=sim.spec.name)
         try:
             self.client.create(self.events_rt, ev)
         except errors.APIError as e:  # an event must never break the pod's lifecycle

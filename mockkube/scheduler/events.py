@@ -4,9 +4,9 @@ pod bumps count and lastTimestamp instead of writing a new Event."""
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
+from mockkube.controllers.recorder import event_for
 from mockkube.machinery import errors, meta
 
 COMPONENT = "default-scheduler"
@@ -34,17 +34,9 @@ class Recorder:
                     return
                 except errors.APIError:
                     pass
-        name = f"{m.get('name', '')}.{secrets.token_hex(8)}"
-        body = {
-            "metadata": {"name": name, "namespace": ns},
-            "involvedObject": {"kind": "Pod", "namespace": ns, "name": m.get("name", ""), "uid": m.get("uid", ""),
-                               "apiVersion": "v1", "resourceVersion": m.get("resourceVersion", "")},
-            "reason": reason, "message": message, "type": typ,
-            "source": {"component": COMPONENT},
-            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
-            "reportingComponent": COMPONENT, "reportingInstance": COMPONENT,
-            "action": "Scheduling" if reason == "FailedScheduling" else "Binding",
-        }
+        body = event_for(pod, "v1", "Pod", typ, reason, message, COMPONENT, self.clock(), instance=COMPONENT,
+                         action="Scheduling" if reason == "FailedScheduling" else "Binding")
+        name = body["metadata"]["name"]
         try:
             self.client.create(self.rt, body, ns)
         except errors.APIError:
