@@ -76,10 +76,17 @@ class Server:
         self._bootstrap()
 
     def _bootstrap(self) -> None:
+        """What a fresh kube-apiserver creates: the system namespaces and the ``kubernetes`` Service."""
         ns_rt = self.registry.get("", "v1", "namespaces")
         for ns in SYSTEM_NAMESPACES:
             if self.store.get(ns_rt, "", ns) is None:
                 self.resources.create(ns_rt, "", {"metadata": {"name": ns}})
+        svc_rt = self.registry.get("", "v1", "services")
+        if self.store.get(svc_rt, "default", "kubernetes") is None:
+            self.resources.create(svc_rt, "default", {
+                "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+                "spec": {"clusterIP": "10.96.0.1", "sessionAffinity": "None",
+                         "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}})
 
     async def start(self) -> str:
         if self.store is None:

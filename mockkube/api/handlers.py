@@ -214,6 +214,13 @@ class API:
     async def update(self, request: web.Request, t: Target) -> web.Response:
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "UpdateOptions")
         obj = await self._body(request)
+        if not t.sub and t.rt.strategy.allow_create_on_update and self.res.store.get(t.rt, t.namespace, t.name) is None:
+            if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) \
+                    and obj["metadata"].get("name", "") != t.name:
+                raise errors.bad_request(f"the name of the object ({obj['metadata'].get('name', '')}) does not "
+                                         f"match the name on the URL ({t.name})")
+            entry = self.res.create(t.rt, t.namespace, obj, opts)
+            return self.render_one(request, t.rt, entry, 201, opts.warnings)
         entry = self.res.update(t.rt, t.namespace, t.name, obj, opts, subresource=t.sub)
         return self.render_one(request, t.rt, entry, 200, opts.warnings)
 

@@ -24,6 +24,7 @@ class Strategy:
     """
 
     tracks_generation = False  # metadata.generation starts at 1 and counts spec changes
+    allow_create_on_update = False  # a PUT of a missing object creates it (leases, events)
 
     def default(self, obj: dict, now: str | None = None) -> None:
         """Fill defaulted fields (runs on every decoded write, like upstream defaulting);

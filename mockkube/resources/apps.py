@@ -10,7 +10,7 @@ from mockkube.resources.strategies import SpecStatusStrategy
 def _default_template(spec: dict) -> None:
     tpl = spec.get("template")
     if isinstance(tpl, dict):
-        pod_defaults.default_pod(tpl)
+        pod_defaults.default_pod_spec(tpl.get("spec"))
 
 
 class WorkloadStrategy(SpecStatusStrategy):

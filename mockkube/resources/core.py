@@ -96,6 +96,45 @@ class ServiceStrategy(SpecStatusStrategy):
     def initial_status(self, obj: dict) -> dict:
         return {"loadBalancer": {}}
 
+    def prepare_create(self, obj: dict) -> None:
+        super().prepare_create(obj)
+        spec = obj["spec"]
+        if spec.get("type") == "ExternalName":
+            return
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+        if not spec.get("clusterIP"):
+            spec["clusterIP"] = service_ip(obj["metadata"]["uid"])
+        spec.setdefault("clusterIPs", [spec["clusterIP"]])
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        if spec.get("type") in ("NodePort", "LoadBalancer"):
+            spec.setdefault("externalTrafficPolicy", "Cluster")
+            for i, p in enumerate(spec.get("ports") or []):
+                if isinstance(p, dict) and not p.get("nodePort"):
+                    p["nodePort"] = node_port(obj["metadata"]["uid"], i)
+            if spec["type"] == "LoadBalancer":
+                spec.setdefault("allocateLoadBalancerNodePorts", True)
+
+    def prepare_update(self, new: dict, old: dict) -> None:
+        super().prepare_update(new, old)
+        # allocated addresses and ports stay when an update leaves them out
+        ospec, nspec = old.get("spec") or {}, new.get("spec")
+        if isinstance(nspec, dict):
+            for k in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"):
+                if k in ospec and not nspec.get(k):
+                    nspec[k] = ospec[k]
+
+
+def service_ip(uid: str) -> str:
+    """A ClusterIP from 10.96.0.0/12 (kube-apiserver's default service range), spread by uid."""
+    n = 2 + int(uid.replace("-", ""), 16) % ((1 << 20) - 3)  # .0.0 (network), .0.1 (kubernetes) stay free
+    return f"10.{96 + (n >> 16)}.{(n >> 8) & 255}.{n & 255}"
+
+
+def node_port(uid: str, index: int) -> int:
+    """A nodePort from the default 30000-32767 range."""
+    return 30000 + (int(uid.replace("-", ""), 16) + index * 7919) % 2768
+
 
 class SecretStrategy(Strategy):
     def default(self, obj: dict, now: str | None = None) -> None:
@@ -123,6 +162,7 @@ _EVENT_FIELDS = {
 
 namespaces = REGISTRY.add(ResourceType(
     "", "v1", "Namespace", "namespaces", namespaced=False, short_names=("ns",),
+    verbs=("create", "delete", "get", "list", "patch", "update", "watch"),  # no deletecollection upstream
     subresources=(Subresource("status", "Namespace"), Subresource("finalize", "Namespace", verbs=("update",))),
     strategy=NamespaceStrategy(),
     selectable_fields={"status.phase": lambda o: _get(o, "status", "phase")}))
@@ -150,8 +190,12 @@ pods = REGISTRY.add(ResourceType(
         "status.nominatedNodeName": lambda o: _get(o, "status", "nominatedNodeName"),
     }))
 
+class EventStrategy(Strategy):
+    allow_create_on_update = True
+
+
 events = REGISTRY.add(ResourceType(
-    "", "v1", "Event", "events", namespaced=True, short_names=("ev",),
+    "", "v1", "Event", "events", namespaced=True, short_names=("ev",), strategy=EventStrategy(),
     selectable_fields=_EVENT_FIELDS))
 
 configmaps = REGISTRY.add(ResourceType("", "v1", "ConfigMap", "configmaps", namespaced=True, short_names=("cm",)))

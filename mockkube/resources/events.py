@@ -1,6 +1,10 @@
 """events.k8s.io/v1 Events (stored apart from core/v1 events; see docs/compatibility.md)."""
 
-from mockkube.machinery.registry import REGISTRY, ResourceType
+from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy
+
+
+class EventStrategy(Strategy):
+    allow_create_on_update = True
 
 
 def _get(o: dict, *path: str) -> str:
@@ -12,7 +16,7 @@ def _get(o: dict, *path: str) -> str:
 
 events = REGISTRY.add(ResourceType(
     "events.k8s.io", "v1", "Event", "events", namespaced=True, short_names=("ev",),
-    storage_key="events.k8s.io/events",
+    storage_key="events.k8s.io/events", strategy=EventStrategy(),
     selectable_fields={
         "regarding.kind": lambda o: _get(o, "regarding", "kind"),
         "regarding.namespace": lambda o: _get(o, "regarding", "namespace"),

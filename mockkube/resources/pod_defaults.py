@@ -30,8 +30,9 @@ def _default_container(c: dict) -> None:
                 req.setdefault(k, v)  # requests default to limits
 
 
-def default_pod(pod: dict) -> None:
-    spec = pod.get("spec")
+def default_pod_spec(spec: dict) -> None:
+    """SetDefaults_PodSpec and the container defaults: what every PodSpec gets, pod
+    templates of Deployments and ReplicaSets included."""
     if not isinstance(spec, dict):
         return
     for key in ("containers", "initContainers"):
@@ -42,6 +43,15 @@ def default_pod(pod: dict) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
+
+
+def default_pod(pod: dict) -> None:
+    """A Pod also gets SetDefaults_Pod (enableServiceLinks) and what the default admission
+    plugins add (Priority, ServiceAccount, DefaultTolerationSeconds); templates do not."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    default_pod_spec(spec)
     spec.setdefault("enableServiceLinks", True)
     spec.setdefault("priority", 0)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")

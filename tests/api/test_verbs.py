@@ -365,3 +365,35 @@ async def test_dra_admin_access_needs_the_namespace_label(api):
     tpl = {"metadata": {"name": "admin-tpl"}, "spec": {"spec": claim["spec"]}}
     st, body, _ = await api.post("/apis/resource.k8s.io/v1/namespaces/default/resourceclaimtemplates", tpl)
     assert st == 422 and body["details"]["causes"][0]["field"] == "spec.spec.devices.requests[0].exactly.adminAccess"
+
+
+async def test_services_get_cluster_ips_and_node_ports(api):
+    st, kube, _ = await api.get("/api/v1/namespaces/default/services/kubernetes")
+    assert st == 200 and kube["spec"]["clusterIP"] == "10.96.0.1"
+    svc = {"metadata": {"name": "web"}, "spec": {"type": "NodePort", "selector": {"app": "web"},
+                                                 "ports": [{"port": 80}]}}
+    st, body, _ = await api.post("/api/v1/namespaces/default/services", svc)
+    assert st == 201
+    spec = body["spec"]
+    octets = [int(x) for x in spec["clusterIP"].split(".")]
+    assert octets[0] == 10 and 96 <= octets[1] <= 111 and spec["clusterIPs"] == [spec["clusterIP"]]
+    assert spec["ipFamilies"] == ["IPv4"] and spec["ipFamilyPolicy"] == "SingleStack"
+    assert 30000 <= spec["ports"][0]["nodePort"] <= 32767 and spec["ports"][0]["targetPort"] == 80
+    ip = spec.pop("clusterIP")
+    st, upd, _ = await api.put("/api/v1/namespaces/default/services/web", body)
+    assert st == 200 and upd["spec"]["clusterIP"] == ip
+
+
+async def test_put_creates_a_missing_lease_but_not_a_configmap(api):
+    lease = {"metadata": {"name": "holder"}, "spec": {"holderIdentity": "me"}}
+    st, body, _ = await api.put("/apis/coordination.k8s.io/v1/namespaces/default/leases/holder", lease)
+    assert st == 201 and body["spec"]["holderIdentity"] == "me"
+    st, body, _ = await api.put("/api/v1/namespaces/default/configmaps/missing", {"metadata": {"name": "missing"}})
+    assert st == 404
+
+
+async def test_namespaces_have_no_deletecollection(api):
+    st, body, _ = await api.delete("/api/v1/namespaces")
+    assert st == 405 and body["reason"] == "MethodNotAllowed"
+    st, body, _ = await api.get("/api/v1/namespaces")
+    assert {"default", "kube-system"} <= {i["metadata"]["name"] for i in body["items"]}
