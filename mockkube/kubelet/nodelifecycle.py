@@ -1,7 +1,8 @@
 """The node lifecycle controller (kube-controller-manager's, reduced to what clients
 see): a node whose Lease is not renewed within the grace period gets Ready=Unknown and
 the ``node.kubernetes.io/unreachable`` taints; a node reporting Ready=False gets the
-``not-ready`` taints; both are removed once the node is Ready again."""
+``not-ready`` taints; both are removed once the node is Ready again. A cordoned node
+(spec.unschedulable) gets ``node.kubernetes.io/unschedulable:NoSchedule`` (TaintNodesByCondition)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from mockkube.storage.informer import Controller, Informer
 GRACE_PERIOD = 50.0  # --node-monitor-grace-period (v1.32+ default)
 UNREACHABLE = "node.kubernetes.io/unreachable"
 NOT_READY = "node.kubernetes.io/not-ready"
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 
 
 def _ready(node: dict) -> str:
@@ -23,8 +25,13 @@ def _ready(node: dict) -> str:
     return "Unknown"
 
 
-def wanted_taints(ready: str) -> set[str]:
-    return {"True": set(), "False": {NOT_READY}, "Unknown": {UNREACHABLE}}.get(ready, {UNREACHABLE})
+def wanted_taints(ready: str, unschedulable: bool = False) -> set[tuple[str, str]]:
+    """(key, effect) of the taints this controller keeps on a node."""
+    keys = {"True": set(), "False": {NOT_READY}, "Unknown": {UNREACHABLE}}.get(ready, {UNREACHABLE})
+    out = {(k, e) for k in keys for e in ("NoSchedule", "NoExecute")}
+    if unschedulable:
+        out.add((UNSCHEDULABLE, "NoSchedule"))
+    return out
 
 
 def unknown_conditions(conds: list[dict], now: float) -> list[dict]:
@@ -80,13 +87,12 @@ class NodeLifecycleController(Controller):
             ready = "Unknown"
         elif now < deadline:
             self.queue.add_after(name, deadline - now)
-        self._taints(node, wanted_taints(ready), now)
+        self._taints(node, wanted_taints(ready, bool((node.get("spec") or {}).get("unschedulable"))), now)
 
-    def _taints(self, node: dict, want: set[str], now: float) -> None:
-        managed = {UNREACHABLE, NOT_READY}
+    def _taints(self, node: dict, target: set[tuple[str, str]], now: float) -> None:
+        managed = {UNREACHABLE, NOT_READY, UNSCHEDULABLE}
         taints = list((node.get("spec") or {}).get("taints") or [])
         have = {(t.get("key"), t.get("effect")) for t in taints if t.get("key") in managed}
-        target = {(k, e) for k in want for e in ("NoSchedule", "NoExecute")}
         if have == target:
             return
         keep = [t for t in taints if t.get("key") not in managed or (t.get("key"), t.get("effect")) in target]

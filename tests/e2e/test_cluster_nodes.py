@@ -82,3 +82,17 @@ def test_gpu_pod_from_template_runs(mockkube_fresh):
     assert dyn["claimResources"][0]["cdiDevices"][0]["name"].startswith("gpu.example.com/gpu=gpu-")
     events = k("get", "events", "--field-selector", "involvedObject.name=gpu-pod", "-o", "json").stdout
     assert "ResourceClaimPrepared" in events
+
+
+def test_cordon_taints_the_node_and_uncordon_removes_it(mockkube_fresh):
+    k = mockkube_fresh.kubectl
+
+    def taints():
+        node = json.loads(k("get", "node", "cpu-node", "-o", "json").stdout)
+        return [(t["key"], t["effect"]) for t in node["spec"].get("taints", [])]
+
+    k("cordon", "cpu-node")
+    until(lambda: ("node.kubernetes.io/unschedulable", "NoSchedule") in taints(), what="the unschedulable taint")
+    assert "SchedulingDisabled" in k("get", "node", "cpu-node").stdout
+    k("uncordon", "cpu-node")
+    until(lambda: ("node.kubernetes.io/unschedulable", "NoSchedule") not in taints(), what="the taint removed")
