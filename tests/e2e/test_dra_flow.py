@@ -69,6 +69,33 @@ def wait_running(k, pod: str, timeout: str = "60s") -> dict:
     return get(k, "pod", pod)
 
 
+def test_gpu_pod_from_template_runs(mockkube_fresh):
+    k = mockkube_fresh.kubectl
+    k("apply", "-f", "-", input=TEMPLATE + """
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: gpu-pod}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: app, image: cuda:12, resources: {claims: [{name: gpu}]}}]
+""")
+
+    p = wait_running(k, "gpu-pod")
+    assert p["spec"]["nodeName"] in ("gpu-node-0", "gpu-node-1")
+    claim_name = p["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
+    claim = get(k, "resourceclaim", claim_name)
+    assert claim["status"]["allocation"]["devices"]["results"][0]["driver"] == "gpu.example.com"
+    assert [r["uid"] for r in claim["status"]["reservedFor"]] == [p["metadata"]["uid"]]
+    # the node's prepared claims, as the kubelet PodResources API shows them
+    res = json.loads(k("get", "--raw", f"/mockkube/v1/nodes/{p['spec']['nodeName']}/podresources").stdout)
+    dyn = res["podResources"][0]["containers"][0]["dynamicResources"][0]
+    assert dyn["claimName"] == claim_name
+    assert dyn["claimResources"][0]["cdiDevices"][0]["name"].startswith("gpu.example.com/gpu=gpu-")
+    events = k("get", "events", "--field-selector", "involvedObject.name=gpu-pod", "-o", "json").stdout
+    assert "ResourceClaimPrepared" in events
+
+
 def test_pod_with_cats_gets_four_distinct_prepared_devices(mockkube_fresh):
     k = mockkube_fresh.kubectl
     k("apply", "-f", "-", input=CATS)
