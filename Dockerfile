@@ -1,6 +1,6 @@
 FROM python:3.11-slim
 WORKDIR /app
-COPY pyproject.toml README.md alembic.ini ./
+COPY pyproject.toml setup.py README.md alembic.ini ./
 COPY mockkube ./mockkube
 COPY openapi ./openapi
 COPY migrations ./migrations
