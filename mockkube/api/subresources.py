@@ -65,11 +65,30 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
                     body = strategic.apply_strategic_merge_patch(cur, pbody,
                                                                  schema.for_kind("autoscaling", "v1", "Scale"))
             return handlers.json_response(_dumps(set_scale(api, t, body, opts)))
+    if sub == "log" and m == "GET":
+        return pod_log(api, request, t)
     if sub == "finalize" and m == "PUT":
         body = await api._body(request)
         entry = finalize_namespace(api, t, body)
         return api.render_one(request, t.rt, entry)
     raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+
+
+def pod_log(api: "API", request: web.Request, t: "Target") -> web.Response:
+    """pods/log as text/plain (``kubectl logs``); what a simulated container printed comes
+    from its pod's ``mockkube.io/log`` annotations (see mockkube/kubelet/logs.py)."""
+    from mockkube.kubelet import logs
+
+    pod = api.res.get(t.rt, t.namespace, t.name).obj
+    q = request.query
+    tail = q.get("tailLines")
+    try:
+        tail_lines = int(tail) if tail not in (None, "") else None
+    except ValueError:
+        raise errors.bad_request(f'invalid value for "tailLines": strconv.ParseInt: parsing "{tail}": invalid syntax')
+    container = logs.pick_container(pod, q.get("container", ""))
+    text = logs.container_log(pod, container, tail_lines, q.get("timestamps") in ("true", "1"))
+    return web.Response(text=text, content_type="text/plain")
 
 
 def bind(api: "API", t: "Target", body: dict, dry_run: bool = False) -> Entry:

@@ -8,6 +8,7 @@ changes next. Container behaviour comes from annotations (docs/profiles.md):
 - ``mockkube.io/fail-start[.<container>]``: it never starts; the value is the waiting
   reason ("true" means CreateContainerError);
 - ``mockkube.io/ready-after[.<container>]``: it becomes ready this long after starting;
+- ``mockkube.io/log[.<container>]``: the text the container "prints" (``kubectl logs``);
 - ``mockkube.io/termination-delay``: on deletion its containers take this long to stop
   (capped by the grace period; default 0).
 """
@@ -31,24 +32,25 @@ class Behaviour:
     ready_after: float
 
 
-def _ann(pod: dict, key: str, container: str) -> str | None:
+def annotation(pod: dict, key: str, container: str) -> str | None:
+    """``mockkube.io/<key>.<container>``, else ``mockkube.io/<key>``, else None."""
     anns = (pod.get("metadata") or {}).get("annotations") or {}
     v = anns.get(f"{PREFIX}{key}.{container}")
     return v if v is not None else anns.get(PREFIX + key)
 
 
 def behaviour(pod: dict, container: str, init: bool = False) -> Behaviour:
-    exit_after = _ann(pod, "exit-after", container)
-    fail = _ann(pod, "fail-start", container)
+    exit_after = annotation(pod, "exit-after", container)
+    fail = annotation(pod, "fail-start", container)
     if fail is not None and fail.lower() in ("true", "1", "yes", ""):
         fail = "CreateContainerError"
     if fail is not None and fail.lower() in ("false", "0", "no"):
         fail = None
     return Behaviour(
         exit_after=parse_duration(exit_after) if exit_after is not None else (0.0 if init else None),
-        exit_code=int(_ann(pod, "exit-code", container) or 0),
+        exit_code=int(annotation(pod, "exit-code", container) or 0),
         fail_start=fail,
-        ready_after=parse_duration(_ann(pod, "ready-after", container) or 0))
+        ready_after=parse_duration(annotation(pod, "ready-after", container) or 0))
 
 
 def termination_delay(pod: dict) -> float:

@@ -175,6 +175,7 @@ nodes = REGISTRY.add(ResourceType(
 pods = REGISTRY.add(ResourceType(
     "", "v1", "Pod", "pods", namespaced=True, short_names=("po",), categories=("all",),
     subresources=(Subresource("status", "Pod"),
+                  Subresource("log", "Pod", verbs=("get",)),
                   Subresource("binding", "Binding", verbs=("create",)),
                   Subresource("eviction", "Eviction", group="policy", version="v1", verbs=("create",))),
     strategy=PodStrategy(),

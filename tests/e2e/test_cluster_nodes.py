@@ -46,3 +46,31 @@ def test_cordon_taints_the_node_and_uncordon_removes_it(mockkube_fresh):
     assert "SchedulingDisabled" in k("get", "node", "cpu-node").stdout
     k("uncordon", "cpu-node")
     until(lambda: ("node.kubernetes.io/unschedulable", "NoSchedule") not in taints(), what="the taint removed")
+
+
+def test_kubectl_logs_shows_what_the_pod_declares(mockkube_fresh):
+    k = mockkube_fresh.kubectl
+    k("apply", "-f", "-", input="""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: talker
+  annotations:
+    mockkube.io/log.app: |
+      starting
+      listening on :8080
+spec:
+  containers:
+  - {name: app, image: web:1}
+  - {name: sidecar, image: proxy:1}
+""")
+    k("wait", "--for=condition=Ready", "pod/talker", "--timeout=60s")
+    assert k("logs", "talker", "-c", "app").stdout == "starting\nlistening on :8080\n"
+    assert k("logs", "talker", "-c", "app", "--tail=1").stdout == "listening on :8080\n"
+    assert k("logs", "talker", "-c", "sidecar").stdout == ""
+    p = k("logs", "talker")  # kubectl picks the first container itself
+    assert p.stdout == "starting\nlistening on :8080\n" and 'Defaulted container "app"' in p.stderr
+    p = k("get", "--raw", "/api/v1/namespaces/default/pods/talker/log", check=False)
+    assert p.returncode != 0 and "a container name must be specified for pod talker" in p.stderr
+    p = k("logs", "talker", "-c", "nope", check=False)
+    assert p.returncode != 0 and "container nope is not valid for pod talker" in p.stderr

@@ -271,3 +271,21 @@ async def test_stopped_kubelet_makes_node_unreachable_and_restart_recovers():
         assert await _until(lambda: ready() == "True" and not taints())
     finally:
         await _close(cm, env)
+
+
+def test_container_log_waits_for_start_and_tails():
+    import pytest
+
+    from mockkube.kubelet.logs import container_log
+    from mockkube.machinery.errors import APIError
+
+    pod = {"metadata": {"name": "p", "annotations": {"mockkube.io/log": "a\nb\nc"}},
+           "status": {"containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "ContainerCreating"}}}]}}
+    with pytest.raises(APIError) as e:
+        container_log(pod, "c")
+    assert e.value.code == 400 and e.value.message == 'container "c" in pod "p" is waiting to start: ContainerCreating'
+    pod["status"]["containerStatuses"][0]["state"] = {"running": {"startedAt": "2026-11-22T00:00:00Z"}}
+    assert container_log(pod, "c") == "a\nb\nc\n"
+    assert container_log(pod, "c", tail_lines=2) == "b\nc\n"
+    assert container_log(pod, "c", tail_lines=0) == ""
+    assert container_log(pod, "c", timestamps=True).startswith("2026-11-22T00:00:00.000000000Z a\n")
