@@ -22,3 +22,25 @@ def until(cond: Callable[[], T], timeout: float = 30.0, what: str = "condition",
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} not reached within {timeout}s")
         time.sleep(interval)
+
+
+async def eventually(cond: Callable[[], T], timeout: float = 5.0, what: str = "condition") -> T:
+    """``until`` for asyncio tests on the server's own loop: yields so components can run."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        out = cond()
+        if out:
+            return out
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached within {timeout}s")
+        await asyncio.sleep(0.001)
+
+
+async def settle(rounds: int = 50) -> None:
+    """Let queued informer events and reconciles run (for asserting that nothing happens)."""
+    import asyncio
+
+    for _ in range(rounds):
+        await asyncio.sleep(0)

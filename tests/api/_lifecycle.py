@@ -2,27 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from typing import Callable
-
-
-async def eventually(cond: Callable[[], object], timeout: float = 5.0) -> object:
-    """Yield to the loop until ``cond()`` is truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        out = cond()
-        if out:
-            return out
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(0.001)
-
-
-async def settle(rounds: int = 50) -> None:
-    """Let queued informer events and reconciles run (for asserting that nothing happens)."""
-    for _ in range(rounds):
-        await asyncio.sleep(0)
+from mockkube.testing.waiting import eventually, settle  # noqa: F401  (re-exported for the tests)
 
 
 def owner_ref(owner: dict, block: bool | None = None, controller: bool | None = None) -> dict:

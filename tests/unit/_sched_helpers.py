@@ -1,15 +1,14 @@
 """Builders and a running scheduler + claim controller for scheduler tests."""
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
 from typing import AsyncIterator, Callable
 
 from mockkube.controllers.resourceclaim import ResourceClaimController
 from mockkube.scheduler.scheduler import Scheduler
 from mockkube.storage.client import Client
 from mockkube.testing.cluster import running_server
+from mockkube.testing.waiting import eventually, settle
 
 DRIVER = "gpu.example.com"
 G = "resource.k8s.io"
@@ -115,19 +114,10 @@ class Env:
         return None
 
     async def wait(self, pred: Callable[[], object], timeout: float = 5.0):
-        deadline = time.monotonic() + timeout
-        while True:
-            out = pred()
-            if out:
-                return out
-            if time.monotonic() > deadline:
-                raise AssertionError("condition not reached in time")
-            await asyncio.sleep(0.002)
+        return await eventually(pred, timeout)
 
     async def settle(self, rounds: int = 50) -> None:
-        """Let queued informer events and reconciles run (no timing assumptions)."""
-        for _ in range(rounds):
-            await asyncio.sleep(0)
+        await settle(rounds)
 
 
 @contextlib.asynccontextmanager
