@@ -12,10 +12,11 @@ from typing import Callable
 import yaml
 from aiohttp import web
 
-from mockkube.api.app import build_app
+from mockkube.api.app import SERVER_KEY, build_app
 from mockkube.machinery import meta
 from mockkube.machinery.registry import registry
 from mockkube.machinery.rest import Resources
+from mockkube.metrics import Metrics
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 
@@ -60,6 +61,7 @@ class Server:
         self.with_components = components
         self.event_window = event_window
         self.registry = registry()
+        self.metrics = Metrics()
         self.store: Store | None = None
         self.resources: Resources | None = None
         self._runner: web.AppRunner | None = None
@@ -91,7 +93,11 @@ class Server:
     async def start(self) -> str:
         if self.store is None:
             self.open_store()
-        app = build_app(self.resources, self.registry)
+        app = build_app(self.resources, self.registry, self.metrics)
+        app[SERVER_KEY] = self
+        from mockkube import kubelet
+
+        kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
         self.app = app
         # kube-apiserver takes long request lines (huge label selectors); aiohttp stops at 8 KiB
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0,
@@ -115,6 +121,14 @@ class Server:
         from mockkube import components
 
         self.components = await components.start_all(self)
+
+    async def on_cluster(self, fn: Callable, *args):
+        """Run ``fn(*args)`` where the components live and return its result.
+
+        HTTP handlers that read or change component state (profiles, driver health,
+        clocks, faults) go through here rather than touching that state directly, so
+        the components may run on a loop of their own."""
+        return fn(*args)
 
     async def stop(self) -> None:
         for c in reversed(self.components):

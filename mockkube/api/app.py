@@ -8,7 +8,6 @@ import traceback
 
 from aiohttp import web
 
-from mockkube import kubelet
 from mockkube.api import discovery, health, openapi
 from mockkube.api.handlers import API, json_response
 from mockkube.machinery import errors
@@ -19,6 +18,7 @@ log = logging.getLogger("mockkube.api")
 
 STOPPING = web.AppKey("stopping", asyncio.Event)
 API_KEY = web.AppKey("api", API)
+SERVER_KEY = web.AppKey("server", object)  # the assembling Server, for endpoints beyond the API
 
 
 @web.middleware
@@ -61,7 +61,7 @@ def _dump(obj) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def build_app(resources: Resources, registry: Registry, ready: asyncio.Event | None = None) -> web.Application:
+def build_app(resources: Resources, registry: Registry, metrics=None) -> web.Application:
     stopping = asyncio.Event()
     app = web.Application(middlewares=[status_errors], client_max_size=8 * 1024 * 1024)
     api = API(resources, registry, stopping)
@@ -79,6 +79,12 @@ def build_app(resources: Resources, registry: Registry, ready: asyncio.Event | N
     async def version(request: web.Request) -> web.Response:
         return json_response(discovery.dumps(discovery.version_info()))
 
+    async def metrics_text(request: web.Request) -> web.Response:
+        from mockkube.metrics import CONTENT_TYPE_LATEST
+
+        body = metrics.exposition() if metrics is not None else b""
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
     async def on_shutdown(app: web.Application) -> None:
         stopping.set()
         resources.store.hub.close_all()
@@ -88,7 +94,7 @@ def build_app(resources: Resources, registry: Registry, ready: asyncio.Event | N
         app.router.add_get(path, health_root)
     app.router.add_get("/{endpoint:readyz|livez|healthz}/{check:.+}", health_check)
     app.router.add_get("/version", version)
-    kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
+    app.router.add_get("/metrics", metrics_text)
     openapi.setup(app)
     app.router.add_route("*", "/api", api.handle)
     app.router.add_route("*", "/api/{tail:.*}", api.handle)

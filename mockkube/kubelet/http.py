@@ -21,10 +21,10 @@ from mockkube.machinery import errors
 
 
 def _runtime(request: web.Request):
-    from mockkube.api.app import API_KEY
+    from mockkube.api.app import SERVER_KEY
     from mockkube.kubelet.cluster import runtime_for
 
-    rt = runtime_for(request.app[API_KEY].res)
+    rt = runtime_for(request.app[SERVER_KEY].resources)
     if rt is None:
         raise errors.APIError(503, "ServiceUnavailable", "the node simulation is not running on this server")
     return rt

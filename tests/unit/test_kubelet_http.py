@@ -5,7 +5,7 @@ from types import SimpleNamespace
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from mockkube.api.app import API_KEY, status_errors
+from mockkube.api.app import SERVER_KEY, status_errors
 from mockkube.kubelet import http
 from mockkube.kubelet.cluster import ClusterRuntime
 from mockkube.kubelet.profile import load
@@ -18,7 +18,7 @@ async def test_endpoints():
         rt = ClusterRuntime(server)
         await rt.start(load("nodes:\n- name: a\n  drivers:\n    gpu.example.com: {count: 2}\n"))
         app = web.Application(middlewares=[status_errors])
-        app[API_KEY] = SimpleNamespace(res=server.resources)
+        app[SERVER_KEY] = SimpleNamespace(resources=server.resources)
         http.setup(app)
         client = TestClient(TestServer(app))
         await client.start_server()
