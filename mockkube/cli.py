@@ -14,7 +14,7 @@ def _serve(args: argparse.Namespace) -> int:
     from mockkube.server import Server, serve_forever
 
     server = Server(address=args.address, port=args.port, db_url=args.db, kubeconfig_path=args.kubeconfig,
-                    cluster=args.cluster)
+                    cluster=args.cluster, filter_timeout=args.dra_filter_timeout)
     try:
         asyncio.run(serve_forever(server))
     except OSError as e:
@@ -23,6 +23,15 @@ def _serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # pragma: no cover - SIGINT before the handler is set
         pass
     return 0
+
+
+def _duration(text: str) -> float:
+    from mockkube.kubelet.profile import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _kubeconfig(args: argparse.Namespace) -> int:
@@ -41,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--db", default=None, help="SQLAlchemy URL (default: embedded in-memory SQLite)")
     s.add_argument("--kubeconfig", default=None, help="write a kubeconfig for this server to PATH")
     s.add_argument("--cluster", default=None, help="cluster profile YAML (default: the built-in demo cluster)")
+    s.add_argument("--dra-filter-timeout", type=_duration, default=None, metavar="DURATION",
+                   help="DynamicResources filterTimeout: how long Filter may search for devices on one node "
+                        "(e.g. 10s, 500ms; 0 turns it off; default: the profile's scheduler.filterTimeout, else 10s)")
     s.add_argument("--log-level", default="WARNING")
     s.set_defaults(fn=_serve)
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")

@@ -22,6 +22,7 @@ from mockkube.storage.store import Store
 
 log = logging.getLogger("mockkube")
 
+DEFAULT_FILTER_TIMEOUT = 10.0  # upstream DynamicResourcesArgs.filterTimeout
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -51,7 +52,8 @@ class Server:
     def __init__(self, address: str = "127.0.0.1", port: int = 6443, db_url: str | None = None,
                  kubeconfig_path: str | None = None, cluster: str | None = None,
                  clock: Callable[[], float] = meta.wall_clock, components: bool = True,
-                 event_window: int | None = None) -> None:
+                 event_window: int | None = None, component_thread: bool = True,
+                 filter_timeout: float | None = None) -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -59,6 +61,12 @@ class Server:
         self.cluster = cluster
         self.clock = clock
         self.with_components = components
+        # components on their own loop and thread (the default, as `mockkube serve` runs);
+        # False keeps them on the caller's loop, for asyncio tests that reach into them
+        self.component_thread = component_thread
+        self._component_loop = None
+        # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
+        self.filter_timeout = filter_timeout
         self.event_window = event_window
         self.registry = registry()
         self.metrics = Metrics()
@@ -67,6 +75,7 @@ class Server:
         self._runner: web.AppRunner | None = None
         self.url = ""
         self.components: list = []
+        self.profile = None  # the cluster profile, loaded when the components start
 
     def open_store(self) -> None:
         engine = make_engine(self.db_url)
@@ -117,10 +126,38 @@ class Server:
             await self._start_components()
         return self.url
 
+    @property
+    def dra_filter_timeout(self) -> float:
+        """DynamicResources filterTimeout in seconds: the flag's, else the profile's, else 10."""
+        if self.filter_timeout is not None:
+            return self.filter_timeout
+        setting = (self.profile.scheduler if self.profile is not None else {}).get("filterTimeout")
+        if setting is None:
+            return DEFAULT_FILTER_TIMEOUT
+        from mockkube.kubelet.profile import parse_duration
+
+        return parse_duration(setting)
+
     async def _start_components(self) -> None:
         from mockkube import components
+        from mockkube.kubelet.cluster import load_profile
 
-        self.components = await components.start_all(self)
+        self.profile = load_profile(self.cluster)
+
+        if self.component_thread:
+            from mockkube.componentloop import ComponentLoop
+
+            self._component_loop = ComponentLoop()
+            self.components = await self._component_loop.submit(components.start_all, self)
+        else:
+            self.components = await components.start_all(self)
+
+    async def _stop_components(self) -> None:
+        for c in reversed(self.components):
+            try:
+                await c.stop()
+            except Exception:  # pragma: no cover - shutdown must go on
+                log.exception("component stop failed")
 
     async def on_cluster(self, fn: Callable, *args):
         """Run ``fn(*args)`` where the components live and return its result.
@@ -128,14 +165,38 @@ class Server:
         HTTP handlers that read or change component state (profiles, driver health,
         clocks, faults) go through here rather than touching that state directly, so
         the components may run on a loop of their own."""
-        return fn(*args)
+        cl = self._component_loop
+        if cl is not None and not cl.on_loop:
+            return await cl.submit(fn, *args)
+        out = fn(*args)
+        if asyncio.iscoroutine(out):
+            out = await out
+        return out
+
+    def run_on_cluster(self, fn: Callable, *args, timeout: float | None = 60):
+        """``on_cluster`` for synchronous callers on another thread (tests, scripts)."""
+        cl = self._component_loop
+        if cl is None:
+            raise RuntimeError("components run on the server's own loop; call them there")
+        return cl.run(fn, *args, timeout=timeout)
 
     async def stop(self) -> None:
-        for c in reversed(self.components):
+        """Stop within about two seconds whatever the components are doing: first every
+        component is asked to drop long work (a running allocation stops at its next
+        step), then stopped on its own loop."""
+        for c in self.components:
+            request_stop = getattr(c, "request_stop", None)
+            if request_stop is not None:
+                request_stop()
+        cl, self._component_loop = self._component_loop, None
+        if cl is not None:
             try:
-                await c.stop()
-            except Exception:  # pragma: no cover - shutdown must go on
-                log.exception("component stop failed")
+                await asyncio.wait_for(cl.submit(self._stop_components), 1.5)
+            except (asyncio.TimeoutError, RuntimeError):
+                log.warning("components did not stop within 1.5 s; leaving them to the process exit")
+            cl.close(0.5)
+        elif self.components:
+            await self._stop_components()
         self.components = []
         if self._runner is not None:
             await self._runner.cleanup()

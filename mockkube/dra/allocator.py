@@ -48,13 +48,16 @@ class AllocationOutcome:
     cel_errors: CEL runtime error messages met (subset of the fatal reasons).
     subrequests: per claim, request name -> index of the firstAvailable entry chosen
         (for Score: lower index is better).
+    interrupted: the caller's ``interrupt`` asked the search to stop (upstream's context
+        deadline or cancellation); nothing is known about the node then.
     """
 
-    __slots__ = ("_results", "_build", "reason", "fatal", "cel_errors", "subrequests")
+    __slots__ = ("_results", "_build", "reason", "fatal", "cel_errors", "subrequests", "interrupted")
 
     def __init__(self, results: list[dict] | None = None, reason: str = "", fatal: bool = False,
                  cel_errors: list[str] | None = None, subrequests: list[dict[str, int]] | None = None,
-                 build: Callable[[], list[dict]] | None = None) -> None:
+                 build: Callable[[], list[dict]] | None = None, interrupted: bool = False) -> None:
+        self.interrupted = interrupted
         self._results = results
         self._build = build
         self.reason = reason
@@ -82,6 +85,10 @@ class AllocationOutcome:
         if self.ok:
             return f"AllocationOutcome(results={self.results!r}, subrequests={self.subrequests!r})"
         return f"AllocationOutcome(reason={self.reason!r}, fatal={self.fatal})"
+
+
+class _Interrupted(Exception):
+    """The caller's interrupt() answered True: stop searching at once."""
 
 
 class _Fatal(Exception):
@@ -312,6 +319,13 @@ class Allocator:
             if cacheable:
                 self._plans[ck] = exc.message
             raise
+        need = _min_devices(slots)
+        if need > ALLOCATION_RESULTS_MAX_SIZE:
+            msg = (f"claim {claim_ref(claim)}: number of requested devices {need} exceeds the claim limit of "
+                   f"{ALLOCATION_RESULTS_MAX_SIZE}")
+            if cacheable:
+                self._plans[ck] = msg
+            raise _Fatal(msg)
         plan = _Plan(claim, slots, _is_simple(claim, slots))
         if cacheable:
             if len(self._plans) > 4096:
@@ -375,11 +389,15 @@ class Allocator:
     # ------------------------------------------------------------------ allocate
 
     def allocate(self, claims: list[dict], node: dict, state: AllocatedState, now: str,
-                 new_share_id: Callable[[], str] | None = None) -> AllocationOutcome:
+                 new_share_id: Callable[[], str] | None = None,
+                 interrupt: Callable[[], bool] | None = None) -> AllocationOutcome:
         """Allocate all `claims` (unallocated ResourceClaims) on `node` given `state`.
 
         `now` (RFC 3339) becomes allocationTimestamp where binding conditions need it;
-        `new_share_id` makes shareIDs deterministic in tests (default: uuid4)."""
+        `new_share_id` makes shareIDs deterministic in tests (default: uuid4).
+        `interrupt` is asked at every step of the search (upstream checks its context
+        there): True ends the attempt with an ``interrupted`` outcome. The allocator has
+        no clock of its own; the caller's interrupt carries the deadline."""
         try:
             plans = self._last_plans  # the scheduler asks about the same claim objects for every node
             if plans is None or len(plans) != len(claims) or any(p.claim is not c for p, c in zip(plans, claims)):
@@ -390,7 +408,8 @@ class Allocator:
                 fast = _fast_path(plans, view, node, state, now)
                 if fast is not None:
                     return fast
-            search = _Search(self, plans, view, node, state, new_share_id or (lambda: str(uuid.uuid4())))
+            search = _Search(self, plans, view, node, state, new_share_id or (lambda: str(uuid.uuid4())),
+                             interrupt)
             found = False
             if view.has_binding:
                 search.allow_binding = False
@@ -403,10 +422,22 @@ class Allocator:
                                      cel_errors=[exc.message] if exc.is_cel else [])
         except cap.CapacityRequestError as exc:
             return AllocationOutcome(reason=str(exc), fatal=True)
+        except _Interrupted:
+            return AllocationOutcome(reason="interrupted", interrupted=True)
         if not found:
             return _failure(view)
         results = search.build_results(now)
         return AllocationOutcome(results=results, subrequests=search.chosen_names())
+
+
+def _min_devices(slots: list[_Slot]) -> int:
+    """Upstream's lower bound on a claim's results, checked before searching: ExactCount
+    requests count fully, firstAvailable their smallest alternative, All nothing yet."""
+    total = 0
+    for slot in slots:
+        counts = [alt.count if alt.mode == "ExactCount" else 0 for alt in slot.alts]
+        total += min(counts) if counts else 0
+    return total
 
 
 def _failure(view: _NodeView) -> AllocationOutcome:
@@ -604,8 +635,10 @@ class _Search:
     """State of one allocation attempt (upstream's `allocator`)."""
 
     def __init__(self, owner: Allocator, plans: list[_Plan], view: _NodeView, node: dict,
-                 state: AllocatedState, new_share_id: Callable[[], str]) -> None:
+                 state: AllocatedState, new_share_id: Callable[[], str],
+                 interrupt: Callable[[], bool] | None = None) -> None:
         self.owner = owner
+        self.interrupt = interrupt
         self.plans = plans
         self.view = view
         self.node = node
@@ -660,6 +693,8 @@ class _Search:
     # -- recursion
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        if self.interrupt is not None and self.interrupt():
+            raise _Interrupted
         if ci >= len(self.plans):
             return True
         plan = self.plans[ci]

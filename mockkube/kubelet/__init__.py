@@ -28,7 +28,7 @@ class _Component:
 
 async def start(server: "Server") -> list:
     rt = ClusterRuntime(server)
-    await rt.start(load_profile(server.cluster))
+    await rt.start(getattr(server, "profile", None) or load_profile(server.cluster))
     return [_Component(rt)]
 
 

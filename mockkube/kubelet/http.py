@@ -30,6 +30,13 @@ def _runtime(request: web.Request):
     return rt
 
 
+async def _on_cluster(request: web.Request, fn, *args):
+    """Component state lives on the components' loop: reach it there."""
+    from mockkube.api.app import SERVER_KEY
+
+    return await request.app[SERVER_KEY].on_cluster(fn, *args)
+
+
 def _ok(body: dict, status: int = 200) -> web.Response:
     return web.Response(body=json.dumps(body).encode(), status=status, content_type="application/json")
 
@@ -51,13 +58,13 @@ async def apply_profile(request: web.Request) -> web.Response:
         profile = load(text if "\n" in text else text + "\n")
     except ProfileError as e:
         raise errors.APIError(422, "Invalid", str(e)) from None
-    return _ok({"kind": "ProfileApplied", **rt.apply(profile)})
+    return _ok({"kind": "ProfileApplied", **await _on_cluster(request, rt.apply, profile)})
 
 
 async def pod_resources(request: web.Request) -> web.Response:
     node = request.match_info["node"]
     try:
-        return _ok(_runtime(request).kubelet.pod_resources(node))
+        return _ok(await _on_cluster(request, _runtime(request).kubelet.pod_resources, node))
     except KeyError:
         raise errors.APIError(404, "NotFound", f"node {node!r} is not simulated") from None
 
@@ -69,7 +76,7 @@ async def kubelet_state(request: web.Request) -> web.Response:
     if node not in rt.kubelet.nodes:
         raise errors.APIError(404, "NotFound", f"node {node!r} is not simulated")
     running = bool((body or {}).get("running", True)) if isinstance(body, dict) else True
-    (rt.start_kubelet if running else rt.stop_kubelet)(node)
+    await _on_cluster(request, rt.start_kubelet if running else rt.stop_kubelet, node)
     return _ok({"node": node, "running": running})
 
 
@@ -83,8 +90,8 @@ async def device_health(request: web.Request) -> web.Response:
         raise errors.bad_request(f"effect {effect!r}: must be NoSchedule, NoExecute or None")
     driver = request.match_info["driver"]
     try:
-        changed = rt.set_health(driver, body.get("pool") or body["node"], body["device"],
-                                bool(body.get("healthy", False)), effect)
+        changed = await _on_cluster(request, rt.set_health, driver, body.get("pool") or body["node"],
+                                    body["device"], bool(body.get("healthy", False)), effect)
     except KeyError as e:
         raise errors.APIError(404, "NotFound", str(e.args[0])) from None
     return _ok({"driver": driver, "device": body["device"], "healthy": bool(body.get("healthy", False)),

@@ -80,6 +80,7 @@ class Profile:
     fabric: list[dict]
     driver_settings: dict[str, dict]
     device_classes: bool = True
+    scheduler: dict = field(default_factory=dict)
 
     def drivers(self) -> list[str]:
         """Every driver the profile uses, in a stable order."""
@@ -206,7 +207,8 @@ def expand(data: dict) -> Profile:
     fabric = [dict(f, driver=f.get("driver", "fpga.example.com")) for f in data.get("fabric") or []]
     return Profile(name=data.get("name", "custom"), nodes=nodes, fabric=fabric,
                    driver_settings={k: dict(v or {}) for k, v in (data.get("drivers") or {}).items()},
-                   device_classes=data.get("deviceClasses", True))
+                   device_classes=data.get("deviceClasses", True),
+                   scheduler=dict(data.get("scheduler") or {}))
 
 
 _DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)")

@@ -8,6 +8,7 @@ in-process client both come through here, so controllers write exactly as client
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 from dataclasses import dataclass, field
@@ -56,6 +57,16 @@ class ListResult:
 
 
 _deep = meta.clone
+
+
+def _serialized(fn: Callable) -> Callable:
+    """One write at a time across threads: a verb's read-check-write (strategy, admission,
+    managedFields, the rv check) is atomic, as it was when everything shared one loop."""
+    @functools.wraps(fn)
+    def wrapper(self: "Resources", *args: Any, **kwargs: Any) -> Any:
+        with self.store.lock:
+            return fn(self, *args, **kwargs)
+    return wrapper
 
 
 class Resources:
@@ -176,6 +187,7 @@ class Resources:
     def get(self, rt: ResourceType, ns: str, name: str) -> Entry:
         return self.store.must_get(rt, ns, name)
 
+    @_serialized  # a list is one consistent snapshot at list_rv, even while another thread writes
     def list(self, rt: ResourceType, ns: str | None, label_selector: str = "", field_selector: str = "",
              limit: int = 0, continue_token: str = "", resource_version: str = "") -> ListResult:
         pred = self.predicate(rt, label_selector, field_selector)
@@ -257,6 +269,7 @@ class Resources:
         return Predicate(fn, indexed)
 
     # -- create ----------------------------------------------------------------
+    @_serialized
     def create(self, rt: ResourceType, ns: str, obj: Any, opts: WriteOptions | None = None,
                decoded: bool = True) -> Entry:
         opts = opts or WriteOptions()
@@ -311,6 +324,7 @@ class Resources:
             fn(rt, verb, obj)
 
     # -- update ----------------------------------------------------------------
+    @_serialized
     def update(self, rt: ResourceType, ns: str, name: str, obj: Any, opts: WriteOptions | None = None,
                subresource: str = "", managed_done: bool = False, check_structure: bool = True) -> Entry:
         """PUT semantics (also the tail of every patch)."""
@@ -394,6 +408,7 @@ class Resources:
         return entry
 
     # -- patch -----------------------------------------------------------------
+    @_serialized
     def patch(self, rt: ResourceType, ns: str, name: str, patch_type: str, body: Any,
               opts: WriteOptions | None = None, subresource: str = "") -> tuple[Entry, bool]:
         """Apply a patch; returns (entry, created) — only apply patches may create."""
@@ -469,6 +484,7 @@ class Resources:
         return self.update(rt, ns, name, merged, opts, subresource, managed_done=True, check_structure=False), False
 
     # -- delete ----------------------------------------------------------------
+    @_serialized
     def delete(self, rt: ResourceType, ns: str, name: str, options: dict | None = None,
                dry_run: bool = False) -> tuple[Entry, bool]:
         """Delete or start deleting; returns (entry, gone) — gone is False while finalizers remain."""
@@ -534,6 +550,7 @@ class Resources:
         self._notify(rt, "update", upd.obj)
         return upd, False
 
+    @_serialized
     def bind(self, ns: str, name: str, node: str, dry_run: bool = False) -> Entry:
         """pods/binding: assign a pod to a node once (the scheduler's Bind)."""
         rt = self.registry.get("", "v1", "pods")
@@ -558,6 +575,7 @@ class Resources:
         self._notify(rt, "update", upd.obj)
         return upd
 
+    @_serialized
     def finalize_namespace(self, name: str, new: dict) -> Entry:
         """namespaces/finalize: the only way spec.finalizers change; an emptied,
         terminating namespace is removed."""
@@ -572,6 +590,7 @@ class Resources:
         self._notify(rt, "update", upd.obj)
         return upd
 
+    @_serialized
     def finalize_delete(self, rt: ResourceType, ns: str, name: str) -> Entry | None:
         """Remove an object whose deletion may complete (no finalizers, grace over or waived)."""
         entry = self.store.get(rt, ns, name)

@@ -98,7 +98,10 @@ class Scheduler:
         self.rng = random.Random(seed)
         self.next_start = 0
         self.pods_rt = self.client.rt("pods")
-        self.dra_plugin = DynamicResources(self.dra, self.client, lambda: meta.rfc3339(self.clock()))
+        self._stopping = False
+        timeout = getattr(server, "dra_filter_timeout", 10.0)
+        self.dra_plugin = DynamicResources(self.dra, self.client, lambda: meta.rfc3339(self.clock()),
+                                           filter_timeout=timeout, stopping=lambda: self._stopping)
         # upstream default order (DynamicResources before DefaultPreemption)
         self.plugins: list[fw.Plugin] = [
             NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(),
@@ -139,7 +142,12 @@ class Scheduler:
             self._schedule_flush()
         self._flush = asyncio.get_running_loop().call_later(30.0, tick)
 
+    def request_stop(self) -> None:
+        """Thread-safe: a running allocation gives up at its next step."""
+        self._stopping = True
+
     async def stop(self) -> None:
+        self._stopping = True
         for inf in self.informers.values():
             inf.stop()
         if self._flush is not None:

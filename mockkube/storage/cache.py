@@ -91,7 +91,7 @@ class ResourceCache:
 
     def keys_with(self, field: str, value: str, namespace: str | None) -> list[Key]:
         """Sorted keys whose indexed ``field`` equals ``value``."""
-        keys = self._index[field].get(value, ())
+        keys = list(self._index[field].get(value, ()))  # one C-level copy: safe against a writer thread
         if namespace is not None:
             keys = [k for k in keys if k[0] == namespace]
         return sorted(keys)

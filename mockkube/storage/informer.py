@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import threading
 from typing import Awaitable, Callable, Hashable
 
 from mockkube.machinery.registry import ResourceType
@@ -41,21 +42,33 @@ class Informer:
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self.store.hub.add_listener(self.rt.storage_key, self._on_event)
+        self._thread = threading.get_ident()
+        with self.store.lock:  # no write slips between the snapshot and the first event
+            self.store.hub.add_listener(self.rt.storage_key, self._on_event)
+            objs = self.store.objects(self.rt)
         self._started = True
-        for obj in self.store.objects(self.rt):
+        for obj in objs:
             self._dispatch("ADDED", obj, None)
 
     def stop(self) -> None:
         if self._started:
-            self.store.hub.remove_listener(self.rt.storage_key, self._on_event)
+            with self.store.lock:
+                self.store.hub.remove_listener(self.rt.storage_key, self._on_event)
             self._started = False
 
     def _on_event(self, ev: Event) -> None:
+        # The writer may be on another thread (an HTTP client's write reaches the components'
+        # loop): append is atomic, and the drain is handed over thread-safely.
         self._pending.append(ev)
         if not self._scheduled:
             self._scheduled = True
-            self._loop.call_soon(self._drain)
+            if threading.get_ident() == self._thread:
+                self._loop.call_soon(self._drain)
+            else:
+                try:
+                    self._loop.call_soon_threadsafe(self._drain)
+                except RuntimeError:  # the components' loop has closed
+                    pass
 
     def _drain(self) -> None:
         self._scheduled = False

@@ -2,13 +2,15 @@
 
 Writes commit to the database first (object row, event row and the rv counter in one
 transaction), then reach the cache and the watchers, so a failed write changes nothing
-anyone can see. Store methods are synchronous and run on the event loop thread: a
-read-check-write is atomic without locks.
+anyone can see. Store methods are synchronous. The API's loop and the components' loop
+run on different threads, so writes hold ``lock`` (reentrant; the generic registry holds
+it over a whole verb) and reads take snapshots of the cache's key lists.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from typing import Iterable
 
 from sqlalchemy import Engine, bindparam, delete, insert, select, update
@@ -55,6 +57,7 @@ class Store:
         self._caches: dict[str, ResourceCache] = {}
         self._logs: dict[str, EventLog] = {}
         self._writes = 0
+        self.lock = threading.RLock()
 
     # -- start-up ------------------------------------------------------------
     def load(self) -> None:
@@ -97,8 +100,11 @@ class Store:
     def entries(self, rt: ResourceType, namespace: str | None = None) -> Iterable[Entry]:
         cache = self._caches[rt.storage_key]
         ns = namespace if rt.namespaced else None
-        for k in cache.keys_from(ns, None):
-            yield cache.entries[k]
+        entries = cache.entries
+        for k in cache.keys_from(ns, None):  # a copied slice: safe while another thread writes
+            e = entries.get(k)
+            if e is not None:
+                yield e
 
     def objects(self, rt: ResourceType, namespace: str | None = None) -> list[dict]:
         return [e.obj for e in self.entries(rt, namespace)]
@@ -135,6 +141,10 @@ class Store:
 
     def create(self, rt: ResourceType, obj: dict) -> Entry:
         """Insert a new object (the caller has filled metadata); 409 if the name is taken."""
+        with self.lock:
+            return self._create(rt, obj)
+
+    def _create(self, rt: ResourceType, obj: dict) -> Entry:
         meta = obj["metadata"]
         ns = meta.get("namespace", "") if rt.namespaced else ""
         cache = self._caches[rt.storage_key]
@@ -147,6 +157,10 @@ class Store:
 
     def update(self, rt: ResourceType, obj: dict, expect_rv: int) -> Entry:
         """Replace an object whose stored resourceVersion must still be ``expect_rv``."""
+        with self.lock:
+            return self._update(rt, obj, expect_rv)
+
+    def _update(self, rt: ResourceType, obj: dict, expect_rv: int) -> Entry:
         meta = obj["metadata"]
         ns = meta.get("namespace", "") if rt.namespaced else ""
         cache = self._caches[rt.storage_key]
@@ -162,6 +176,10 @@ class Store:
 
     def delete(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None = None) -> Entry:
         """Remove an object; the DELETED event carries its last state with a new rv."""
+        with self.lock:
+            return self._delete(rt, namespace, name, expect_rv)
+
+    def _delete(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None) -> Entry:
         ns = namespace if rt.namespaced else ""
         cache = self._caches[rt.storage_key]
         old = cache.get(ns, name)
@@ -187,6 +205,11 @@ class Store:
         ``from_rv`` None means "from now" (the caller adds synthetic ADDED events);
         an rv before the retained window raises 410 Expired, one beyond the newest 504.
         """
+        with self.lock:
+            return self._watch(rt, namespace, from_rv, predicate)
+
+    def _watch(self, rt: ResourceType, namespace: str | None, from_rv: int | None,
+               predicate: Predicate | None) -> tuple[Watcher, list[tuple[str, Entry]]]:
         ns = namespace if rt.namespaced else None
         key = rt.storage_key
         backlog: list[tuple[str, Entry]] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import threading
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable
@@ -79,6 +80,18 @@ class Watcher:
         self.queue: asyncio.Queue[tuple[str, Entry] | None] = asyncio.Queue()
         self.closed = False
         self.overflowed = False
+        # the watch is read on the loop that opened it; writers may commit on another thread
+        self._loop = _running_loop()
+        self._thread = threading.get_ident()
+
+    def _put(self, item: "tuple[str, Entry] | None") -> None:
+        if self._loop is None or threading.get_ident() == self._thread:
+            self.queue.put_nowait(item)
+            return
+        try:
+            self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        except RuntimeError:  # that loop is closed: nobody reads this watch any more
+            pass
 
     def _matches(self, obj: dict | None) -> bool:
         if obj is None:
@@ -113,13 +126,20 @@ class Watcher:
             self.overflowed = True
             self.close()
             return
-        self.queue.put_nowait(out)
+        self._put(out)
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             self._hub.unsubscribe(self)
-            self.queue.put_nowait(None)
+            self._put(None)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class Hub:

@@ -59,7 +59,11 @@ class ThreadedCluster:
             self._thread.join(30)
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run ``fn(*args)`` (sync or async) on the server's loop and return its result."""
+        """Run ``fn(*args)`` (sync or async) where the components live (their own loop, or
+        the server's when they share it) and return its result."""
+        if self.server._component_loop is not None:
+            return self.server.run_on_cluster(fn, *args)
+
         async def wrapper():
             out = fn(*args)
             if asyncio.iscoroutine(out):
@@ -107,6 +111,7 @@ async def running_server(**kwargs: Any) -> AsyncIterator[Server]:
     """An in-loop server for asyncio tests: ``async with running_server() as s: ...``."""
     kwargs.setdefault("port", 0)
     kwargs.setdefault("components", False)
+    kwargs.setdefault("component_thread", False)  # the test reaches into components on its loop
     server = Server(**kwargs)
     await server.start()
     try:

@@ -149,12 +149,13 @@ spec:
 
     ev = until(failed, what="a FailedScheduling event")
     assert ev["type"] == "Warning"
-    assert ev["message"].startswith("0/4 nodes are available:")
-    assert "cannot allocate all claims" in ev["message"]
+    # v1.36 checks the claim limit (32 results) before searching: a scheduling error
+    assert ev["message"] == ('running "DynamicResources" filter plugin: claim default/greedy: number of '
+                             'requested devices 500 exceeds the claim limit of 32')
     pod = get(k, "pod", "greedy")
     assert pod["status"]["phase"] == "Pending" and "nodeName" not in pod["spec"]
     cond = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"][0]
-    assert cond["status"] == "False" and cond["reason"] == "Unschedulable"
+    assert cond["status"] == "False" and cond["reason"] == "SchedulerError"
     assert "allocation" not in get(k, "resourceclaim", "greedy").get("status", {})
 
 

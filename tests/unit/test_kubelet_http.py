@@ -1,7 +1,5 @@
 """The /mockkube/v1 endpoints (profile, podresources, device health, kubelet stop/start)."""
 
-from types import SimpleNamespace
-
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -18,7 +16,7 @@ async def test_endpoints():
         rt = ClusterRuntime(server)
         await rt.start(load("nodes:\n- name: a\n  drivers:\n    gpu.example.com: {count: 2}\n"))
         app = web.Application(middlewares=[status_errors])
-        app[SERVER_KEY] = SimpleNamespace(resources=server.resources)
+        app[SERVER_KEY] = server
         http.setup(app)
         client = TestClient(TestServer(app))
         await client.start_server()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import Any, Callable
 
 from mockkube.dra import extended, node_allocatable
@@ -110,10 +111,13 @@ class DynamicResources(fw.Plugin):
     name = "DynamicResources"
     weight = 1
 
-    def __init__(self, dra: DRAManager, client: Any, now: Callable[[], str]) -> None:
+    def __init__(self, dra: DRAManager, client: Any, now: Callable[[], str], filter_timeout: float = 10.0,
+                 stopping: Callable[[], bool] = lambda: False) -> None:
         self.dra = dra
         self.client = client
         self.now = now
+        self.filter_timeout = filter_timeout  # upstream DynamicResourcesArgs.filterTimeout; 0 = none
+        self.stopping = stopping
         self._claims_rt = client.rt("resourceclaims", "resource.k8s.io") if client is not None else None
         self._pods_rt = client.rt("pods") if client is not None else None
 
@@ -217,6 +221,16 @@ class DynamicResources(fw.Plugin):
                                    f"is already used by another pod")
         return self._filter_allocate(s, pod, node)
 
+    def _interrupt(self) -> Callable[[], bool]:
+        """What the allocator asks at each search step: past the filter timeout (wall
+        time, as upstream's context deadline), or the scheduler is stopping."""
+        stopping = self.stopping
+        if self.filter_timeout <= 0:
+            return stopping
+        deadline = time.monotonic() + self.filter_timeout
+        monotonic = time.monotonic
+        return lambda: monotonic() > deadline or stopping()
+
     def _maps_allocatable(self, allocation: dict) -> bool:
         slices = self.dra.slices_with_mappings(allocation)
         return bool(slices) and bool(node_allocatable.node_allocatable_demand(allocation, slices))
@@ -236,7 +250,13 @@ class DynamicResources(fw.Plugin):
                 claims = claims + [ext]
         if not claims:
             return None
-        outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now)
+        outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now,
+                                              interrupt=self._interrupt())
+        if outcome.interrupted:
+            if self.stopping():
+                return fw.unresolvable("asked by caller to stop allocating devices: scheduler stopping")
+            # v1.36: a timeout is an error (retried with backoff), naming the node
+            return fw.error(f"node {node.name}: timed out trying to allocate devices")
         if outcome.fatal:
             return fw.error(outcome.reason)
         if not outcome.ok:
