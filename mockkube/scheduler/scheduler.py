@@ -86,7 +86,8 @@ class Scheduler:
     name = "scheduler"
 
     def __init__(self, server: Any, initial_backoff: float = 1.0, max_backoff: float = 10.0,
-                 percentage_of_nodes_to_score: int = 0, seed: int | None = None) -> None:
+                 percentage_of_nodes_to_score: int = 0, seed: int | None = None,
+                 filter_timeout: float | None = None) -> None:
         self.server = server
         self.clock = server.clock
         self.client = Client(server.resources, "kube-scheduler")
@@ -99,7 +100,7 @@ class Scheduler:
         self.next_start = 0
         self.pods_rt = self.client.rt("pods")
         self._stopping = False
-        timeout = getattr(server, "dra_filter_timeout", 10.0)
+        timeout = filter_timeout if filter_timeout is not None else getattr(server, "dra_filter_timeout", 10.0)
         self.dra_plugin = DynamicResources(self.dra, self.client, lambda: meta.rfc3339(self.clock()),
                                            filter_timeout=timeout, stopping=lambda: self._stopping)
         # upstream default order (DynamicResources before DefaultPreemption)
