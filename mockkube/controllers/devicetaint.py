@@ -62,6 +62,10 @@ class Eviction:
 TimeAdded = Callable[[dict, tuple], float]  # (taint, identity) -> epoch seconds
 
 
+def _has_taints(slice_: dict) -> bool:
+    return any(d.get("taints") for d in (slice_.get("spec") or {}).get("devices") or ())
+
+
 def pool_devices(slices: Iterable[dict], driver: str, pool: str) -> dict[str, dict]:
     """The devices of one pool, from its slices of the newest generation only."""
     mine = [s for s in slices if (s.get("spec") or {}).get("driver") == driver
@@ -236,6 +240,7 @@ class DeviceTaintEvictionController(Controller):
         self.informers = [self.rules, self.slices, self.claims, self.pods]
         self._first_seen: dict[tuple, float] = {}
         self.pending: dict[tuple[str, str], tuple[str, Eviction]] = {}  # pod key -> (uid, eviction)
+        self._tainted_slices: set[str] = set()  # slices with any device taint
         self.evicted_by_rule: dict[str, int] = {}
 
     # evaluation over the caches ---------------------------------------------------------------
@@ -268,7 +273,14 @@ class DeviceTaintEvictionController(Controller):
         return [("pod", ns, r.get("name", "")) for r in (claim.get("status") or {}).get("reservedFor") or ()
                 if r.get("resource") == "pods" and not r.get("apiGroup")]
 
+    def _idle(self) -> bool:
+        """No tainted device, no DeviceTaintRule, no eviction pending: no pod can concern
+        this controller, so pod and claim events are not even queued."""
+        return not self._tainted_slices and not self.pending and not self.rules.list()
+
     def _on_claim(self, typ: str, obj: dict, prev: dict | None) -> None:
+        if self._idle():
+            return
         for k in set(self._pods_of_claim(obj)) | set(self._pods_of_claim(prev)):
             self.queue.add(k)
 
@@ -285,6 +297,14 @@ class DeviceTaintEvictionController(Controller):
         return out
 
     def _on_slice(self, typ: str, obj: dict, prev: dict | None) -> None:
+        name = meta.name_of(obj)
+        had = name in self._tainted_slices
+        if typ != "DELETED" and _has_taints(obj):
+            self._tainted_slices.add(name)
+        else:
+            self._tainted_slices.discard(name)
+        if not had and name not in self._tainted_slices:
+            return  # untainted before and after: no reserved pod's fate changed
         spec = obj.get("spec") or {}
         for k in self._all_reserved_pods((spec.get("driver"), (spec.get("pool") or {}).get("name"))):
             self.queue.add(k)
@@ -304,6 +324,8 @@ class DeviceTaintEvictionController(Controller):
         key = ("pod", meta.namespace_of(obj), meta.name_of(obj))
         if typ == "DELETED":
             self.pending.pop(key[1:], None)
+            return
+        if self._idle():
             return
         if prev is not None:
             ps, os_ = prev.get("status") or {}, obj.get("status") or {}

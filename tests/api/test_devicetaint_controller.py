@@ -216,3 +216,23 @@ async def test_no_schedule_rule_reports_other_effect(env):
     assert (cond["reason"], cond["message"]) == ("OtherEffect", "Eviction only happens for the NoExecute effect.")
     await settle(100)
     assert c.get(c.rt("pods"), "default", "p")["metadata"].get("deletionTimestamp") is None
+
+
+async def test_idle_without_taints_pods_and_claims_are_not_even_queued(env):
+    """Nothing tainted and no DeviceTaintRule: the controller spends nothing on pods and
+    claims (issue 8, point 4); the first taint brings the reserved pods in."""
+    server, c, ctrl, clock = env
+    seen: list = []
+    real = ctrl.reconcile
+    ctrl.reconcile = lambda key: (seen.append(key), real(key))[1]
+    _slice(c)
+    for i in range(5):
+        _pod_with_claim(c, name=f"p{i}")
+    await settle()
+    assert seen == [] and ctrl._idle()
+    s = c.get(c.rt("resourceslices", "resource.k8s.io"), "", "node-1-gpu")
+    s = clone(s)
+    s["spec"]["devices"][0]["taints"] = [{"key": "example.com/unhealthy", "effect": "NoExecute"}]
+    c.update(c.rt("resourceslices", "resource.k8s.io"), s)
+    await eventually(lambda: {("pod", "default", f"p{i}") for i in range(5)} <= set(seen))
+    assert not ctrl._idle()

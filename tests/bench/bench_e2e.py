@@ -1,0 +1,177 @@
+"""What a user gets: scheduling throughput of the default `mockkube serve` over HTTP, with
+every component running (controllers, scheduler, kubelets, drivers), on upstream
+scheduler_perf's SchedulingWithResourceClaimTemplate shape: N nodes of 4 CPU / 32Gi /
+110 pods with 10 devices each (the built-in GPU driver), one DeviceClass, and every pod
+taking one device through a ResourceClaimTemplate.
+
+Pods are created over HTTP by 16 concurrent clients (a separate process from the
+server); the figure is pods/s from the first create to the last pod bound (seen through a
+watch). Printed against:
+  - upstream's CI threshold for this workload (120 pods/s in scheduler_perf's config);
+  - a same-run baseline: the same clients creating as many ConfigMaps on the same server
+    (what this machine's HTTP + store path does right now, scheduling aside);
+  - the in-process figure (tests/bench/bench_scheduler.py's burst), second line only.
+
+    .venv/bin/python tests/bench/bench_e2e.py                       # 500 nodes, 1000 pods
+    .venv/bin/python tests/bench/bench_e2e.py --nodes 5000 --pods 1000
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import aiohttp
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+UPSTREAM_THRESHOLD = 120.0  # scheduler_perf SchedulingWithResourceClaimTemplate, newest config
+CLIENTS = 16
+G = "resource.k8s.io"
+
+
+def profile(nodes: int) -> dict:
+    return {"apiVersion": "mockkube.io/v1alpha1", "kind": "ClusterProfile", "name": "scheduler-perf",
+            "nodes": [{"name": "scheduler-perf-dra", "count": nodes,
+                       "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+                       "drivers": {"gpu.example.com": {"count": 10}}}]}
+
+
+def start_server(workdir: str, nodes: int, extra: list[str]) -> tuple[subprocess.Popen, str]:
+    path = os.path.join(workdir, "profile.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(profile(nodes), f)
+    p = subprocess.Popen([sys.executable, "-m", "mockkube", "serve", "--port", "0", "--cluster", path, *extra],
+                         stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    line = p.stdout.readline()
+    if not line.startswith("mockkube ready at "):
+        raise RuntimeError(f"server did not start: {line}")
+    return p, line.split()[-1]
+
+
+async def wait_nodes_ready(s: aiohttp.ClientSession, url: str, nodes: int) -> None:
+    """Every node registered and its ResourceSlice published."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        async with s.get(f"{url}/apis/{G}/v1/resourceslices") as r:
+            if len((await r.json())["items"]) >= nodes:
+                return
+        await asyncio.sleep(0.2)
+    raise RuntimeError("slices not published")
+
+
+async def create_all(s: aiohttp.ClientSession, url: str, path: str, bodies: list[dict]) -> float:
+    """Create ``bodies`` with CLIENTS concurrent clients; returns the first create's start."""
+    it = iter(bodies)
+    first = time.perf_counter()
+
+    async def client() -> None:
+        for body in it:
+            async with s.post(url + path, json=body) as r:
+                if r.status != 201:
+                    raise RuntimeError(f"create failed: {r.status} {await r.text()}")
+    await asyncio.gather(*(client() for _ in range(CLIENTS)))
+    return first
+
+
+async def watch_bound(s: aiohttp.ClientSession, url: str, want: int, rv: str, done: asyncio.Future) -> None:
+    bound: set[str] = set()
+    async with s.get(f"{url}/api/v1/namespaces/bench/pods", params={
+            "watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "false"},
+            timeout=aiohttp.ClientTimeout(total=None)) as r:
+        async for line in r.content:
+            ev = json.loads(line)
+            obj = ev["object"]
+            if (obj.get("spec") or {}).get("nodeName"):
+                bound.add(obj["metadata"]["name"])
+                if len(bound) >= want:
+                    done.set_result(time.perf_counter())
+                    return
+
+
+def pod(i: int) -> dict:
+    return {"metadata": {"name": f"pod-{i}"}, "spec": {
+        "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"claims": [{"name": "resource"}]}}],
+        "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
+
+
+async def measure(url: str, nodes: int, pods: int) -> dict:
+    conn = aiohttp.TCPConnector(limit=CLIENTS + 4)
+    async with aiohttp.ClientSession(connector=conn) as s:
+        await wait_nodes_ready(s, url, nodes)
+        async with s.post(f"{url}/api/v1/namespaces", json={"metadata": {"name": "bench"}}) as r:
+            assert r.status == 201, await r.text()
+        async with s.post(f"{url}/apis/{G}/v1/namespaces/bench/resourceclaimtemplates", json={
+                "metadata": {"name": "test-claim-template"},
+                "spec": {"spec": {"devices": {"requests": [
+                    {"name": "req-1", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}}) as r:
+            assert r.status == 201, await r.text()
+        # same-run baseline: the same clients, the same server, objects nothing reacts to
+        t0 = await create_all(s, url, "/api/v1/namespaces/bench/configmaps",
+                              [{"metadata": {"name": f"cm-{i}"}, "data": {"i": str(i)}} for i in range(pods)])
+        baseline = pods / (time.perf_counter() - t0)
+        async with s.get(f"{url}/api/v1/namespaces/bench/pods") as r:
+            rv = (await r.json())["metadata"]["resourceVersion"]
+        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        watcher = asyncio.create_task(watch_bound(s, url, pods, rv, done))
+        first = await create_all(s, url, "/api/v1/namespaces/bench/pods", [pod(i) for i in range(pods)])
+        created = time.perf_counter() - first
+        last = await asyncio.wait_for(done, 900)
+        watcher.cancel()
+        return {"pps": pods / (last - first), "baseline": baseline, "create_s": created}
+
+
+def in_process(nodes: int, pods: int) -> float:
+    from tests.bench.bench_scheduler import run
+
+    return asyncio.run(run(nodes, pods, 20))["burst_pps"]
+
+
+def write_profile(path: str, nodes: int) -> None:
+    with open(path, "w") as f:
+        yaml.safe_dump(profile(nodes), f)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nodes", default="500", help="comma-separated node counts (default 500)")
+    ap.add_argument("--pods", type=int, default=1000)
+    ap.add_argument("--no-in-process", action="store_true", help="skip the in-process second line")
+    ap.add_argument("--server-arg", action="append", default=[], help="extra `mockkube serve` argument")
+    ap.add_argument("--url", help="measure a server already running with profile(N) (e.g. under py-spy)")
+    args = ap.parse_args()
+    if args.url:
+        r = asyncio.run(measure(args.url, int(args.nodes), args.pods))
+        print(f"{r['pps']:.0f} pods/s; baseline {r['baseline']:.0f} creates/s")
+        return
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "mockkube")], check=False)
+    for n in (int(x) for x in args.nodes.split(",")):
+        with tempfile.TemporaryDirectory() as d:
+            p, url = start_server(d, n, args.server_arg)
+            try:
+                r = asyncio.run(measure(url, n, args.pods))
+            finally:
+                p.send_signal(signal.SIGTERM)
+                p.wait(30)
+        print(f"{n:>5} nodes, {args.pods} pods over HTTP ({CLIENTS} clients), every component: "
+              f"{r['pps']:.0f} pods/s first create -> last bound = x{r['pps'] / UPSTREAM_THRESHOLD:.2f} of "
+              f"upstream's CI threshold ({UPSTREAM_THRESHOLD:.0f}); creates alone took {r['create_s']:.1f}s; "
+              f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f})",
+              flush=True)
+        if not args.no_in_process:
+            ip = in_process(n, args.pods)
+            print(f"{n:>5} nodes, in-process (no HTTP, claim controller + scheduler only): {ip:.0f} pods/s "
+                  f"= x{ip / UPSTREAM_THRESHOLD:.2f} of the threshold", flush=True)
+
+
+if __name__ == "__main__":
+    main()
