@@ -58,6 +58,11 @@ class Store:
         self._logs: dict[str, EventLog] = {}
         self._writes = 0
         self.lock = threading.RLock()
+        # SQLite has one writer anyway: keep one connection for writes (no pool checkout per
+        # write) and leave the rv counter row to start-up and close, since the event rows
+        # carry every resourceVersion (load takes the larger of the two)
+        self._sqlite = engine.dialect.name == "sqlite"
+        self._wconn = None
 
     # -- start-up ------------------------------------------------------------
     def load(self) -> None:
@@ -69,7 +74,8 @@ class Store:
             self._caches[key] = ResourceCache(f)
         with self.engine.connect() as conn:
             row = conn.execute(select(t.counters.c.value).where(t.counters.c.key == "rv")).first()
-            self.rv = row[0] if row else 0
+            newest = conn.execute(select(t.events.c.rv).order_by(t.events.c.rv.desc()).limit(1)).first()
+            self.rv = max(row[0] if row else 0, newest[0] if newest else 0)
             for res, data, rv in conn.execute(select(t.objects.c.resource, t.objects.c.data, t.objects.c.rv)):
                 cache = self._caches.get(res)
                 if cache is None:
@@ -122,7 +128,16 @@ class Store:
         key = rt.storage_key
         row = {"k_resource": key, "k_namespace": ns, "k_name": name, "rv": rv, "data": text,
                "uid": meta.get("uid", ""), "expect": expect_rv, "type": typ}
-        with self.engine.begin() as conn:
+        if self._sqlite:
+            if self._wconn is None:
+                self._wconn = self.engine.connect()
+            conn = self._wconn
+            tx = conn.begin()
+        else:
+            tx = None
+            conn = self.engine.connect()
+            conn.begin()
+        try:
             if typ == "ADDED":
                 conn.execute(_INSERT_OBJECT, row)
             elif typ == "MODIFIED":
@@ -131,13 +146,25 @@ class Store:
             else:
                 conn.execute(_DELETE_OBJECT, row)
             conn.execute(_INSERT_EVENT, row)
-            if conn.execute(_UPDATE_RV, row).rowcount != 1:
-                conn.execute(insert(t.counters).values(key="rv", value=rv))
             self._writes += 1
+            if not self._sqlite or self._writes % 5000 == 0:
+                self._save_rv(conn, rv)
             if self._writes % 5000 == 0:
                 conn.execute(delete(t.events).where(t.events.c.rv <= rv - _DB_EVENT_KEEP))
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+        finally:
+            if tx is None:
+                conn.close()
         self.rv = rv
         return Entry(obj, raw, rv)
+
+    @staticmethod
+    def _save_rv(conn, rv: int) -> None:
+        if conn.execute(_UPDATE_RV, {"rv": rv}).rowcount != 1:
+            conn.execute(insert(t.counters).values(key="rv", value=rv))
 
     def create(self, rt: ResourceType, obj: dict) -> Entry:
         """Insert a new object (the caller has filled metadata); 409 if the name is taken."""
@@ -232,4 +259,12 @@ class Store:
 
     def close(self) -> None:
         self.hub.close_all()
+        with self.lock:
+            if self._wconn is not None:
+                try:
+                    with self._wconn.begin():
+                        self._save_rv(self._wconn, self.rv)
+                finally:
+                    self._wconn.close()
+                    self._wconn = None
         self.engine.dispose()

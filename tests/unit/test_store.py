@@ -149,8 +149,13 @@ def test_failed_database_write_leaves_cache_untouched(store, rt, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(store.engine, "begin", boom)
+    from sqlalchemy.engine import Connection
+
+    monkeypatch.setattr(Connection, "execute", boom)
     with pytest.raises(RuntimeError):
         store.update(rt, dict(a.obj, data={"x": "2"}), a.rv)
     assert store.get(rt, "default", "a").obj["data"] == {"x": "1"}
     assert store.rv == a.rv
+    monkeypatch.undo()
+    b = store.update(rt, dict(a.obj, data={"x": "3"}), a.rv)  # the write connection still works
+    assert b.rv == a.rv + 1
