@@ -72,9 +72,10 @@ def node_allocatable_demand(allocation: dict, slices: Iterable[dict]) -> dict[st
 
 
 def claim_status(claim_name: str, containers: list[str], demand: dict[str, Quantity]) -> dict:
-    """One pod.status.nodeAllocatableResourceClaimStatuses entry."""
+    """One pod.status.nodeAllocatableResourceClaimStatuses entry; containers in pod order
+    (init containers first), each once, omitted when none references the claim."""
     entry: dict = {"resourceClaimName": claim_name,
                    "resources": {k: v.canonical() for k, v in sorted(demand.items())}}
     if containers:
-        entry["containers"] = sorted(set(containers))
+        entry["containers"] = list(dict.fromkeys(containers))
     return entry

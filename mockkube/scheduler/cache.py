@@ -1,5 +1,12 @@
 """The scheduler's node cache: per node, its allocatable and what assigned pods request.
 
+This is the one ledger of KEP-5517: a pod's requests include the cpu/memory/hugepages/
+ephemeral-storage its DRA claims take (``status.nodeAllocatableResourceClaimStatuses``,
+through the shared ``PodRequests``), so NodeResourcesFit and DynamicResources both see
+what claims hold, and it all goes when the pod goes. Each node also records which pods
+use each node-allocatable claim (upstream's ``NodeAllocatableDRAClaimStates``), which is
+how the alpha rule "such a claim is not shared between pods" is checked.
+
 Fed by the pod and node informers and by the scheduler itself ("assume": a pod counts on
 its node from the moment it is chosen, before the binding reaches the informer), keyed by
 pod UID so the informer's later event for the same pod is idempotent.
@@ -12,11 +19,14 @@ from mockkube.scheduler import resources as res
 
 class NodeInfo:
     __slots__ = ("name", "node", "labels", "taints", "unschedulable", "allocatable", "requested",
-                 "pods", "generation", "real")
+                 "pods", "generation", "real", "claim_consumers")
 
     def __init__(self, node: dict) -> None:
         self.requested: dict[str, int] = {}
         self.pods: set[str] = set()
+        # (namespace, claim name) -> UIDs of the pods here whose node-allocatable
+        # resources come from that claim
+        self.claim_consumers: dict[tuple[str, str], set[str]] = {}
         self.generation = 0
         self.real = True
         self.set_node(node)
@@ -36,6 +46,15 @@ class NodeInfo:
         return self.allocatable.get(name, 0) - self.requested.get(name, 0)
 
 
+def node_allocatable_claims(pod: dict) -> tuple[tuple[str, str], ...]:
+    """(namespace, claim name) of each claim in the pod's nodeAllocatableResourceClaimStatuses."""
+    entries = (pod.get("status") or {}).get("nodeAllocatableResourceClaimStatuses") or ()
+    if not entries:
+        return ()
+    ns = (pod.get("metadata") or {}).get("namespace", "")
+    return tuple(sorted({(ns, e.get("resourceClaimName", "")) for e in entries if isinstance(e, dict)}))
+
+
 def _terminal(pod: dict) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
@@ -44,7 +63,8 @@ class Cache:
     def __init__(self) -> None:
         self.nodes: dict[str, NodeInfo] = {}
         self.node_list: list[NodeInfo] = []
-        self._pods: dict[str, tuple[str, dict[str, int]]] = {}  # uid -> (node, requests)
+        # uid -> (node, requests, node-allocatable claims it uses)
+        self._pods: dict[str, tuple[str, dict[str, int], tuple[tuple[str, str], ...]]] = {}
 
     # nodes ------------------------------------------------------------------
     def set_node(self, node: dict) -> None:
@@ -74,12 +94,13 @@ class Cache:
             self.remove_pod(uid)
             return
         requests = res.pod_requests(pod)
+        claims = node_allocatable_claims(pod)
         old = self._pods.get(uid)
         if old is not None:
-            if old == (node, requests):
+            if old == (node, requests, claims):
                 return
             self.remove_pod(uid)
-        self._pods[uid] = (node, requests)
+        self._pods[uid] = (node, requests, claims)
         info = self.nodes.get(node)
         if info is None:
             info = NodeInfo({"metadata": {"name": node}})  # pod before node: count it anyway
@@ -87,6 +108,8 @@ class Cache:
             self.nodes[node] = info
         for k, v in requests.items():
             info.requested[k] = info.requested.get(k, 0) + v
+        for key in claims:
+            info.claim_consumers.setdefault(key, set()).add(uid)
         info.pods.add(uid)
         info.generation += 1
 
@@ -99,6 +122,12 @@ class Cache:
             return
         for k, v in old[1].items():
             info.requested[k] = info.requested.get(k, 0) - v
+        for key in old[2]:
+            users = info.claim_consumers.get(key)
+            if users is not None:
+                users.discard(uid)
+                if not users:
+                    del info.claim_consumers[key]
         info.pods.discard(uid)
         info.generation += 1
 

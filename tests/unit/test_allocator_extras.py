@@ -109,8 +109,9 @@ def test_node_allocatable_demand_ignores_admin_access_and_unknown_devices():
 
 def test_node_allocatable_claim_status():
     demand = node_allocatable_demand({"devices": {"results": [result("core-0")]}}, [cpu_slice()])
+    # containers in pod order (upstream appends them as it walks the pod), each once
     assert claim_status("c", ["b", "a", "a"], demand) == {
-        "resourceClaimName": "c", "containers": ["a", "b"], "resources": {"cpu": "2", "memory": "1Gi"}}
+        "resourceClaimName": "c", "containers": ["b", "a"], "resources": {"cpu": "2", "memory": "1Gi"}}
 
 
 # -- AllocatedState

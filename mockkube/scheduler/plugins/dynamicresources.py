@@ -16,14 +16,14 @@ import json
 import time
 from typing import Any, Callable
 
-from mockkube.dra import extended, node_allocatable
+from mockkube.dra import extended
 from mockkube.dra.allocator import AllocationOutcome
 from mockkube.machinery import errors
 from mockkube.machinery.selectors import node_selector_matches
 from mockkube.scheduler import framework as fw
-from mockkube.scheduler import resources as res
 from mockkube.scheduler.cache import NodeInfo
 from mockkube.scheduler.dra_manager import DRAManager
+from mockkube.scheduler.plugins import nodeallocatable
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
 RESERVED_FOR_MAX = 256
@@ -87,7 +87,7 @@ def uses_dra(pod: dict, dra: DRAManager | None = None) -> bool:
 class _State:
     __slots__ = ("claims", "to_allocate", "selectors", "allocations", "unavailable", "extended",
                  "ext_mappings", "ext_by_node", "demand", "reserved", "written", "ext_created", "now",
-                 "alloc_claims", "shared_allocatable")
+                 "alloc_claims", "allocated", "pod_claim_of", "demand_written")
 
     def __init__(self) -> None:
         self.claims: list[dict] = []  # user claims (and an existing extended claim)
@@ -104,7 +104,9 @@ class _State:
         self.ext_created: dict | None = None
         self.now = ""
         self.alloc_claims: list[dict] = []
-        self.shared_allocatable: list[str] = []  # allocated node-allocatable claims other pods use
+        self.allocated: list[tuple[dict, dict]] = []  # claims allocated before this cycle
+        self.pod_claim_of: dict[str, str] = {}  # ResourceClaim name -> pod claim name
+        self.demand_written = False
 
 
 class DynamicResources(fw.Plugin):
@@ -174,8 +176,7 @@ class DynamicResources(fw.Plugin):
                     return fw.unresolvable("resourceclaim in use")
                 if alloc.get("nodeSelector") is not None:
                     s.selectors[i] = alloc["nodeSelector"]
-                if not mine and (claim.get("status") or {}).get("reservedFor") and self._maps_allocatable(alloc):
-                    s.shared_allocatable.append(claim["metadata"]["name"])
+                s.allocated.append((claim, alloc))
             else:
                 uid = (claim.get("metadata") or {}).get("uid", "")
                 if uid in self.dra.in_flight:
@@ -183,6 +184,7 @@ class DynamicResources(fw.Plugin):
                                            f"of being allocated")
                 s.to_allocate.append(i)
         s.alloc_claims = [s.claims[i] for i in s.to_allocate]
+        s.pod_claim_of = {name: pod_claim for pod_claim, name, _ in claim_names(pod) if name}
         s.now = self.now()
         return None
 
@@ -215,10 +217,11 @@ class DynamicResources(fw.Plugin):
             st = self._filter_allocated(s, pod, node)
             if st is not None:
                 return st
-        if s.shared_allocatable:
+        if node.claim_consumers:
             # KEP-5517 alpha: a node-allocatable claim is not shared between pods.
-            return fw.unresolvable(f"node allocatable resource claim {s.shared_allocatable[0]} "
-                                   f"is already used by another pod")
+            st = nodeallocatable.check_sharing(pod, node, (c["metadata"]["name"] for c in s.claims))
+            if st is not None:
+                return st
         return self._filter_allocate(s, pod, node)
 
     def _interrupt(self) -> Callable[[], bool]:
@@ -230,10 +233,6 @@ class DynamicResources(fw.Plugin):
         deadline = time.monotonic() + self.filter_timeout
         monotonic = time.monotonic
         return lambda: monotonic() > deadline or stopping()
-
-    def _maps_allocatable(self, allocation: dict) -> bool:
-        slices = self.dra.slices_with_mappings(allocation)
-        return bool(slices) and bool(node_allocatable.node_allocatable_demand(allocation, slices))
 
     def _filter_allocated(self, s: _State, pod: dict, node: NodeInfo):
         for i, sel in s.selectors.items():
@@ -248,73 +247,32 @@ class DynamicResources(fw.Plugin):
             ext, _ = self._extended_for(s, pod, node)
             if ext is not None:
                 claims = claims + [ext]
-        if not claims:
-            return None
-        outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now,
-                                              interrupt=self._interrupt())
-        if outcome.interrupted:
-            if self.stopping():
-                return fw.unresolvable("asked by caller to stop allocating devices: scheduler stopping")
-            # v1.36: a timeout is an error (retried with backoff), naming the node
-            return fw.error(f"node {node.name}: timed out trying to allocate devices")
-        if outcome.fatal:
-            return fw.error(outcome.reason)
-        if not outcome.ok:
-            return fw.unresolvable(outcome.reason or ERR_CANNOT_ALLOCATE)
-        s.allocations[node.name] = outcome
+        pairs: list[tuple[dict, dict]] = []
+        if claims:
+            outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now,
+                                                  interrupt=self._interrupt())
+            if outcome.interrupted:
+                if self.stopping():
+                    return fw.unresolvable("asked by caller to stop allocating devices: scheduler stopping")
+                # v1.36: a timeout is an error (retried with backoff), naming the node
+                return fw.error(f"node {node.name}: timed out trying to allocate devices")
+            if outcome.fatal:
+                return fw.error(outcome.reason)
+            if not outcome.ok:
+                return fw.unresolvable(outcome.reason or ERR_CANNOT_ALLOCATE)
+            s.allocations[node.name] = outcome
+            pairs = list(zip(claims, outcome.results or ()))
         if not self.dra.node_maps_allocatable(node.node):
             return None
-        demand = self._demand(pod, claims, outcome)
-        for entry in demand:
-            if not entry.get("containers") and entry["resourceClaimName"] != SPECIAL_CLAIM_NAME:
-                return fw.unresolvable(f"claim {entry['resourceClaimName']}: node-allocatable resource claim "
-                                       f"not referenced by any container within the pod")
+        # KEP-5517: what the claims take from this node, checked with the pod's requests
+        demand = nodeallocatable.claim_statuses(pod, s.allocated + pairs, self.dra.slices_with_mappings,
+                                                s.pod_claim_of)
         if demand:
-            status = self._check_demand(pod, node, demand)
+            status = nodeallocatable.check_fit(pod, node, demand, unreferenced_ok=(SPECIAL_CLAIM_NAME,))
             if status is not None:
                 return status
             s.demand[node.name] = demand
         return None
-
-    def _demand(self, pod: dict, claims: list[dict], outcome: AllocationOutcome) -> list[dict]:
-        """KEP-5517: nodeAllocatableResourceClaimStatuses for the claims allocated here."""
-        out = []
-        containers_by_claim: dict[str, list[str]] = {}
-        spec = pod.get("spec") or {}
-        for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ()):
-            for rc in (c.get("resources") or {}).get("claims") or ():
-                containers_by_claim.setdefault(rc.get("name", ""), []).append(c.get("name", ""))
-        pod_claim_of = {}
-        try:
-            for pod_claim, name, _ in claim_names(pod):
-                if name:
-                    pod_claim_of[name] = pod_claim
-        except Exception:
-            pass
-        for claim, result in zip(claims, outcome.results or ()):
-            slices = self.dra.slices_with_mappings(result)
-            if not slices:
-                continue
-            amounts = node_allocatable.node_allocatable_demand(result, slices)
-            if not amounts:
-                continue
-            name = claim["metadata"]["name"]
-            containers = containers_by_claim.get(pod_claim_of.get(name, ""), [])
-            out.append(node_allocatable.claim_status(name, containers, amounts))
-        return out
-
-    @staticmethod
-    def _check_demand(pod: dict, node: NodeInfo, demand: list[dict]):
-        base = res.pod_requests(pod)
-        extra: dict[str, int] = {}
-        for entry in demand:
-            for k, v in res.resource_list(entry.get("resources")).items():
-                extra[k] = extra.get(k, 0) + v
-        reasons = []
-        for k, v in extra.items():
-            if base.get(k, 0) + v > node.free(k):
-                reasons.append(f"Insufficient {k}")
-        return fw.unschedulable(*reasons) if reasons else None
 
     # -- PostFilter -----------------------------------------------------------------
     def post_filter(self, state, pod, statuses):
@@ -382,6 +340,15 @@ class DynamicResources(fw.Plugin):
             except errors.APIError:
                 pass
         s.written = []
+        if s.demand_written:
+            # clearNodeAllocatableResourceClaimStatus: the pod is not going to that node
+            m = pod["metadata"]
+            try:
+                self.client.patch(self._pods_rt, m["namespace"], m["name"],
+                                  {"status": {"nodeAllocatableResourceClaimStatuses": None}}, "merge", "status")
+            except errors.APIError:
+                pass
+            s.demand_written = False
         if s.ext_created is not None:
             m = s.ext_created["metadata"]
             try:
@@ -523,6 +490,7 @@ class DynamicResources(fw.Plugin):
         if patch:
             m = pod["metadata"]
             self.client.patch(self._pods_rt, m["namespace"], m["name"], {"status": patch}, "merge", "status")
+            s.demand_written = bool(demand)
 
 
 def _untimed(allocation: dict) -> dict:
