@@ -124,7 +124,7 @@ class API:
             if m == "DELETE":
                 return await self.delete_collection(request, target)
             raise _not_allowed(m, target)
-        if target.sub and target.sub != "status":
+        if target.sub and target.sub not in ("status", "resize"):
             return await subresources.handle(self, request, target)
         if m == "GET":
             return self.get(request, target)

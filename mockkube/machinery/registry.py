@@ -48,6 +48,12 @@ class Strategy:
     def validate_status_update(self, new: dict, old: dict) -> list[FieldError]:
         return []
 
+    def prepare_resize_update(self, new: dict, old: dict) -> None:
+        """For pods/resize: keep everything but what an in-place resize may change."""
+
+    def validate_resize_update(self, new: dict, old: dict) -> list[FieldError]:
+        return []
+
     def namespace_errors(self, obj: dict, namespace: dict | None, subresource: str) -> list[FieldError]:
         """Validation that needs the containing namespace object (create, and status writes)."""
         return []

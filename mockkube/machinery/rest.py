@@ -368,6 +368,8 @@ class Resources:
         m["resourceVersion"] = om.get("resourceVersion")
         if subresource == "status":
             rt.strategy.prepare_status_update(new, old)
+        elif subresource == "resize":
+            rt.strategy.prepare_resize_update(new, old)
         else:
             rt.strategy.default(new, self.now())
             rt.strategy.prepare_update(new, old)
@@ -383,6 +385,8 @@ class Resources:
         if subresource == "status":
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_status_update(new, old) \
                 + self._namespace_errors(rt, new, "status")
+        elif subresource == "resize":
+            errs = self._meta_errors(rt, new, old) + rt.strategy.validate_resize_update(new, old)
         else:
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_update(new, old)
         self._validate(rt, new, errs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
-from mockkube.resources import core_validation, pod_defaults
+from mockkube.resources import core_validation, pod_defaults, pod_resize
 from mockkube.resources.strategies import SpecStatusStrategy
 
 
@@ -67,6 +67,12 @@ class PodStrategy(SpecStatusStrategy):
 
     def validate_update(self, new: dict, old: dict):
         return core_validation.validate_pod_update(new, old)
+
+    def prepare_resize_update(self, new: dict, old: dict) -> None:
+        pod_resize.prepare(new, old)
+
+    def validate_resize_update(self, new: dict, old: dict):
+        return pod_resize.validate(new, old)
 
     def grace_period(self, obj: dict, requested: int | None) -> int | None:
         spec = obj.get("spec", {})
@@ -175,6 +181,7 @@ nodes = REGISTRY.add(ResourceType(
 pods = REGISTRY.add(ResourceType(
     "", "v1", "Pod", "pods", namespaced=True, short_names=("po",), categories=("all",),
     subresources=(Subresource("status", "Pod"),
+                  Subresource("resize", "Pod"),
                   Subresource("log", "Pod", verbs=("get",)),
                   Subresource("binding", "Binding", verbs=("create",)),
                   Subresource("eviction", "Eviction", group="policy", version="v1", verbs=("create",))),
