@@ -61,6 +61,18 @@ spec:
     resources: {requests: {cpu: "8"}}
 """
 
+PINNED = """
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned}
+spec:
+  nodeName: cpu16
+  containers:
+  - name: app
+    image: busybox
+    resources: {requests: {cpu: "8"}}
+"""
+
 
 @pytest.fixture
 def sixteen(tmp_path):
@@ -88,6 +100,14 @@ def test_claimed_cpus_and_requested_cpus_share_one_ledger(sixteen):
     assert ("default-scheduler 0/1 nodes are available: 1 Insufficient cpu. no new claims to "
             "deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
             ) in described
+
+    # the kubelet admits against the same demand: a pod bound to the node directly is refused
+    k("apply", "-f", "-", input=PINNED)
+    k("wait", "--for=jsonpath={.status.phase}=Failed", "pod/pinned", "--timeout=60s")
+    pinned = json.loads(k("get", "pod", "pinned", "-o", "json").stdout)["status"]
+    assert (pinned["reason"], pinned["message"]) == (
+        "OutOfcpu", "Pod was rejected: Node didn't have enough resource: cpu, requested: 8000, used: 12100, "
+                    "capacity: 16000")
 
     # KEP-5517 alpha: the pod holding DRA cpus cannot be resized in place
     resize = k("patch", "pod", "exclusive", "--subresource", "resize", "-p",
