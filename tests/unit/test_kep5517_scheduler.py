@@ -394,3 +394,36 @@ async def test_prebind_writes_the_status_before_binding():
                                      "resources": {"cpu": "2"}}]
         # the status (unbound) came before the binding
         assert (False, True) in seen and seen.index((False, True)) < seen.index((True, True))
+
+
+async def test_unreserve_clears_the_status_when_binding_fails():
+    from mockkube.machinery import errors
+
+    async with env() as e:
+        e.node("n1", cpu="8")
+        rslice(e, "n1", DRA, cores(4))
+        cls(e, "cpu-core", DRA)
+        claim(e, "two", exactly("r", "cpu-core", count=2))
+        real_bind, calls = e.sched.client.bind, []
+
+        def flaky_bind(ns, name, node):
+            calls.append(name)
+            if len(calls) == 1:
+                raise errors.APIError(500, "InternalError", "injected binding failure")
+            return real_bind(ns, name, node)
+
+        e.sched.client.bind = flaky_bind
+        seen: list[tuple[bool, bool]] = []
+        e.sched.informers["pods"].add_handler(lambda typ, obj, prev: seen.append(
+            (bool((obj.get("spec") or {}).get("nodeName")), bool((obj.get("status") or {}).get(
+                "nodeAllocatableResourceClaimStatuses")))))
+        pod(e, "p", [container("c", None, ("x",))], {"x": "two"})
+        await e.wait(lambda: e.node_of("p"))
+        await e.settle()
+        assert len(calls) == 2
+        written = [i for i, s in enumerate(seen) if s == (False, True)]
+        cleared = [i for i, s in enumerate(seen) if s == (False, False)]
+        # written in the first PreBind, cleared by Unreserve, written again, then bound
+        assert written and any(written[0] < c < written[-1] for c in cleared)
+        assert statuses(e, "p") == [{"resourceClaimName": "two", "containers": ["c"], "resources": {"cpu": "2"}}]
+        assert requested(e, "n1") == {"cpu": 2000}
