@@ -14,7 +14,8 @@ def _serve(args: argparse.Namespace) -> int:
     from mockkube.server import Server, serve_forever
 
     server = Server(address=args.address, port=args.port, db_url=args.db, kubeconfig_path=args.kubeconfig,
-                    cluster=args.cluster, filter_timeout=args.dra_filter_timeout)
+                    cluster=args.cluster, filter_timeout=args.dra_filter_timeout,
+                    binding_timeout=args.binding_timeout)
     try:
         asyncio.run(serve_forever(server))
     except OSError as e:
@@ -41,6 +42,18 @@ def _kubeconfig(args: argparse.Namespace) -> int:
     return 0
 
 
+def _duration(value: str) -> float:
+    from mockkube.kubelet.profile import parse_duration
+
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid duration {value!r} (use e.g. 90s, 10m, 1h)")
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"duration must be positive, got {value!r}")
+    return seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mockkube", description="A Kubernetes v1.36 API server with DRA, for tests.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -54,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="DynamicResources filterTimeout: how long Filter may search for devices on one node "
                         "(e.g. 10s, 500ms; 0 turns it off; default: the profile's scheduler.filterTimeout, else 10s)")
     s.add_argument("--log-level", default="WARNING")
+    s.add_argument("--binding-timeout", type=_duration, default=None, metavar="DURATION",
+                   help="how long the scheduler waits in PreBind for device binding conditions, e.g. 90s or 10m "
+                        "(default: the cluster profile's scheduler.bindingTimeout, else 10m)")
     s.set_defaults(fn=_serve)
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
     k.add_argument("--server", default="http://127.0.0.1:6443")

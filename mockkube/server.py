@@ -53,7 +53,7 @@ class Server:
                  kubeconfig_path: str | None = None, cluster: str | None = None,
                  clock: Callable[[], float] = meta.wall_clock, components: bool = True,
                  event_window: int | None = None, component_thread: bool = True,
-                 filter_timeout: float | None = None) -> None:
+                 filter_timeout: float | None = None, binding_timeout: float | None = None) -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -68,6 +68,7 @@ class Server:
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
         self.event_window = event_window
+        self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
         self.registry = registry()
         self.metrics = Metrics()
         self.store: Store | None = None

@@ -105,6 +105,16 @@ class FabricController(Controller):
     def _on_claim(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ != "DELETED" and self._pending(obj):
             self.queue.add((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
+        elif typ == "DELETED" or not (obj.get("status") or {}).get("allocation"):
+            # deallocated (binding failed or timed out): a new allocation attaches afresh
+            uid = obj["metadata"].get("uid")
+            for k in [k for k in self.first_seen if k[0] == uid]:
+                del self.first_seen[k]
+
+    def resync(self) -> None:
+        """Look at every claim again (after a test advanced the injectable clock)."""
+        for c in self.client.list(self.rt):
+            self._on_claim("MODIFIED", c, None)
 
     def _pending(self, claim: dict) -> list[dict]:
         results = ((((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")

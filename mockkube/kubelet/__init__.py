@@ -22,6 +22,9 @@ class _Component:
     def __init__(self, runtime: ClusterRuntime) -> None:
         self.runtime = runtime
 
+    def resync(self) -> None:
+        self.runtime.resync()
+
     async def stop(self) -> None:
         await self.runtime.stop()
 

@@ -146,8 +146,7 @@ class ClusterRuntime:
         self.kubelet.resync()
         self.lifecycle.resync()
         if self.fabric is not None:
-            for c in self.client.list(self.fabric.rt):
-                self.fabric._on_claim("MODIFIED", c, None)
+            self.fabric.resync()
 
 
 def load_profile(source: "str | Path | dict | Profile | None") -> Profile:

@@ -19,7 +19,7 @@ class Recorder:
         self.rt = client.rt("events")
         self._last: dict[tuple[str, str], tuple[str, str]] = {}  # (pod uid, reason) -> (name, message)
 
-    def event(self, pod: dict, typ: str, reason: str, message: str) -> None:
+    def event(self, pod: dict, typ: str, reason: str, message: str, action: str | None = None) -> None:
         m = pod.get("metadata") or {}
         ns = m.get("namespace", "default")
         now = meta.rfc3339(self.clock())
@@ -35,7 +35,7 @@ class Recorder:
                 except errors.APIError:
                     pass
         body = event_for(pod, "v1", "Pod", typ, reason, message, COMPONENT, self.clock(), instance=COMPONENT,
-                         action="Scheduling" if reason == "FailedScheduling" else "Binding")
+                         action=action or ("Scheduling" if reason == "FailedScheduling" else "Binding"))
         name = body["metadata"]["name"]
         try:
             self.client.create(self.rt, body, ns)

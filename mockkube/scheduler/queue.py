@@ -122,6 +122,15 @@ class SchedulingQueue:
             e.unschedulable_since = self.clock()
             self.unschedulable.add(key)
 
+    def release(self, key: str) -> None:
+        """The pod left the scheduling cycle for a long binding cycle (KEP-5007 PreBind
+        wait): no longer in flight, not queued either; ``done`` or ``requeue_failed`` follow."""
+        if self.in_flight == key:
+            self.in_flight = None
+        self._in_active.discard(key)
+        self._in_backoff.discard(key)
+        self.unschedulable.discard(key)
+
     def done(self, key: str) -> None:
         """Scheduled: forget the pod."""
         if self.in_flight == key:

@@ -20,6 +20,7 @@ from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import Cache, NodeInfo
 from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.events import Recorder
+from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
 from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
 from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, TaintToleration
@@ -87,7 +88,8 @@ class Scheduler:
 
     def __init__(self, server: Any, initial_backoff: float = 1.0, max_backoff: float = 10.0,
                  percentage_of_nodes_to_score: int = 0, seed: int | None = None,
-                 filter_timeout: float | None = None) -> None:
+                 filter_timeout: float | None = None,
+                 binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT) -> None:
         self.server = server
         self.clock = server.clock
         self.client = Client(server.resources, "kube-scheduler")
@@ -102,7 +104,12 @@ class Scheduler:
         self._stopping = False
         timeout = filter_timeout if filter_timeout is not None else getattr(server, "dra_filter_timeout", 10.0)
         self.dra_plugin = DynamicResources(self.dra, self.client, lambda: meta.rfc3339(self.clock()),
-                                           filter_timeout=timeout, stopping=lambda: self._stopping)
+                                           filter_timeout=timeout, stopping=lambda: self._stopping,
+                                           clock=self.clock, binding_timeout=binding_timeout)
+        registry = getattr(server, "metrics", None)
+        self.bc_metrics = bc.Metrics(registry) if registry is not None else None
+        # KEP-5007: pods parked in PreBind until their claims' binding conditions are True
+        self.binding = bc.BindingWaiter(self.dra.get_claim, self.clock, binding_timeout, self.bc_metrics)
         # upstream default order (DynamicResources before DefaultPreemption)
         self.plugins: list[fw.Plugin] = [
             NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(),
@@ -126,6 +133,8 @@ class Scheduler:
         self.informers["deviceclasses"].add_handler(self._on_class)
         self.informers["devicetaintrules"].add_handler(self._on_taint_rule)
         self._task: asyncio.Task | None = None
+        self._waiting_uid: dict[str, str] = {}
+        self._abandon: dict[str, Any] = {}
         self._flush: asyncio.TimerHandle | None = None
         self.scheduled = 0
 
@@ -147,8 +156,14 @@ class Scheduler:
         """Thread-safe: a running allocation gives up at its next step."""
         self._stopping = True
 
+    def resync(self) -> None:
+        """Re-check time-based state now (tests that advance the injectable clock)."""
+        self.binding.resync()
+        self.queue.flush_stale()
+
     async def stop(self) -> None:
         self._stopping = True
+        self.binding.stop()
         for inf in self.informers.values():
             inf.stop()
         if self._flush is not None:
@@ -172,6 +187,11 @@ class Scheduler:
 
     def _on_pod(self, typ: str, obj: dict, prev: dict | None) -> None:
         key = _key(obj)
+        if key in self.binding:
+            if typ == "DELETED" or (obj.get("metadata") or {}).get("uid") != self._waiting_uid.get(key):
+                self._abandon_wait(key)
+            else:
+                return  # waiting in PreBind: not back to the queue
         if typ == "DELETED":
             uid = (obj.get("metadata") or {}).get("uid", "")
             was_assigned = self.cache.has_pod(uid)
@@ -201,10 +221,14 @@ class Scheduler:
         if typ == "DELETED":
             had = bool((obj.get("status") or {}).get("allocation"))
             self.dra.remove_claim(obj)
+            if len(self.binding):
+                self.binding.claim_changed(obj)
             if had:
                 self._move_dra()
             return
         self.dra.set_claim(obj)
+        if len(self.binding):
+            self.binding.claim_changed(obj)
         if typ == "ADDED":
             self._move_dra(lambda e: e.gated)
             return
@@ -398,6 +422,7 @@ class Scheduler:
             if st is not None and not st.ok:
                 failure = f'running Reserve plugin "{p.name}": {st.message}'
                 break
+        started = self.clock()
         if not failure:
             for p in self.plugins:
                 if p.name not in state:
@@ -406,6 +431,48 @@ class Scheduler:
                 if st is not None and not st.ok:
                     failure = f'running PreBind plugin "{p.name}": {st.message}'
                     break
+        waiting = self.dra_plugin.binding_wait_claims(state) if not failure else []
+        if waiting:
+            self._wait_for_binding(key, pod, state, node_name, reserved, waiting)
+            return
+        if self.bc_metrics is not None and self.dra_plugin.name in state \
+                and getattr(state[self.dra_plugin.name], "claims", None) is not None \
+                and (state[self.dra_plugin.name].claims or state[self.dra_plugin.name].extended is not None):
+            self.bc_metrics.prebind_done(bc.FAILURE if failure else bc.SUCCESS, False, self.clock() - started)
+        self._bind(key, pod, state, node_name, reserved, failure)
+
+    def _wait_for_binding(self, key: str, pod: dict, state: fw.CycleState, node_name: str,
+                          reserved: list[fw.Plugin], claims: list[dict]) -> None:
+        """KEP-5007: park the pod in PreBind; the scheduler goes on with other pods and
+        the binding finishes when the claims' conditions decide (or time runs out)."""
+        self.recorder.event(pod, "Normal", "BindingConditionsPending",
+                            f"waiting for binding conditions for device on node {node_name}", action="Scheduling")
+        self.queue.release(key)
+        self._waiting_uid[key] = pod["metadata"]["uid"]
+
+        def done(status: str, message: str) -> None:
+            self._waiting_uid.pop(key, None)
+            failure = "" if status == bc.SUCCESS else f'running PreBind plugin "{self.dra_plugin.name}": {message}'
+            self._bind(key, pod, state, node_name, reserved, failure)
+
+        self._abandon[key] = lambda: [p.unreserve(state, pod, node_name) for p in reversed(reserved)]
+        self.binding.add(key, claims, done)
+
+    def _abandon_wait(self, key: str) -> None:
+        """The waiting pod was deleted (or replaced): give up its binding cycle."""
+        self.binding.cancel(key)
+        uid = self._waiting_uid.pop(key, None)
+        undo = self._abandon.pop(key, None)
+        if undo is not None:
+            undo()
+        if uid:
+            self.cache.remove_pod(uid)
+        self.queue.delete(key)
+
+    def _bind(self, key: str, pod: dict, state: fw.CycleState, node_name: str, reserved: list[fw.Plugin],
+              failure: str) -> None:
+        self._abandon.pop(key, None)
+        uid = pod["metadata"]["uid"]
         if not failure:
             try:
                 bound = self.client.bind(pod["metadata"]["namespace"], pod["metadata"]["name"], node_name)

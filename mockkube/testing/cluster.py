@@ -22,11 +22,14 @@ from mockkube.server import Server, write_kubeconfig
 
 class ThreadedCluster:
     def __init__(self, *, db_url: str | None = None, cluster: str | None = None, components: bool = True,
-                 workdir: str | None = None) -> None:
+                 workdir: str | None = None, clock: Callable[[], float] | None = None,
+                 binding_timeout: float | None = None) -> None:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))
         self.kubeconfig = str(self.workdir / "kubeconfig")
+        self.clock = clock
+        extra: dict[str, Any] = {"clock": clock} if clock is not None else {}
         self.server = Server(address="127.0.0.1", port=0, db_url=db_url, kubeconfig_path=self.kubeconfig,
-                             cluster=cluster, components=components)
+                             cluster=cluster, components=components, binding_timeout=binding_timeout, **extra)
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="mockkube", daemon=True)
         self._ready = threading.Event()
@@ -71,6 +74,14 @@ class ThreadedCluster:
             return out
 
         return asyncio.run_coroutine_threadsafe(wrapper(), self.loop).result(60)
+
+    def advance(self, seconds: float) -> None:
+        """Move the injected clock (``clock=FakeClock()``) and let components see the new time."""
+        from mockkube.testing.clock import resync_components
+
+        if not hasattr(self.clock, "advance"):
+            raise TypeError("advance() needs ThreadedCluster(clock=FakeClock())")
+        self.call(lambda: (self.clock.advance(seconds), resync_components(self.server)))
 
     def client(self, manager: str = "test"):
         from mockkube.storage.client import Client

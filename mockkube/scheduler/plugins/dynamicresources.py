@@ -22,6 +22,7 @@ from mockkube.machinery import errors
 from mockkube.machinery.selectors import node_selector_matches
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import NodeInfo
+from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.plugins import nodeallocatable
 
@@ -87,7 +88,8 @@ def uses_dra(pod: dict, dra: DRAManager | None = None) -> bool:
 class _State:
     __slots__ = ("claims", "to_allocate", "selectors", "allocations", "unavailable", "extended",
                  "ext_mappings", "ext_by_node", "demand", "reserved", "written", "ext_created", "now",
-                 "alloc_claims", "allocated", "pod_claim_of", "demand_written")
+                 "alloc_claims", "allocated", "pod_claim_of", "demand_written",
+                 "binding_unavailable")
 
     def __init__(self) -> None:
         self.claims: list[dict] = []  # user claims (and an existing extended claim)
@@ -107,6 +109,7 @@ class _State:
         self.allocated: list[tuple[dict, dict]] = []  # claims allocated before this cycle
         self.pod_claim_of: dict[str, str] = {}  # ResourceClaim name -> pod claim name
         self.demand_written = False
+        self.binding_unavailable: list[int] = []  # KEP-5007: binding failed or timed out
 
 
 class DynamicResources(fw.Plugin):
@@ -114,12 +117,15 @@ class DynamicResources(fw.Plugin):
     weight = 1
 
     def __init__(self, dra: DRAManager, client: Any, now: Callable[[], str], filter_timeout: float = 10.0,
-                 stopping: Callable[[], bool] = lambda: False) -> None:
+                 stopping: Callable[[], bool] = lambda: False, clock: Callable[[], float] | None = None,
+                 binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT) -> None:
         self.dra = dra
         self.client = client
         self.now = now
         self.filter_timeout = filter_timeout  # upstream DynamicResourcesArgs.filterTimeout; 0 = none
         self.stopping = stopping
+        self.clock = clock  # KEP-5007 binding timeout, from allocationTimestamp
+        self.binding_timeout = binding_timeout
         self._claims_rt = client.rt("resourceclaims", "resource.k8s.io") if client is not None else None
         self._pods_rt = client.rt("pods") if client is not None else None
 
@@ -177,6 +183,8 @@ class DynamicResources(fw.Plugin):
                 if alloc.get("nodeSelector") is not None:
                     s.selectors[i] = alloc["nodeSelector"]
                 s.allocated.append((claim, alloc))
+                if self.clock is not None and bc.claim_unavailable(claim, self.clock(), self.binding_timeout):
+                    s.binding_unavailable.append(i)
             else:
                 uid = (claim.get("metadata") or {}).get("uid", "")
                 if uid in self.dra.in_flight:
@@ -213,6 +221,9 @@ class DynamicResources(fw.Plugin):
     # -- Filter ---------------------------------------------------------------------
     def filter(self, state, pod, node: NodeInfo):
         s: _State = state[self.name]
+        if s.binding_unavailable:  # node-independent, so checked once in PreFilter
+            s.unavailable.update(s.binding_unavailable)
+            return fw.unresolvable(ERR_NOT_AVAILABLE)
         if s.selectors:
             st = self._filter_allocated(s, pod, node)
             if st is not None:
@@ -384,11 +395,18 @@ class DynamicResources(fw.Plugin):
             self._record_pod_status(pod, s, node_name)
         except errors.APIError as e:
             return fw.error(f"binding claims: {e}")
-        return self._wait_for_binding_conditions(state, pod, node_name)
-
-    def _wait_for_binding_conditions(self, state, pod, node_name):
-        """KEP-5007 hook: not implemented yet (a later issue)."""
         return None
+
+    def binding_wait_claims(self, state) -> list[dict]:
+        """After PreBind's writes: the pod's claims (as written) when one of them has
+        devices with binding conditions, so the binding cycle must wait (KEP-5007)."""
+        s: _State | None = state.get(self.name)
+        if s is None:
+            return []
+        written = {c["metadata"]["uid"]: c for c in s.written}
+        claims = [written.get(c["metadata"]["uid"], c) for c in s.claims]
+        claims += [c for uid, c in written.items() if all(uid != x["metadata"]["uid"] for x in s.claims)]
+        return claims if any(bc.has_binding_conditions(c) for c in claims) else []
 
     def _bind_claim(self, pod: dict, s: _State, claim: dict, allocation: dict | None) -> None:
         ref = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
