@@ -184,3 +184,51 @@ def test_timeout_clears_the_allocation_and_requeues(tmp_path):
         assert not get(k, "pod", "slow")["spec"].get("nodeName")
     finally:
         c.stop()
+
+
+def _restart_scheduler(c: ThreadedCluster) -> None:
+    """Stop the scheduler and start a new one on the same cluster: nothing survives but
+    what the API holds."""
+    from mockkube.scheduler import binding_timeout
+    from mockkube.scheduler.scheduler import Scheduler
+
+    async def restart():
+        comps = c.server.components
+        i = next(n for n, x in enumerate(comps) if isinstance(x, Scheduler))
+        await comps[i].stop()
+        comps[i] = Scheduler(c.server, binding_timeout=binding_timeout(c.server))
+        await comps[i].start()
+
+    c.call(restart)
+
+
+def test_scheduler_restart_resumes_waiting_from_the_claims(tmp_path):
+    c = _cluster(tmp_path, "", delay="1h", binding_timeout=120)
+    try:
+        k = c.kubectl
+        k("apply", "-f", "-", input=POD % {"name": "resume"} + "---\n" + POD % {"name": "attach"})
+        for name in ("resume", "attach"):
+            until(lambda: events(k, name, "BindingConditionsPending"), what=f"{name} waiting")
+        before = {n: claim_allocated(k, n)["status"]["allocation"] for n in ("resume", "attach")}
+        c.advance(100)
+        _restart_scheduler(c)
+        # the new scheduler finds the pods pending with claims allocated and reserved for
+        # them, and waits again (a second BindingConditionsPending) on the same allocation
+        until(lambda: sum(e.get("count", 1) for e in events(k, "attach", "BindingConditionsPending")) >= 2,
+              what="waiting again after the restart")
+        assert {n: claim_allocated(k, n)["status"]["allocation"] for n in ("resume", "attach")} == before
+        # an external controller reports success for one claim...
+        claim = get(k, "resourceclaim", "attach")
+        r = claim["status"]["allocation"]["devices"]["results"][0]
+        claim["status"]["devices"] = [{"driver": r["driver"], "pool": r["pool"], "device": r["device"],
+                                       "conditions": [{"type": ATTACHED, "status": "True", "reason": "Attached",
+                                                       "message": "done by hand",
+                                                       "lastTransitionTime": "2023-11-14T22:15:00Z"}]}]
+        k("replace", "--subresource=status", "-f", "-", input=json.dumps(claim))
+        k("wait", "--for=jsonpath={.status.phase}=Running", "pod/attach", "--timeout=30s")
+        # ...while the other times out 120s after its allocationTimestamp, 21s after the restart
+        c.advance(21)
+        until(lambda: [e for e in events(k, "resume", "FailedScheduling") if "binding timeout" in e["message"]],
+              what="timeout measured from allocationTimestamp")
+    finally:
+        c.stop()
