@@ -70,7 +70,7 @@ async def test_200_waiting_pods_do_not_hold_up_other_pods():
         print(f"\n{PLAIN} plain pods: {before:.3f}s alone, {during:.3f}s with {WAITING} pods waiting in PreBind")
         assert during < 3 * before + 1.0
         clock.advance(60)  # the fabric controller's attach delay passes
-        resync_components(server)
+        await server.on_cluster(resync_components, server)
         accel = [f"accel-{i}" for i in range(WAITING)]
         await eventually(lambda: _all_bound(c, accel), timeout=120, what="FPGA pods bound after attach")
         assert len(sched.binding) == 0
