@@ -42,15 +42,10 @@ def _kubeconfig(args: argparse.Namespace) -> int:
     return 0
 
 
-def _duration(value: str) -> float:
-    from mockkube.kubelet.profile import parse_duration
-
-    try:
-        seconds = parse_duration(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid duration {value!r} (use e.g. 90s, 10m, 1h)")
+def _positive_duration(text: str) -> float:
+    seconds = _duration(text)
     if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"duration must be positive, got {value!r}")
+        raise argparse.ArgumentTypeError(f"duration must be positive, got {text!r}")
     return seconds
 
 
@@ -67,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="DynamicResources filterTimeout: how long Filter may search for devices on one node "
                         "(e.g. 10s, 500ms; 0 turns it off; default: the profile's scheduler.filterTimeout, else 10s)")
     s.add_argument("--log-level", default="WARNING")
-    s.add_argument("--binding-timeout", type=_duration, default=None, metavar="DURATION",
+    s.add_argument("--binding-timeout", type=_positive_duration, default=None, metavar="DURATION",
                    help="how long the scheduler waits in PreBind for device binding conditions, e.g. 90s or 10m "
                         "(default: the cluster profile's scheduler.bindingTimeout, else 10m)")
     s.set_defaults(fn=_serve)
