@@ -232,3 +232,62 @@ def test_scheduler_restart_resumes_waiting_from_the_claims(tmp_path):
               what="timeout measured from allocationTimestamp")
     finally:
         c.stop()
+
+
+PREFER = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: nic.example.org}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "nic.example.org"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: nic-pool}
+spec:
+  driver: nic.example.org
+  pool: {name: nic-pool, generation: 1, resourceSliceCount: 1}
+  allNodes: true
+  devices:
+  - name: nic-attach
+    bindsToNode: true
+    bindingConditions: [nic.example.org/attached]
+    bindingFailureConditions: [nic.example.org/failed]
+  - name: nic-plain
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: nic}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: nic
+        exactly: {deviceClassName: nic.example.org}
+"""
+
+NIC_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  resourceClaims: [{name: nic, resourceClaimTemplateName: nic}]
+  containers: [{name: app, image: busybox, resources: {claims: [{name: nic}]}}]
+"""
+
+
+def test_devices_without_binding_conditions_are_preferred(fabric):
+    k = fabric.kubectl
+    k("apply", "-f", "-", input=PREFER + "---" + NIC_POD % "first")
+    k("wait", "--for=jsonpath={.spec.nodeName}", "pod/first", "--timeout=30s")  # no wait in PreBind
+    claim = get(k, "resourceclaim", get(k, "pod", "first")["status"]["resourceClaimStatuses"][0]["resourceClaimName"])
+    result = claim["status"]["allocation"]["devices"]["results"][0]
+    assert result["device"] == "nic-plain" and "bindingConditions" not in result
+    assert not events(k, "first", "BindingConditionsPending")
+    # only the device with binding conditions is left: the next pod gets it and waits
+    k("apply", "-f", "-", input=NIC_POD % "second")
+    until(lambda: events(k, "second", "BindingConditionsPending"), what="second pod waiting")
+    claim = get(k, "resourceclaim", get(k, "pod", "second")["status"]["resourceClaimStatuses"][0]["resourceClaimName"])
+    assert claim["status"]["allocation"]["devices"]["results"][0]["device"] == "nic-attach"
+    assert 'requires_bindingconditions="false",status="success"} 1.0' in metrics(k)

@@ -126,3 +126,19 @@ async def test_fabric_controller_reports_after_delay(faulty, expected):
             assert faults == ([("fabric-a", "fpga-1")] if faulty else [])
         finally:
             await ctl.stop()
+
+
+async def test_fabric_failure_rate_is_seeded():
+    """failureRate draws from an RNG seeded by the profile, so a run repeats exactly."""
+    async with running_server() as s:
+        c = Client(s.resources, "test")
+
+        def outcomes(seed: int) -> list[bool]:
+            fpga = make("fpga.example.com", {"failureRate": 0.5, "seed": seed})
+            ctl = FabricController(c, lambda: 0.0, fpga)
+            return [ctl._fails({"pool": "fabric-a", "device": f"fpga-{i}"}) for i in range(32)]
+
+        first = outcomes(3)
+        assert first == outcomes(3)
+        assert any(first) and not all(first)
+        assert first != outcomes(4)
