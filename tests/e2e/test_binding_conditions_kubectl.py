@@ -291,3 +291,15 @@ def test_devices_without_binding_conditions_are_preferred(fabric):
     claim = get(k, "resourceclaim", get(k, "pod", "second")["status"]["resourceClaimStatuses"][0]["resourceClaimName"])
     assert claim["status"]["allocation"]["devices"]["results"][0]["device"] == "nic-attach"
     assert 'requires_bindingconditions="false",status="success"} 1.0' in metrics(k)
+
+
+def test_deleting_a_waiting_pod_ends_its_wait(fabric):
+    k = fabric.kubectl
+    k("apply", "-f", "-", input=POD % {"name": "gone"})
+    until(lambda: events(k, "gone", "BindingConditionsPending"), what="waiting")
+    k("delete", "pod", "gone", "--wait=true")
+    until(lambda: not get(k, "resourceclaim", "gone")["status"].get("reservedFor"), what="reservation dropped")
+    from mockkube.scheduler.scheduler import Scheduler
+
+    sched = next(x for x in fabric.server.components if isinstance(x, Scheduler))
+    assert fabric.call(lambda: len(sched.binding)) == 0
