@@ -6,7 +6,7 @@ node-allocatable resources a pod's DRA claims take (KEP-5517:
 
 from __future__ import annotations
 
-from mockkube.machinery.names import is_extended_resource_name
+from mockkube.dra.extended import is_dra_extended_resource_name
 from mockkube.machinery.podrequests import add, amount, pod_requests, resource_list
 
 __all__ = ["admit", "pod_requests"]
@@ -31,7 +31,7 @@ def admit(pod: dict, allocatable: dict, running: list[dict], node_labels: dict |
         req = want[res]
         if req == 0:
             continue
-        if res not in allocatable and is_extended_resource_name(res):
+        if res not in allocatable and is_dra_extended_resource_name(res):
             # removeMissingExtendedResources: an extended resource the node does not advertise
             # is not the kubelet's to check (DRA-backed, KEP-5004, or a cluster-level resource).
             continue

@@ -15,6 +15,7 @@ import logging
 import random
 from typing import Any
 
+from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import Cache, NodeInfo
@@ -105,7 +106,8 @@ class Scheduler:
         timeout = filter_timeout if filter_timeout is not None else getattr(server, "dra_filter_timeout", 10.0)
         self.dra_plugin = DynamicResources(self.dra, self.client, lambda: meta.rfc3339(self.clock()),
                                            filter_timeout=timeout, stopping=lambda: self._stopping,
-                                           clock=self.clock, binding_timeout=binding_timeout)
+                                           clock=self.clock, binding_timeout=binding_timeout,
+                                           metrics=getattr(server, "metrics", None))
         registry = getattr(server, "metrics", None)
         self.bc_metrics = bc.Metrics(registry) if registry is not None else None
         # KEP-5007: pods parked in PreBind until their claims' binding conditions are True
@@ -223,7 +225,7 @@ class Scheduler:
             self.dra.remove_claim(obj)
             if len(self.binding):
                 self.binding.claim_changed(obj)
-            if had:
+            if had or is_extended_resource_claim(obj):  # KEP-5004: PostFilter deleted a stale one
                 self._move_dra()
             return
         self.dra.set_claim(obj)

@@ -23,6 +23,7 @@ from mockkube.machinery.selectors import node_selector_matches
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import NodeInfo
 from mockkube.scheduler.plugins import bindingconditions as bc
+from mockkube.scheduler.plugins import extendedresources as extres
 from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.plugins import nodeallocatable
 
@@ -89,7 +90,7 @@ class _State:
     __slots__ = ("claims", "to_allocate", "selectors", "allocations", "unavailable", "extended",
                  "ext_mappings", "ext_by_node", "demand", "reserved", "written", "ext_created", "now",
                  "alloc_claims", "allocated", "pod_claim_of", "demand_written",
-                 "binding_unavailable")
+                 "binding_unavailable", "ext_index", "ext_stale")
 
     def __init__(self) -> None:
         self.claims: list[dict] = []  # user claims (and an existing extended claim)
@@ -110,6 +111,8 @@ class _State:
         self.pod_claim_of: dict[str, str] = {}  # ResourceClaim name -> pod claim name
         self.demand_written = False
         self.binding_unavailable: list[int] = []  # KEP-5007: binding failed or timed out
+        self.ext_index: int | None = None  # index in claims of a reused special claim (KEP-5004)
+        self.ext_stale: dict | None = None  # a special claim from an earlier cycle to delete
 
 
 class DynamicResources(fw.Plugin):
@@ -118,8 +121,9 @@ class DynamicResources(fw.Plugin):
 
     def __init__(self, dra: DRAManager, client: Any, now: Callable[[], str], filter_timeout: float = 10.0,
                  stopping: Callable[[], bool] = lambda: False, clock: Callable[[], float] | None = None,
-                 binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT) -> None:
+                 binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT, metrics: Any = None) -> None:
         self.dra = dra
+        self.metrics = metrics
         self.client = client
         self.now = now
         self.filter_timeout = filter_timeout  # upstream DynamicResourcesArgs.filterTimeout; 0 = none
@@ -162,17 +166,19 @@ class DynamicResources(fw.Plugin):
             s.claims = self._pod_claims(pod)
         except ClaimError as e:
             return fw.unresolvable(str(e))
-        ext_status = (pod.get("status") or {}).get("extendedResourceClaimStatus")
-        if ext_status and ext_status.get("resourceClaimName"):
-            existing = self.dra.get_claim((pod.get("metadata") or {}).get("namespace", ""),
-                                          ext_status["resourceClaimName"])
-            if existing is not None and is_for_pod(pod, existing):
+        existing = extres.find_existing(self.dra, pod)
+        if existing is not None:
+            st = existing.get("status") or {}
+            if st.get("allocation") and not (existing.get("metadata") or {}).get("deletionTimestamp"):
+                s.ext_index = len(s.claims)
                 s.claims.append(existing)
+            else:
+                s.ext_stale = existing
         else:
             claim, mappings = extended.extended_resource_claim(pod, self.dra.allocator.classes.values())
             if claim is not None:
                 s.extended, s.ext_mappings = self._special(pod, claim), mappings
-        if not s.claims and s.extended is None:
+        if not s.claims and s.extended is None and s.ext_stale is None:
             return fw.Status(fw.SKIP)
         for i, claim in enumerate(s.claims):
             alloc = (claim.get("status") or {}).get("allocation")
@@ -224,6 +230,14 @@ class DynamicResources(fw.Plugin):
         if s.binding_unavailable:  # node-independent, so checked once in PreFilter
             s.unavailable.update(s.binding_unavailable)
             return fw.unresolvable(ERR_NOT_AVAILABLE)
+        if s.ext_stale is not None:
+            return fw.unschedulable(extres.ERR_STALE)
+        if s.ext_index is not None:
+            mappings = extres.mappings_for(pod, s.claims[s.ext_index], self.dra, node.node)
+            if mappings is None:
+                s.unavailable.add(s.ext_index)
+                return fw.unschedulable(extres.ERR_STALE)
+            s.ext_by_node[node.name] = (s.claims[s.ext_index], mappings)
         if s.selectors:
             st = self._filter_allocated(s, pod, node)
             if st is not None:
@@ -288,6 +302,12 @@ class DynamicResources(fw.Plugin):
     # -- PostFilter -----------------------------------------------------------------
     def post_filter(self, state, pod, statuses):
         s: _State | None = state.get(self.name)
+        if s is not None and s.ext_stale is not None:
+            try:
+                extres.delete(self.client, self._claims_rt, s.ext_stale)
+            except errors.APIError as e:
+                return fw.error(str(e))
+            return fw.unschedulable("deletion of ResourceClaim completed")
         if s is None or (not s.claims and s.extended is None):
             # Upstream runs this PostFilter for every pod, so its reason joins every
             # FailedScheduling message of a pod without claims.
@@ -296,6 +316,12 @@ class DynamicResources(fw.Plugin):
         for i in sorted(s.unavailable):
             claim = s.claims[i]
             reserved = (claim.get("status") or {}).get("reservedFor") or []
+            if i == s.ext_index:
+                try:
+                    extres.delete(self.client, self._claims_rt, claim)
+                except errors.APIError as e:
+                    return fw.error(str(e))
+                return fw.unschedulable("deletion of ResourceClaim completed")
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == uid):
                 try:
                     self._write_status(claim, lambda c: _clear(c))
@@ -361,19 +387,12 @@ class DynamicResources(fw.Plugin):
                 pass
             s.demand_written = False
         if s.ext_created is not None:
-            m = s.ext_created["metadata"]
             try:
-                cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
-                if cur is not None and FINALIZER in (cur["metadata"].get("finalizers") or []):
-                    upd = json.loads(json.dumps(cur))
-                    upd["metadata"]["finalizers"] = [f for f in upd["metadata"]["finalizers"] if f != FINALIZER]
-                    if not upd["metadata"]["finalizers"]:
-                        del upd["metadata"]["finalizers"]
-                    self.client.update(self._claims_rt, upd)
-                self.client.delete(self._claims_rt, m["namespace"], m["name"])
+                extres.delete(self.client, self._claims_rt, s.ext_created)
             except errors.APIError:
                 pass
             s.ext_created = None
+            s.ext_by_node.pop("__created__", None)
 
     # -- PreBind --------------------------------------------------------------------
     def pre_bind(self, state, pod, node_name):
@@ -392,6 +411,8 @@ class DynamicResources(fw.Plugin):
                 ext, mappings = s.ext_by_node.get(node_name, (s.extended, s.ext_mappings))
                 if ext is not None:
                     self._bind_extended(pod, s, ext, mappings, results[len(s.to_allocate)])
+            elif s.ext_index is not None:
+                s.ext_by_node["__created__"] = s.ext_by_node[node_name]
             self._record_pod_status(pod, s, node_name)
         except errors.APIError as e:
             return fw.error(f"binding claims: {e}")
@@ -477,12 +498,7 @@ class DynamicResources(fw.Plugin):
         raise last  # type: ignore[misc]
 
     def _bind_extended(self, pod: dict, s: _State, ext: dict, mappings: list[dict], allocation: dict) -> None:
-        body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                "metadata": {k: v for k, v in ext["metadata"].items()
-                             if k not in ("name", "uid", "resourceVersion")},
-                "spec": ext["spec"]}
-        body["metadata"]["finalizers"] = [FINALIZER]
-        created = self.client.create(self._claims_rt, body)
+        created = extres.create(self.client, self._claims_rt, self.metrics, ext)
         s.ext_created = created
         self.dra.unreserve(ext["metadata"]["uid"])
         s.reserved = [u for u in s.reserved if u != ext["metadata"]["uid"]]

@@ -37,8 +37,8 @@ class NodeResourcesFit(fw.Plugin):
         alloc = node.allocatable
         used = node.requested
         for name, want in requests.items():
-            if name in dra and name not in alloc:
-                continue
+            if name in dra and not alloc.get(name, 0):
+                continue  # DRA-backed here (no device plugin offers it): DynamicResources' job
             if want > alloc.get(name, 0) - used.get(name, 0):
                 reasons.append(f"Insufficient {name}")
         if reasons:
