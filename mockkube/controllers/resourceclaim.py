@@ -46,6 +46,31 @@ def is_pod_done(pod: dict) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp")) and not (pod.get("spec") or {}).get("nodeName")
 
 
+CLAIMS_METRIC = "resourceclaim_controller_resource_claims"
+CLAIMS_HELP = ("Number of ResourceClaims, categorized by allocation status, admin access, and source. "
+               "Source can be 'resource_claim_template' (created from a template), "
+               "'extended_resource' (extended resources), or empty (manually created by a user).")
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+
+
+def claim_metric_labels(claim: dict) -> tuple[str, str, str]:
+    """(allocated, admin_access, source) of a claim for resourceclaim_controller_resource_claims;
+    source from the KEP-5004 annotation or the pod-claim-name annotation of template claims."""
+    annotations = (claim.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true":
+        source = "extended_resource"
+    elif POD_CLAIM_ANNOTATION in annotations:
+        source = "resource_claim_template"
+    else:
+        source = ""
+    admin = False
+    for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        if (r.get("exactly") or {}).get("adminAccess") or any(s.get("adminAccess") for s in r.get("firstAvailable") or ()):
+            admin = True
+    allocated = bool((claim.get("status") or {}).get("allocation"))
+    return ("true" if allocated else "false", "true" if admin else "false", source)
+
+
 def owning_pod(claim: dict) -> tuple[str, str]:
     for o in (claim.get("metadata") or {}).get("ownerReferences") or ():
         if o.get("controller") and o.get("apiVersion") == "v1" and o.get("kind") == "Pod":
@@ -74,6 +99,10 @@ class ResourceClaimController(Controller):
         self._by_pod: dict[str, set[str]] = {}
         self._claim_pods: dict[str, set[str]] = {}
         self._deleted: set[str] = set()  # uids of pods seen deleted
+        metrics = getattr(server, "metrics", None)
+        self._claims_gauge = (metrics.gauge(CLAIMS_METRIC, CLAIMS_HELP, ["allocated", "admin_access", "source"])
+                              if metrics is not None else None)
+        self._claim_labels: dict[str, tuple[str, str, str]] = {}  # claim uid -> labels counted
 
     # -- event handlers ---------------------------------------------------------------
     def _on_pod(self, typ: str, pod: dict, prev: dict | None) -> None:
@@ -90,7 +119,20 @@ class ResourceClaimController(Controller):
             for ck in self._by_pod.get(uid, ()):
                 self.queue.add(("claim", ck))
 
+    def _count_claim(self, typ: str, claim: dict) -> None:
+        if self._claims_gauge is None:
+            return
+        uid = (claim.get("metadata") or {}).get("uid", "")
+        old = self._claim_labels.pop(uid, None)
+        if old is not None:
+            self._claims_gauge.labels(*old).dec()
+        if typ != "DELETED":
+            new = claim_metric_labels(claim)
+            self._claim_labels[uid] = new
+            self._claims_gauge.labels(*new).inc()
+
     def _on_claim(self, typ: str, claim: dict, prev: dict | None) -> None:
+        self._count_claim(typ, claim)
         m = claim.get("metadata") or {}
         key = f"{m.get('namespace', '')}/{m.get('name', '')}"
         old = self._claim_pods.pop(key, set())

@@ -38,6 +38,41 @@ class PreparedClaim:
     devices: list[tuple[str, "Prepared"]] = field(default_factory=list)  # (driver, prepared)
 
 
+def _container_devices(pod: dict, container: dict, prepared: list[PreparedClaim]) -> list[dict]:
+    """The prepared devices one container gets, as the kubelet hands them out: a claim the
+    container lists in resources.claims (only the named request, if any), and from the
+    KEP-5004 special claim exactly the requests pod.status.extendedResourceClaimStatus
+    maps to this container."""
+    status = pod.get("status") or {}
+    ext = status.get("extendedResourceClaimStatus") or {}
+    by_claim = {rc.get("resourceClaimName"): rc.get("name") for rc in (pod.get("spec") or {}).get("resourceClaims") or ()
+                if rc.get("resourceClaimName")}
+    by_claim.update({s.get("resourceClaimName"): s.get("name") for s in status.get("resourceClaimStatuses") or ()})
+    refs: dict[str, set[str] | None] = {}
+    for rc in (container.get("resources") or {}).get("claims") or ():
+        name = rc.get("name", "")
+        if rc.get("request") and refs.get(name, set()) is not None:
+            refs.setdefault(name, set()).add(rc["request"])
+        else:
+            refs[name] = None  # the whole claim
+    out = []
+    for pc in prepared:
+        if pc.name == ext.get("resourceClaimName"):
+            wanted: set[str] | None = {m.get("requestName", "") for m in ext.get("requestMappings") or ()
+                                       if m.get("containerName") == container.get("name")}
+        elif by_claim.get(pc.name) in refs:
+            wanted = refs[by_claim[pc.name]]
+        else:
+            continue
+        devices = [(d, p) for d, p in pc.devices if wanted is None or p.request.split("/")[0] in wanted]
+        if not devices:
+            continue
+        out.append({"claimName": pc.name, "claimNamespace": pc.namespace, "claimResources": [
+            {"driverName": d, "poolName": p.pool, "deviceName": p.device,
+             "cdiDevices": [{"name": i} for i in p.cdi_device_ids]} for d, p in devices]})
+    return out
+
+
 @dataclass
 class PodRun:
     uid: str
@@ -400,15 +435,10 @@ class KubeletManager(Controller):
             if run.terminal or run.sandbox_at is None:
                 continue
             spec = run.pod.get("spec") or {}
-            dyn = []
-            for cuid in run.claims:
-                pc = sim.prepared.get(cuid)
-                if pc is None:
-                    continue
-                dyn.append({"claimName": pc.name, "claimNamespace": pc.namespace, "claimResources": [
-                    {"driverName": d, "poolName": p.pool, "deviceName": p.device,
-                     "cdiDevices": [{"name": i} for i in p.cdi_device_ids]} for d, p in pc.devices]})
+            prepared = [pc for pc in (sim.prepared.get(cuid) for cuid in run.claims) if pc is not None]
+            containers = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+            containers += list(spec.get("containers") or ())
             out.append({"name": run.pod["metadata"]["name"], "namespace": run.pod["metadata"].get("namespace", ""),
-                        "containers": [{"name": c["name"], "dynamicResources": dyn}
-                                       for c in spec.get("containers") or ()]})
+                        "containers": [{"name": c["name"], "dynamicResources": _container_devices(run.pod, c, prepared)}
+                                       for c in containers]})
         return {"podResources": sorted(out, key=lambda p: (p["namespace"], p["name"]))}
