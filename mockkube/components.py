@@ -19,6 +19,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.namespace",
     "mockkube.controllers.garbagecollector",
     "mockkube.controllers.resourceclaim",
+    "mockkube.controllers.resourcequota",
     "mockkube.controllers.replicaset",
     "mockkube.controllers.deployment",
     "mockkube.controllers.devicetaint",

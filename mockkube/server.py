@@ -85,6 +85,9 @@ class Server:
                                                      if self.event_window else {}))
         self.store.load()
         self.resources = Resources(self.store, self.registry, self.clock)
+        from mockkube.resources.quota import QuotaAdmission
+
+        self.resources.admission.append(QuotaAdmission(self.resources))
         self._bootstrap()
 
     def _bootstrap(self) -> None:

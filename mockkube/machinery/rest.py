@@ -78,6 +78,8 @@ class Resources:
         self.clock = clock
         self._ns_rt = registry.get("", "v1", "namespaces")
         self.after_commit: list[Callable[[ResourceType, str, dict], None]] = []
+        # validating admission on create (ResourceQuota): fn(rt, obj, name shown in errors, dry_run)
+        self.admission: list[Callable[[ResourceType, dict, str, bool], None]] = []
 
     # -- helpers ---------------------------------------------------------------
     def now(self) -> str:
@@ -293,6 +295,7 @@ class Resources:
         for k in _SYSTEM_META:
             m.pop(k, None)
         m.pop("resourceVersion", None)
+        shown = m.get("name") or m.get("generateName") or ""  # as admission errors name it
         if not m.get("name") and m.get("generateName"):
             m["name"] = meta.generate_name(m["generateName"])
             for _ in range(8):
@@ -310,6 +313,8 @@ class Resources:
         if not m.get("managedFields"):
             m.pop("managedFields", None)
             self._managed(rt, None, obj, opts, "")
+        for admit in self.admission:
+            admit(rt, obj, shown, bool(opts.dry_run))
         if opts.dry_run:
             if self.store.get(rt, m.get("namespace", ""), m["name"]) is not None:
                 raise errors.already_exists(rt.plural, rt.group, m["name"])

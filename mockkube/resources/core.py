@@ -1,4 +1,5 @@
-"""core/v1: namespaces, nodes, pods, events, configmaps, secrets, serviceaccounts, services."""
+"""core/v1: namespaces, nodes, pods, events, configmaps, secrets, serviceaccounts, services,
+resourcequotas."""
 
 from __future__ import annotations
 
@@ -220,3 +221,14 @@ services = REGISTRY.add(ResourceType(
     subresources=(Subresource("status", "Service"),), strategy=ServiceStrategy(),
     selectable_fields={"spec.clusterIP": lambda o: _get(o, "spec", "clusterIP"),
                        "spec.type": lambda o: _get(o, "spec", "type")}))
+
+
+class ResourceQuotaStrategy(SpecStatusStrategy):
+    """status (hard, used) belongs to the quota controller and the quota admission."""
+
+    tracks_generation = False
+
+
+resourcequotas = REGISTRY.add(ResourceType(
+    "", "v1", "ResourceQuota", "resourcequotas", namespaced=True, short_names=("quota",),
+    subresources=(Subresource("status", "ResourceQuota"),), strategy=ResourceQuotaStrategy()))
