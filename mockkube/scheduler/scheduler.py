@@ -24,7 +24,8 @@ from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
 from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
-from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, TaintToleration
+from mockkube.scheduler.plugins.nodes import (NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates,
+                                              TaintToleration)
 from mockkube.scheduler.queue import SchedulingQueue
 from mockkube.storage.client import Client
 from mockkube.storage.informer import Informer
@@ -114,7 +115,7 @@ class Scheduler:
         self.binding = bc.BindingWaiter(self.dra.get_claim, self.clock, binding_timeout, self.bc_metrics)
         # upstream default order (DynamicResources before DefaultPreemption)
         self.plugins: list[fw.Plugin] = [
-            NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(),
+            SchedulingGates(), NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(),
             NodeResourcesFit(self.dra.dra_backed), self.dra_plugin,
         ]
         self.scored = [p for p in self.plugins if p.weight]

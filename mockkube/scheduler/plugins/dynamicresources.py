@@ -124,6 +124,8 @@ class DynamicResources(fw.Plugin):
                  binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT, metrics: Any = None) -> None:
         self.dra = dra
         self.metrics = metrics
+        if metrics is not None:  # served (HELP/TYPE) before the first create
+            metrics.counter(extres.CREATES_METRIC, extres.CREATES_HELP, ["status"])
         self.client = client
         self.now = now
         self.filter_timeout = filter_timeout  # upstream DynamicResourcesArgs.filterTimeout; 0 = none

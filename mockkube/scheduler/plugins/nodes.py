@@ -1,5 +1,5 @@
-"""NodeName, NodeUnschedulable, NodeAffinity and TaintToleration: node-property filters
-with upstream's reasons and scores."""
+"""SchedulingGates, NodeName, NodeUnschedulable, NodeAffinity and TaintToleration:
+node-property filters with upstream's reasons and scores."""
 
 from __future__ import annotations
 
@@ -11,6 +11,19 @@ ERR_NODE_NAME = "node(s) didn't match the requested node name"
 ERR_UNSCHEDULABLE = "node(s) were unschedulable"
 ERR_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+
+
+class SchedulingGates(fw.Plugin):
+    """PreEnqueue: a pod with spec.schedulingGates waits until they are all removed."""
+
+    name = "SchedulingGates"
+
+    def pre_enqueue(self, pod):
+        gates = (pod.get("spec") or {}).get("schedulingGates") or []
+        if gates:
+            names = [g.get("name", "") for g in gates]
+            return fw.unresolvable(f"waiting for scheduling gates: {names}")
+        return None
 
 
 class NodeName(fw.Plugin):
