@@ -243,7 +243,7 @@ def test_special_claim_left_by_an_earlier_scheduler_is_reused_or_deleted(kep):
     assert [r["device"] for r in claim["status"]["allocation"]["devices"]["results"]] == ["gpu-5"]
     assert len(claims_owned_by(k, pod)) == 1
 
-    k("apply", "-f", "-", input=pod_yaml("stale", requests={"example.com/gpu": "1"}, gated=True))
+    k("apply", "-f", "-", input=pod_yaml("stale", node="dra-node", requests={"example.com/gpu": "1"}, gated=True))
     pod = get(k, "pod", "stale")
     k("apply", "-f", "-", input=special_claim(pod, req))
     k("patch", "pod", "stale", "--type=json", "-p", '[{"op": "remove", "path": "/spec/schedulingGates"}]')
