@@ -97,6 +97,13 @@ def _build_columns() -> dict[tuple[str, str], list[dict]]:
                           _col("Data", _doc(_CORE + "Secret", "data")), _age_col()],
         ("", "serviceaccounts"): [_name_col(), _col("Secrets", _doc(_CORE + "ServiceAccount", "secrets")),
                                   _age_col()],
+        ("", "resourcequotas"): [
+            _name_col(),
+            _age_col(),
+            _col("Request", "Request represents a minimum amount of cpu/memory that a container may consume."),
+            _col("Limit", "Limits control the maximum amount of cpu/memory that a container may use "
+                          "independent of contention on the node."),
+        ],
         ("", "services"): [
             _name_col(),
             _col("Type", _doc(_CORE + "ServiceSpec", "type")),
@@ -518,6 +525,19 @@ def _service_external_ip(svc: Obj) -> str:
     return "<unknown>"
 
 
+def _quota_columns(quota: Obj) -> list[str]:
+    """printResourceQuota: "<resource>: <used>/<hard>" for each spec.hard resource, sorted,
+    limits.* in the Limit column and everything else in Request."""
+    status = quota.get("status") or {}
+    used, hard = status.get("used") or {}, status.get("hard") or {}
+    request, limit = [], []
+    for name in sorted((quota.get("spec") or {}).get("hard") or {}):
+        pieces = name.split(".")
+        (limit if len(pieces) > 1 and pieces[0] == "limits" else request).append(
+            f"{name}: {used.get(name, '0')}/{hard.get(name, '0')}")
+    return [", ".join(request), ", ".join(limit)]
+
+
 def _service_cells(svc: Obj, now: datetime) -> list:
     spec = svc.get("spec") or {}
     ips = spec.get("clusterIPs") or []
@@ -584,6 +604,7 @@ _CELLS: dict[tuple[str, str], Callable[[Obj, datetime], list]] = {
                                      _age(o, now)],
     ("", "serviceaccounts"): lambda o, now: [_meta(o).get("name", ""), len(o.get("secrets") or []), _age(o, now)],
     ("", "services"): _service_cells,
+    ("", "resourcequotas"): lambda o, now: [_meta(o).get("name", ""), _age(o, now), *_quota_columns(o)],
     ("resource.k8s.io", "resourceclaims"): lambda o, now: [_meta(o).get("name", ""), resource_claim_state(o),
                                                            _age(o, now)],
     # spec.nodeName is a pointer upstream: null when the slice is not node-local

@@ -391,3 +391,15 @@ def test_randomized_mix_of_claims_and_extended_resources_never_overallocates(kep
           and "extendedResourceClaimStatus" not in p["status"] and not p["spec"].get("resourceClaims")]
     assert sum(int(p["spec"]["containers"][0]["resources"]["requests"].get("example.com/gpu", 0)) for p in dp) <= 2
     assert any(p["status"].get("phase") == "Running" for p in pods)
+
+
+def test_get_quota_columns(kep):
+    k = kep.kubectl
+    k("create", "namespace", "team")
+    k("apply", "-f", "-", input=QUOTA)
+    until(lambda: quota_used(k), what="quota status")
+    out = k("get", "quota", "-n", "team").stdout.splitlines()
+    assert out[0].split() == ["NAME", "AGE", "REQUEST", "LIMIT"]
+    assert out[1].split(None, 2)[2].strip() == (
+        "example-gpu.deviceclass.resource.k8s.io/devices: 0/10, requests.deviceclass.resource.kubernetes.io/"
+        "example-gpu: 0/10, requests.example.com/gpu: 0/10")
