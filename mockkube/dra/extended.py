@@ -22,6 +22,7 @@ from typing import Iterable
 
 from mockkube.dra.qty import q
 from mockkube.machinery.names import is_extended_resource_name
+from mockkube.machinery.podrequests import pod_requests
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
@@ -72,32 +73,17 @@ def is_dra_backed(resource: str, mapping: dict[str, str], node: dict | None = No
     return True
 
 
-def _effective(pod: dict, resource: str) -> int:
-    """upstream PodRequests for one resource: max(long-lived sum, each init container
-    plus the sidecars started before it)."""
-    spec = pod.get("spec") or {}
-    regular = sum(_count(((c.get("resources") or {}).get("requests") or {}).get(resource, 0))
-                  for c in spec.get("containers") or ())
-    sidecars = peak = 0
-    for c in spec.get("initContainers") or ():
-        n = _count(((c.get("resources") or {}).get("requests") or {}).get(resource, 0))
-        if c.get("restartPolicy") == "Always":
-            sidecars += n
-            peak = max(peak, sidecars)
-        else:
-            peak = max(peak, sidecars + n)
-    return max(regular + sidecars, peak)
-
-
 def pod_extended_requests(pod: dict, mapping: dict[str, str]) -> dict[str, int]:
-    """The pod's non-zero effective requests for resources some class maps."""
+    """The pod's non-zero effective requests (upstream PodRequests) for resources some
+    class maps."""
     spec = pod.get("spec") or {}
     names = {k for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
              for k in ((c.get("resources") or {}).get("requests") or {})}
+    effective = pod_requests(pod)
     out = {}
     for k in sorted(names):
         if k in mapping and is_dra_extended_resource_name(k):
-            n = _effective(pod, k)
+            n = effective.get(k, 0)
             if n > 0:
                 out[k] = n
     return out

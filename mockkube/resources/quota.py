@@ -46,7 +46,9 @@ def _q(v: object) -> Quantity:
 
 def _effective(pod: dict, field: str) -> Usage:
     """upstream PodRequests/PodLimits: max(long-lived sum, each init container plus the
-    sidecars started before it), plus overhead."""
+    sidecars started before it), plus overhead. Unlike mockkube.machinery.podrequests
+    (scheduler units) this keeps exact Quantities, as quota status shows them, and also
+    serves limits."""
     spec = pod.get("spec") or {}
     total: Usage = {}
     for c in spec.get("containers") or ():
