@@ -228,6 +228,12 @@ class ResourceQuotaStrategy(SpecStatusStrategy):
 
     tracks_generation = False
 
+    def validate(self, obj: dict):
+        return core_validation.validate_resource_quota(obj)
+
+    def validate_update(self, new: dict, old: dict):
+        return core_validation.validate_resource_quota(new)
+
 
 resourcequotas = REGISTRY.add(ResourceType(
     "", "v1", "ResourceQuota", "resourcequotas", namespaced=True, short_names=("quota",),

@@ -79,3 +79,23 @@ def validate_pod_update(new: dict, old: dict) -> list[fe.FieldError]:
         errs.append(fe.forbidden("spec.tolerations", "existing toleration can not be modified except its "
                                                      "tolerationSeconds"))
     return errs
+
+
+def validate_resource_quota(obj: dict) -> list[fe.FieldError]:
+    """ValidateResourceQuota (the parts a user meets): every spec.hard amount is a
+    quantity of at least 0 and every resource name a qualified name."""
+    from mockkube.machinery.quantity import parse_quantity
+
+    errs: list[fe.FieldError] = []
+    hard = (obj.get("spec") or {}).get("hard") or {}
+    for name, value in sorted(hard.items()):
+        path = f"spec.hard[{name}]"
+        for msg in names.qualified_name(name):
+            errs.append(fe.invalid(path, name, msg))
+        try:
+            negative = parse_quantity(value).sign() < 0
+        except Exception:
+            continue  # the decoder already refused it
+        if negative:
+            errs.append(fe.invalid(path, str(value), "must be greater than or equal to 0"))
+    return errs

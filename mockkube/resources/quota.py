@@ -265,16 +265,17 @@ class QuotaAdmission:
     def __call__(self, rt, obj: dict, shown: str, dry_run: bool) -> None:
         from mockkube.machinery import errors
 
-        if rt.group == "" and rt.plural == "pods":
-            delta, matches = pod_usage(obj), pod_matches
-        elif rt.group == "resource.k8s.io" and rt.plural == "resourceclaims":
-            delta, matches = claim_usage(obj, self.class_names(), self.owner), claim_matches
-        else:
+        is_pod = rt.group == "" and rt.plural == "pods"
+        if not is_pod and not (rt.group == "resource.k8s.io" and rt.plural == "resourceclaims"):
             return
         ns = (obj.get("metadata") or {}).get("namespace", "")
         quotas = self.resources.store.objects(self.quotas_rt, ns)
         if not quotas:
             return
+        if is_pod:
+            delta, matches = pod_usage(obj), pod_matches
+        else:
+            delta, matches = claim_usage(obj, self.class_names(), self.owner), claim_matches
         charged = []
         for quota in quotas:
             msg = exceeded(quota, delta, matches)

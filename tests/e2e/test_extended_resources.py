@@ -403,3 +403,12 @@ def test_get_quota_columns(kep):
     assert out[1].split(None, 2)[2].strip() == (
         "example-gpu.deviceclass.resource.k8s.io/devices: 0/10, requests.deviceclass.resource.kubernetes.io/"
         "example-gpu: 0/10, requests.example.com/gpu: 0/10")
+
+
+def test_quota_validation_names_the_field(kep):
+    k = kep.kubectl
+    bad = QUOTA.replace('requests.example.com/gpu: "10"', 'requests.example.com/gpu: "-1"')
+    p = k("apply", "-f", "-", input=bad, check=False)
+    assert p.returncode == 1
+    assert ('The ResourceQuota "gpu" is invalid: spec.hard[requests.example.com/gpu]: Invalid value: "-1": '
+            'must be greater than or equal to 0') in p.stderr
