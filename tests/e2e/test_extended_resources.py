@@ -407,6 +407,7 @@ def test_get_quota_columns(kep):
 
 def test_quota_validation_names_the_field(kep):
     k = kep.kubectl
+    k("create", "namespace", "team")
     bad = QUOTA.replace('requests.example.com/gpu: "10"', 'requests.example.com/gpu: "-1"')
     p = k("apply", "-f", "-", input=bad, check=False)
     assert p.returncode == 1
