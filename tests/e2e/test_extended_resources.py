@@ -413,3 +413,54 @@ def test_quota_validation_names_the_field(kep):
     assert p.returncode == 1
     assert ('The ResourceQuota "gpu" is invalid: spec.hard[requests.example.com/gpu]: Invalid value: "-1": '
             'must be greater than or equal to 0') in p.stderr
+
+
+FPGA_PROFILE = """
+nodes:
+- name: fpga-node
+  labels: {example.com/fabric: fabric-a}
+  drivers: {fpga.example.com: {}}
+fabric:
+- pool: fabric-a
+  devices: 2
+  nodeSelector: {example.com/fabric: fabric-a}
+drivers:
+  fpga.example.com: {attachDelay: 1h, seed: 7}
+"""
+
+
+def test_special_claim_is_reused_after_a_scheduler_restart(tmp_path):
+    """The pod waits in PreBind (its FPGA has a binding condition) with its special claim
+    created, allocated and reserved; a new scheduler finds that claim and reuses it."""
+    from mockkube.testing.clock import FakeClock
+    from tests.e2e.test_binding_conditions_kubectl import _restart_scheduler, events
+
+    (tmp_path / "profile.yaml").write_text(FPGA_PROFILE)
+    c = ThreadedCluster(workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"), clock=FakeClock(),
+                        binding_timeout=600).start()
+    try:
+        k = c.kubectl
+        k("apply", "-f", "-", input=CLASS.replace("example-gpu", "fpga").replace("example.com/gpu", "example.com/fpga")
+          .replace("gpu.example.com", "fpga.example.com"))
+        k("apply", "-f", "-", input=pod_yaml("fpga", requests={"example.com/fpga": "1"}))
+        until(lambda: events(k, "fpga", "BindingConditionsPending"), what="waiting in PreBind")
+        pod = get(k, "pod", "fpga")
+        [claim] = claims_owned_by(k, pod)
+        assert pod["status"]["extendedResourceClaimStatus"]["resourceClaimName"] == claim["metadata"]["name"]
+        _restart_scheduler(c)
+        until(lambda: sum(e.get("count", 1) for e in events(k, "fpga", "BindingConditionsPending")) >= 2,
+              what="waiting again after the restart")
+        claim = get(k, "resourceclaim", claim["metadata"]["name"])
+        r = claim["status"]["allocation"]["devices"]["results"][0]
+        claim["status"]["devices"] = [{"driver": r["driver"], "pool": r["pool"], "device": r["device"],
+                                       "conditions": [{"type": "fpga.example.com/attached", "status": "True",
+                                                       "reason": "Attached", "message": "done by hand",
+                                                       "lastTransitionTime": "2023-11-14T22:15:00Z"}]}]
+        k("replace", "--subresource=status", "-f", "-", input=json.dumps(claim))
+        pod = running(k, "fpga")
+        assert [x["metadata"]["name"] for x in claims_owned_by(k, pod)] == [claim["metadata"]["name"]]
+        assert pod["status"]["extendedResourceClaimStatus"]["resourceClaimName"] == claim["metadata"]["name"]
+        text = k("get", "--raw", "/metrics").stdout
+        assert metric(text, "scheduler_resourceclaim_creates_total", status="success") == 1
+    finally:
+        c.stop()
