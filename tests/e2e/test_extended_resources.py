@@ -464,3 +464,43 @@ def test_special_claim_is_reused_after_a_scheduler_restart(tmp_path):
         assert metric(text, "scheduler_resourceclaim_creates_total", status="success") == 1
     finally:
         c.stop()
+
+
+def test_unreserve_deletes_the_special_claim_when_binding_fails(tmp_path):
+    """PreBind created the special claim, then the device's binding failed (KEP-5007
+    failure condition): Unreserve deletes the claim and the next attempt makes a new one."""
+    from mockkube.testing.clock import FakeClock
+    from tests.e2e.test_binding_conditions_kubectl import events
+
+    (tmp_path / "profile.yaml").write_text(FPGA_PROFILE.replace("attachDelay: 1h", "attachDelay: 30s, "
+                                                                "faultyDevices: [fpga-0]"))
+    c = ThreadedCluster(workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"), clock=FakeClock()).start()
+    try:
+        k = c.kubectl
+        k("apply", "-f", "-", input=CLASS.replace("example-gpu", "fpga").replace("example.com/gpu", "example.com/fpga")
+          .replace("gpu.example.com", "fpga.example.com"))
+        k("apply", "-f", "-", input=pod_yaml("flaky", requests={"example.com/fpga": "1"}))
+        until(lambda: events(k, "flaky", "BindingConditionsPending"), what="waiting in PreBind")
+        [first] = claims_owned_by(k, get(k, "pod", "flaky"))
+        assert first["status"]["allocation"]["devices"]["results"][0]["device"] == "fpga-0"
+        c.advance(30)  # the attach of fpga-0 fails
+        until(lambda: [e for e in events(k, "flaky", "FailedScheduling") if "binding failed" in e["message"]],
+              what="FailedScheduling for the failure")
+        until(lambda: k("get", "resourceclaim", first["metadata"]["name"], check=False).returncode != 0,
+              what="the special claim deleted by Unreserve")
+        c.advance(11)  # past the backoff: a new claim on another device
+
+        def second():
+            claims = claims_owned_by(k, get(k, "pod", "flaky"))
+            return claims[0] if claims and (claims[0].get("status") or {}).get("allocation") else None
+
+        claim = until(second, what="a new special claim")
+        assert claim["metadata"]["name"] != first["metadata"]["name"]
+        assert claim["status"]["allocation"]["devices"]["results"][0]["device"] != "fpga-0"
+        c.advance(30)
+        pod = running(k, "flaky")
+        assert pod["status"]["extendedResourceClaimStatus"]["resourceClaimName"] == claim["metadata"]["name"]
+        text = k("get", "--raw", "/metrics").stdout
+        assert metric(text, "scheduler_resourceclaim_creates_total", status="success") == 2
+    finally:
+        c.stop()
