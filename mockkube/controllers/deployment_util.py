@@ -6,7 +6,6 @@ and replica annotations, proportional scaling, status and conditions. No I/O, no
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from typing import Iterable
@@ -140,7 +139,7 @@ def _fnv32a(data: bytes, h: int = 0x811C9DC5) -> int:
 
 
 def _normal_template(tpl: dict | None) -> dict:
-    t = copy.deepcopy(tpl or {})
+    t = meta.clone(tpl or {})
     m = t.get("metadata")
     if isinstance(m, dict):
         for k in [k for k, v in m.items() if v is None or v == {}]:
@@ -389,7 +388,7 @@ def calculate_status(all_rss: list[dict | None], new_rs: dict | None, d: dict, n
     if any(t is not None for t in terminating):
         st["terminatingReplicas"] = sum(t or 0 for t in terminating)
     if old.get("conditions"):
-        st["conditions"] = copy.deepcopy(old["conditions"])
+        st["conditions"] = meta.clone(old["conditions"])
     if old.get("collisionCount") is not None:
         st["collisionCount"] = old["collisionCount"]
     if available >= replicas(d) - max_unavailable(d):

@@ -14,11 +14,10 @@
 
 from __future__ import annotations
 
-import copy
 import logging
 from typing import Any
 
-from mockkube.machinery import errors
+from mockkube.machinery import errors, meta
 from mockkube.storage.client import Client
 from mockkube.storage.informer import Controller, Informer
 
@@ -222,7 +221,7 @@ class ResourceClaimController(Controller):
             rf = st.get("reservedFor") or []
             if st.get("allocation") and not any(r.get("uid") == pod["metadata"]["uid"] for r in rf) \
                     and len(rf) < RESERVED_FOR_MAX:
-                upd = copy.deepcopy(claim)
+                upd = meta.clone(claim)
                 upd["status"].setdefault("reservedFor", []).append(
                     {"resource": "pods", "name": name, "uid": pod["metadata"]["uid"]})
                 self.client.update_status(self.claims_rt, upd)
@@ -260,7 +259,7 @@ class ResourceClaimController(Controller):
                                          "blockOwnerDeletion": True}],
                     "annotations": annotations,
                 },
-                "spec": copy.deepcopy(tspec.get("spec") or {}),
+                "spec": meta.clone(tspec.get("spec") or {}),
             }
             if tmeta.get("labels"):
                 body["metadata"]["labels"] = dict(tmeta["labels"])
@@ -288,7 +287,7 @@ class ResourceClaimController(Controller):
         m = claim["metadata"]
         has_finalizer = FINALIZER in (m.get("finalizers") or [])
         if len(valid) < len(reserved):
-            upd = copy.deepcopy(claim)
+            upd = meta.clone(claim)
             if valid:
                 upd["status"]["reservedFor"] = valid
             else:
@@ -301,7 +300,7 @@ class ResourceClaimController(Controller):
                 claim = self.claim_inf.get(ns, name) or claim
         elif has_finalizer and m.get("deletionTimestamp") and not valid:
             if st.get("allocation"):
-                upd = copy.deepcopy(claim)
+                upd = meta.clone(claim)
                 upd["status"].pop("allocation", None)
                 claim = self.client.update_status(self.claims_rt, upd)
             self._remove_finalizer(claim)
@@ -321,7 +320,7 @@ class ResourceClaimController(Controller):
         cur = self.client.get(self.claims_rt, m["namespace"], m["name"])
         if cur is None or FINALIZER not in (cur["metadata"].get("finalizers") or []):
             return
-        upd = copy.deepcopy(cur)
+        upd = meta.clone(cur)
         rest = [f for f in upd["metadata"]["finalizers"] if f != FINALIZER]
         if rest:
             upd["metadata"]["finalizers"] = rest
