@@ -63,6 +63,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--effect", choices=["NoSchedule", "NoExecute", "None"], default=None)
     h.add_argument("--server", default="http://127.0.0.1:6443")
     h.set_defaults(fn=driver_health)
+    from mockkube.drivers.runner import add_command
+
+    add_command(dsub)  # driver run: a built-in driver's kubelet plugin as a process
     k = sub.add_parser("kubelet", help="stop or start a node's kubelet simulator")
     k.add_argument("state", choices=["stop", "start"])
     k.add_argument("node")

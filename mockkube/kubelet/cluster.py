@@ -4,7 +4,13 @@ run time (apply a profile, device health, stop/start a kubelet)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +21,8 @@ from mockkube.drivers.publisher import Publisher
 from mockkube.kubelet import node as nodes
 from mockkube.kubelet.manager import KubeletManager
 from mockkube.kubelet.nodelifecycle import NodeLifecycleController
-from mockkube.kubelet.profile import Profile, load
+from mockkube.kubelet.plugins import PluginWatcher
+from mockkube.kubelet.profile import Profile, load, parse_duration
 from mockkube.machinery import errors
 from mockkube.storage.client import Client
 
@@ -44,9 +51,13 @@ class ClusterRuntime:
         self.fabric: FabricController | None = None
         self.fabric_pools: list[dict] = []
         self.started = False
+        self.plugin_root: Path | None = None
+        self._temp_root = False
+        self.processes: dict[tuple[str, str], subprocess.Popen] = {}  # (node, driver) -> out-of-process plugin
 
     # -- lifecycle ------------------------------------------------------------------
     async def start(self, profile: Profile) -> None:
+        self._plugin_setup(profile.kubelet)
         self.apply(profile)
         await self.kubelet.start()
         await self.lifecycle.start()
@@ -61,7 +72,63 @@ class ClusterRuntime:
             await self.fabric.stop()
         await self.lifecycle.stop()
         await self.kubelet.stop()
+        await self._stop_processes()
+        if self._temp_root and self.plugin_root is not None:
+            shutil.rmtree(self.plugin_root, ignore_errors=True)
         self.started = False
+
+    # -- kubelet plugin sockets ---------------------------------------------------------
+    def _plugin_setup(self, cfg: dict) -> None:
+        """Every node gets ROOT/NODE/plugins_registry and ROOT/NODE/plugins, watched by its kubelet."""
+        if cfg.get("rootDir"):
+            self.plugin_root = Path(cfg["rootDir"]).absolute()
+        else:  # short: unix socket paths are limited to 107 bytes
+            self.plugin_root, self._temp_root = Path(tempfile.mkdtemp(prefix="mockkube-")), True
+        self.kubelet.plugins = PluginWatcher(self.plugin_root, self.kubelet)
+        if "pluginWipingDelay" in cfg:
+            self.kubelet.wiping_delay = parse_duration(cfg["pluginWipingDelay"])
+        if cfg.get("healthTaintEffect"):
+            self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
+
+    def plugin_dirs(self, node: str) -> dict:
+        """Where a kubelet plugin for ``node`` puts its sockets."""
+        w = self.kubelet.plugins
+        if node not in self.kubelet.nodes or w is None:
+            raise KeyError(node)
+        return {"node": node, "registry": str(w.registry_dir(node)), "plugins": str(w.plugins_dir(node)),
+                "registered": sorted(w.plugins(node))}
+
+    def _spawn_driver(self, node: str, driver: str, config: dict) -> None:
+        """``mockkube driver run`` for a built-in driver running out of process."""
+        old = self.processes.get((node, driver))
+        if old is not None and old.poll() is None:
+            return
+        from mockkube.server import write_kubeconfig
+
+        assert self.plugin_root is not None
+        kc = self.plugin_root / "kubeconfig"
+        if not kc.exists():
+            write_kubeconfig(kc, self.server.url)
+        w = self.kubelet.plugins
+        log_file = open(self.plugin_root / node / f"{driver}.log", "ab")
+        self.processes[(node, driver)] = subprocess.Popen(
+            [sys.executable, "-m", "mockkube", "driver", "run", driver, "--node", node,
+             "--registry", str(w.registry_dir(node)), "--plugins", str(w.plugins_dir(node)),
+             "--kubeconfig", str(kc), "--config", json.dumps(config),
+             "--settings", json.dumps(self.drivers[driver].settings)],
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
+        log_file.close()
+
+    async def _stop_processes(self) -> None:
+        for p in self.processes.values():
+            if p.poll() is None:
+                p.terminate()
+        for p in self.processes.values():
+            try:
+                await asyncio.to_thread(p.wait, 10)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                p.kill()
+        self.processes.clear()
 
     # -- profile --------------------------------------------------------------------
     def apply(self, profile: Profile) -> dict:
@@ -72,12 +139,17 @@ class ClusterRuntime:
                 self.drivers[name] = driver_registry.make(name, settings)
             else:
                 self.drivers[name].settings.update(settings)
+            if self.drivers[name].settings.get("outOfProcess"):
+                self.kubelet.external_drivers.add(name)
         if profile.device_classes:
             self._device_classes(profile.drivers())
         for spec in profile.nodes:
             sim = self.kubelet.register(spec)
             owner = nodes.owner_ref(spec.name, sim.uid)
             for dname, cfg in spec.drivers.items():
+                if dname in self.kubelet.external_drivers:
+                    self._spawn_driver(spec.name, dname, cfg)
+                    continue
                 specs = self.drivers[dname].publish(spec, cfg)
                 if specs:
                     self.publisher.sync(dname, spec.name, specs, owner)

@@ -9,13 +9,18 @@ terminates and completes graceful deletion.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Hashable
+
+import grpc
 
 from mockkube.controllers.recorder import event_for
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
+from mockkube.kubelet import plugins as pluginwatch
 from mockkube.kubelet.profile import NodeSpec
 from mockkube.machinery import errors, meta
 from mockkube.storage.client import Client, clone
@@ -27,6 +32,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("mockkube.kubelet")
 
 TERMINAL = ("Succeeded", "Failed")
+DEFAULT_WIPING_DELAY = 30.0  # upstream's defaultWipingDelay
+PREPARE_PENDING = "\0pending"  # a NodePrepareResources call is under way
 
 
 @dataclass
@@ -36,6 +43,7 @@ class PreparedClaim:
     uid: str
     pods: set[str] = field(default_factory=set)
     devices: list[tuple[str, "Prepared"]] = field(default_factory=list)  # (driver, prepared)
+    remote: set[str] = field(default_factory=set)  # drivers prepared over gRPC
 
 
 def _container_devices(pod: dict, container: dict, prepared: list[PreparedClaim]) -> list[dict]:
@@ -85,6 +93,7 @@ class PodRun:
     stop_at: float | None = None
     terminal: bool = False
     last_prepare_error: str = ""
+    prepare_failures: int = 0
 
 
 @dataclass
@@ -100,11 +109,23 @@ class NodeSim:
 class KubeletManager(Controller):
     name = "kubelet"
 
-    def __init__(self, client: Client, clock: Callable[[], float], drivers: dict[str, "Driver"]) -> None:
+    def __init__(self, client: Client, clock: Callable[[], float], drivers: dict[str, "Driver"],
+                 plugin_root: Path | None = None, wiping_delay: float = DEFAULT_WIPING_DELAY,
+                 health_taint_effect: str = "NoSchedule") -> None:
         super().__init__()
         self.client = client
         self.clock = clock
         self.drivers = drivers
+        self.wiping_delay = wiping_delay
+        self.external_drivers: set[str] = set()  # built-in drivers running out of process
+        self.health_taint_effect = health_taint_effect
+        self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
+        # (node, claim uid) -> the NodePrepareResources call under way or just finished
+        self.ops: dict[tuple[str, str], asyncio.Task] = {}
+        self.health: dict[tuple[str, str, str, str], str] = {}  # (node, driver, pool, device) -> health
+        self._bg: set[asyncio.Task] = set()
+        self.slices_rt = client.rt("resourceslices", "resource.k8s.io")
+        self.rules_rt = client.rt("devicetaintrules", "resource.k8s.io")
         self.nodes: dict[str, NodeSim] = {}
         self.by_key: dict[tuple, tuple[str, str]] = {}
         self.waiting: dict[tuple[str, str], set[tuple]] = {}
@@ -118,6 +139,24 @@ class KubeletManager(Controller):
         claims = Informer(client.store, self.claims_rt)
         claims.add_handler(self._on_claim)
         self.informers += [pods, claims]
+
+    async def start(self) -> None:
+        await super().start()
+        if self.plugins is not None:
+            await self.plugins.start()
+
+    async def stop(self) -> None:
+        if self.plugins is not None:
+            await self.plugins.stop()
+        for t in list(self._bg) + list(self.ops.values()):
+            t.cancel()
+        await super().stop()
+
+    def _spawn(self, coro) -> asyncio.Task:
+        t = asyncio.get_running_loop().create_task(coro)
+        self._bg.add(t)
+        t.add_done_callback(self._bg.discard)
+        return t
 
     # -- nodes ------------------------------------------------------------------
     def register(self, spec: NodeSpec) -> NodeSim:
@@ -139,6 +178,8 @@ class KubeletManager(Controller):
             new["status"] = nodes.node_status(spec, now, live.get("status"))
             obj = self.client.update_status(self.nodes_rt, new)
         sim.uid = obj["metadata"]["uid"]
+        if self.plugins is not None:
+            self.plugins.add_node(spec.name)
         self._renew(spec.name)
         self.queue.add_after(("status", spec.name), nodes.STATUS_REPORT_INTERVAL)
         return sim
@@ -147,10 +188,15 @@ class KubeletManager(Controller):
         """The kubelet stops: no more lease renewals or status updates (the Node stays)."""
         if name in self.nodes:
             self.nodes[name].running = False
+            if self.plugins is not None:
+                self.plugins.remove_node(name)
 
     def start_node(self, name: str) -> None:
         sim = self.nodes[name]
         sim.running = True
+        if self.plugins is not None:
+            self.plugins.add_node(name)
+            self._spawn(self._wipe_stale(name))
         self.queue.add(("status", name))
         self.queue.add(("lease", name))
         for r in list(sim.runs.values()):
@@ -219,6 +265,8 @@ class KubeletManager(Controller):
             self._post_status(key[1])
         elif kind == "pod":
             self._pod(key)
+        elif kind == "wipe":
+            self._wipe(key[1], key[2])
 
     def _pod(self, key: tuple) -> None:
         _, ns, name = key
@@ -258,15 +306,23 @@ class KubeletManager(Controller):
             err = self._prepare(sim, pod, run, key)
             if err:
                 self._write_status(pod, lifecycle.pending_status(pod, host_ip), now, run)
+                if err == PREPARE_PENDING:
+                    return
                 if err != run.last_prepare_error:
                     run.last_prepare_error = err
-                    self._event(pod, sim, "Warning", "FailedPrepareDynamicResources", err)
+                    self._event(pod, sim, "Warning", "FailedPrepareDynamicResources",
+                                f"Failed to prepare dynamic resources: {err}")
+                # retried on the pod's next sync, with the pod worker's growing back-off
+                self.queue.add_after(key, min(0.2 * 2 ** run.prepare_failures, 10.0))
+                run.prepare_failures += 1
                 return
+            run.prepare_failures = 0
             run.sandbox_at = now
             sim.ip_seq += 1
             run.ip = nodes.pod_ip(sim.spec.index, sim.ip_seq)
             self._started_events(pod, sim)
         status, wake = lifecycle.compute_status(pod, run.sandbox_at, now, run.ip, host_ip)
+        self._resources_health(sim, pod, run, status)
         self._write_status(pod, status, now, run)
         if status["phase"] in TERMINAL:
             run.terminal = True
@@ -339,9 +395,10 @@ class KubeletManager(Controller):
                 self.waiting.setdefault((ns, cname), set()).add(key)
                 return (f"pod {ns}/{pod['metadata']['name']} ({uid}) is not allowed to use ResourceClaim "
                         f"{ns}/{cname}: not reserved for this pod")
+            remote = self.plugins.plugins(sim.spec.name) if self.plugins is not None else {}
             for r in ((claim["status"]["allocation"].get("devices") or {}).get("results") or ()):
                 d = r.get("driver", "")
-                if d not in sim.spec.drivers or d not in self.drivers:
+                if d not in remote and not self._local(sim, d):
                     return (f"prepare dynamic resources: DRA driver {d} is not registered on node "
                             f"{sim.spec.name}")
             claims.append(claim)
@@ -352,12 +409,21 @@ class KubeletManager(Controller):
                 pc = PreparedClaim(ns, claim["metadata"]["name"], cuid)
                 drivers = sorted({r.get("driver", "") for r in claim["status"]["allocation"]["devices"].get(
                     "results") or ()})
+                remote = self.plugins.plugins(sim.spec.name) if self.plugins is not None else {}
+                pc.remote = {d for d in drivers if d in remote}
+                if pc.remote:
+                    got = self._remote_prepare(sim, pc, {d: remote[d] for d in pc.remote}, key)
+                    if isinstance(got, str):
+                        return got
+                    pc.devices += got
+                local = [d for d in drivers if d not in pc.remote]
                 try:
-                    for d in drivers:
+                    for d in local:
                         pc.devices += [(d, p) for p in self.drivers[d].prepare(claim, pod)]
                 except RuntimeError as e:
-                    for d in drivers:
+                    for d in local:
                         self.drivers[d].unprepare(cuid)
+                    self._remote_unprepare(sim.spec.name, pc)
                     return f"prepare dynamic resources: NodePrepareResources failed for ResourceClaim {ns}/{pc.name}: {e}"
                 sim.prepared[cuid] = pc
                 devs = ", ".join(f"{d}/{p.pool}/{p.device} ({' '.join(p.cdi_device_ids)})" for d, p in pc.devices)
@@ -375,13 +441,191 @@ class KubeletManager(Controller):
                 continue
             pc.pods.discard(run.uid)
             if not pc.pods:
-                for d in {d for d, _ in pc.devices}:
+                for d in {d for d, _ in pc.devices} - pc.remote:
                     self.drivers[d].unprepare(cuid)
+                self._remote_unprepare(sim.spec.name, pc)
                 del sim.prepared[cuid]
                 pod = run.pod
                 self._event(pod, sim, "Normal", "ResourceClaimUnprepared",
                             f"Unprepared ResourceClaim {pc.namespace}/{pc.name}")
         run.claims = []
+
+    # -- DRA over the kubelet plugin gRPC API --------------------------------------------
+    def _remote_prepare(self, sim: NodeSim, pc: PreparedClaim, clients: dict, key: tuple
+                        ) -> "list[tuple[str, Prepared]] | str":
+        """The devices the plugins prepared, PREPARE_PENDING while the calls run (the pod is
+        requeued when they end), or the error of a finished call (retried on the next sync)."""
+        op_key = (sim.spec.name, pc.uid)
+        task = self.ops.get(op_key)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._call_prepare(pc, clients))
+            self.ops[op_key] = task
+            task.add_done_callback(lambda _t: self.queue.add(key))
+            return PREPARE_PENDING
+        if not task.done():
+            task.add_done_callback(lambda _t: self.queue.add(key))
+            return PREPARE_PENDING
+        del self.ops[op_key]
+        return task.result()
+
+    async def _call_prepare(self, pc: PreparedClaim, clients: dict) -> "list[tuple[str, Prepared]] | str":
+        from mockkube.drivers.base import Prepared
+
+        ref = {"namespace": pc.namespace, "uid": pc.uid, "name": pc.name}
+        out: list[tuple[str, Prepared]] = []
+        for d, client in sorted(clients.items()):
+            try:
+                res = (await client.prepare([ref])).get(pc.uid)
+            except grpc.aio.AioRpcError as e:
+                return f"NodePrepareResources: rpc error: code = {e.code().name.title().replace('_', '')} desc = {e.details()}"
+            except Exception as e:  # pragma: no cover - a broken channel
+                return f"NodePrepareResources: {e}"
+            if res is None:
+                return "NodePrepareResources left out 1 claims"
+            if isinstance(res, str):
+                return f"NodePrepareResources failed for ResourceClaim {pc.name}: {res}"
+            out += [(d, Prepared(",".join(dev["requestNames"]), dev["pool"], dev["device"], dev["cdiDeviceIDs"]))
+                    for dev in res]
+        return out
+
+    def _remote_unprepare(self, node: str, pc: PreparedClaim) -> None:
+        if not pc.remote or self.plugins is None:
+            return
+        clients = self.plugins.plugins(node)
+        ref = {"namespace": pc.namespace, "uid": pc.uid, "name": pc.name}
+
+        async def call() -> None:
+            for d in sorted(pc.remote):
+                c = clients.get(d)
+                if c is None:
+                    log.warning("node %s: NodeUnprepareResources for %s/%s: DRA driver %s is not registered",
+                                node, pc.namespace, pc.name, d)
+                    continue
+                try:
+                    errs = await c.unprepare([ref])
+                except Exception as e:
+                    log.warning("node %s: NodeUnprepareResources for %s/%s failed: %s", node, pc.namespace, pc.name, e)
+                    continue
+                if errs.get(pc.uid):
+                    log.warning("node %s: NodeUnprepareResources failed for ResourceClaim %s: %s", node, pc.name,
+                                errs[pc.uid])
+
+        self._spawn(call())
+
+    def _resources_health(self, sim: NodeSim, pod: dict, run: PodRun, status: dict) -> None:
+        """containerStatuses[].allocatedResourcesStatus for claims prepared over gRPC, as the
+        kubelet's UpdateAllocatedResourcesStatus builds it from the plugins' health streams."""
+        by_name = {pc.name: pc for cuid in run.claims if (pc := sim.prepared.get(cuid)) is not None and pc.remote}
+        if not by_name:
+            return
+        names = {rc.get("name"): rc.get("resourceClaimName") for rc in (pod.get("spec") or {}).get(
+            "resourceClaims") or ()}
+        for st in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+            if st.get("resourceClaimName"):
+                names[st.get("name")] = st["resourceClaimName"]
+        specs = {c["name"]: c for c in (pod.get("spec") or {}).get("containers") or ()}
+        for cs in status.get("containerStatuses") or ():
+            out = []
+            for claim in ((specs.get(cs.get("name")) or {}).get("resources") or {}).get("claims") or ():
+                pc = by_name.get(names.get(claim.get("name")) or "")
+                if pc is None:
+                    continue
+                rname = f"claim:{claim['name']}" + (f"/{claim['request']}" if claim.get("request") else "")
+                res = [{"resourceID": p.cdi_device_ids[0] if p.cdi_device_ids else f"{d}/{p.pool}/{p.device}",
+                        "health": self.health.get((sim.spec.name, d, p.pool, p.device), "Unknown")}
+                       for d, p in pc.devices]
+                if res:
+                    out.append({"name": rname, "resources": res})
+            if out:
+                cs["allocatedResourcesStatus"] = out
+            else:
+                cs.pop("allocatedResourcesStatus", None)
+
+    def _local(self, sim: NodeSim, driver: str) -> bool:
+        """The driver runs in-process on this node (not through the gRPC plugin API)."""
+        return driver in sim.spec.drivers and driver in self.drivers and driver not in self.external_drivers
+
+    # plugin watcher hooks
+    def plugin_registered(self, node: str, driver: str) -> None:
+        """A plugin (re)appeared: a pending wipe of its slices no longer applies; pods waiting
+        for it are retried."""
+        sim = self.nodes.get(node)
+        for r in (sim.runs.values() if sim else ()):
+            if r.sandbox_at is None:
+                self.queue.add(r.key)
+
+    def plugin_unusable(self, node: str, driver: str) -> None:
+        """Wipe the driver's slices of this node unless it comes back within the wiping delay."""
+        self.queue.add_after(("wipe", node, driver), self.wiping_delay)
+
+    def device_health(self, node: str, driver: str, devices: "list[tuple[str, str, str, str]] | None") -> None:
+        changed: list[tuple[str, str, str]] = []
+        if devices is None:
+            for k in [k for k in self.health if k[0] == node and k[1] == driver]:
+                del self.health[k]
+                changed.append((k[2], k[3], "Unknown"))
+        else:
+            for pool, device, health, _msg in devices:
+                k = (node, driver, pool, device)
+                if self.health.get(k) != health:
+                    self.health[k] = health
+                    changed.append((pool, device, health))
+        if not changed:
+            return
+        for pool, device, health in changed:
+            if health == "Unhealthy":
+                self._taint_rule(node, driver, pool, device, True)
+            elif health == "Healthy":
+                self._taint_rule(node, driver, pool, device, False)
+        sim = self.nodes.get(node)
+        for r in (sim.runs.values() if sim else ()):
+            if r.claims and not r.terminal:
+                self.queue.add(r.key)
+
+    def _taint_rule(self, node: str, driver: str, pool: str, device: str, unhealthy: bool) -> None:
+        """mockkube's device-health taint for a plugin-reported device: a DeviceTaintRule
+        (the slices belong to the plugin, so the taint cannot go into them)."""
+        name = health_rule_name(node, driver, pool, device)
+        live = self.client.get(self.rules_rt, "", name)
+        try:
+            if unhealthy and live is None:
+                self.client.create(self.rules_rt, {
+                    "apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule",
+                    "metadata": {"name": name, "labels": {"mockkube.io/device-health": "true"}},
+                    "spec": {"deviceSelector": {"driver": driver, "pool": pool, "device": device},
+                             "taint": {"key": f"{driver}/unhealthy", "value": "true",
+                                       "effect": self.health_taint_effect}}})
+            elif not unhealthy and live is not None:
+                self.client.delete(self.rules_rt, "", name)
+        except errors.APIError as e:
+            log.warning("device health taint %s: %s", name, e)
+
+    def _wipe(self, node: str, driver: str) -> None:
+        if self.plugins is not None and driver in self.plugins.plugins(node):
+            return  # it came back in time
+        sim = self.nodes.get(node)
+        if sim is not None and self._local(sim, driver):
+            return  # published in-process
+        for s in self.client.list(self.slices_rt):
+            spec = s.get("spec") or {}
+            if spec.get("nodeName") == node and spec.get("driver") == driver:
+                try:
+                    self.client.delete(self.slices_rt, "", s["metadata"]["name"])
+                except errors.APIError as e:
+                    if e.code != 404:
+                        raise
+        log.info("node %s: wiped the ResourceSlices of DRA driver %s", node, driver)
+
+    async def _wipe_stale(self, node: str) -> None:
+        """A (re)starting kubelet: once the plugins present have registered, the node's slices
+        of drivers that have no plugin here are stale."""
+        await self.plugins.settle(node)
+        sim = self.nodes.get(node)
+        live = set(self.plugins.plugins(node)) | ({d for d in sim.spec.drivers if self._local(sim, d)} if sim else set())
+        for s in self.client.list(self.slices_rt):
+            spec = s.get("spec") or {}
+            if spec.get("nodeName") == node and spec.get("driver") not in live:
+                self._wipe(node, spec.get("driver", ""))
 
     # -- writes ------------------------------------------------------------------------
     def _write_status(self, pod: dict, fields: dict, now: float, run: PodRun | None = None) -> None:
@@ -442,3 +686,11 @@ class KubeletManager(Controller):
                         "containers": [{"name": c["name"], "dynamicResources": _container_devices(run.pod, c, prepared)}
                                        for c in containers]})
         return {"podResources": sorted(out, key=lambda p: (p["namespace"], p["name"]))}
+
+
+def health_rule_name(node: str, driver: str, pool: str, device: str) -> str:
+    """The DeviceTaintRule mockkube keeps for an unhealthy plugin-reported device."""
+    import hashlib
+
+    h = hashlib.sha1(f"{node}/{driver}/{pool}/{device}".encode()).hexdigest()[:10]
+    return f"health-{device[:40]}-{h}".lower()

@@ -81,6 +81,7 @@ class Profile:
     driver_settings: dict[str, dict]
     device_classes: bool = True
     scheduler: dict = field(default_factory=dict)
+    kubelet: dict = field(default_factory=dict)  # rootDir, pluginWipingDelay, healthTaintEffect
 
     def drivers(self) -> list[str]:
         """Every driver the profile uses, in a stable order."""
@@ -208,7 +209,7 @@ def expand(data: dict) -> Profile:
     return Profile(name=data.get("name", "custom"), nodes=nodes, fabric=fabric,
                    driver_settings={k: dict(v or {}) for k, v in (data.get("drivers") or {}).items()},
                    device_classes=data.get("deviceClasses", True),
-                   scheduler=dict(data.get("scheduler") or {}))
+                   scheduler=dict(data.get("scheduler") or {}), kubelet=dict(data.get("kubelet") or {}))
 
 
 _DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)")

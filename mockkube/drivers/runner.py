@@ -1,0 +1,180 @@
+"""``mockkube driver run DRIVER --node N --registry DIR --plugins DIR --kubeconfig FILE``:
+a built-in driver as a separate process, shaped like a real DRA driver's kubelet plugin.
+It publishes the node's ResourceSlices through the API (as the upstream resourceslice
+controller does: one pool named after the node, generation bumped on change), registers
+with the node's kubelet over the registration socket and serves NodePrepareResources /
+NodeUnprepareResources, fetching each claim from the API and refusing one that is not
+allocated or whose UID differs (as upstream's kubeletplugin helper does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import aiohttp
+import yaml
+
+from mockkube import drivers as driver_registry
+from mockkube.drivers.base import Driver
+from mockkube.drivers.kubeletplugin import KubeletPlugin, PreparedDevice
+from mockkube.drivers.publisher import slice_name
+from mockkube.kubelet.profile import NodeSpec
+
+log = logging.getLogger("mockkube.driver")
+
+RESOURCE = "/apis/resource.k8s.io/v1"
+
+
+class APIClient:
+    """The few API calls a driver makes, over HTTP with the kubeconfig's server and token."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        cfg = yaml.safe_load(Path(kubeconfig).read_text())
+        ctx_name = cfg.get("current-context")
+        ctx = next((c["context"] for c in cfg.get("contexts") or () if c["name"] == ctx_name),
+                   (cfg.get("contexts") or [{"context": {}}])[0]["context"])
+        cluster = next((c["cluster"] for c in cfg["clusters"] if c["name"] == ctx.get("cluster")),
+                       cfg["clusters"][0]["cluster"])
+        user = next((u.get("user") or {} for u in cfg.get("users") or () if u["name"] == ctx.get("user")), {})
+        self.base = cluster["server"].rstrip("/")
+        self.headers = {"Authorization": f"Bearer {user['token']}"} if user.get("token") else {}
+        self.session: aiohttp.ClientSession | None = None
+
+    async def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+        if self.session is None:
+            self.session = aiohttp.ClientSession(headers=self.headers)
+        async with self.session.request(method, self.base + path, json=body,
+                                        timeout=aiohttp.ClientTimeout(total=30)) as r:
+            return r.status, await r.json(content_type=None)
+
+    async def close(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+
+
+class DriverProcess:
+    def __init__(self, driver: Driver, node: str, config: dict, api: APIClient) -> None:
+        self.driver, self.node, self.config, self.api = driver, node, config, api
+
+    # -- ResourceSlices -------------------------------------------------------------
+    async def publish(self) -> None:
+        status, node = await self.api.request("GET", f"/api/v1/nodes/{quote(self.node)}")
+        if status != 200:
+            raise RuntimeError(f"node {self.node}: {node.get('message', status)}")
+        owner = {"apiVersion": "v1", "kind": "Node", "name": self.node, "uid": node["metadata"]["uid"],
+                 "controller": True}
+        specs = self.driver.publish(NodeSpec(name=self.node), self.config)
+        sel = quote(f"spec.nodeName={self.node},spec.driver={self.driver.name}")
+        _, existing = await self.api.request("GET", f"{RESOURCE}/resourceslices?fieldSelector={sel}")
+        live = {s["metadata"]["name"]: s for s in existing.get("items") or ()}
+        gen = max([int(s["spec"]["pool"].get("generation", 0)) for s in live.values()] or [0])
+
+        def content(spec: dict) -> dict:
+            c = copy.deepcopy(spec)
+            c["pool"].pop("generation", None)
+            return c
+
+        names = [slice_name(self.driver.name, self.node, i) for i in range(len(specs))]
+        if set(names) == set(live) and all(content(live[n]["spec"]) == content(s) for n, s in zip(names, specs)):
+            return
+        gen += 1
+        for name, spec in zip(names, specs):
+            spec = copy.deepcopy(spec)
+            spec["pool"]["generation"] = gen
+            obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                   "metadata": {"name": name, "ownerReferences": [owner]}, "spec": spec}
+            if name in live:
+                obj["metadata"]["resourceVersion"] = live[name]["metadata"]["resourceVersion"]
+                status, body = await self.api.request("PUT", f"{RESOURCE}/resourceslices/{name}", obj)
+            else:
+                status, body = await self.api.request("POST", f"{RESOURCE}/resourceslices", obj)
+            if status >= 300:
+                raise RuntimeError(f"publishing {name}: {body.get('message', status)}")
+        for name in set(live) - set(names):
+            await self.api.request("DELETE", f"{RESOURCE}/resourceslices/{name}")
+
+    # -- kubelet plugin -------------------------------------------------------------
+    async def prepare(self, ref: dict) -> "list[PreparedDevice] | str":
+        status, claim = await self.api.request(
+            "GET", f"{RESOURCE}/namespaces/{quote(ref['namespace'])}/resourceclaims/{quote(ref['name'])}")
+        if status != 200:
+            return f"retrieve claim {ref['namespace']}/{ref['name']}: {claim.get('message', status)}"
+        if claim["metadata"].get("uid") != ref["uid"]:
+            return (f"claim {ref['namespace']}/{ref['name']}: UID mismatch (expected {ref['uid']}, "
+                    f"got {claim['metadata'].get('uid')})")
+        if not (claim.get("status") or {}).get("allocation"):
+            return f"claim {ref['namespace']}/{ref['name']} not allocated"
+        try:
+            prepared = self.driver.prepare(claim, {})
+        except RuntimeError as e:
+            return str(e)
+        share = {(r.get("pool"), r.get("device")): r.get("shareID") for r in
+                 claim["status"]["allocation"]["devices"].get("results") or ()}
+        return [PreparedDevice([p.request], p.pool, p.device, list(p.cdi_device_ids), share.get((p.pool, p.device)))
+                for p in prepared]
+
+    async def unprepare(self, ref: dict) -> str:
+        self.driver.unprepare(ref["uid"])
+        return ""
+
+
+async def run(args: argparse.Namespace) -> int:
+    settings = json.loads(args.settings) if args.settings else {}
+    driver = driver_registry.make(args.driver, settings)
+    config = json.loads(args.config) if args.config else {}
+    api = APIClient(args.kubeconfig)
+    proc = DriverProcess(driver, args.node, config, api)
+    plugin = KubeletPlugin(driver.name, args.registry, args.plugins, proc.prepare, proc.unprepare,
+                           versions=args.versions.split(","))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        for attempt in range(100):  # the node may not be registered yet
+            try:
+                await proc.publish()
+                break
+            except (RuntimeError, aiohttp.ClientError) as e:
+                if attempt == 99:
+                    raise
+                log.info("waiting to publish: %s", e)
+                await asyncio.sleep(0.2)
+        await plugin.start()
+        print(f"{driver.name} kubelet plugin for node {args.node} serving at {plugin.dra_socket}", flush=True)
+        await stop.wait()
+    finally:
+        await plugin.stop()
+        await api.close()
+    return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(run(args))
+    except (RuntimeError, OSError, KeyError) as e:
+        print(f"mockkube driver run: {e}", file=sys.stderr)
+        return 1
+
+
+def add_command(dsub: argparse._SubParsersAction) -> None:
+    r = dsub.add_parser("run", help="run a built-in driver's kubelet plugin as a process (gRPC)")
+    r.add_argument("driver", help="e.g. gpu.example.com")
+    r.add_argument("--node", required=True, help="the node (NODE_NAME) whose kubelet it registers with")
+    r.add_argument("--registry", required=True, help="the kubelet's plugins_registry directory")
+    r.add_argument("--plugins", required=True, help="the kubelet's plugins directory (for the DRA socket)")
+    r.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    r.add_argument("--config", default="", help="the node's driver config as in a profile (JSON), e.g. '{\"count\": 2}'")
+    r.add_argument("--settings", default="", help="driver-wide settings as in a profile (JSON)")
+    r.add_argument("--versions", default="v1.DRAPlugin,v1beta1.DRAPlugin",
+                   help="the DRA services offered, in order (default v1.DRAPlugin,v1beta1.DRAPlugin)")
+    r.add_argument("--log-level", default="WARNING")
+    r.set_defaults(fn=main)
