@@ -72,6 +72,8 @@ class KubeletPlugin:
         self.reg_socket.parent.mkdir(parents=True, exist_ok=True)
         dra = grpc.aio.server()
         for version in self.versions:
+            if version not in DRA_VERSIONS:
+                continue  # advertised only (tests of version negotiation)
             pb2, stubs = DRA_VERSIONS[version]
             getattr(stubs, "add_DRAPluginServicer_to_server")(_DRAServicer(self, version, pb2), dra)
         if self.health_enabled:

@@ -68,6 +68,7 @@ class DRAPluginClient:
     channel: grpc.aio.Channel
     tasks: list[asyncio.Task] = field(default_factory=list)
     usable: bool = True
+    sig: tuple = ()  # (inode, ctime) of the socket it registered from
 
     def _stub(self):
         pb2, stubs = DRA_VERSIONS[self.version]
@@ -171,21 +172,24 @@ class PluginWatcher:
     def rescan(self, node: str) -> None:
         """Compare the node's registry directory with what is registered (explicit scan)."""
         d = self.registry_dir(node)
-        present = set()
+        present: dict[str, tuple] = {}
         try:
             with os.scandir(d) as it:
                 for e in it:
                     p = Path(e.path)
                     if is_registration_socket(p):
-                        present.add(str(p))
+                        st = os.stat(p)
+                        present[str(p)] = (st.st_ino, st.st_ctime_ns)
         except FileNotFoundError:
             pass
-        for path in present - set(self.by_socket) - self.pending:
-            self.pending.add(path)
-            self._spawn(self._register(node, path))
         for path, c in list(self.by_socket.items()):
-            if c.node == node and path not in present:
-                self._spawn(self._drop(path))
+            if c.node == node and present.get(path) != c.sig:
+                self._spawn(self._drop(path, replaced=path in present))
+        for path, sig in present.items():
+            known = self.by_socket.get(path)
+            if (known is None or known.sig != sig) and path not in self.pending:
+                self.pending.add(path)
+                self._spawn(self._register(node, path, sig))
 
     async def settle(self, node: str) -> None:
         """Rescan ``node`` and wait until the registrations it started have ended."""
@@ -223,15 +227,15 @@ class PluginWatcher:
         t.add_done_callback(self._busy.discard)
 
     # -- registration -----------------------------------------------------------------
-    async def _register(self, node: str, path: str) -> None:
+    async def _register(self, node: str, path: str, sig: tuple = ()) -> None:
         try:
-            await self._register_once(node, path)
+            await self._register_once(node, path, sig)
         except Exception as e:  # the next change of the directory retries
             log.warning("node %s: plugin registration from %s failed: %s", node, path, e)
         finally:
             self.pending.discard(path)
 
-    async def _register_once(self, node: str, path: str) -> None:
+    async def _register_once(self, node: str, path: str, sig: tuple) -> None:
         async with grpc.aio.insecure_channel(f"unix:{path}") as ch:
             reg = reg_grpc.RegistrationStub(ch)
             info = await reg.GetInfo(reg_pb2.InfoRequest(), timeout=GET_INFO_TIMEOUT)
@@ -258,7 +262,7 @@ class PluginWatcher:
             old = self.by_socket.pop(path, None)
             if old is not None:
                 await old.close()
-            client = DRAPluginClient(node, info.name, path, endpoint, version, channel)
+            client = DRAPluginClient(node, info.name, path, endpoint, version, channel, sig=sig)
             self.by_socket[path] = client
             loop = asyncio.get_running_loop()
             client.tasks = [loop.create_task(self._monitor(client)), loop.create_task(self._health(client))]
@@ -279,10 +283,11 @@ class PluginWatcher:
                     f"are supported by the kubelet ({', '.join(self.supported)})")
         return ""
 
-    async def _drop(self, path: str, notify: bool = True) -> None:
-        c = self.by_socket.pop(path, None)
-        if c is None:
+    async def _drop(self, path: str, notify: bool = True, replaced: bool = False) -> None:
+        c = self.by_socket.get(path)
+        if c is None or (replaced and path in self.pending):
             return
+        del self.by_socket[path]
         await c.close()
         log.info("node %s: DRA plugin %s deregistered", c.node, c.driver)
         if notify:
