@@ -195,6 +195,9 @@ class ClusterRuntime:
         drv = self.drivers.get(driver)
         if drv is None:
             raise KeyError(f"driver {driver!r} is not running")
+        if driver in self.kubelet.external_drivers:
+            raise KeyError(f"driver {driver!r} runs out of process: its kubelet plugin reports device health "
+                           f"over the DRAResourceHealth stream")
         if not drv.set_health(pool, device, healthy, effect):
             return False
         sim = self.kubelet.nodes.get(pool)

@@ -69,6 +69,18 @@ async def pod_resources(request: web.Request) -> web.Response:
         raise errors.APIError(404, "NotFound", f"node {node!r} is not simulated") from None
 
 
+async def plugin_dirs(request: web.Request) -> web.Response:
+    """Where a DRA kubelet plugin for this node puts its sockets, and what has registered."""
+    from mockkube.api.app import SERVER_KEY
+
+    rt = _runtime(request)
+    node = request.match_info["node"]
+    try:
+        return _ok(await request.app[SERVER_KEY].on_cluster(rt.plugin_dirs, node))
+    except KeyError:
+        raise errors.APIError(404, "NotFound", f"node {node!r} is not simulated") from None
+
+
 async def kubelet_state(request: web.Request) -> web.Response:
     rt = _runtime(request)
     node = request.match_info["node"]
@@ -102,4 +114,5 @@ def setup(app: web.Application) -> None:
     app.router.add_post("/mockkube/v1/profile", apply_profile)
     app.router.add_get("/mockkube/v1/nodes/{node}/podresources", pod_resources)
     app.router.add_post("/mockkube/v1/nodes/{node}/kubelet", kubelet_state)
+    app.router.add_get("/mockkube/v1/nodes/{node}/plugins", plugin_dirs)
     app.router.add_post("/mockkube/v1/drivers/{driver}/health", device_health)

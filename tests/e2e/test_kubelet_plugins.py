@@ -208,3 +208,31 @@ def test_health_stream_drives_pod_status_and_taint(cluster):
         until(lambda: not [r for r in get(c, "devicetaintrules")["items"]
                            if r["spec"]["deviceSelector"].get("device") == device], what="taint rule removed")
         c.kubectl("delete", "pod", "sick", "--wait=true")
+
+
+def test_plugin_dirs_endpoint(cluster):
+    import urllib.request
+
+    with urllib.request.urlopen(f"{cluster.url}/mockkube/v1/nodes/oop/plugins", timeout=10) as r:
+        body = json.loads(r.read())
+    assert body["registry"].endswith("/oop/plugins_registry") and body["plugins"].endswith("/oop/plugins")
+    assert "gpu.example.com" in until(lambda: dirs(cluster, "oop")["registered"], what="registered")
+
+
+def test_restarting_kubelet_wipes_stale_slices(cluster):
+    c = cluster
+    c.kubectl("apply", "-f", "-", input="""
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: stale-slice}
+spec:
+  driver: gone.example.com
+  nodeName: ext-1
+  pool: {name: ext-1, generation: 1, resourceSliceCount: 1}
+  devices: [{name: dev-0}]
+""")
+    rt = c.call(lambda: runtime(c.server))
+    c.call(rt.stop_kubelet, "ext-1")
+    assert get(c, "resourceslice", "stale-slice")  # a stopped kubelet wipes nothing
+    c.call(rt.start_kubelet, "ext-1")
+    until(lambda: not get(c, "resourceslice", "stale-slice"), what="stale slice wiped on kubelet start")
