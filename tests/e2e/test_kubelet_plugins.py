@@ -77,8 +77,13 @@ def get(c, *args) -> dict:
     return json.loads(p.stdout) if p.returncode == 0 else {}
 
 
+def on_cluster(c, fn, *args):
+    """Run ``fn`` where the simulated cluster's components live."""
+    return c.call(lambda: c.server.on_cluster(fn, *args))
+
+
 def dirs(c, node: str) -> dict:
-    return c.call(lambda: runtime(c.server).plugin_dirs(node))
+    return on_cluster(c, lambda: runtime(c.server).plugin_dirs(node))
 
 
 def slices(c, node: str) -> list[dict]:
@@ -231,8 +236,8 @@ spec:
   pool: {name: ext-1, generation: 1, resourceSliceCount: 1}
   devices: [{name: dev-0}]
 """)
-    rt = c.call(lambda: runtime(c.server))
-    c.call(rt.stop_kubelet, "ext-1")
+    rt = runtime(c.server)
+    on_cluster(c, rt.stop_kubelet, "ext-1")
     assert get(c, "resourceslice", "stale-slice")  # a stopped kubelet wipes nothing
-    c.call(rt.start_kubelet, "ext-1")
+    on_cluster(c, rt.start_kubelet, "ext-1")
     until(lambda: not get(c, "resourceslice", "stale-slice"), what="stale slice wiped on kubelet start")
