@@ -241,3 +241,16 @@ spec:
     assert get(c, "resourceslice", "stale-slice")  # a stopped kubelet wipes nothing
     on_cluster(c, rt.start_kubelet, "ext-1")
     until(lambda: not get(c, "resourceslice", "stale-slice"), what="stale slice wiped on kubelet start")
+
+
+def test_plugin_refuses_unallocated_claims_and_other_uids(cluster):
+    c = cluster
+    d = dirs(c, "ext-2")
+    c.kubectl("apply", "-f", "-", input=pod_yaml("lonely", "ext-2").split("---")[0])
+    uid = get(c, "resourceclaim", "lonely")["metadata"]["uid"]
+    with ThreadedPlugin("gpu.example.com", "ext-2", d["registry"], d["plugins"], c.kubeconfig) as p:
+        ref = {"namespace": "default", "name": "lonely"}
+        assert p.call(p.proc.prepare, dict(ref, uid=uid)) == "claim default/lonely not allocated"
+        assert "UID mismatch" in p.call(p.proc.prepare, dict(ref, uid="0000"))
+        assert "not found" in p.call(p.proc.prepare, dict(ref, name="missing", uid=uid))
+    c.kubectl("delete", "resourceclaim", "lonely")
