@@ -477,13 +477,14 @@ class KubeletManager(Controller):
             try:
                 res = (await client.prepare([ref])).get(pc.uid)
             except grpc.aio.AioRpcError as e:
-                return f"NodePrepareResources: rpc error: code = {e.code().name.title().replace('_', '')} desc = {e.details()}"
+                code = e.code().name.title().replace("_", "")
+                return f"prepare dynamic resources: NodePrepareResources: rpc error: code = {code} desc = {e.details()}"
             except Exception as e:  # pragma: no cover - a broken channel
-                return f"NodePrepareResources: {e}"
+                return f"prepare dynamic resources: NodePrepareResources: {e}"
             if res is None:
-                return "NodePrepareResources left out 1 claims"
+                return "prepare dynamic resources: NodePrepareResources skipped 1 ResourceClaims"
             if isinstance(res, str):
-                return f"NodePrepareResources failed for ResourceClaim {pc.name}: {res}"
+                return f"prepare dynamic resources: NodePrepareResources failed for ResourceClaim {pc.name}: {res}"
             out += [(d, Prepared(",".join(dev["requestNames"]), dev["pool"], dev["device"], dev["cdiDeviceIDs"]))
                     for dev in res]
         return out

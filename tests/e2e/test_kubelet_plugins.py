@@ -158,8 +158,8 @@ def test_prepare_errors_reach_the_pod_and_are_retried(cluster):
         c.kubectl("apply", "-f", "-", input=pod_yaml("failing", "ext-1"))
         ev = until(lambda: events(c, "failing", "FailedPrepareDynamicResources"), what="failure event")
         assert ev[0]["type"] == "Warning"
-        assert ev[0]["message"] == ("Failed to prepare dynamic resources: NodePrepareResources failed for "
-                                    "ResourceClaim failing: device is being reset")
+        assert ev[0]["message"] == ("Failed to prepare dynamic resources: prepare dynamic resources: "
+                                    "NodePrepareResources failed for ResourceClaim failing: device is being reset")
         assert phase(c, "failing") == "Pending"
         until(lambda: p.prepare_calls >= 2, what="prepare retried")
         p.fail_prepare = ""
