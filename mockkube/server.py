@@ -102,6 +102,13 @@ class Server:
                 "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
                 "spec": {"clusterIP": "10.96.0.1", "sessionAffinity": "None",
                          "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}})
+        from mockkube.resources.builtin import bootstrap_objects
+
+        for rt, ns, obj in bootstrap_objects(self.registry):
+            if self.store.get(rt, ns, obj["metadata"]["name"]) is None:
+                for c in (obj.get("status") or {}).get("conditions") or ():
+                    c["lastTransitionTime"] = self.resources.now()
+                self.resources.create(rt, ns, obj)
 
     async def start(self) -> str:
         if self.store is None:

@@ -9,7 +9,7 @@ need; per-resource behaviour lives in its ``Strategy`` (as in kube-apiserver's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from mockkube.machinery.fielderrors import FieldError
 
@@ -69,6 +69,15 @@ class Strategy:
 
     def on_deleting(self, obj: dict) -> None:
         """Mark an object whose deletion has started (a namespace turns Terminating)."""
+
+    def admit(self, obj: dict, old: dict | None, res: "Any") -> None:
+        """Admission that reads other objects (upstream admission plugins such as Priority
+        and LimitRanger): mutate ``obj`` or raise an APIError. ``old`` is None on create;
+        ``res`` is the generic registry (``mockkube.machinery.rest.Resources``)."""
+
+    def can_delete(self, obj: dict) -> str:
+        """A non-empty reason forbids the delete (upstream's protected objects)."""
+        return ""
 
     def after_create(self, obj: dict) -> None:
         """Hook after a committed create (e.g. a namespace's default ServiceAccount)."""

@@ -307,6 +307,7 @@ class Resources:
         if getattr(rt.strategy, "tracks_generation", False):
             m["generation"] = 1
         rt.strategy.default(obj, self.now())
+        rt.strategy.admit(obj, None, self)
         rt.strategy.prepare_create(obj)
         self._validate(rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj)
                        + self._namespace_errors(rt, obj, ""))
@@ -377,6 +378,7 @@ class Resources:
             rt.strategy.prepare_resize_update(new, old)
         else:
             rt.strategy.default(new, self.now())
+            rt.strategy.admit(new, old, self)
             rt.strategy.prepare_update(new, old)
             if getattr(rt.strategy, "tracks_generation", False) and meta.spec_changed(new, old):
                 m["generation"] = om.get("generation", 0) + 1
@@ -502,6 +504,9 @@ class Resources:
         obj = entry.obj
         if rt is self._ns_rt and name in _UNDELETABLE_NAMESPACES:
             raise errors.forbidden(rt.plural, rt.group, name, "this namespace may not be deleted")
+        why = rt.strategy.can_delete(obj)
+        if why:
+            raise errors.forbidden(rt.plural, rt.group, name, why)
         pre = options.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != obj["metadata"].get("uid"):
             raise errors.conflict(rt.plural, rt.group, name,

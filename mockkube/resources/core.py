@@ -4,7 +4,7 @@ resourcequotas."""
 from __future__ import annotations
 
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
-from mockkube.resources import core_validation, pod_defaults, pod_resize
+from mockkube.resources import core_validation, pod_admission, pod_defaults, pod_resize
 from mockkube.resources.strategies import SpecStatusStrategy
 
 
@@ -59,6 +59,9 @@ class PodStrategy(SpecStatusStrategy):
     return_deleted_object = True
     def default(self, obj: dict, now: str | None = None) -> None:
         pod_defaults.default_pod(obj)
+
+    def admit(self, obj: dict, old: dict | None, res) -> None:
+        pod_admission.admit_pod(obj, old, res)
 
     def initial_status(self, obj: dict) -> dict:
         return {"phase": "Pending", "qosClass": pod_defaults.qos_class(obj.get("spec") or {})}

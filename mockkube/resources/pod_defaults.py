@@ -47,14 +47,12 @@ def default_pod_spec(spec: dict) -> None:
 
 def default_pod(pod: dict) -> None:
     """A Pod also gets SetDefaults_Pod (enableServiceLinks) and what the default admission
-    plugins add (Priority, ServiceAccount, DefaultTolerationSeconds); templates do not."""
+    plugins add (ServiceAccount, DefaultTolerationSeconds); templates do not."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return
     default_pod_spec(spec)
     spec.setdefault("enableServiceLinks", True)
-    spec.setdefault("priority", 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     spec.setdefault("serviceAccountName", spec.get("serviceAccount") or "default")
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
     tols = spec.get("tolerations")

@@ -53,8 +53,8 @@ def test_every_patch_has_gvk_field_validation_and_patch_types():
             assert {("fieldValidation", "query"), ("fieldManager", "query"), ("dryRun", "query"),
                     ("force", "query")} <= names, path
             assert set(op["requestBody"]["content"]) == set(build_openapi.PATCH_TYPES), path
-    # 18 resources + 9 status + 2 scale subresources + pods/resize
-    assert patches == 18 + 9 + 2 + 1
+    # 35 resources + 15 status + 2 scale subresources + pods/resize
+    assert patches == 35 + 15 + 2 + 1
 
 
 def test_resource_operations_carry_action_and_gvk():

@@ -1,0 +1,32 @@
+"""Objects a fresh kube-apiserver creates besides namespaces: the system PriorityClasses
+(scheduling post-start hook), the Local APIServices (autoregister controller) and, as a
+kind/minikube cluster ships one, a default StorageClass for the simulated provisioner."""
+
+from __future__ import annotations
+
+from mockkube.machinery.registry import Registry, ResourceType
+from mockkube.resources.apiregistration import local_apiservices
+from mockkube.resources.scheduling import SYSTEM_PRIORITY_CLASSES
+
+SIMULATED_PROVISIONER = "mockkube.io/simulated"
+DEFAULT_STORAGE_CLASS = {
+    "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+    "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+    "provisioner": SIMULATED_PROVISIONER, "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate",
+    "allowVolumeExpansion": True,
+}
+
+
+def bootstrap_objects(registry: Registry) -> list[tuple[ResourceType, str, dict]]:
+    """(resource, namespace, object) to create when missing, in order."""
+    out: list[tuple[ResourceType, str, dict]] = []
+    pc = registry.get("scheduling.k8s.io", "v1", "priorityclasses")
+    out += [(pc, "", o) for o in SYSTEM_PRIORITY_CLASSES]
+    sc = registry.get("storage.k8s.io", "v1", "storageclasses")
+    out.append((sc, "", DEFAULT_STORAGE_CLASS))
+    api = registry.get("apiregistration.k8s.io", "v1", "apiservices")
+    for o in local_apiservices(registry.group_versions()):
+        o["status"] = {"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": None,
+                                       "reason": "Local", "message": "Local APIServices are always available"}]}
+        out.append((api, "", o))
+    return out
