@@ -26,6 +26,7 @@ from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_d
 from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
 from mockkube.scheduler.plugins.nodes import (NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates,
                                               TaintToleration)
+from mockkube.scheduler.preemption import Preemptor, eligible, priority
 from mockkube.scheduler.queue import SchedulingQueue
 from mockkube.storage.client import Client
 from mockkube.storage.informer import Informer
@@ -87,6 +88,7 @@ def _pending(pod: dict) -> bool:
 
 class Scheduler:
     name = "scheduler"
+    scheduler_name = SCHEDULER_NAME
 
     def __init__(self, server: Any, initial_backoff: float = 1.0, max_backoff: float = 10.0,
                  percentage_of_nodes_to_score: int = 0, seed: int | None = None,
@@ -119,6 +121,8 @@ class Scheduler:
             NodeResourcesFit(self.dra.dra_backed), self.dra_plugin,
         ]
         self.scored = [p for p in self.plugins if p.weight]
+        self.preemptor = Preemptor(self)
+        self.nominated: dict[str, dict] = {}  # uid -> pending pod with status.nominatedNodeName
         store = server.store
         rt = self.client.rt
         self.informers = {
@@ -190,6 +194,11 @@ class Scheduler:
 
     def _on_pod(self, typ: str, obj: dict, prev: dict | None) -> None:
         key = _key(obj)
+        uid = (obj.get("metadata") or {}).get("uid", "")
+        if typ != "DELETED" and _pending(obj) and (obj.get("status") or {}).get("nominatedNodeName"):
+            self.nominated[uid] = obj
+        else:
+            self.nominated.pop(uid, None)
         if key in self.binding:
             if typ == "DELETED" or (obj.get("metadata") or {}).get("uid") != self._waiting_uid.get(key):
                 self._abandon_wait(key)
@@ -330,23 +339,33 @@ class Scheduler:
         if not nodes:
             return None, "no nodes available to schedule pods", False
         filters = [p for p in self.plugins if p.name not in skip and type(p).filter is not fw.Plugin.filter]
+        state["__filters"] = filters
         want = num_feasible_nodes_to_find(len(nodes), self.percentage)
         feasible: list[NodeInfo] = []
         statuses: dict[str, fw.Status] = {}
         n = len(nodes)
         start = self.next_start % n
         checked = 0
+        nominated = self._nominated_for(pod)
         for i in range(n):
             node = nodes[(start + i) % n]
             checked += 1
-            for p in filters:
-                st = p.filter(state, pod, node)
-                if st is not None and not st.ok:
-                    if st.code == fw.ERROR:
-                        return None, f'running "{p.name}" filter plugin: {st.message}', True
-                    st.plugin = p.name
-                    statuses[node.name] = st
-                    break
+            added = [self._add_nominated(q, node.name) for q in nominated.get(node.name, ())]
+            try:
+                for p in filters:
+                    st = p.filter(state, pod, node)
+                    if st is not None and not st.ok:
+                        break
+                else:
+                    p = st = None
+            finally:
+                for uid in added:
+                    self.cache.remove_pod(uid)
+            if st is not None:
+                if st.code == fw.ERROR:
+                    return None, f'running "{p.name}" filter plugin: {st.message}', True
+                st.plugin = p.name
+                statuses[node.name] = st
             else:
                 feasible.append(node)
                 if len(feasible) >= want:
@@ -368,8 +387,55 @@ class Scheduler:
             if st is None or st.ok:
                 return ""
             reasons.extend(st.reasons)
+        if not prefilter and eligible(pod):
+            blocked = self._terminating_on_nominated(pod)
+            if blocked:
+                reasons.append("preemption: not eligible due to a terminating pod on the nominated node.")
+                return ", ".join(reasons)
+            found = self.preemptor.find(state, pod, statuses, state.get("__filters") or [])
+            if found is not None:
+                node_name, victims = found
+                self.preemptor.preempt(pod, node_name, victims, lambda: meta.rfc3339(self.clock()))
+                return ""
         reasons.append(self._preemption_message(pod, statuses, num_all, prefilter))
         return ", ".join(reasons)
+
+    def _nominated_for(self, pod: dict) -> dict[str, list[dict]]:
+        """Pods nominated by preemption with at least this pod's priority count on their
+        node (upstream's RunFilterPluginsWithNominatedPods), so the space a preemption
+        freed is not taken by a lower-priority pod."""
+        out: dict[str, list[dict]] = {}
+        if not self.nominated:
+            return out
+        uid, prio = (pod.get("metadata") or {}).get("uid"), priority(pod)
+        for q in self.nominated.values():
+            if q["metadata"].get("uid") != uid and priority(q) >= prio:
+                out.setdefault(q["status"]["nominatedNodeName"], []).append(q)
+        return out
+
+    def _add_nominated(self, pod: dict, node_name: str) -> str:
+        assumed = dict(pod)
+        assumed["spec"] = dict(pod.get("spec") or {})
+        assumed["spec"]["nodeName"] = node_name
+        assumed["metadata"] = dict(pod["metadata"])
+        uid = assumed["metadata"]["uid"] = pod["metadata"]["uid"] + "-nominated"
+        self.cache.set_pod(assumed)
+        return uid
+
+    def assigned_pods(self, node_name: str) -> list[dict]:
+        """Running (not terminating, not finished) pods on a node: preemption candidates."""
+        return [p for p in self.informers["pods"].list()
+                if (p.get("spec") or {}).get("nodeName") == node_name
+                and not (p.get("metadata") or {}).get("deletionTimestamp")
+                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+
+    def _terminating_on_nominated(self, pod: dict) -> bool:
+        node = (pod.get("status") or {}).get("nominatedNodeName")
+        if not node:
+            return False
+        prio = priority(pod)
+        return any((p.get("spec") or {}).get("nodeName") == node and (p.get("metadata") or {}).get("deletionTimestamp")
+                   and priority(p) < prio for p in self.informers["pods"].list())
 
     def _preemption_message(self, pod, statuses, num_all, prefilter) -> str:
         """DefaultPreemption's verdict; mockkube never evicts, so a node where preemption

@@ -105,7 +105,7 @@ async def test_failed_scheduling_event_text_for_claims():
         e.pod("p", template="t")
         evs = await e.wait(lambda: e.events("p"))
         expected = ("0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, "
-                    "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+                    "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
         assert evs[0]["message"] == expected
         assert evs[0]["source"] == {"component": "default-scheduler"}
         assert evs[0]["reportingComponent"] == "default-scheduler"

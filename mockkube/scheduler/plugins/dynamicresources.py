@@ -286,7 +286,10 @@ class DynamicResources(fw.Plugin):
             if outcome.fatal:
                 return fw.error(outcome.reason)
             if not outcome.ok:
-                return fw.unresolvable(outcome.reason or ERR_CANNOT_ALLOCATE)
+                if not outcome.reason or outcome.reason == ERR_CANNOT_ALLOCATE:
+                    # v1.36: Unschedulable, so preemption may free devices that victims hold
+                    return fw.unschedulable(ERR_CANNOT_ALLOCATE)
+                return fw.unresolvable(outcome.reason)
             s.allocations[node.name] = outcome
             pairs = list(zip(claims, outcome.results or ()))
         if not self.dra.node_maps_allocatable(node.node):
