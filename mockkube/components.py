@@ -23,6 +23,10 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.replicaset",
     "mockkube.controllers.deployment",
     "mockkube.controllers.devicetaint",
+    "mockkube.controllers.disruption",
+    "mockkube.controllers.storage",
+    "mockkube.controllers.endpoints",
+    "mockkube.controllers.rootcacert",
     "mockkube.scheduler",
     "mockkube.kubelet",
 ]

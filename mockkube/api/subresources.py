@@ -102,12 +102,45 @@ def bind(api: "API", t: "Target", body: dict, dry_run: bool = False) -> Entry:
 
 
 def evict(api: "API", t: "Target", body: dict) -> None:
+    """pods/eviction: delete the pod unless its PodDisruptionBudget has no disruption left
+    (429 with upstream's message and cause), charging the budget and marking the pod with
+    a DisruptionTarget condition first, as kube-apiserver's eviction REST does."""
+    from mockkube.resources import disruption
+
     if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
         raise errors.bad_request("an Eviction object is required")
-    api.res.get(t.rt, t.namespace, t.name)
+    res = api.res
+    pod = res.get(t.rt, t.namespace, t.name).obj
     opts = dict(body.get("deleteOptions") or {})
     dry = bool(opts.get("dryRun"))
-    api.res.delete(t.rt, t.namespace, t.name, opts, dry_run=dry)
+    phase = (pod.get("status") or {}).get("phase")
+    if phase not in ("Succeeded", "Failed", "Pending") and not pod["metadata"].get("deletionTimestamp"):
+        pdb_rt = res.registry.get("policy", "v1", "poddisruptionbudgets")
+        pdbs = [e.obj for e in res.list(pdb_rt, t.namespace).entries if disruption.selects(e.obj, pod)]
+        if len(pdbs) > 1:
+            raise errors.internal("This pod has more than one PodDisruptionBudget, which the eviction subresource "
+                                  "does not support.")
+        if pdbs:
+            pdb = pdbs[0]
+            status = disruption.check_eviction(pdb, pod)
+            if status is not None and not dry:
+                import copy as _copy
+
+                new = _copy.deepcopy(pdb)
+                status.setdefault("disruptedPods", {})
+                status["disruptedPods"] = dict(status["disruptedPods"], **{t.name: res.now()})
+                new["status"] = status
+                res.update(pdb_rt, t.namespace, pdb["metadata"]["name"], new, subresource="status")
+    if not dry and not pod["metadata"].get("deletionTimestamp"):
+        cond = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+                "message": "Eviction API: evicting", "lastProbeTime": None, "lastTransitionTime": res.now()}
+        try:
+            res.patch(t.rt, t.namespace, t.name, "strategic",
+                      {"metadata": {"uid": pod["metadata"]["uid"]}, "status": {"conditions": [cond]}},
+                      subresource="status")
+        except errors.APIError:
+            pass
+    res.delete(t.rt, t.namespace, t.name, opts, dry_run=dry)
 
 
 def scale_of(api: "API", t: "Target") -> dict:

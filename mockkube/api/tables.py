@@ -658,3 +658,12 @@ def make_table(group: str, plural: str, objects: list[Obj], include_object: str,
         "columnDefinitions": [dict(c) for c in columns_for(group, plural)] if with_headers else None,
         "rows": rows,
     }
+
+
+def _register_more() -> None:
+    from mockkube.api import tables_cluster
+
+    tables_cluster.register(__import__(__name__, fromlist=["_CELLS"]))
+
+
+_register_more()

@@ -129,6 +129,12 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         5: ('readOnly', '', 'bool', 'op'),
         6: ('kind', '', 'string', 'op'),
     },
+    'k8s.io.api.core.v1.AzureFilePersistentVolumeSource': {
+        1: ('secretName', '', 'string', ''),
+        2: ('shareName', '', 'string', ''),
+        3: ('readOnly', '', 'bool', 'o'),
+        4: ('secretNamespace', '', 'string', 'p'),
+    },
     'k8s.io.api.core.v1.AzureFileVolumeSource': {
         1: ('secretName', '', 'string', ''),
         2: ('shareName', '', 'string', ''),
@@ -137,6 +143,18 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
     'k8s.io.api.core.v1.Binding': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
         2: ('target', '', 'k8s.io.api.core.v1.ObjectReference', ''),
+    },
+    'k8s.io.api.core.v1.CSIPersistentVolumeSource': {
+        1: ('driver', '', 'string', ''),
+        2: ('volumeHandle', '', 'string', ''),
+        3: ('readOnly', '', 'bool', 'o'),
+        4: ('fsType', '', 'string', 'o'),
+        5: ('volumeAttributes', 'm', 'string', 'o'),
+        6: ('controllerPublishSecretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
+        7: ('nodeStageSecretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
+        8: ('nodePublishSecretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
+        9: ('controllerExpandSecretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
+        10: ('nodeExpandSecretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
     },
     'k8s.io.api.core.v1.CSIVolumeSource': {
         1: ('driver', '', 'string', ''),
@@ -149,6 +167,14 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         1: ('add', 'r', 'string', 'o'),
         2: ('drop', 'r', 'string', 'o'),
     },
+    'k8s.io.api.core.v1.CephFSPersistentVolumeSource': {
+        1: ('monitors', 'r', 'string', ''),
+        2: ('path', '', 'string', 'o'),
+        3: ('user', '', 'string', 'o'),
+        4: ('secretFile', '', 'string', 'o'),
+        5: ('secretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
+        6: ('readOnly', '', 'bool', 'o'),
+    },
     'k8s.io.api.core.v1.CephFSVolumeSource': {
         1: ('monitors', 'r', 'string', ''),
         2: ('path', '', 'string', 'o'),
@@ -156,6 +182,12 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         4: ('secretFile', '', 'string', 'o'),
         5: ('secretRef', '', 'k8s.io.api.core.v1.LocalObjectReference', 'op'),
         6: ('readOnly', '', 'bool', 'o'),
+    },
+    'k8s.io.api.core.v1.CinderPersistentVolumeSource': {
+        1: ('volumeID', '', 'string', ''),
+        2: ('fsType', '', 'string', 'o'),
+        3: ('readOnly', '', 'bool', 'o'),
+        4: ('secretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
     },
     'k8s.io.api.core.v1.CinderVolumeSource': {
         1: ('volumeID', '', 'string', ''),
@@ -322,6 +354,27 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         1: ('medium', '', 'string', 'o'),
         2: ('sizeLimit', '', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'op'),
     },
+    'k8s.io.api.core.v1.EndpointAddress': {
+        1: ('ip', '', 'string', ''),
+        2: ('targetRef', '', 'k8s.io.api.core.v1.ObjectReference', 'op'),
+        3: ('hostname', '', 'string', 'o'),
+        4: ('nodeName', '', 'string', 'op'),
+    },
+    'k8s.io.api.core.v1.EndpointPort': {
+        1: ('name', '', 'string', 'o'),
+        2: ('port', '', 'int32', ''),
+        3: ('protocol', '', 'string', 'o'),
+        4: ('appProtocol', '', 'string', 'op'),
+    },
+    'k8s.io.api.core.v1.EndpointSubset': {
+        1: ('addresses', 'r', 'k8s.io.api.core.v1.EndpointAddress', 'o'),
+        2: ('notReadyAddresses', 'r', 'k8s.io.api.core.v1.EndpointAddress', 'o'),
+        3: ('ports', 'r', 'k8s.io.api.core.v1.EndpointPort', 'o'),
+    },
+    'k8s.io.api.core.v1.Endpoints': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('subsets', 'r', 'k8s.io.api.core.v1.EndpointSubset', 'o'),
+    },
     'k8s.io.api.core.v1.EnvFromSource': {
         1: ('prefix', '', 'string', 'o'),
         2: ('configMapRef', '', 'k8s.io.api.core.v1.ConfigMapEnvSource', 'op'),
@@ -414,6 +467,13 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         3: ('key', '', 'string', ''),
         4: ('optional', '', 'bool', 'op'),
     },
+    'k8s.io.api.core.v1.FlexPersistentVolumeSource': {
+        1: ('driver', '', 'string', ''),
+        2: ('fsType', '', 'string', 'o'),
+        3: ('secretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
+        4: ('readOnly', '', 'bool', 'o'),
+        5: ('options', 'm', 'string', 'o'),
+    },
     'k8s.io.api.core.v1.FlexVolumeSource': {
         1: ('driver', '', 'string', ''),
         2: ('fsType', '', 'string', 'o'),
@@ -439,6 +499,12 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         1: ('repository', '', 'string', ''),
         2: ('revision', '', 'string', 'o'),
         3: ('directory', '', 'string', 'o'),
+    },
+    'k8s.io.api.core.v1.GlusterfsPersistentVolumeSource': {
+        1: ('endpoints', '', 'string', ''),
+        2: ('path', '', 'string', ''),
+        3: ('readOnly', '', 'bool', 'o'),
+        4: ('endpointsNamespace', '', 'string', 'op'),
     },
     'k8s.io.api.core.v1.GlusterfsVolumeSource': {
         1: ('endpoints', '', 'string', ''),
@@ -466,6 +532,19 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
     'k8s.io.api.core.v1.HostPathVolumeSource': {
         1: ('path', '', 'string', ''),
         2: ('type', '', 'string', 'op'),
+    },
+    'k8s.io.api.core.v1.ISCSIPersistentVolumeSource': {
+        1: ('targetPortal', '', 'string', ''),
+        2: ('iqn', '', 'string', ''),
+        3: ('lun', '', 'int32', ''),
+        4: ('iscsiInterface', '', 'string', 'o'),
+        5: ('fsType', '', 'string', 'o'),
+        6: ('readOnly', '', 'bool', 'o'),
+        7: ('portals', 'r', 'string', 'o'),
+        8: ('chapAuthDiscovery', '', 'bool', 'o'),
+        10: ('secretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
+        11: ('chapAuthSession', '', 'bool', 'o'),
+        12: ('initiatorName', '', 'string', 'op'),
     },
     'k8s.io.api.core.v1.ISCSIVolumeSource': {
         1: ('targetPortal', '', 'string', ''),
@@ -503,6 +582,21 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         3: ('tcpSocket', '', 'k8s.io.api.core.v1.TCPSocketAction', 'op'),
         4: ('sleep', '', 'k8s.io.api.core.v1.SleepAction', 'op'),
     },
+    'k8s.io.api.core.v1.LimitRange': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.core.v1.LimitRangeSpec', 'o'),
+    },
+    'k8s.io.api.core.v1.LimitRangeItem': {
+        1: ('type', '', 'string', ''),
+        2: ('max', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
+        3: ('min', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
+        4: ('default', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
+        5: ('defaultRequest', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
+        6: ('maxLimitRequestRatio', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
+    },
+    'k8s.io.api.core.v1.LimitRangeSpec': {
+        1: ('limits', 'r', 'k8s.io.api.core.v1.LimitRangeItem', ''),
+    },
     'k8s.io.api.core.v1.LinuxContainerUser': {
         1: ('uid', '', 'int64', ''),
         2: ('gid', '', 'int64', ''),
@@ -519,6 +613,14 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
     },
     'k8s.io.api.core.v1.LocalObjectReference': {
         1: ('name', '', 'string', 'o'),
+    },
+    'k8s.io.api.core.v1.LocalVolumeSource': {
+        1: ('path', '', 'string', ''),
+        2: ('fsType', '', 'string', 'op'),
+    },
+    'k8s.io.api.core.v1.ModifyVolumeStatus': {
+        1: ('targetVolumeAttributesClassName', '', 'string', 'o'),
+        2: ('status', '', 'string', ''),
     },
     'k8s.io.api.core.v1.NFSVolumeSource': {
         1: ('server', '', 'string', ''),
@@ -659,6 +761,24 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         6: ('resourceVersion', '', 'string', 'o'),
         7: ('fieldPath', '', 'string', 'o'),
     },
+    'k8s.io.api.core.v1.PersistentVolume': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.core.v1.PersistentVolumeSpec', 'o'),
+        3: ('status', '', 'k8s.io.api.core.v1.PersistentVolumeStatus', 'o'),
+    },
+    'k8s.io.api.core.v1.PersistentVolumeClaim': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.core.v1.PersistentVolumeClaimSpec', 'o'),
+        3: ('status', '', 'k8s.io.api.core.v1.PersistentVolumeClaimStatus', 'o'),
+    },
+    'k8s.io.api.core.v1.PersistentVolumeClaimCondition': {
+        1: ('type', '', 'string', ''),
+        2: ('status', '', 'string', ''),
+        3: ('lastProbeTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
+        4: ('lastTransitionTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
+        5: ('reason', '', 'string', 'o'),
+        6: ('message', '', 'string', 'o'),
+    },
     'k8s.io.api.core.v1.PersistentVolumeClaimSpec': {
         1: ('accessModes', 'r', 'string', 'o'),
         2: ('resources', '', 'k8s.io.api.core.v1.VolumeResourceRequirements', 'o'),
@@ -670,6 +790,16 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         8: ('dataSourceRef', '', 'k8s.io.api.core.v1.TypedObjectReference', 'op'),
         9: ('volumeAttributesClassName', '', 'string', 'op'),
     },
+    'k8s.io.api.core.v1.PersistentVolumeClaimStatus': {
+        1: ('phase', '', 'string', 'o'),
+        2: ('accessModes', 'r', 'string', 'o'),
+        3: ('capacity', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
+        4: ('conditions', 'r', 'k8s.io.api.core.v1.PersistentVolumeClaimCondition', 'o'),
+        5: ('allocatedResources', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
+        7: ('allocatedResourceStatuses', 'm', 'string', 'o'),
+        8: ('currentVolumeAttributesClassName', '', 'string', 'op'),
+        9: ('modifyVolumeStatus', '', 'k8s.io.api.core.v1.ModifyVolumeStatus', 'op'),
+    },
     'k8s.io.api.core.v1.PersistentVolumeClaimTemplate': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
         2: ('spec', '', 'k8s.io.api.core.v1.PersistentVolumeClaimSpec', ''),
@@ -677,6 +807,48 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
     'k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource': {
         1: ('claimName', '', 'string', ''),
         2: ('readOnly', '', 'bool', 'o'),
+    },
+    'k8s.io.api.core.v1.PersistentVolumeSource': {
+        1: ('gcePersistentDisk', '', 'k8s.io.api.core.v1.GCEPersistentDiskVolumeSource', 'op'),
+        2: ('awsElasticBlockStore', '', 'k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource', 'op'),
+        3: ('hostPath', '', 'k8s.io.api.core.v1.HostPathVolumeSource', 'op'),
+        4: ('glusterfs', '', 'k8s.io.api.core.v1.GlusterfsPersistentVolumeSource', 'op'),
+        5: ('nfs', '', 'k8s.io.api.core.v1.NFSVolumeSource', 'op'),
+        6: ('rbd', '', 'k8s.io.api.core.v1.RBDPersistentVolumeSource', 'op'),
+        7: ('iscsi', '', 'k8s.io.api.core.v1.ISCSIPersistentVolumeSource', 'op'),
+        8: ('cinder', '', 'k8s.io.api.core.v1.CinderPersistentVolumeSource', 'op'),
+        9: ('cephfs', '', 'k8s.io.api.core.v1.CephFSPersistentVolumeSource', 'op'),
+        10: ('fc', '', 'k8s.io.api.core.v1.FCVolumeSource', 'op'),
+        11: ('flocker', '', 'k8s.io.api.core.v1.FlockerVolumeSource', 'op'),
+        12: ('flexVolume', '', 'k8s.io.api.core.v1.FlexPersistentVolumeSource', 'op'),
+        13: ('azureFile', '', 'k8s.io.api.core.v1.AzureFilePersistentVolumeSource', 'op'),
+        14: ('vsphereVolume', '', 'k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource', 'op'),
+        15: ('quobyte', '', 'k8s.io.api.core.v1.QuobyteVolumeSource', 'op'),
+        16: ('azureDisk', '', 'k8s.io.api.core.v1.AzureDiskVolumeSource', 'op'),
+        17: ('photonPersistentDisk', '', 'k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource', 'op'),
+        18: ('portworxVolume', '', 'k8s.io.api.core.v1.PortworxVolumeSource', 'op'),
+        19: ('scaleIO', '', 'k8s.io.api.core.v1.ScaleIOPersistentVolumeSource', 'op'),
+        20: ('local', '', 'k8s.io.api.core.v1.LocalVolumeSource', 'op'),
+        21: ('storageos', '', 'k8s.io.api.core.v1.StorageOSPersistentVolumeSource', 'op'),
+        22: ('csi', '', 'k8s.io.api.core.v1.CSIPersistentVolumeSource', 'op'),
+    },
+    'k8s.io.api.core.v1.PersistentVolumeSpec': {
+        1: ('capacity', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
+        2: ('', '', 'k8s.io.api.core.v1.PersistentVolumeSource', 'i'),
+        3: ('accessModes', 'r', 'string', 'o'),
+        4: ('claimRef', '', 'k8s.io.api.core.v1.ObjectReference', 'op'),
+        5: ('persistentVolumeReclaimPolicy', '', 'string', 'o'),
+        6: ('storageClassName', '', 'string', 'o'),
+        7: ('mountOptions', 'r', 'string', 'o'),
+        8: ('volumeMode', '', 'string', 'op'),
+        9: ('nodeAffinity', '', 'k8s.io.api.core.v1.VolumeNodeAffinity', 'op'),
+        10: ('volumeAttributesClassName', '', 'string', 'op'),
+    },
+    'k8s.io.api.core.v1.PersistentVolumeStatus': {
+        1: ('phase', '', 'string', 'o'),
+        2: ('message', '', 'string', 'o'),
+        3: ('reason', '', 'string', 'o'),
+        4: ('lastPhaseTransitionTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'op'),
     },
     'k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource': {
         1: ('pdID', '', 'string', ''),
@@ -840,6 +1012,10 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         20: ('resources', '', 'k8s.io.api.core.v1.ResourceRequirements', 'op'),
         21: ('nodeAllocatableResourceClaimStatuses', 'r', 'k8s.io.api.core.v1.NodeAllocatableResourceClaimStatus', 'o'),
     },
+    'k8s.io.api.core.v1.PodTemplate': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('template', '', 'k8s.io.api.core.v1.PodTemplateSpec', 'o'),
+    },
     'k8s.io.api.core.v1.PodTemplateSpec': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
         2: ('spec', '', 'k8s.io.api.core.v1.PodSpec', 'o'),
@@ -885,6 +1061,16 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         5: ('group', '', 'string', 'o'),
         6: ('tenant', '', 'string', 'o'),
     },
+    'k8s.io.api.core.v1.RBDPersistentVolumeSource': {
+        1: ('monitors', 'r', 'string', ''),
+        2: ('image', '', 'string', ''),
+        3: ('fsType', '', 'string', 'o'),
+        4: ('pool', '', 'string', 'o'),
+        5: ('user', '', 'string', 'o'),
+        6: ('keyring', '', 'string', 'o'),
+        7: ('secretRef', '', 'k8s.io.api.core.v1.SecretReference', 'op'),
+        8: ('readOnly', '', 'bool', 'o'),
+    },
     'k8s.io.api.core.v1.RBDVolumeSource': {
         1: ('monitors', 'r', 'string', ''),
         2: ('image', '', 'string', ''),
@@ -924,6 +1110,18 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         3: ('type', '', 'string', 'o'),
         4: ('level', '', 'string', 'o'),
     },
+    'k8s.io.api.core.v1.ScaleIOPersistentVolumeSource': {
+        1: ('gateway', '', 'string', ''),
+        2: ('system', '', 'string', ''),
+        3: ('secretRef', '', 'k8s.io.api.core.v1.SecretReference', 'p'),
+        4: ('sslEnabled', '', 'bool', 'o'),
+        5: ('protectionDomain', '', 'string', 'o'),
+        6: ('storagePool', '', 'string', 'o'),
+        7: ('storageMode', '', 'string', 'o'),
+        8: ('volumeName', '', 'string', 'o'),
+        9: ('fsType', '', 'string', 'o'),
+        10: ('readOnly', '', 'bool', 'o'),
+    },
     'k8s.io.api.core.v1.ScaleIOVolumeSource': {
         1: ('gateway', '', 'string', ''),
         2: ('system', '', 'string', ''),
@@ -960,6 +1158,10 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         1: ('', '', 'k8s.io.api.core.v1.LocalObjectReference', 'i'),
         2: ('items', 'r', 'k8s.io.api.core.v1.KeyToPath', 'o'),
         4: ('optional', '', 'bool', 'op'),
+    },
+    'k8s.io.api.core.v1.SecretReference': {
+        1: ('name', '', 'string', 'o'),
+        2: ('namespace', '', 'string', 'o'),
     },
     'k8s.io.api.core.v1.SecretVolumeSource': {
         1: ('secretName', '', 'string', 'o'),
@@ -1037,6 +1239,13 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
     'k8s.io.api.core.v1.SleepAction': {
         1: ('seconds', '', 'int64', ''),
     },
+    'k8s.io.api.core.v1.StorageOSPersistentVolumeSource': {
+        1: ('volumeName', '', 'string', 'o'),
+        2: ('volumeNamespace', '', 'string', 'o'),
+        3: ('fsType', '', 'string', 'o'),
+        4: ('readOnly', '', 'bool', 'o'),
+        5: ('secretRef', '', 'k8s.io.api.core.v1.ObjectReference', 'op'),
+    },
     'k8s.io.api.core.v1.StorageOSVolumeSource': {
         1: ('volumeName', '', 'string', 'o'),
         2: ('volumeNamespace', '', 'string', 'o'),
@@ -1064,6 +1273,13 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         3: ('value', '', 'string', 'o'),
         4: ('effect', '', 'string', 'o'),
         5: ('tolerationSeconds', '', 'int64', 'op'),
+    },
+    'k8s.io.api.core.v1.TopologySelectorLabelRequirement': {
+        1: ('key', '', 'string', ''),
+        2: ('values', 'r', 'string', ''),
+    },
+    'k8s.io.api.core.v1.TopologySelectorTerm': {
+        1: ('matchLabelExpressions', 'r', 'k8s.io.api.core.v1.TopologySelectorLabelRequirement', 'o'),
     },
     'k8s.io.api.core.v1.TopologySpreadConstraint': {
         1: ('maxSkew', '', 'int32', ''),
@@ -1109,6 +1325,9 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         3: ('readOnly', '', 'bool', 'o'),
         4: ('recursiveReadOnly', '', 'string', 'op'),
         5: ('volumeStatus', '', 'k8s.io.api.core.v1.VolumeStatus', 'op'),
+    },
+    'k8s.io.api.core.v1.VolumeNodeAffinity': {
+        1: ('required', '', 'k8s.io.api.core.v1.NodeSelector', 'op'),
     },
     'k8s.io.api.core.v1.VolumeProjection': {
         1: ('secret', '', 'k8s.io.api.core.v1.SecretProjection', 'op'),
@@ -1173,6 +1392,43 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         3: ('runAsUserName', '', 'string', 'op'),
         4: ('hostProcess', '', 'bool', 'op'),
     },
+    'k8s.io.api.discovery.v1.Endpoint': {
+        1: ('addresses', 'r', 'string', ''),
+        2: ('conditions', '', 'k8s.io.api.discovery.v1.EndpointConditions', 'o'),
+        3: ('hostname', '', 'string', 'op'),
+        4: ('targetRef', '', 'k8s.io.api.core.v1.ObjectReference', 'op'),
+        5: ('deprecatedTopology', 'm', 'string', 'o'),
+        6: ('nodeName', '', 'string', 'op'),
+        7: ('zone', '', 'string', 'op'),
+        8: ('hints', '', 'k8s.io.api.discovery.v1.EndpointHints', 'op'),
+    },
+    'k8s.io.api.discovery.v1.EndpointConditions': {
+        1: ('ready', '', 'bool', 'op'),
+        2: ('serving', '', 'bool', 'op'),
+        3: ('terminating', '', 'bool', 'op'),
+    },
+    'k8s.io.api.discovery.v1.EndpointHints': {
+        1: ('forZones', 'r', 'k8s.io.api.discovery.v1.ForZone', 'o'),
+        2: ('forNodes', 'r', 'k8s.io.api.discovery.v1.ForNode', 'o'),
+    },
+    'k8s.io.api.discovery.v1.EndpointPort': {
+        1: ('name', '', 'string', 'op'),
+        2: ('protocol', '', 'string', 'op'),
+        3: ('port', '', 'int32', 'op'),
+        4: ('appProtocol', '', 'string', 'op'),
+    },
+    'k8s.io.api.discovery.v1.EndpointSlice': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('endpoints', 'r', 'k8s.io.api.discovery.v1.Endpoint', ''),
+        3: ('ports', 'r', 'k8s.io.api.discovery.v1.EndpointPort', ''),
+        4: ('addressType', '', 'string', ''),
+    },
+    'k8s.io.api.discovery.v1.ForNode': {
+        1: ('name', '', 'string', ''),
+    },
+    'k8s.io.api.discovery.v1.ForZone': {
+        1: ('name', '', 'string', ''),
+    },
     'k8s.io.api.events.v1.Event': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', ''),
         2: ('eventTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime', ''),
@@ -1194,9 +1450,147 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         1: ('count', '', 'int32', ''),
         2: ('lastObservedTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime', ''),
     },
+    'k8s.io.api.networking.v1.HTTPIngressPath': {
+        1: ('path', '', 'string', 'o'),
+        2: ('backend', '', 'k8s.io.api.networking.v1.IngressBackend', ''),
+        3: ('pathType', '', 'string', 'p'),
+    },
+    'k8s.io.api.networking.v1.HTTPIngressRuleValue': {
+        1: ('paths', 'r', 'k8s.io.api.networking.v1.HTTPIngressPath', ''),
+    },
+    'k8s.io.api.networking.v1.IPBlock': {
+        1: ('cidr', '', 'string', ''),
+        2: ('except', 'r', 'string', 'o'),
+    },
+    'k8s.io.api.networking.v1.Ingress': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.networking.v1.IngressSpec', 'o'),
+        3: ('status', '', 'k8s.io.api.networking.v1.IngressStatus', 'o'),
+    },
+    'k8s.io.api.networking.v1.IngressBackend': {
+        3: ('resource', '', 'k8s.io.api.core.v1.TypedLocalObjectReference', 'op'),
+        4: ('service', '', 'k8s.io.api.networking.v1.IngressServiceBackend', 'op'),
+    },
+    'k8s.io.api.networking.v1.IngressClass': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.networking.v1.IngressClassSpec', 'o'),
+    },
+    'k8s.io.api.networking.v1.IngressClassParametersReference': {
+        1: ('apiGroup', '', 'string', 'op'),
+        2: ('kind', '', 'string', ''),
+        3: ('name', '', 'string', ''),
+        4: ('scope', '', 'string', 'p'),
+        5: ('namespace', '', 'string', 'op'),
+    },
+    'k8s.io.api.networking.v1.IngressClassSpec': {
+        1: ('controller', '', 'string', 'o'),
+        2: ('parameters', '', 'k8s.io.api.networking.v1.IngressClassParametersReference', 'op'),
+    },
+    'k8s.io.api.networking.v1.IngressLoadBalancerIngress': {
+        1: ('ip', '', 'string', 'o'),
+        2: ('hostname', '', 'string', 'o'),
+        4: ('ports', 'r', 'k8s.io.api.networking.v1.IngressPortStatus', 'o'),
+    },
+    'k8s.io.api.networking.v1.IngressLoadBalancerStatus': {
+        1: ('ingress', 'r', 'k8s.io.api.networking.v1.IngressLoadBalancerIngress', 'o'),
+    },
+    'k8s.io.api.networking.v1.IngressPortStatus': {
+        1: ('port', '', 'int32', ''),
+        2: ('protocol', '', 'string', ''),
+        3: ('error', '', 'string', 'op'),
+    },
+    'k8s.io.api.networking.v1.IngressRule': {
+        1: ('host', '', 'string', 'o'),
+        2: ('', '', 'k8s.io.api.networking.v1.IngressRuleValue', 'i'),
+    },
+    'k8s.io.api.networking.v1.IngressRuleValue': {
+        1: ('http', '', 'k8s.io.api.networking.v1.HTTPIngressRuleValue', 'op'),
+    },
+    'k8s.io.api.networking.v1.IngressServiceBackend': {
+        1: ('name', '', 'string', ''),
+        2: ('port', '', 'k8s.io.api.networking.v1.ServiceBackendPort', 'o'),
+    },
+    'k8s.io.api.networking.v1.IngressSpec': {
+        1: ('defaultBackend', '', 'k8s.io.api.networking.v1.IngressBackend', 'op'),
+        2: ('tls', 'r', 'k8s.io.api.networking.v1.IngressTLS', 'o'),
+        3: ('rules', 'r', 'k8s.io.api.networking.v1.IngressRule', 'o'),
+        4: ('ingressClassName', '', 'string', 'op'),
+    },
+    'k8s.io.api.networking.v1.IngressStatus': {
+        1: ('loadBalancer', '', 'k8s.io.api.networking.v1.IngressLoadBalancerStatus', 'o'),
+    },
+    'k8s.io.api.networking.v1.IngressTLS': {
+        1: ('hosts', 'r', 'string', 'o'),
+        2: ('secretName', '', 'string', 'o'),
+    },
+    'k8s.io.api.networking.v1.NetworkPolicy': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.networking.v1.NetworkPolicySpec', 'o'),
+    },
+    'k8s.io.api.networking.v1.NetworkPolicyEgressRule': {
+        1: ('ports', 'r', 'k8s.io.api.networking.v1.NetworkPolicyPort', 'o'),
+        2: ('to', 'r', 'k8s.io.api.networking.v1.NetworkPolicyPeer', 'o'),
+    },
+    'k8s.io.api.networking.v1.NetworkPolicyIngressRule': {
+        1: ('ports', 'r', 'k8s.io.api.networking.v1.NetworkPolicyPort', 'o'),
+        2: ('from', 'r', 'k8s.io.api.networking.v1.NetworkPolicyPeer', 'o'),
+    },
+    'k8s.io.api.networking.v1.NetworkPolicyPeer': {
+        1: ('podSelector', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector', 'op'),
+        2: ('namespaceSelector', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector', 'op'),
+        3: ('ipBlock', '', 'k8s.io.api.networking.v1.IPBlock', 'op'),
+    },
+    'k8s.io.api.networking.v1.NetworkPolicyPort': {
+        1: ('protocol', '', 'string', 'op'),
+        2: ('port', '', 'k8s.io.apimachinery.pkg.util.intstr.IntOrString', 'op'),
+        3: ('endPort', '', 'int32', 'op'),
+    },
+    'k8s.io.api.networking.v1.NetworkPolicySpec': {
+        1: ('podSelector', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector', ''),
+        2: ('ingress', 'r', 'k8s.io.api.networking.v1.NetworkPolicyIngressRule', 'o'),
+        3: ('egress', 'r', 'k8s.io.api.networking.v1.NetworkPolicyEgressRule', 'o'),
+        4: ('policyTypes', 'r', 'string', 'o'),
+    },
+    'k8s.io.api.networking.v1.ServiceBackendPort': {
+        1: ('name', '', 'string', 'o'),
+        2: ('number', '', 'int32', 'o'),
+    },
+    'k8s.io.api.node.v1.Overhead': {
+        1: ('podFixed', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
+    },
+    'k8s.io.api.node.v1.RuntimeClass': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('handler', '', 'string', ''),
+        3: ('overhead', '', 'k8s.io.api.node.v1.Overhead', 'op'),
+        4: ('scheduling', '', 'k8s.io.api.node.v1.Scheduling', 'op'),
+    },
+    'k8s.io.api.node.v1.Scheduling': {
+        1: ('nodeSelector', 'm', 'string', 'o'),
+        2: ('tolerations', 'r', 'k8s.io.api.core.v1.Toleration', 'o'),
+    },
     'k8s.io.api.policy.v1.Eviction': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
         2: ('deleteOptions', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions', 'op'),
+    },
+    'k8s.io.api.policy.v1.PodDisruptionBudget': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.policy.v1.PodDisruptionBudgetSpec', 'o'),
+        3: ('status', '', 'k8s.io.api.policy.v1.PodDisruptionBudgetStatus', 'o'),
+    },
+    'k8s.io.api.policy.v1.PodDisruptionBudgetSpec': {
+        1: ('minAvailable', '', 'k8s.io.apimachinery.pkg.util.intstr.IntOrString', 'op'),
+        2: ('selector', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector', 'op'),
+        3: ('maxUnavailable', '', 'k8s.io.apimachinery.pkg.util.intstr.IntOrString', 'op'),
+        4: ('unhealthyPodEvictionPolicy', '', 'string', 'op'),
+    },
+    'k8s.io.api.policy.v1.PodDisruptionBudgetStatus': {
+        1: ('observedGeneration', '', 'int64', 'o'),
+        2: ('disruptedPods', 'm', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
+        3: ('disruptionsAllowed', '', 'int32', ''),
+        4: ('currentHealthy', '', 'int32', ''),
+        5: ('desiredHealthy', '', 'int32', ''),
+        6: ('expectedPods', '', 'int32', ''),
+        7: ('conditions', 'r', 'k8s.io.apimachinery.pkg.apis.meta.v1.Condition', 'o'),
     },
     'k8s.io.api.resource.v1.AllocatedDeviceStatus': {
         1: ('driver', '', 'string', ''),
@@ -1439,6 +1833,85 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         3: ('pool', '', 'string', 'op'),
         4: ('device', '', 'string', 'op'),
     },
+    'k8s.io.api.scheduling.v1.PriorityClass': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('value', '', 'int32', ''),
+        3: ('globalDefault', '', 'bool', 'o'),
+        4: ('description', '', 'string', 'o'),
+        5: ('preemptionPolicy', '', 'string', 'op'),
+    },
+    'k8s.io.api.storage.v1.CSIDriver': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.storage.v1.CSIDriverSpec', ''),
+    },
+    'k8s.io.api.storage.v1.CSIDriverSpec': {
+        1: ('attachRequired', '', 'bool', 'op'),
+        2: ('podInfoOnMount', '', 'bool', 'op'),
+        3: ('volumeLifecycleModes', 'r', 'string', 'o'),
+        4: ('storageCapacity', '', 'bool', 'op'),
+        5: ('fsGroupPolicy', '', 'string', 'op'),
+        6: ('tokenRequests', 'r', 'k8s.io.api.storage.v1.TokenRequest', 'o'),
+        7: ('requiresRepublish', '', 'bool', 'op'),
+        8: ('seLinuxMount', '', 'bool', 'op'),
+        9: ('nodeAllocatableUpdatePeriodSeconds', '', 'int64', 'op'),
+        10: ('serviceAccountTokenInSecrets', '', 'bool', 'op'),
+        11: ('preventPodSchedulingIfMissing', '', 'bool', 'op'),
+    },
+    'k8s.io.api.storage.v1.CSINode': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.storage.v1.CSINodeSpec', ''),
+    },
+    'k8s.io.api.storage.v1.CSINodeDriver': {
+        1: ('name', '', 'string', ''),
+        2: ('nodeID', '', 'string', ''),
+        3: ('topologyKeys', 'r', 'string', ''),
+        4: ('allocatable', '', 'k8s.io.api.storage.v1.VolumeNodeResources', 'op'),
+    },
+    'k8s.io.api.storage.v1.CSINodeSpec': {
+        1: ('drivers', 'r', 'k8s.io.api.storage.v1.CSINodeDriver', ''),
+    },
+    'k8s.io.api.storage.v1.StorageClass': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('provisioner', '', 'string', ''),
+        3: ('parameters', 'm', 'string', 'o'),
+        4: ('reclaimPolicy', '', 'string', 'op'),
+        5: ('mountOptions', 'r', 'string', 'o'),
+        6: ('allowVolumeExpansion', '', 'bool', 'op'),
+        7: ('volumeBindingMode', '', 'string', 'op'),
+        8: ('allowedTopologies', 'r', 'k8s.io.api.core.v1.TopologySelectorTerm', 'o'),
+    },
+    'k8s.io.api.storage.v1.TokenRequest': {
+        1: ('audience', '', 'string', ''),
+        2: ('expirationSeconds', '', 'int64', 'op'),
+    },
+    'k8s.io.api.storage.v1.VolumeAttachment': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.storage.v1.VolumeAttachmentSpec', ''),
+        3: ('status', '', 'k8s.io.api.storage.v1.VolumeAttachmentStatus', 'o'),
+    },
+    'k8s.io.api.storage.v1.VolumeAttachmentSource': {
+        1: ('persistentVolumeName', '', 'string', 'op'),
+        2: ('inlineVolumeSpec', '', 'k8s.io.api.core.v1.PersistentVolumeSpec', 'op'),
+    },
+    'k8s.io.api.storage.v1.VolumeAttachmentSpec': {
+        1: ('attacher', '', 'string', ''),
+        2: ('source', '', 'k8s.io.api.storage.v1.VolumeAttachmentSource', ''),
+        3: ('nodeName', '', 'string', ''),
+    },
+    'k8s.io.api.storage.v1.VolumeAttachmentStatus': {
+        1: ('attached', '', 'bool', ''),
+        2: ('attachmentMetadata', 'm', 'string', 'o'),
+        3: ('attachError', '', 'k8s.io.api.storage.v1.VolumeError', 'op'),
+        4: ('detachError', '', 'k8s.io.api.storage.v1.VolumeError', 'op'),
+    },
+    'k8s.io.api.storage.v1.VolumeError': {
+        1: ('time', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
+        2: ('message', '', 'string', 'o'),
+        3: ('errorCode', '', 'int32', 'op'),
+    },
+    'k8s.io.api.storage.v1.VolumeNodeResources': {
+        1: ('count', '', 'int32', 'op'),
+    },
     'k8s.io.apimachinery.pkg.apis.meta.v1.Condition': {
         1: ('type', '', 'string', ''),
         2: ('status', '', 'string', ''),
@@ -1525,6 +1998,22 @@ KINDS: dict[tuple[str, str], str] = {
     ('apps/v1', 'Deployment'): 'k8s.io.api.apps.v1.Deployment',
     ('apps/v1', 'ReplicaSet'): 'k8s.io.api.apps.v1.ReplicaSet',
     ('autoscaling/v1', 'Scale'): 'k8s.io.api.autoscaling.v1.Scale',
+    ('scheduling.k8s.io/v1', 'PriorityClass'): 'k8s.io.api.scheduling.v1.PriorityClass',
+    ('policy/v1', 'PodDisruptionBudget'): 'k8s.io.api.policy.v1.PodDisruptionBudget',
+    ('v1', 'PersistentVolumeClaim'): 'k8s.io.api.core.v1.PersistentVolumeClaim',
+    ('v1', 'PersistentVolume'): 'k8s.io.api.core.v1.PersistentVolume',
+    ('v1', 'Endpoints'): 'k8s.io.api.core.v1.Endpoints',
+    ('v1', 'LimitRange'): 'k8s.io.api.core.v1.LimitRange',
+    ('v1', 'PodTemplate'): 'k8s.io.api.core.v1.PodTemplate',
+    ('storage.k8s.io/v1', 'StorageClass'): 'k8s.io.api.storage.v1.StorageClass',
+    ('storage.k8s.io/v1', 'CSIDriver'): 'k8s.io.api.storage.v1.CSIDriver',
+    ('storage.k8s.io/v1', 'CSINode'): 'k8s.io.api.storage.v1.CSINode',
+    ('storage.k8s.io/v1', 'VolumeAttachment'): 'k8s.io.api.storage.v1.VolumeAttachment',
+    ('discovery.k8s.io/v1', 'EndpointSlice'): 'k8s.io.api.discovery.v1.EndpointSlice',
+    ('networking.k8s.io/v1', 'Ingress'): 'k8s.io.api.networking.v1.Ingress',
+    ('networking.k8s.io/v1', 'IngressClass'): 'k8s.io.api.networking.v1.IngressClass',
+    ('networking.k8s.io/v1', 'NetworkPolicy'): 'k8s.io.api.networking.v1.NetworkPolicy',
+    ('node.k8s.io/v1', 'RuntimeClass'): 'k8s.io.api.node.v1.RuntimeClass',
     ('meta.k8s.io/v1', 'DeleteOptions'): 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
     ('v1', 'DeleteOptions'): 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
 }

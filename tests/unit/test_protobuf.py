@@ -335,6 +335,45 @@ OBJECTS = [
     {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Orphan"},
 ]
 
+# the cluster kinds around pods (priority, budgets, storage, endpoints, networking)
+OBJECTS += [
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": meta(namespace=None),
+     "value": 1000, "description": "d", "preemptionPolicy": "Never"},
+    {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta(),
+     "spec": {"minAvailable": "50%", "selector": {"matchLabels": {"app": "a"}}},
+     "status": {"disruptionsAllowed": 1, "currentHealthy": 2, "desiredHealthy": 1, "expectedPods": 2}},
+    {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(),
+     "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+              "storageClassName": "standard"}, "status": {"phase": "Pending"}},
+    {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta(namespace=None),
+     "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/x"},
+              "persistentVolumeReclaimPolicy": "Delete"}},
+    {"apiVersion": "v1", "kind": "Endpoints", "metadata": meta(),
+     "subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80, "protocol": "TCP"}]}]},
+    {"apiVersion": "v1", "kind": "LimitRange", "metadata": meta(),
+     "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]}},
+    {"apiVersion": "v1", "kind": "PodTemplate", "metadata": meta(),
+     "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}},
+    {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": meta(namespace=None),
+     "provisioner": "example.com/p", "reclaimPolicy": "Delete", "volumeBindingMode": "WaitForFirstConsumer"},
+    {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": meta(namespace=None),
+     "spec": {"attachRequired": True}},
+    {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta(namespace=None),
+     "spec": {"drivers": [{"name": "d", "nodeID": "n", "topologyKeys": ["zone"]}]}},
+    {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": meta(namespace=None),
+     "spec": {"attacher": "d", "nodeName": "n", "source": {"persistentVolumeName": "pv"}}},
+    {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": meta(), "addressType": "IPv4",
+     "endpoints": [{"addresses": ["10.0.0.1"], "conditions": {"ready": True}}],
+     "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]},
+    {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta(),
+     "spec": {"defaultBackend": {"service": {"name": "s", "port": {"number": 80}}}}},
+    {"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": meta(namespace=None),
+     "spec": {"controller": "example.com/c"}},
+    {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta(),
+     "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}},
+    {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": meta(namespace=None), "handler": "runc"},
+]
+
 
 def is_zero(value: object) -> bool:
     if isinstance(value, dict):
