@@ -66,7 +66,7 @@ def test_column_shape():
     for key, cols in COLUMNS.items():
         for c in cols:
             assert set(c) == {"name", "type", "format", "description", "priority"}, key
-            assert c["type"] in ("string", "integer"), key
+            assert c["type"] in ("string", "integer", "boolean"), key
         name = next(c for c in cols if c["name"] == "Name")
         assert name["format"] == "name"
     assert [c["type"] for c in COLUMNS[("apps", "replicasets")][1:4]] == ["integer"] * 3
