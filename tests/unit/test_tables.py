@@ -67,8 +67,8 @@ def test_column_shape():
         for c in cols:
             assert set(c) == {"name", "type", "format", "description", "priority"}, key
             assert c["type"] in ("string", "integer", "boolean"), key
-        name = next(c for c in cols if c["name"] == "Name")
-        assert name["format"] == "name"
+        name = next(c for c in cols if c["format"] == "name")  # "Template" for podtemplates
+        assert name["name"] in ("Name", "Template"), key
     assert [c["type"] for c in COLUMNS[("apps", "replicasets")][1:4]] == ["integer"] * 3
     assert "Name must be unique" in COLUMNS[("", "pods")][0]["description"]
 
