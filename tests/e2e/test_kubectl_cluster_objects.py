@@ -116,3 +116,20 @@ spec:
     c.kubectl("delete", "pod", "user", "-n", "team", "--grace-period=0", "--force")
     c.kubectl("delete", "pvc", "wait", "-n", "team", "--timeout=30s")
     _until(lambda: c.kubectl("get", "pv", pv["metadata"]["name"], check=False).returncode != 0)
+
+
+def test_kubectl_create_and_get_every_new_kind(mockkube_fresh):
+    c = mockkube_fresh
+    assert "priorityclass.scheduling.k8s.io/high created" in c.kubectl(
+        "create", "priorityclass", "high", "--value=1000", "--description=high", "--preemption-policy=Never").stdout
+    row = c.kubectl("get", "pc", "high").stdout.split("\n")
+    assert row[0].split() == ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
+    assert row[1].split()[:3] == ["high", "1000", "false"] and row[1].split()[-1] == "Never"
+    c.kubectl("create", "ingress", "simple", "--rule=foo.com/bar=svc1:8080")
+    assert "foo.com" in c.kubectl("get", "ing", "simple").stdout
+    out = c.kubectl("get", "pc,pdb,pvc,pv,sc,ep,endpointslices,limits,podtemplates,ing,ingressclass,netpol,"
+                    "runtimeclass,apiservices,csidrivers,csinodes,volumeattachments", "-A").stdout
+    assert "system-node-critical" in out and "storageclass.storage.k8s.io/standard" in out
+    resources = c.kubectl("api-resources", "--no-headers").stdout
+    for short in ("pc", "pdb", "pvc", "pv", "sc", "ep", "limits", "ing", "netpol"):
+        assert f" {short} " in resources, short
