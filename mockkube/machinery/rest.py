@@ -307,7 +307,11 @@ class Resources:
         if getattr(rt.strategy, "tracks_generation", False):
             m["generation"] = 1
         rt.strategy.default(obj, self.now())
-        rt.strategy.admit(obj, None, self)
+        generated, m["name"] = m.get("name"), shown  # mutating admission names the object as the request did
+        try:
+            rt.strategy.admit(obj, None, self)
+        finally:
+            obj["metadata"]["name"] = generated
         rt.strategy.prepare_create(obj)
         self._validate(rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj)
                        + self._namespace_errors(rt, obj, ""))

@@ -125,3 +125,11 @@ async def test_conflict_status_of_a_core_resource_names_the_empty_group(api):
     cm["metadata"]["resourceVersion"] = "1"
     st, body, _ = await api.put("/api/v1/namespaces/default/configmaps/x", cm)
     assert st == 409 and body["details"] == {"name": "x", "group": "", "kind": "configmaps"}
+
+
+async def test_admission_names_a_generated_pod_by_its_generate_name(api):
+    pod = _pod("")
+    pod["metadata"] = {"generateName": "web-"}
+    pod["spec"]["priorityClassName"] = "nope"
+    st, body, _ = await api.post(PODS, pod)
+    assert (st, body["message"]) == (403, 'pods "web-" is forbidden: no PriorityClass with name nope was found')
