@@ -90,17 +90,40 @@ class Preemptor:
         lower = [p for p in self.s.assigned_pods(node_name) if priority(p) < prio]
         if not lower or not self._fits_without(state, pod, node_name, lower, filters):
             return None
-        # reprieve as many as possible, most important first
+        # reprieve as many as possible: first the pods whose eviction would violate a
+        # PodDisruptionBudget, then the others, most important first within each group
         lower.sort(key=lambda p: (-priority(p), (p.get("status") or {}).get("startTime") or ""))
+        violating, ok = self._split_by_pdb(lower)
         victims: list[dict] = []
-        kept: list[dict] = []
-        for i, p in enumerate(lower):
-            rest = lower[i + 1:]
-            if self._fits_without(state, pod, node_name, victims + rest, filters):
-                kept.append(p)
-            else:
+        order = violating + ok
+        for i, p in enumerate(order):
+            rest = order[i + 1:]
+            if not self._fits_without(state, pod, node_name, victims + rest, filters):
                 victims.append(p)
         return victims
+
+    def _split_by_pdb(self, pods: list[dict]) -> tuple[list[dict], list[dict]]:
+        """filterPodsWithPDBViolation: evicting in this order, which pods exceed a budget."""
+        from mockkube.resources.disruption import selects
+
+        pdbs = self.s.pdbs() if hasattr(self.s, "pdbs") else []
+        allowed = {id(b): int((b.get("status") or {}).get("disruptionsAllowed", 0)) for b in pdbs}
+        violating, ok = [], []
+        for p in pods:
+            hit = False
+            for b in pdbs:
+                if b["metadata"].get("namespace") != p["metadata"].get("namespace") or not selects(b, p):
+                    continue
+                if p["metadata"]["name"] in ((b.get("status") or {}).get("disruptedPods") or {}):
+                    continue
+                allowed[id(b)] -= 1
+                if allowed[id(b)] < 0:
+                    hit = True
+            (violating if hit else ok).append(p)
+        return violating, ok
+
+    def violations(self, victims: list[dict]) -> int:
+        return len(self._split_by_pdb(victims)[0])
 
     def find(self, state: fw.CycleState, pod: dict, statuses: dict[str, fw.Status],
              filters: list[fw.Plugin]) -> tuple[str, list[dict]] | None:
@@ -112,8 +135,9 @@ class Preemptor:
             victims = self.select_victims(state, pod, name, filters)
             if not victims:
                 continue
-            # pickOneNodeForPreemption: lowest highest-victim priority, then sum, then count
-            key = (max(priority(v) for v in victims), sum(priority(v) for v in victims), len(victims), name)
+            # pickOneNodeForPreemption: fewest budget violations, lowest highest-victim priority, sum, count
+            key = (self.violations(victims), max(priority(v) for v in victims), sum(priority(v) for v in victims),
+                   len(victims), name)
             if best is None or key < best[0]:
                 best = (key, name, victims)
         return (best[1], best[2]) if best else None

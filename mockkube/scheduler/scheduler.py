@@ -132,6 +132,7 @@ class Scheduler:
             "resourceslices": Informer(store, rt("resourceslices", "resource.k8s.io")),
             "deviceclasses": Informer(store, rt("deviceclasses", "resource.k8s.io")),
             "devicetaintrules": Informer(store, rt("devicetaintrules", "resource.k8s.io")),
+            "poddisruptionbudgets": Informer(store, rt("poddisruptionbudgets", "policy")),
         }
         self.informers["nodes"].add_handler(self._on_node)
         self.informers["pods"].add_handler(self._on_pod)
@@ -148,7 +149,7 @@ class Scheduler:
     # -- lifecycle --------------------------------------------------------------------
     async def start(self) -> None:
         # cluster state first, so the replayed pods meet a complete view
-        for name in ("nodes", "deviceclasses", "devicetaintrules", "resourceslices", "resourceclaims", "pods"):
+        for name in ("nodes", "poddisruptionbudgets", "deviceclasses", "devicetaintrules", "resourceslices", "resourceclaims", "pods"):
             self.informers[name].start()
         self._task = asyncio.create_task(self._run(), name="scheduler")
         self._schedule_flush()
@@ -421,6 +422,9 @@ class Scheduler:
         uid = assumed["metadata"]["uid"] = pod["metadata"]["uid"] + "-nominated"
         self.cache.set_pod(assumed)
         return uid
+
+    def pdbs(self) -> list[dict]:
+        return self.informers["poddisruptionbudgets"].list()
 
     def assigned_pods(self, node_name: str) -> list[dict]:
         """Running (not terminating, not finished) pods on a node: preemption candidates."""

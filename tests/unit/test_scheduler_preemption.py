@@ -91,3 +91,24 @@ async def test_preemption_frees_the_victims_dra_device():
         await e.wait(lambda: e.node_of("big") == "n1", timeout=10)
         assert e.get_pod("victim") is None
         assert e.devices_of("big") == ["gpu-0"]
+
+
+async def test_preemption_prefers_the_node_whose_victims_no_budget_protects():
+    async with env() as e:
+        _classes(e)
+        e.node("n1", cpu="1")
+        e.node("n2", cpu="1")
+        pdb_rt = e.rt("poddisruptionbudgets", "policy")
+        pdb = e.c.create(pdb_rt, {"metadata": {"name": "keep", "namespace": "default"},
+                                  "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "kept"}}}})
+        e.c.update_status(pdb_rt, dict(pdb, status={"observedGeneration": 1, "disruptionsAllowed": 0,
+                                                    "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}))
+        kept = e.pod("kept", requests={"cpu": "1"}, priorityClassName="low", nodeName="n1")
+        e.c.patch(e.rt("pods"), "default", "kept", {"metadata": {"labels": {"app": "kept"}}})
+        e.pod("free", requests={"cpu": "1"}, priorityClassName="low", nodeName="n2",
+              terminationGracePeriodSeconds=0)
+        await e.wait(lambda: e.sched.cache.has_pod(kept["metadata"]["uid"]))
+        await e.wait(lambda: len(e.sched.assigned_pods("n2")) == 1)
+        e.pod("big", requests={"cpu": "1"}, priorityClassName="high")
+        await e.wait(lambda: e.node_of("big") == "n2")
+        assert e.get_pod("kept") is not None and e.get_pod("free") is None
