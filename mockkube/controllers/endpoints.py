@@ -49,6 +49,7 @@ class EndpointsController(Controller):
 
     def __init__(self, server: "Server") -> None:
         super().__init__()
+        self.server = server
         self.client = Client(server.resources, manager="kube-controller-manager")
         self.svc_rt = self.client.rt("services")
         self.pod_rt = self.client.rt("pods")
@@ -69,6 +70,9 @@ class EndpointsController(Controller):
     def reconcile(self, key: Hashable) -> None:
         ns, name = key  # type: ignore[misc]
         svc = self.services.get(ns, name)
+        if svc is not None and (ns, name) == ("default", "kubernetes"):
+            self._apiserver(svc)
+            return
         if svc is None or not (svc.get("spec") or {}).get("selector"):
             return  # the garbage collector removes slices owned by a deleted Service
         pods = sorted((p for p in self.pods.list(ns) if _selects(svc, p) and (p.get("status") or {}).get("podIP")
@@ -76,6 +80,36 @@ class EndpointsController(Controller):
                       key=lambda p: p["metadata"]["name"])
         self._endpoints(svc, pods)
         self._slice(svc, pods)
+
+    def _apiserver(self, svc: dict) -> None:
+        """kube-apiserver's endpoint reconciler: the ``kubernetes`` Service points at the
+        API server itself."""
+        import ipaddress
+
+        try:
+            ip = str(ipaddress.IPv4Address(getattr(self.server, "address", "") or ""))
+        except ValueError:
+            ip = "127.0.0.1"
+        if ip == "0.0.0.0":
+            ip = "127.0.0.1"
+        port = int(getattr(self.server, "port", 0) or 6443)
+        subsets = [{"addresses": [{"ip": ip}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]
+        labels = {"endpointslice.kubernetes.io/skip-mirror": "true"}
+        cur = self.client.get(self.ep_rt, "default", "kubernetes")
+        if cur is None:
+            self.client.create(self.ep_rt, {"metadata": {"name": "kubernetes", "namespace": "default",
+                                                         "labels": labels}, "subsets": subsets})
+        elif cur.get("subsets") != subsets:
+            self.client.update(self.ep_rt, dict(cur, subsets=subsets))
+        endpoints = [{"addresses": [ip], "conditions": {"ready": True}}]
+        ports = [{"name": "https", "port": port, "protocol": "TCP"}]
+        sl = self.client.get(self.slice_rt, "default", "kubernetes")
+        if sl is None:
+            self.client.create(self.slice_rt, {"metadata": {"name": "kubernetes", "namespace": "default",
+                                                            "labels": {SERVICE_NAME: "kubernetes"}},
+                                               "addressType": "IPv4", "endpoints": endpoints, "ports": ports})
+        elif sl.get("endpoints") != endpoints or sl.get("ports") != ports:
+            self.client.update(self.slice_rt, dict(sl, endpoints=endpoints, ports=ports))
 
     def _ports(self, svc: dict, pod: dict | None) -> list[dict]:
         out = []

@@ -87,6 +87,9 @@ def test_storage_endpoints_and_cluster_defaults(mockkube_fresh):
     names = c.kubectl("get", "apiservices", "-o", "name").stdout.split()
     assert "apiservice.apiregistration.k8s.io/v1" in names and "apiservice.apiregistration.k8s.io/v1.apps" in names
     assert "Local" in c.kubectl("get", "apiservice", "v1.apps").stdout
+    ep = _until(lambda: (r := c.kubectl("get", "endpoints", "kubernetes", "-o", "json", check=False)).returncode == 0
+                and json.loads(r.stdout))
+    assert ep["subsets"][0]["ports"] == [{"name": "https", "port": int(c.url.rsplit(":", 1)[1]), "protocol": "TCP"}]
     c.kubectl("apply", "-f", "-", input="""
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
