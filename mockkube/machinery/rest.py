@@ -311,7 +311,10 @@ class Resources:
         try:
             rt.strategy.admit(obj, None, self)
         finally:
-            obj["metadata"]["name"] = generated
+            if generated is None:
+                obj["metadata"].pop("name", None)
+            else:
+                obj["metadata"]["name"] = generated
         rt.strategy.prepare_create(obj)
         self._validate(rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj)
                        + self._namespace_errors(rt, obj, ""))

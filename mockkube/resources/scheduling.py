@@ -48,7 +48,7 @@ def _known_system_class(name: str, value: Any, global_default: bool) -> str:
 
 def validate_priority_class(pc: dict) -> list[fe.FieldError]:
     errs: list[fe.FieldError] = []
-    name = (pc.get("metadata") or {}).get("name", "")
+    name = (pc.get("metadata") or {}).get("name") or ""
     value = pc.get("value")
     if name.startswith(SYSTEM_PREFIX):
         why = _known_system_class(name, value, bool(pc.get("globalDefault")))
