@@ -240,7 +240,7 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
         return [fe.too_long(str(path), "", CEL_EXPRESSION_MAX_LENGTH)]
     if not expression:
         return [fe.required(str(path), "")]
-    from mockkube.dra.cel import CELError, compile_expression
+    from mockkube.machinery.cel import CELError, compile_expression
     try:
         compiled = compile_expression(expression)
     except CELError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from mockkube.dra.cel_parser import Node
+from mockkube.machinery.cel.parser import Node
 
 MAX_ENTRIES = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice
 MAX_STRING = 64  # DeviceAttributeMaxValueLength
