@@ -5,8 +5,11 @@ group-version document at its ``serverRelativeURL``; the ``hash`` in that URL le
 the document forever, so a stale hash is answered with a 301 to the current one. The
 documents are built by ``scripts/build_openapi.py`` and served byte for byte from memory.
 
-``/openapi/v2`` is answered with 404: clients only ask for it as protobuf, which mockkube does
-not produce, and a 404 is harmless when v3 answers (docs/compatibility.md).
+``/openapi/v2`` is a document without paths or definitions (JSON, or protobuf as kubectl asks
+for it): v3 carries every schema. kubectl falls back to v2 for a group-version v3 does not
+list; an empty v2 document makes it skip client-side validation and report "no matches for
+kind" as a real cluster does, where a 404 would read "failed to download openapi"
+(docs/compatibility.md).
 """
 
 from __future__ import annotations
@@ -151,8 +154,36 @@ async def handle_group_version(request: web.Request) -> web.Response:
     return web.Response(body=doc.body, content_type=_JSON, headers=headers)
 
 
+_V2_PROTO = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+# kube-openapi answers both spellings with this one ("@" is not allowed in a media type)
+_V2_PROTO_RETURNED = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
+def _pb_string(number: int, value: bytes) -> bytes:
+    """One length-delimited protobuf field (lengths here stay below 128)."""
+    return bytes([number << 3 | 2, len(value)]) + value
+
+
+def v2_document() -> tuple[dict, bytes]:
+    """The v2 document as JSON and as gnostic openapi_v2.Document protobuf
+    (swagger = 1, info = 2 {title = 1, version = 2}, paths = 8, definitions = 9)."""
+    from mockkube.api.discovery import KUBE_VERSION  # the served version string
+
+    doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": KUBE_VERSION},
+           "paths": {}, "definitions": {}}
+    info = _pb_string(1, b"Kubernetes") + _pb_string(2, KUBE_VERSION.encode())
+    proto = _pb_string(1, b"2.0") + _pb_string(2, info) + _pb_string(8, b"") + _pb_string(9, b"")
+    return doc, proto
+
+
 async def handle_v2(request: web.Request) -> web.Response:
-    return _error(_not_found())
+    doc, proto = v2_document()
+    accept = request.headers.get("Accept", "")
+    if (_V2_PROTO in accept or _V2_PROTO_RETURNED in accept) and not accept.strip().startswith(_JSON):
+        return web.Response(body=proto, content_type=_V2_PROTO_RETURNED)
+    if not accepts_json(accept):
+        return _error(not_acceptable(f"only the following media types are accepted: {_JSON}, {_V2_PROTO}"))
+    return web.json_response(doc)
 
 
 def setup(app: web.Application, *, directory: Path | None = None,

@@ -71,10 +71,29 @@ async def test_stale_hash_redirects_and_no_hash_is_not_cacheable():
         await client.close()
 
 
-async def test_unknown_group_version_is_404_status_and_v2_is_404():
+async def test_v2_is_an_empty_document_in_json_and_protobuf():
     client = await _client()
     try:
-        for path in ("/openapi/v3/apis/batch/v1", "/openapi/v3/apis/resource.k8s.io/v9", "/openapi/v2"):
+        resp = await client.get("/openapi/v2")
+        assert resp.status == 200
+        doc = await resp.json()
+        assert doc["swagger"] == "2.0" and doc["paths"] == {} and doc["definitions"] == {}
+        resp = await client.get("/openapi/v2", headers={
+            "Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
+        assert resp.status == 200
+        assert resp.headers["Content-Type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+        body = await resp.read()
+        assert body.startswith(b"\x0a\x032.0\x12")  # swagger = "2.0", then info
+        resp = await client.get("/openapi/v2", headers={"Accept": "application/yaml"})
+        assert resp.status == 406
+    finally:
+        await client.close()
+
+
+async def test_unknown_group_version_is_404_status():
+    client = await _client()
+    try:
+        for path in ("/openapi/v3/apis/batch/v1", "/openapi/v3/apis/resource.k8s.io/v9"):
             resp = await client.get(path)
             assert resp.status == 404, path
             body = await resp.json()
