@@ -69,7 +69,7 @@ class Server:
         self.filter_timeout = filter_timeout
         self.event_window = event_window
         self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
-        self.registry = registry()
+        self.registry = registry().child()  # this server also serves what is defined at run time
         self.metrics = Metrics()
         self.store: Store | None = None
         self.resources: Resources | None = None

@@ -153,18 +153,55 @@ class ResourceType:
 
 
 class Registry:
-    """All served resources, indexed the ways routing and clients look them up."""
+    """All served resources, indexed the ways routing and clients look them up.
+
+    The built-in resources are declared once in the process-wide ``REGISTRY``; each server
+    serves a ``child()`` of it, to which resources defined at run time (custom resources)
+    are added and from which they are removed, so one server's definitions never reach
+    another's. Listeners hear of every change (the store makes room for a new resource).
+    """
 
     def __init__(self) -> None:
         self._types: list[ResourceType] = []
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
         self._by_gvk: dict[tuple[str, str, str], ResourceType] = {}
+        self._listeners: list[Callable[[str, ResourceType], None]] = []
+
+    def child(self) -> Registry:
+        """A registry serving everything this one serves now, changed independently."""
+        out = Registry()
+        for rt in self._types:
+            out.add(rt)
+        return out
+
+    def subscribe(self, listener: Callable[[str, ResourceType], None]) -> None:
+        """Call ``listener("added"|"removed", rt)`` after each later change."""
+        self._listeners.append(listener)
 
     def add(self, rt: ResourceType) -> ResourceType:
+        """Serve ``rt``; a resource already served at the same group/version/plural is
+        replaced (a custom resource whose definition changed)."""
+        old = self._by_gvr.get((rt.group, rt.version, rt.plural))
+        if old is not None:
+            self._types.remove(old)
+            self._by_gvk.pop((old.group, old.version, old.kind), None)
         self._types.append(rt)
         self._by_gvr[(rt.group, rt.version, rt.plural)] = rt
         self._by_gvk[(rt.group, rt.version, rt.kind)] = rt
+        for listener in list(self._listeners):
+            listener("added", rt)
         return rt
+
+    def remove(self, rt: ResourceType) -> None:
+        """Stop serving ``rt`` (its stored objects are the caller's to delete)."""
+        if self._by_gvr.get((rt.group, rt.version, rt.plural)) is not rt:
+            return
+        self._types.remove(rt)
+        del self._by_gvr[(rt.group, rt.version, rt.plural)]
+        if self._by_gvk.get((rt.group, rt.version, rt.kind)) is rt:
+            del self._by_gvk[(rt.group, rt.version, rt.kind)]
+        for listener in list(self._listeners):
+            listener("removed", rt)
 
     def all(self) -> list[ResourceType]:
         return list(self._types)

@@ -63,6 +63,18 @@ class Store:
         # carry every resourceVersion (load takes the larger of the two)
         self._sqlite = engine.dialect.name == "sqlite"
         self._wconn = None
+        self._loaded = False
+        registry.subscribe(self._on_registry_change)
+
+    def _on_registry_change(self, change: str, rt: ResourceType) -> None:
+        """A resource served from now on gets an empty cache and event log (its objects
+        are written through the usual path); a removed one keeps them until deleted."""
+        if change != "added" or not self._loaded:
+            return  # load() builds every cache
+        with self.lock:
+            if rt.storage_key not in self._caches:
+                self._caches[rt.storage_key] = ResourceCache(dict(rt.selectable_fields))
+                self._logs[rt.storage_key] = EventLog(self._event_window, self.rv)
 
     # -- start-up ------------------------------------------------------------
     def load(self) -> None:
@@ -89,6 +101,7 @@ class Store:
             log = EventLog(self._event_window, self.rv)
             log.prepend_loaded(loaded.get(key, []), self.rv)
             self._logs[key] = log
+        self._loaded = True
 
     # -- reads ---------------------------------------------------------------
     def cache(self, rt: ResourceType) -> ResourceCache:

@@ -15,7 +15,7 @@ from mockkube.storage.store import Store
 def open_store(url: str = "sqlite://", window: int = 5) -> Store:
     engine = make_engine(url)
     migrate(engine)
-    s = Store(engine, registry(), event_window=window)
+    s = Store(engine, registry().child(), event_window=window)
     s.load()
     return s
 
