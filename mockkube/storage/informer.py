@@ -11,6 +11,7 @@ import asyncio
 import inspect
 import logging
 import threading
+import time
 from typing import Awaitable, Callable, Hashable
 
 from mockkube.machinery.registry import ResourceType
@@ -18,6 +19,8 @@ from mockkube.storage.store import Store
 from mockkube.storage.watch import Event
 
 log = logging.getLogger("mockkube.informer")
+
+YIELD_EVERY = 0.005  # seconds a controller works before letting the loop run others
 
 Handler = Callable[[str, dict, dict | None], None]  # (type, obj, previous obj)
 
@@ -178,7 +181,14 @@ class Controller:
             self._tasks.append(asyncio.create_task(self._run(), name=self.name))
 
     async def _run(self) -> None:
+        # asyncio.Queue.get() does not yield while keys are waiting: hand the loop back every
+        # few milliseconds so a burst (5,000 lease renewals) never holds up other components
+        # or a stop request
+        slice_end = time.monotonic() + YIELD_EVERY
         while True:
+            if time.monotonic() > slice_end:
+                await asyncio.sleep(0)
+                slice_end = time.monotonic() + YIELD_EVERY
             key = await self.queue.get()
             try:
                 out = self.reconcile(key)

@@ -147,3 +147,24 @@ def test_profile_sets_the_filter_timeout(tmp_path):
     finally:
         p.send_signal(signal.SIGTERM)
         assert p.wait(10) == 0
+
+
+def test_sigterm_stops_a_5000_node_cluster_within_two_seconds(tmp_path):
+    """A big cluster too: its kubelets, their plugin directories and a large heap."""
+    import yaml
+
+    (tmp_path / "big.yaml").write_text(yaml.safe_dump({"nodes": [
+        {"name": "n", "count": 5000, "drivers": {"gpu.example.com": {"count": 2}}}]}))
+    p, url, kc = serve(tmp_path, "--cluster", str(tmp_path / "big.yaml"))
+    try:
+        def published() -> bool:
+            with urllib.request.urlopen(f"{url}/apis/resource.k8s.io/v1/resourceslices?limit=1&"
+                                        f"fieldSelector=spec.nodeName=n-4999") as r:
+                return bool(json.load(r)["items"])
+        until(published, timeout=120, what="the last node's slice")
+    finally:
+        t = time.perf_counter()
+        p.send_signal(signal.SIGTERM)
+        code = p.wait(10)
+        took = time.perf_counter() - t
+    assert code == 0 and took < 2.0, f"exit {code} after {took:.2f}s"
