@@ -95,7 +95,9 @@ async def test_deployment_creates_one_replicaset_and_pods(env):
         assert m["labels"] == {"app": "web", du.HASH_LABEL: h}
         assert m["ownerReferences"] == [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs["metadata"]["name"],
                                          "uid": rs["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
-    st = c.get(d_rt, "default", "web")["status"]
+    # the Deployment's status follows its ReplicaSet's: wait for it rather than assume the order
+    st = await eventually(lambda: (c.get(d_rt, "default", "web").get("status") or {}).get("replicas") == 3
+                          and c.get(d_rt, "default", "web")["status"])
     assert st["replicas"] == 3 and st["updatedReplicas"] == 3 and st["unavailableReplicas"] == 3
     assert "readyReplicas" not in st and "availableReplicas" not in st
     conds = {x["type"]: x for x in st["conditions"]}
