@@ -145,11 +145,14 @@ def evict(api: "API", t: "Target", body: dict) -> None:
 
 def scale_of(api: "API", t: "Target") -> dict:
     obj = api.res.get(t.rt, t.namespace, t.name).obj
-    from mockkube.machinery.selectors import label_selector_from_object
+    from mockkube.machinery.selectors import label_selector_from_object, selector_from_set
 
     spec = obj.get("spec", {})
     try:
-        selector = str(label_selector_from_object(spec.get("selector"))) if spec.get("selector") else ""
+        if t.rt.kind == "ReplicationController":  # a plain label map, not a LabelSelector
+            selector = str(selector_from_set(spec.get("selector") or {})) if spec.get("selector") else ""
+        else:
+            selector = str(label_selector_from_object(spec.get("selector"))) if spec.get("selector") else ""
     except errors.APIError:
         selector = ""
     m = obj["metadata"]

@@ -619,6 +619,16 @@ _CELLS: dict[tuple[str, str], Callable[[Obj, datetime], list]] = {
 }
 
 
+def _add_workloads() -> None:
+    from mockkube.api import tables_workloads
+
+    COLUMNS.update(tables_workloads.columns())
+    _CELLS.update(tables_workloads.cells())
+
+
+_add_workloads()
+
+
 def row_cells(group: str, plural: str, obj: Obj, now: datetime) -> list:
     """The cells of one row, exactly as printers.go renders them (wide columns included)."""
     return _CELLS.get((group, plural), _name_age)(obj, now)

@@ -241,3 +241,39 @@ class ResourceQuotaStrategy(SpecStatusStrategy):
 resourcequotas = REGISTRY.add(ResourceType(
     "", "v1", "ResourceQuota", "resourcequotas", namespaced=True, short_names=("quota",),
     subresources=(Subresource("status", "ResourceQuota"),), strategy=ResourceQuotaStrategy()))
+class ReplicationControllerStrategy(SpecStatusStrategy):
+    """SetDefaults_ReplicationController: the selector and labels default to the
+    template's labels, replicas to 1."""
+
+    def default(self, obj: dict, now: str | None = None) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        tpl = spec.get("template")
+        tlabels = ((tpl or {}).get("metadata") or {}).get("labels") if isinstance(tpl, dict) else None
+        if tlabels:
+            if not spec.get("selector"):
+                spec["selector"] = dict(tlabels)
+            m = obj.setdefault("metadata", {})
+            if not m.get("labels"):
+                m["labels"] = dict(tlabels)
+        spec.setdefault("replicas", 1)
+        if isinstance(tpl, dict):
+            pod_defaults.default_pod_spec(tpl.get("spec"))
+
+    def initial_status(self, obj: dict) -> dict:
+        return {"replicas": 0}
+
+    def validate(self, obj: dict):
+        from mockkube.resources import apps_validation
+
+        return apps_validation.validate_replication_controller(obj)
+
+
+replicationcontrollers = REGISTRY.add(ResourceType(
+    "", "v1", "ReplicationController", "replicationcontrollers", namespaced=True, short_names=("rc",),
+    categories=("all",),
+    subresources=(Subresource("status", "ReplicationController"),
+                  Subresource("scale", "Scale", group="autoscaling", version="v1")),
+    strategy=ReplicationControllerStrategy(),
+    selectable_fields={"status.replicas": lambda o: str((o.get("status") or {}).get("replicas", 0))}))
