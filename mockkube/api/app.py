@@ -63,7 +63,16 @@ def _dump(obj) -> bytes:
 
 def build_app(resources: Resources, registry: Registry, metrics=None) -> web.Application:
     stopping = asyncio.Event()
-    app = web.Application(middlewares=[status_errors], client_max_size=8 * 1024 * 1024)
+    middlewares = [status_errors]
+    if metrics is not None:
+        from mockkube.api import requestmetrics
+
+        middlewares.insert(0, requestmetrics.middleware(metrics))  # sees the final status code
+        try:
+            metrics.registry.register(requestmetrics.StorageObjects(resources.store, registry))
+        except ValueError:  # already registered by an earlier start of this server
+            pass
+    app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
     api = API(resources, registry, stopping)
     app[STOPPING] = stopping
     app[API_KEY] = api

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from aiohttp import web
 
-from mockkube.api import discovery, encoding, params, subresources, watchstream
+from mockkube.api import discovery, encoding, params, requestmetrics, subresources, watchstream
 from mockkube.api.encoding import Wanted
 from mockkube.machinery import errors
 from mockkube.machinery.registry import Registry, ResourceType
@@ -114,6 +114,7 @@ class API:
         target = self.parse(request.path)
         if isinstance(target, dict):
             return self.discovery(request, target)
+        request[requestmetrics.TARGET] = target
         m = request.method
         _require_verb(m, target)
         if not target.name:
