@@ -112,6 +112,15 @@ class Scheduler:
                                            clock=self.clock, binding_timeout=binding_timeout,
                                            metrics=getattr(server, "metrics", None))
         registry = getattr(server, "metrics", None)
+        self._attempts = None
+        if registry is not None:
+            from mockkube.scheduler.metrics import PendingPods
+
+            self._attempts = registry.counter(
+                "scheduler_schedule_attempts_total",
+                "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
+                "scheduled, while 'error' means an internal scheduler problem.", ["profile", "result"])
+            PendingPods.register(registry, self.queue)
         self.bc_metrics = bc.Metrics(registry) if registry is not None else None
         # KEP-5007: pods parked in PreBind until their claims' binding conditions are True
         self.binding = bc.BindingWaiter(self.dra.get_claim, self.clock, binding_timeout, self.bc_metrics)
@@ -561,6 +570,7 @@ class Scheduler:
         self.queue.done(key)
         self.recorder.forget(uid)
         self.scheduled += 1
+        self._attempt("scheduled")
         self.recorder.event(pod, "Normal", "Scheduled",
                             f"Successfully assigned {pod['metadata']['namespace']}/{pod['metadata']['name']} "
                             f"to {node_name}")
@@ -570,7 +580,12 @@ class Scheduler:
         return list(getattr(s, "demand", {}).get(node_name) or ()) if s is not None else []
 
     # -- failure ------------------------------------------------------------------------------
+    def _attempt(self, result: str) -> None:
+        if self._attempts is not None:
+            self._attempts.labels(SCHEDULER_NAME, result).inc()
+
     def _fail(self, key: str, pod: dict, message: str, is_error: bool) -> None:
+        self._attempt("error" if is_error else "unschedulable")
         self.queue.requeue_failed(key, error=is_error)
         reason = "SchedulerError" if is_error else "Unschedulable"
         self.recorder.event(pod, "Warning", "FailedScheduling", message)

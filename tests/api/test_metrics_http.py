@@ -51,3 +51,44 @@ async def test_apiserver_request_metrics_count_verbs_codes_and_scopes(api):
     assert counts and counts[0].value == 2
     stored = {s.labels["resource"]: s.value for s in _samples(text, "apiserver_storage_objects")}
     assert stored["configmaps"] >= 1 and stored["namespaces"] >= 4 and "resourceclaims.resource.k8s.io" in stored
+
+
+async def test_scheduler_attempts_and_pending_pods():
+    import asyncio
+    import time
+
+    import aiohttp
+
+    from mockkube.testing.cluster import running_server
+
+    async with running_server(components=True) as server, aiohttp.ClientSession() as s:
+        async def post(body):
+            async with s.post(server.url + "/api/v1/namespaces/default/pods", json=body) as r:
+                assert r.status == 201, await r.text()
+
+        await post({"metadata": {"name": "fits"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+        await post({"metadata": {"name": "nowhere"}, "spec": {"nodeSelector": {"no": "such-node"},
+                                                               "containers": [{"name": "c", "image": "x"}]}})
+
+        async def scrape() -> str:
+            async with s.get(server.url + "/metrics") as r:
+                return await r.text()
+
+        def attempts(text: str) -> dict:
+            return {x.labels["result"]: x.value for x in _samples(text, "scheduler_schedule_attempts_total")}
+
+        latest = {}
+
+        async def settled() -> bool:
+            latest["text"] = await scrape()
+            a = attempts(latest["text"])
+            return a.get("scheduled", 0) >= 1 and a.get("unschedulable", 0) >= 1
+
+        deadline = time.monotonic() + 10
+        while not await settled():  # poll the scrape with a deadline, as `eventually` does
+            assert time.monotonic() < deadline, latest["text"][-2000:]
+            await asyncio.sleep(0.01)
+        pending = {x.labels["queue"]: x.value for x in _samples(latest["text"], "scheduler_pending_pods")}
+        assert pending["unschedulable"] == 1 and pending["gated"] == 0
+        assert all(x.labels["profile"] == "default-scheduler"
+                   for x in _samples(latest["text"], "scheduler_schedule_attempts_total"))
