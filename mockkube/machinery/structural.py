@@ -1,0 +1,178 @@
+"""Structural schemas of custom resources: validation, pruning and defaulting.
+
+A CustomResourceDefinition version's ``openAPIV3Schema`` is checked with ``jsonschema``
+after translating the Kubernetes extensions (``nullable``, ``x-kubernetes-int-or-string``,
+``x-kubernetes-preserve-unknown-fields``); errors are reported as kube-apiserver's
+``apiextensions-apiserver/pkg/apiserver/validation`` words them. Pruning and defaulting
+walk the schema as ``structuralpruning``/``structuraldefaulting`` do.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonschema
+
+from mockkube.machinery import fielderrors as fe
+
+_META_FIELDS = ("apiVersion", "kind", "metadata")
+_GO_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
+             type(None): "null"}
+
+
+def _go_type(value: Any) -> str:
+    return _GO_TYPES.get(type(value), "object")
+
+
+def to_json_schema(node: dict) -> dict:
+    """The JSON Schema equivalent of one structural schema node."""
+    out: dict[str, Any] = {}
+    for key in ("enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+                "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "multipleOf",
+                "required"):
+        if key in node:
+            out[key] = node[key]
+    # draft 4 style booleans for exclusive bounds
+    for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if isinstance(out.get(key), bool):
+            out[key] = out.pop(bound) if out.pop(key) and bound in out else None
+            if out[key] is None:
+                del out[key]
+    if node.get("x-kubernetes-int-or-string"):
+        out["type"] = ["integer", "string"]
+    elif "type" in node:
+        out["type"] = [node["type"]]
+    if "type" in out and node.get("nullable"):
+        out["type"] = out["type"] + ["null"]
+        if "enum" in out:
+            out["enum"] = list(out["enum"]) + [None]
+    if "properties" in node:
+        out["properties"] = {k: to_json_schema(v) for k, v in node["properties"].items()}
+    if isinstance(node.get("additionalProperties"), dict):
+        out["additionalProperties"] = to_json_schema(node["additionalProperties"])
+    if "items" in node and isinstance(node["items"], dict):
+        out["items"] = to_json_schema(node["items"])
+    for key in ("allOf", "anyOf", "oneOf"):
+        if key in node:
+            out[key] = [to_json_schema(s) for s in node[key]]
+    if "not" in node:
+        out["not"] = to_json_schema(node["not"])
+    return out
+
+
+def _path(base: str, parts: Any) -> str:
+    out = base
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def validate(obj: dict, schema: dict) -> list[fe.FieldError]:
+    """Field errors of ``obj`` against a version's openAPIV3Schema (metadata excluded)."""
+    body = {k: v for k, v in obj.items() if k not in _META_FIELDS}
+    sub = dict(schema)
+    sub["properties"] = {k: v for k, v in (schema.get("properties") or {}).items() if k not in _META_FIELDS}
+    sub["required"] = [r for r in schema.get("required") or () if r not in _META_FIELDS]
+    validator = jsonschema.Draft7Validator(to_json_schema(sub))
+    errs: list[fe.FieldError] = []
+    for e in sorted(validator.iter_errors(body), key=lambda e: [str(p) for p in e.absolute_path]):
+        errs.extend(_field_errors(e))
+    return errs
+
+
+def _field_errors(e: jsonschema.ValidationError) -> list[fe.FieldError]:
+    path = _path("", e.absolute_path)
+    shown = path or "<root>"
+    v, kw = e.instance, e.validator
+    if kw == "required":
+        missing = e.message.split("'")[1] if "'" in e.message else ""
+        return [fe.required(_path(path, [missing]) if missing else shown)]
+    if kw == "type":
+        want = [t for t in e.validator_value if t != "null"]
+        return [fe.type_invalid(shown, _go_type(v), f"{shown} in body must be of type {' or '.join(want)}: "
+                                                    f'"{_go_type(v)}"')]
+    if kw == "enum":
+        return [fe.not_supported(shown, v, [x for x in e.validator_value if x is not None])]
+    if kw == "minimum":
+        return [fe.invalid(shown, v, f"{shown} in body should be greater than or equal to {e.validator_value}")]
+    if kw == "maximum":
+        return [fe.invalid(shown, v, f"{shown} in body should be less than or equal to {e.validator_value}")]
+    if kw == "exclusiveMinimum":
+        return [fe.invalid(shown, v, f"{shown} in body should be greater than {e.validator_value}")]
+    if kw == "exclusiveMaximum":
+        return [fe.invalid(shown, v, f"{shown} in body should be less than {e.validator_value}")]
+    if kw == "maxLength":
+        return [fe.too_long(shown, v, e.validator_value)]
+    if kw == "minLength":
+        return [fe.invalid(shown, v, f"{shown} in body should be at least {e.validator_value} chars long")]
+    if kw == "pattern":
+        return [fe.invalid(shown, v, f"{shown} in body should match '{e.validator_value}'")]
+    if kw == "maxItems":
+        return [fe.too_many(shown, len(v), e.validator_value)]
+    if kw == "minItems":
+        return [fe.invalid(shown, v, f"{shown} in body should have at least {e.validator_value} items")]
+    if kw == "uniqueItems":
+        return [fe.duplicate(shown, v)]
+    return [fe.invalid(shown, v, e.message)]
+
+
+def prune(value: Any, node: dict | None) -> Any:
+    """Drop fields the schema does not specify (unless it preserves unknown fields)."""
+    if node is None:
+        return value
+    if isinstance(value, dict):
+        props = node.get("properties")
+        addl = node.get("additionalProperties")
+        if props is None and not isinstance(addl, dict):
+            return value if node.get("x-kubernetes-preserve-unknown-fields") or addl is True else (
+                {} if node.get("type") == "object" else value)
+        for k in list(value):
+            if props is not None and k in props:
+                value[k] = prune(value[k], props[k])
+            elif isinstance(addl, dict):
+                value[k] = prune(value[k], addl)
+            elif not node.get("x-kubernetes-preserve-unknown-fields"):
+                del value[k]
+        return value
+    if isinstance(value, list) and isinstance(node.get("items"), dict):
+        return [prune(v, node["items"]) for v in value]
+    return value
+
+
+def prune_object(obj: dict, schema: dict) -> None:
+    """Prune a custom resource in place; apiVersion, kind and metadata are never pruned."""
+    top = {k: v for k, v in (schema.get("properties") or {}).items() if k not in _META_FIELDS}
+    for k in list(obj):
+        if k in _META_FIELDS:
+            continue
+        if k in top:
+            obj[k] = prune(obj[k], top[k])
+        elif not schema.get("x-kubernetes-preserve-unknown-fields"):
+            del obj[k]
+
+
+def apply_defaults(value: Any, node: dict | None) -> None:
+    """Set ``default`` values of missing properties, depth first, as structuraldefaulting."""
+    if node is None:
+        return
+    if isinstance(value, dict):
+        for k, sub in (node.get("properties") or {}).items():
+            if k in _META_FIELDS and node.get("_root"):
+                continue
+            if k not in value and "default" in sub:
+                value[k] = copy.deepcopy(sub["default"])
+            if k in value:
+                apply_defaults(value[k], sub)
+        addl = node.get("additionalProperties")
+        if isinstance(addl, dict):
+            for k, v in value.items():
+                apply_defaults(v, addl)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        for v in value:
+            apply_defaults(v, node["items"])
+
+
+def default_object(obj: dict, schema: dict) -> None:
+    """Apply defaults to a custom resource in place (metadata excluded)."""
+    apply_defaults(obj, dict(schema, _root=True))
