@@ -291,9 +291,10 @@ class DynamicResources(fw.Plugin):
                     return fw.unschedulable(ERR_CANNOT_ALLOCATE)
                 return fw.unresolvable(outcome.reason)
             s.allocations[node.name] = outcome
-            pairs = list(zip(claims, outcome.results or ()))
         if not self.dra.node_maps_allocatable(node.node):
             return None
+        if claims:  # results are built lazily: only KEP-5517 nodes need them during Filter
+            pairs = list(zip(claims, s.allocations[node.name].results or ()))
         # KEP-5517: what the claims take from this node, checked with the pod's requests
         demand = nodeallocatable.claim_statuses(pod, s.allocated + pairs, self.dra.slices_with_mappings,
                                                 s.pod_claim_of)

@@ -26,7 +26,14 @@ CREATES_HELP = "Number of ResourceClaims creation requests within scheduler"
 
 
 def find_existing(dra: Any, pod: dict) -> dict | None:
-    """The pod's special claim as the scheduler last saw it, if any."""
+    """The pod's special claim as the scheduler last saw it, if any. A pod that requests no
+    extended resource has none (its requests of such resources cannot change), which spares
+    a scan of every claim per scheduling attempt."""
+    spec = pod.get("spec") or {}
+    if not any(extended.is_dra_extended_resource_name(k)
+               for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+               for k in ((c.get("resources") or {}).get("requests") or {})):
+        return None
     ns = (pod.get("metadata") or {}).get("namespace", "")
     return extended.find_extended_resource_claim(
         pod, (c for (cns, _), c in list(dra.claims.items()) if cns == ns))
