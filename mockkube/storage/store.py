@@ -43,6 +43,24 @@ _INSERT_EVENT = insert(t.events).values(
 _UPDATE_RV = update(t.counters).where(t.counters.c.key == "rv").values(value=bindparam("rv"))
 
 
+class _Compiled:
+    """A statement compiled once for the engine's dialect, run on the DBAPI cursor of a
+    connection SQLAlchemy opened and whose transaction it commits: on SQLite the write path
+    is a third cheaper without SQLAlchemy's per-execute bookkeeping (profile of a pod burst).
+    """
+
+    __slots__ = ("sql", "names")
+
+    def __init__(self, stmt, dialect) -> None:
+        compiled = stmt.compile(dialect=dialect)
+        self.sql = str(compiled)
+        self.names = list(compiled.positiontup or ())
+
+    def run(self, cursor, row: dict) -> int:
+        cursor.execute(self.sql, tuple(row[n] for n in self.names))
+        return cursor.rowcount
+
+
 def dumps(obj: dict) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -142,37 +160,57 @@ class Store:
         row = {"k_resource": key, "k_namespace": ns, "k_name": name, "rv": rv, "data": text,
                "uid": meta.get("uid", ""), "expect": expect_rv, "type": typ}
         if self._sqlite:
-            if self._wconn is None:
-                self._wconn = self.engine.connect()
-            conn = self._wconn
-            tx = conn.begin()
+            self._write_sqlite(rt, typ, row)
         else:
-            tx = None
-            conn = self.engine.connect()
-            conn.begin()
+            self._write(rt, typ, row)
+        self.rv = rv
+        return Entry(obj, raw, rv)
+
+    def _write_sqlite(self, rt: ResourceType, typ: str, row: dict) -> None:
+        """One long-lived connection (SQLite has one writer anyway), statements pre-compiled."""
+        if self._wconn is None:
+            self._wconn = self.engine.connect()
+            self._fast = {k: _Compiled(v, self.engine.dialect) for k, v in (
+                ("ADDED", _INSERT_OBJECT), ("MODIFIED", _UPDATE_OBJECT), ("DELETED", _DELETE_OBJECT),
+                ("event", _INSERT_EVENT))}
+        conn = self._wconn
+        conn.begin()
+        cursor = conn.connection.dbapi_connection.cursor()
         try:
-            if typ == "ADDED":
-                conn.execute(_INSERT_OBJECT, row)
-            elif typ == "MODIFIED":
-                if conn.execute(_UPDATE_OBJECT, row).rowcount != 1:
-                    raise errors.stale(rt.plural, rt.group, name)
-            else:
-                conn.execute(_DELETE_OBJECT, row)
-            conn.execute(_INSERT_EVENT, row)
+            if self._fast[typ].run(cursor, row) != 1 and typ == "MODIFIED":
+                raise errors.stale(rt.plural, rt.group, row["k_name"])
+            self._fast["event"].run(cursor, row)
             self._writes += 1
-            if not self._sqlite or self._writes % 5000 == 0:
-                self._save_rv(conn, rv)
-            if self._writes % 5000 == 0:
-                conn.execute(delete(t.events).where(t.events.c.rv <= rv - _DB_EVENT_KEEP))
+            if self._writes % 5000 == 0:  # the counter row is also rebuilt from max(rv) on load
+                self._save_rv(conn, row["rv"])
+                conn.execute(delete(t.events).where(t.events.c.rv <= row["rv"] - _DB_EVENT_KEEP))
             conn.commit()
         except BaseException:
             conn.rollback()
             raise
         finally:
-            if tx is None:
-                conn.close()
-        self.rv = rv
-        return Entry(obj, raw, rv)
+            cursor.close()
+
+    def _write(self, rt: ResourceType, typ: str, row: dict) -> None:
+        with self.engine.connect() as conn:
+            conn.begin()
+            try:
+                if typ == "ADDED":
+                    conn.execute(_INSERT_OBJECT, row)
+                elif typ == "MODIFIED":
+                    if conn.execute(_UPDATE_OBJECT, row).rowcount != 1:
+                        raise errors.stale(rt.plural, rt.group, row["k_name"])
+                else:
+                    conn.execute(_DELETE_OBJECT, row)
+                conn.execute(_INSERT_EVENT, row)
+                self._writes += 1
+                self._save_rv(conn, row["rv"])
+                if self._writes % 5000 == 0:
+                    conn.execute(delete(t.events).where(t.events.c.rv <= row["rv"] - _DB_EVENT_KEEP))
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
 
     @staticmethod
     def _save_rv(conn, rv: int) -> None:

@@ -151,7 +151,10 @@ def test_failed_database_write_leaves_cache_untouched(store, rt, monkeypatch):
 
     from sqlalchemy.engine import Connection
 
+    from mockkube.storage import store as store_mod
+
     monkeypatch.setattr(Connection, "execute", boom)
+    monkeypatch.setattr(store_mod._Compiled, "run", boom)  # SQLite's pre-compiled write path
     with pytest.raises(RuntimeError):
         store.update(rt, dict(a.obj, data={"x": "2"}), a.rv)
     assert store.get(rt, "default", "a").obj["data"] == {"x": "1"}
@@ -159,3 +162,24 @@ def test_failed_database_write_leaves_cache_untouched(store, rt, monkeypatch):
     monkeypatch.undo()
     b = store.update(rt, dict(a.obj, data={"x": "3"}), a.rv)  # the write connection still works
     assert b.rv == a.rv + 1
+
+
+def test_failed_event_row_rolls_back_the_object_row(store, rt, monkeypatch):
+    """The object row and its event row commit together or not at all."""
+    from mockkube.storage import store as store_mod
+
+    a = store.create(rt, cm("a", x="1"))
+    real = store_mod._Compiled.run
+
+    def fail_on_event(self, cursor, row):
+        if self.sql.upper().startswith("INSERT INTO EVENTS"):
+            raise RuntimeError("disk full")
+        return real(self, cursor, row)
+
+    if store._sqlite:
+        monkeypatch.setattr(store_mod._Compiled, "run", fail_on_event)
+        with pytest.raises(RuntimeError):
+            store.update(rt, dict(a.obj, data={"x": "2"}), a.rv)
+        monkeypatch.undo()
+    b = store.update(rt, dict(a.obj, data={"x": "3"}), a.rv)  # the object row kept rv a.rv
+    assert b.rv == a.rv + 1 and store.get(rt, "default", "a").obj["data"] == {"x": "3"}
