@@ -574,7 +574,7 @@ def _decode_live_or_new(live: list | None, new: list | None, ignore_new: bool) -
         except (ValueError, FieldSetError):
             return {}
 
-    if ignore_new:
+    if ignore_new or new is live or new == live:  # unchanged entries: decode the stored ones
         return or_empty(live)
     if new is not None and (len(new) == 0 or (len(new) == 1 and new[0] == {})):
         return {}

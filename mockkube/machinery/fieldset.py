@@ -176,6 +176,12 @@ def deserialize_pe(text: str) -> PathElement | None:
 
 # -- the set -------------------------------------------------------------------------------
 
+# FieldsV1 encodings by path set, and the sets behind those very dicts (by identity: the
+# dict is kept alive here, so its id cannot be reused while the entry exists).
+_MEMO_SIZE = 50_000
+_ENCODED: dict[frozenset, dict] = {}
+_DECODED: dict[int, tuple[dict, "FieldSet"]] = {}
+
 
 class FieldSet:
     """An immutable set of paths with upstream's set algebra and FieldsV1 encoding."""
@@ -250,8 +256,21 @@ class FieldSet:
 
     # encoding
     def to_fields_v1(self) -> dict:
-        """The FieldsV1 JSON object (keys in upstream's order, ``"."`` for a member with children)."""
-        return _emit(_tree(self.paths))
+        """The FieldsV1 JSON object (keys in upstream's order, ``"."`` for a member with children).
+
+        Memoised: most writes leave most managers' sets as they were, and objects of one
+        shape share sets. The dict returned is shared and must not be changed in place (stored
+        objects are never changed in place)."""
+        hit = _ENCODED.get(self.paths)
+        if hit is not None:
+            return hit
+        if len(_ENCODED) >= _MEMO_SIZE:
+            _ENCODED.clear()
+            _DECODED.clear()
+        out = _emit(_tree(self.paths))
+        _ENCODED[self.paths] = out
+        _DECODED[id(out)] = (out, self)
+        return out
 
     @classmethod
     def from_fields_v1(cls, fields: dict | None) -> "FieldSet":
@@ -259,9 +278,13 @@ class FieldSet:
             return cls()
         if not isinstance(fields, dict):
             raise FieldSetError("FieldsV1 must be a JSON object")
+        hit = _DECODED.get(id(fields))
+        if hit is not None and hit[0] is fields:  # a stored object's entry, encoded here
+            return hit[1]
         out: list[Path] = []
         _read(fields, (), out)
         return cls(out)
+
 
     @classmethod
     def of(cls, *paths: str) -> "FieldSet":

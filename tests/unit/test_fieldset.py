@@ -126,3 +126,19 @@ def test_fields_of_rejects_keyless_item():
 def test_iteration_order_members_then_children():
     s = FieldSet([f("b"), f("a", "x"), f("c")])
     assert [path_str(p) for p in s] == [".b", ".c", ".a.x"]
+
+
+def test_fields_v1_memo_round_trips_and_ignores_lookalikes():
+    """The encode/decode memo: the very dict encoded decodes to its set; an equal copy and a
+    changed copy are decoded from their content."""
+    import copy
+
+    fs = FieldSet.of("spec.replicas", "metadata.labels")
+    v1 = fs.to_fields_v1()
+    assert fs.to_fields_v1() is v1
+    assert FieldSet.from_fields_v1(v1).paths == fs.paths
+    same = copy.deepcopy(v1)
+    assert FieldSet.from_fields_v1(same).paths == fs.paths
+    changed = copy.deepcopy(v1)
+    del changed["f:spec"]
+    assert FieldSet.from_fields_v1(changed).paths == FieldSet.of("metadata.labels").paths
