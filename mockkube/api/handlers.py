@@ -29,6 +29,10 @@ class Target:
 
 
 def json_response(body: bytes, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    """A JSON body as upstream's serializer writes it: Go's json.Encoder ends it with a
+    newline (clients that print error bodies, like the Python client's utils, show it)."""
+    if not body.endswith(b"\n"):
+        body += b"\n"
     headers = {}
     resp = web.Response(body=body, status=status, content_type=JSON_CT, headers=headers)
     for w in warnings or []:
@@ -145,7 +149,7 @@ class API:
         if kind in ("api", "apis"):
             if discovery.wants_aggregated(accept):
                 body = discovery.dumps(discovery.aggregated(self.reg, core=kind == "api"))
-                return web.Response(body=body, headers={"Content-Type": discovery.AGGREGATED_CT})
+                return web.Response(body=body + b"\n", headers={"Content-Type": discovery.AGGREGATED_CT})
             d = discovery.api_versions() if kind == "api" else discovery.api_group_list(self.reg)
             return json_response(discovery.dumps(d))
         if kind == "group":

@@ -309,3 +309,14 @@ def test_null_or_empty_anywhere_is_never_a_500(cluster):
                     failures.append(f"{rt.plural} {'.'.join(map(str, p))}={json.dumps(value)}: "
                                     f"{resp.json().get('message', '')[:100]}")
     assert failures == []
+
+
+def test_json_bodies_end_with_a_newline_as_gos_encoder_writes_them(cluster):
+    """The Python client's utils print Status bodies verbatim (its own e2e suite compares
+    them, newline included)."""
+    c = cluster
+    st = send(c, "POST", path(CM), json.dumps(seed(CM)))
+    assert_status(st, 409, "AlreadyExists")
+    assert st.content.endswith(b'"code":409}\n')
+    got = c.http.get(c.url + path(CM))
+    assert got.content.endswith(b"}\n") and not got.content.endswith(b"\n\n")
