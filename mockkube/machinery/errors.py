@@ -33,8 +33,8 @@ class APIError(Exception):
         }
         if self.reason:
             body["reason"] = self.reason
-        if self.details is not None:
-            body["details"] = self.details
+        if self.details is not None:  # StatusDetails' fields are all omitempty upstream
+            body["details"] = {k: v for k, v in self.details.items() if v not in ("", None, 0, [])}
         body["code"] = self.code
         return body
 

@@ -37,7 +37,7 @@ async def test_not_found_and_already_exists_shapes(api):
     assert st == 404 and headers["Content-Type"].startswith("application/json")
     assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                     "message": 'configmaps "nope" not found', "reason": "NotFound",
-                    "details": {"name": "nope", "group": "", "kind": "configmaps"}, "code": 404}
+                    "details": {"name": "nope", "kind": "configmaps"}, "code": 404}
     await api.post(CM, cm("dup"))
     st, body, _ = await api.post(CM, cm("dup"))
     assert st == 409 and body["reason"] == "AlreadyExists"
