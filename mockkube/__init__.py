@@ -1,3 +1,15 @@
-"""mockkube: a Kubernetes v1.36 API server with Dynamic Resource Allocation, for tests."""
+"""mockkube: a Kubernetes v1.36 API server with Dynamic Resource Allocation, for tests.
+
+``mockkube.Cluster`` (see mockkube/testing/handle.py) runs one from Python:
+``with mockkube.Cluster(profile=...) as cluster: ...``.
+"""
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name == "Cluster":  # imported on first use: `import mockkube` stays light for the CLI
+        from mockkube.testing.handle import Cluster
+
+        return Cluster
+    raise AttributeError(f"module 'mockkube' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Command line: ``mockkube serve | kubeconfig``."""
+"""Command line: ``mockkube serve | kubeconfig | reset | clock | ...``."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _serve(args: argparse.Namespace) -> int:
     os._exit(code)
 
 def _duration(text: str) -> float:
-    from mockkube.kubelet.profile import parse_duration
+    from mockkube.machinery.durations import parse_duration
 
     try:
         return parse_duration(text)
@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mockkube.kubelet.cli import add_commands
 
     add_commands(sub)  # apply-profile, driver health, kubelet stop|start
+    from mockkube import cli_control
+
+    cli_control.add_commands(sub)  # reset, clock
     return p
 
 

@@ -16,7 +16,7 @@ import yaml
 from aiohttp import web
 
 from mockkube.api.app import SERVER_KEY, build_app
-from mockkube.machinery import meta
+from mockkube.clock import Clock
 from mockkube.machinery.registry import registry
 from mockkube.machinery.rest import Resources
 from mockkube.metrics import Metrics
@@ -54,7 +54,7 @@ class Server:
 
     def __init__(self, address: str = "127.0.0.1", port: int = 6443, db_url: str | None = None,
                  kubeconfig_path: str | None = None, cluster: str | None = None,
-                 clock: Callable[[], float] = meta.wall_clock, components: bool = True,
+                 clock: Callable[[], float] | None = None, components: bool = True,
                  event_window: int | None = None, component_thread: bool = True,
                  filter_timeout: float | None = None, binding_timeout: float | None = None) -> None:
         self.address = address
@@ -62,7 +62,8 @@ class Server:
         self.db_url = db_url
         self.kubeconfig_path = kubeconfig_path
         self.cluster = cluster
-        self.clock = clock
+        # what every time-based behaviour reads; a Clock can be frozen and moved at run time
+        self.clock = clock if clock is not None else Clock()
         self.with_components = components
         # components on their own loop and thread (the default, as `mockkube serve` runs);
         # False keeps them on the caller's loop, for asyncio tests that reach into them
@@ -82,6 +83,9 @@ class Server:
         self.profile = None  # the cluster profile, loaded when the components start
         self.cleanups: list[threading.Thread] = []  # clean-up still running after stop()
         self.temp_dirs: list[str] = []  # removed when the server stops
+        self.baseline = None  # mockkube.reset.Baseline: what a reset returns to
+        self._baseline_task: asyncio.Task | None = None
+        self._reset_hooks: list[Callable] = []
 
     def open_store(self) -> None:
         engine = make_engine(self.db_url)
@@ -121,8 +125,10 @@ class Server:
         app = build_app(self.resources, self.registry, self.metrics)
         app[SERVER_KEY] = self
         from mockkube import kubelet
+        from mockkube.api import control
 
         kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
+        control.setup(app)  # /mockkube/v1/reset and /mockkube/v1/clock
         self.app = app
         # kube-apiserver takes long request lines (huge label selectors); aiohttp stops at 8 KiB
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0,
@@ -140,7 +146,71 @@ class Server:
             write_kubeconfig(self.kubeconfig_path, self.url)
         if self.with_components:
             await self._start_components()
+        self._baseline_task = asyncio.get_running_loop().create_task(self._take_baseline())
         return self.url
+
+    async def _take_baseline(self) -> None:
+        from mockkube.reset import Baseline, quiesce
+
+        if self.components:
+            await self.on_cluster(quiesce, self.components)
+        self.baseline = Baseline.take(self.store)
+
+    async def settled(self) -> None:
+        """Wait until the cluster has settled after start (components idle) and its
+        baseline for ``reset()`` is taken."""
+        if self._baseline_task is not None:
+            await asyncio.shield(self._baseline_task)
+
+    def on_reset(self, hook: Callable) -> None:
+        """Run ``hook()`` (sync or async, on the components' side) at every reset: for state
+        outside the store, such as injected faults."""
+        self._reset_hooks.append(hook)
+
+    async def reset(self) -> dict:
+        """Back to the settled state after start without a restart (see mockkube/reset.py):
+        returns what was changed and how long it took."""
+        from mockkube import components as comps
+        from mockkube.reset import quiesce, restore
+
+        t0 = time.perf_counter()
+        await self.settled()
+        if self.components:
+            await self.on_cluster(self._stop_components)
+            self.components = []
+        counts = restore(self.store, self.baseline)
+        if hasattr(self.clock, "reset"):
+            self.clock.reset()
+        for hook in list(self._reset_hooks):
+            await self.on_cluster(hook)
+        if self.with_components:
+            if self._component_loop is not None:
+                self.components = await self._component_loop.submit(comps.start_all, self)
+            else:
+                self.components = await comps.start_all(self)
+            await self.on_cluster(quiesce, self.components)
+        return {"deleted": counts.deleted, "created": counts.created, "updated": counts.updated,
+                "seconds": round(time.perf_counter() - t0, 4)}
+
+    def clock_changed(self) -> int:
+        """Ask every component with ``resync()`` to look again at time-based state (call on
+        the components' side after moving the clock)."""
+        n = 0
+        for c in list(self.components):
+            fn = getattr(c, "resync", None)
+            if callable(fn):
+                fn()
+                n += 1
+        return n
+
+    async def move_clock(self, change: Callable[[], object]) -> dict:
+        """Apply ``change()`` to the clock where the components live, then resync them."""
+        def apply() -> dict:
+            change()
+            self.clock_changed()
+            return self.clock.state() if hasattr(self.clock, "state") else {"now": self.clock(), "frozen": False}
+
+        return await self.on_cluster(apply)
 
     @property
     def dra_filter_timeout(self) -> float:
@@ -150,7 +220,7 @@ class Server:
         setting = (self.profile.scheduler if self.profile is not None else {}).get("filterTimeout")
         if setting is None:
             return DEFAULT_FILTER_TIMEOUT
-        from mockkube.kubelet.profile import parse_duration
+        from mockkube.machinery.durations import parse_duration
 
         return parse_duration(setting)
 
@@ -204,6 +274,8 @@ class Server:
             request_stop = getattr(c, "request_stop", None)
             if request_stop is not None:
                 request_stop()
+        if self._baseline_task is not None and not self._baseline_task.done():
+            self._baseline_task.cancel()
         t0 = time.perf_counter()
         cl, self._component_loop = self._component_loop, None
         if cl is not None:

@@ -85,7 +85,7 @@ class FabricController(Controller):
         self.clock = clock
         self.driver = driver
         self.on_fault = on_fault
-        from mockkube.kubelet.profile import parse_duration
+        from mockkube.machinery.durations import parse_duration
 
         s = driver.settings
         self.delay = parse_duration(s.get("attachDelay", "1s"))

@@ -25,6 +25,9 @@ class _Component:
     def resync(self) -> None:
         self.runtime.resync()
 
+    def idle(self) -> bool:
+        return self.runtime.kubelet.idle() and self.runtime.lifecycle.idle()
+
     async def stop(self) -> None:
         await self.runtime.stop()
 

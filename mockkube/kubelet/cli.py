@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 
-def _post(url: str, body: bytes, content_type: str) -> int:
+def post(url: str, body: bytes, content_type: str) -> int:
     req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type})
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
@@ -31,19 +31,19 @@ def _post(url: str, body: bytes, content_type: str) -> int:
 
 def apply_profile(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
-    return _post(args.server.rstrip("/") + "/mockkube/v1/profile", text.encode(), "application/yaml")
+    return post(args.server.rstrip("/") + "/mockkube/v1/profile", text.encode(), "application/yaml")
 
 
 def driver_health(args: argparse.Namespace) -> int:
     body = {"pool": args.pool, "device": args.device, "healthy": args.state == "healthy"}
     if args.effect:
         body["effect"] = args.effect
-    return _post(f"{args.server.rstrip('/')}/mockkube/v1/drivers/{args.driver}/health",
+    return post(f"{args.server.rstrip('/')}/mockkube/v1/drivers/{args.driver}/health",
                  json.dumps(body).encode(), "application/json")
 
 
 def kubelet_state(args: argparse.Namespace) -> int:
-    return _post(f"{args.server.rstrip('/')}/mockkube/v1/nodes/{args.node}/kubelet",
+    return post(f"{args.server.rstrip('/')}/mockkube/v1/nodes/{args.node}/kubelet",
                  json.dumps({"running": args.state == "start"}).encode(), "application/json")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from mockkube.kubelet.profile import parse_duration
+from mockkube.machinery.durations import parse_duration
 from mockkube.machinery import meta
 
 PREFIX = "mockkube.io/"

@@ -9,13 +9,14 @@ groups (``count``) into one ``NodeSpec`` per node. All pure: no I/O beyond readi
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from mockkube.machinery.durations import parse_duration  # noqa: F401  (profiles use it)
 
 SCHEMA_PATH = Path(__file__).with_name("profile.schema.json")
 
@@ -212,25 +213,3 @@ def expand(data: dict) -> Profile:
                    scheduler=dict(data.get("scheduler") or {}), kubelet=dict(data.get("kubelet") or {}))
 
 
-_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)")
-
-
-def parse_duration(value: Any) -> float:
-    """'1m30s' / '250ms' / 2 -> seconds."""
-    if value is None or value == "":
-        return 0.0
-    if isinstance(value, (int, float)):
-        return float(value)
-    total, pos = 0.0, 0
-    text = str(value).strip()
-    for m in _DURATION.finditer(text):
-        if m.start() != pos:
-            raise ValueError(f"invalid duration {value!r}")
-        total += float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
-        pos = m.end()
-    if pos != len(text) or not text:
-        try:
-            return float(text)
-        except ValueError:
-            raise ValueError(f"invalid duration {value!r}") from None
-    return total

@@ -13,7 +13,7 @@ def binding_timeout(server: Any) -> float:
 
     if getattr(server, "binding_timeout", None) is not None:
         return float(server.binding_timeout)
-    from mockkube.kubelet.profile import parse_duration
+    from mockkube.machinery.durations import parse_duration
     from mockkube.kubelet.cluster import load_profile
 
     profile = getattr(server, "profile", None) or load_profile(getattr(server, "cluster", None))

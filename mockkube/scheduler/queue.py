@@ -54,6 +54,9 @@ class SchedulingQueue:
     def __len__(self) -> int:
         return len(self._in_active) + len(self._in_backoff) + len(self.unschedulable)
 
+    def has_active(self) -> bool:
+        return bool(self._in_active)
+
     # -- adding ---------------------------------------------------------------
     def add(self, key: str, priority: int = 0, uses_dra: bool = False) -> None:
         """A new or changed pending pod: straight to activeQ unless it is backing off."""

@@ -173,6 +173,11 @@ class Scheduler:
         """Thread-safe: a running allocation gives up at its next step."""
         self._stopping = True
 
+    def idle(self) -> bool:
+        """No pod waiting in activeQ or being scheduled, no undelivered events."""
+        return (not self.queue.has_active() and self.queue.in_flight is None
+                and not any(inf.pending() for inf in self.informers.values()))
+
     def resync(self) -> None:
         """Re-check time-based state now (tests that advance the injectable clock)."""
         self.binding.resync()

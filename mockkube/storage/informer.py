@@ -86,6 +86,10 @@ class Informer:
             except Exception:  # a handler bug must not stop delivery to the others
                 log.exception("informer handler failed for %s", self.rt.plural)
 
+    def pending(self) -> bool:
+        """Events received but not yet delivered to the handlers."""
+        return bool(self._pending)
+
     # lister ------------------------------------------------------------------
     def get(self, namespace: str, name: str) -> dict | None:
         e = self.store.get(self.rt, namespace, name)
@@ -154,6 +158,10 @@ class WorkQueue:
     def __len__(self) -> int:
         return self._queue.qsize()
 
+    def idle(self) -> bool:
+        """Nothing queued and nothing being reconciled (delayed re-adds are not work yet)."""
+        return not self._queue.qsize() and not self._processing
+
     def shutdown(self) -> None:
         for t in self._timers.values():
             t.cancel()
@@ -173,6 +181,10 @@ class Controller:
 
     def reconcile(self, key: Hashable) -> None | Awaitable[None]:
         raise NotImplementedError
+
+    def idle(self) -> bool:
+        """No work queued or under way (for a reset that waits until the cluster settles)."""
+        return self.queue.idle() and not any(inf.pending() for inf in self.informers)
 
     async def start(self) -> None:
         for inf in self.informers:

@@ -1,36 +1,34 @@
-"""An injectable clock for tests that drive time instead of waiting for it.
+"""Clocks for tests that drive time instead of waiting for it.
 
 ``Server(clock=FakeClock())`` makes every time-based behaviour (binding-condition
-timeouts, attach delays, grace periods) read this clock; after ``advance`` call
-``resync_components(server)`` (``ThreadedCluster.advance`` does both) so the components
-look again at what became due.
+timeouts, attach delays, grace periods) read a clock that stands still; after moving it,
+``resync_components(server)`` (``ThreadedCluster.advance`` and ``Server.move_clock`` do it)
+makes the components look again at what became due. Any server's clock can also be frozen
+and moved at run time: see ``mockkube.clock.Clock``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mockkube.clock import Clock
 
-class FakeClock:
-    """A clock that stands still until a test moves it."""
+
+class FakeClock(Clock):
+    """A clock that stands still until a test moves it (``advance``, or ``t`` directly)."""
 
     def __init__(self, t: float = 1_700_000_000.0) -> None:
-        self.t = t
+        super().__init__(start=t, frozen=True)
 
-    def __call__(self) -> float:
-        return self.t
+    @property
+    def t(self) -> float:
+        return self()
 
-    def advance(self, seconds: float) -> float:
-        self.t += seconds
-        return self.t
+    @t.setter
+    def t(self, value: float) -> None:
+        self.set(value)
 
 
 def resync_components(server: Any) -> int:
     """Ask every started component that has ``resync()`` to re-check time-based state."""
-    n = 0
-    for c in list(getattr(server, "components", ())):
-        fn = getattr(c, "resync", None)
-        if callable(fn):
-            fn()
-            n += 1
-    return n
+    return server.clock_changed()

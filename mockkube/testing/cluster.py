@@ -23,13 +23,14 @@ from mockkube.server import Server, write_kubeconfig
 class ThreadedCluster:
     def __init__(self, *, db_url: str | None = None, cluster: str | None = None, components: bool = True,
                  workdir: str | None = None, clock: Callable[[], float] | None = None,
-                 binding_timeout: float | None = None) -> None:
+                 binding_timeout: float | None = None, filter_timeout: float | None = None) -> None:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))
         self.kubeconfig = str(self.workdir / "kubeconfig")
         self.clock = clock
         extra: dict[str, Any] = {"clock": clock} if clock is not None else {}
         self.server = Server(address="127.0.0.1", port=0, db_url=db_url, kubeconfig_path=self.kubeconfig,
-                             cluster=cluster, components=components, binding_timeout=binding_timeout, **extra)
+                             cluster=cluster, components=components, binding_timeout=binding_timeout,
+                             filter_timeout=filter_timeout, **extra)
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="mockkube", daemon=True)
         self._ready = threading.Event()
@@ -75,13 +76,28 @@ class ThreadedCluster:
 
         return asyncio.run_coroutine_threadsafe(wrapper(), self.loop).result(60)
 
-    def advance(self, seconds: float) -> None:
-        """Move the injected clock (``clock=FakeClock()``) and let components see the new time."""
-        from mockkube.testing.clock import resync_components
+    def on_server(self, fn: Callable[..., Any], *args: Any, timeout: float | None = 60) -> Any:
+        """Run ``fn(*args)`` (sync or async) on the HTTP server's loop and return its result."""
+        async def wrapper():
+            out = fn(*args)
+            if asyncio.iscoroutine(out):
+                out = await out
+            return out
 
-        if not hasattr(self.clock, "advance"):
-            raise TypeError("advance() needs ThreadedCluster(clock=FakeClock())")
-        self.call(lambda: (self.clock.advance(seconds), resync_components(self.server)))
+        return asyncio.run_coroutine_threadsafe(wrapper(), self.loop).result(timeout)
+
+    def settled(self) -> "ThreadedCluster":
+        """Wait until the cluster has settled after start (its reset baseline is taken)."""
+        self.on_server(self.server.settled)
+        return self
+
+    def reset(self) -> dict:
+        """Back to the settled state after start, without a restart (``Server.reset``)."""
+        return self.on_server(self.server.reset)
+
+    def advance(self, seconds: float) -> None:
+        """Move the cluster's clock forward and let components see the new time."""
+        self.on_server(self.server.move_clock, lambda: self.server.clock.advance(seconds))
 
     def client(self, manager: str = "test"):
         from mockkube.storage.client import Client

@@ -1,7 +1,19 @@
 """pytest plugin (entry point ``mockkube``): fixtures for tests that need a cluster.
 
-- ``mockkube_cluster``: one cluster per test module, served over HTTP from a thread
-  (parallel-safe: each pytest-xdist worker gets its own clusters on free ports).
+Per test, reset between tests (the way to write new suites):
+
+- ``mockkube``: a ``mockkube.Cluster`` for this test. Each pytest-xdist worker starts one
+  server per distinct cluster choice, once, and resets it before every test that uses it
+  (tens of milliseconds), so tests never see each other's objects and run in parallel
+  under ``pytest -n auto``. Choose the cluster with a marker:
+  ``@pytest.mark.mockkube(profile=..., filter_timeout=..., binding_timeout=...,
+  frozen_clock=True)`` (``profile``: a path, inline YAML or a dict; none: the demo cluster).
+- ``mockkube_namespace``: a fresh namespace in that cluster (deleted after the test).
+- ``mockkube_api_client``: an official-Python-client ``ApiClient`` for it.
+
+Older fixtures, a whole server each:
+
+- ``mockkube_cluster``: one cluster per test module (no reset between its tests).
 - ``mockkube_fresh``: a new cluster for one test.
 - ``mockkube_empty``: one cluster per module with an empty profile (no nodes, drivers or
   device classes): just the API server and its controllers.
@@ -10,11 +22,94 @@
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Iterator
 
 import pytest
 
 from mockkube.testing.cluster import ThreadedCluster
+from mockkube.testing.handle import Cluster
+
+MARKER = "mockkube"
+OPTIONS = ("profile", "filter_timeout", "binding_timeout", "frozen_clock")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "mockkube(profile=None, filter_timeout=None, binding_timeout=None, frozen_clock=False): "
+                   "the cluster the `mockkube` fixture gives this test")
+
+
+class ClusterPool:
+    """This worker's clusters, one per distinct choice, started on first use."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._tmp = tmp_path_factory
+        self.clusters: dict[str, Cluster] = {}
+        self.used: set[str] = set()
+        self.reset_seconds: list[float] = []
+
+    def get(self, options: dict) -> Cluster:
+        key = json.dumps(options, sort_keys=True, default=str)
+        c = self.clusters.get(key)
+        if c is None:
+            c = Cluster(**options, workdir=str(self._tmp.mktemp("mockkube"))).start()
+            self.clusters[key] = c
+        elif key in self.used:
+            t0 = time.perf_counter()
+            c.reset()
+            self.reset_seconds.append(time.perf_counter() - t0)
+        self.used.add(key)
+        return c
+
+    def close(self) -> None:
+        for c in self.clusters.values():
+            c.stop()
+        self.clusters.clear()
+
+
+def _options(request: pytest.FixtureRequest) -> dict:
+    opts: dict = {}
+    marker = request.node.get_closest_marker(MARKER)
+    if marker is not None:
+        unknown = set(marker.kwargs) - set(OPTIONS)
+        if unknown or marker.args:
+            raise pytest.UsageError(f"@pytest.mark.mockkube takes keyword arguments {', '.join(OPTIONS)}; "
+                                    f"got {sorted(unknown) or list(marker.args)}")
+        opts.update(marker.kwargs)
+    param = getattr(request, "param", None)  # indirect parametrisation: a dict of options
+    if isinstance(param, dict):
+        opts.update(param)
+    return opts
+
+
+@pytest.fixture(scope="session")
+def mockkube_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterPool]:
+    pool = ClusterPool(tmp_path_factory)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture
+def mockkube(request: pytest.FixtureRequest, mockkube_pool: ClusterPool) -> Cluster:
+    return mockkube_pool.get(_options(request))
+
+
+@pytest.fixture
+def mockkube_namespace(mockkube: Cluster) -> Iterator[str]:
+    name = mockkube.create_namespace()
+    try:
+        yield name
+    finally:
+        mockkube.delete_namespace(name)
+
+
+@pytest.fixture
+def mockkube_api_client(mockkube: Cluster):
+    return mockkube.api_client
 
 
 @pytest.fixture(scope="module")

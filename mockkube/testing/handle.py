@@ -1,0 +1,299 @@
+"""``mockkube.Cluster``: a cluster for a test suite or a script, with or without pytest.
+
+    with mockkube.Cluster(profile="nodes: []\\n") as cluster:
+        cluster.kubectl("get", "nodes")
+        cluster.clock.advance(timedelta(minutes=10))
+        cluster.reset()
+
+In-process (a server thread in this process; ``cluster.client()`` reaches the store
+directly) or ``subprocess=True`` (``mockkube serve`` in a child process). Both speak to the
+server over HTTP for everything else, so a test reads the same either way.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import requests
+import yaml
+
+from mockkube.testing import waiting
+
+
+def profile_file(profile: str | dict | None, workdir: Path) -> str | None:
+    """A profile given as a path, inline YAML or a dict, as a file path (None: the demo cluster)."""
+    if profile is None:
+        return None
+    if isinstance(profile, dict):
+        text = yaml.safe_dump(profile, sort_keys=False)
+    elif "\n" not in profile and os.path.exists(profile):
+        return os.path.abspath(profile)
+    else:
+        text = profile
+    path = workdir / "profile.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+class ClockControl:
+    """The cluster's clock, moved over HTTP (``/mockkube/v1/clock``)."""
+
+    def __init__(self, cluster: "Cluster") -> None:
+        self._c = cluster
+
+    def _post(self, body: dict) -> dict:
+        return self._c._control("POST", "/mockkube/v1/clock", body)
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self._c._control("GET", "/mockkube/v1/clock")["epoch"], tz=timezone.utc)
+
+    @property
+    def frozen(self) -> bool:
+        return self._c._control("GET", "/mockkube/v1/clock")["frozen"]
+
+    def advance(self, by: timedelta | float | str) -> datetime:
+        """Move forward (a timedelta, seconds, or a duration such as "10m")."""
+        if isinstance(by, timedelta):
+            by = f"{by.total_seconds()}s"
+        elif isinstance(by, (int, float)):
+            by = f"{float(by)}s"
+        return datetime.fromtimestamp(self._post({"advance": by})["epoch"], tz=timezone.utc)
+
+    def set(self, when: datetime) -> datetime:
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        stamp = when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return datetime.fromtimestamp(self._post({"set": stamp})["epoch"], tz=timezone.utc)
+
+    def freeze(self) -> datetime:
+        return datetime.fromtimestamp(self._post({"freeze": True})["epoch"], tz=timezone.utc)
+
+    def unfreeze(self) -> datetime:
+        return datetime.fromtimestamp(self._post({"freeze": False})["epoch"], tz=timezone.utc)
+
+
+class Cluster:
+    """One mockkube cluster: start with ``with`` (or ``start()``/``stop()``)."""
+
+    def __init__(self, profile: str | dict | None = None, *, subprocess: bool = False,
+                 filter_timeout: float | None = None, binding_timeout: float | None = None,
+                 frozen_clock: bool = False, db_url: str | None = None, workdir: str | None = None) -> None:
+        self._own_workdir = workdir is None
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))
+        self.kubeconfig = str(self.workdir / "kubeconfig")
+        self.profile_path = profile_file(profile, self.workdir)
+        self.in_subprocess = subprocess
+        self.options = {"filter_timeout": filter_timeout, "binding_timeout": binding_timeout,
+                        "frozen_clock": frozen_clock, "db_url": db_url}
+        self.url = ""
+        self.http = requests.Session()
+        self.clock = ClockControl(self)
+        self._threaded = None
+        self._proc: Any = None
+        self._api_client = None
+        self._kinds: dict[str, tuple[str, str, bool]] | None = None
+
+    # -- life cycle ---------------------------------------------------------------------
+    def start(self) -> "Cluster":
+        t0 = time.perf_counter()
+        if self.in_subprocess:
+            self._start_subprocess()
+        else:
+            from mockkube.testing.clock import FakeClock
+            from mockkube.testing.cluster import ThreadedCluster
+
+            o = self.options
+            self._threaded = ThreadedCluster(workdir=str(self.workdir), cluster=self.profile_path,
+                                             db_url=o["db_url"], binding_timeout=o["binding_timeout"],
+                                             filter_timeout=o["filter_timeout"],
+                                             clock=FakeClock(time.time()) if o["frozen_clock"] else None).start()
+            self._threaded.settled()
+            self.url = self._threaded.url
+        self.start_seconds = time.perf_counter() - t0
+        return self
+
+    def _start_subprocess(self) -> None:
+        o = self.options
+        cmd = [sys.executable, "-m", "mockkube", "serve", "--port", "0", "--kubeconfig", self.kubeconfig]
+        if self.profile_path:
+            cmd += ["--cluster", self.profile_path]
+        if o["db_url"]:
+            cmd += ["--db", o["db_url"]]
+        if o["filter_timeout"] is not None:
+            cmd += ["--dra-filter-timeout", f"{o['filter_timeout']}s"]
+        if o["binding_timeout"] is not None:
+            cmd += ["--binding-timeout", f"{o['binding_timeout']}s"]
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        line = self._proc.stdout.readline()
+        if not line.startswith("mockkube ready at "):
+            self._proc.kill()
+            raise RuntimeError(f"mockkube serve did not start: {line!r}")
+        self.url = line.split()[-1]
+        self._control("POST", "/mockkube/v1/settle")
+        if o["frozen_clock"]:
+            self.clock.freeze()
+
+    def stop(self) -> None:
+        if self._threaded is not None:
+            self._threaded.stop()
+            self._threaded = None
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+            self._proc = None
+        if self._api_client is not None:
+            self._api_client.close()
+            self._api_client = None
+        self.http.close()
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> "Cluster":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- controls -------------------------------------------------------------------------
+    def _control(self, method: str, path: str, body: dict | None = None) -> dict:
+        r = self.http.request(method, self.url + path, json=body, timeout=60)
+        if r.status_code >= 400:
+            raise RuntimeError(f"{method} {path}: {r.status_code} {r.text}")
+        return r.json()
+
+    def reset(self) -> dict:
+        """Back to the state the cluster settled into after start (objects, allocations,
+        driver and kubelet state, clock, injected faults); resourceVersions keep rising."""
+        self._kinds = None
+        return self._control("POST", "/mockkube/v1/reset")
+
+    # -- clients ----------------------------------------------------------------------------
+    @property
+    def api_client(self):
+        """An official-Python-client ``ApiClient`` configured for this cluster."""
+        if self._api_client is None:
+            from kubernetes import client, config
+
+            cfg = client.Configuration()
+            config.load_kube_config(config_file=self.kubeconfig, client_configuration=cfg)
+            self._api_client = client.ApiClient(cfg)
+        return self._api_client
+
+    def client(self, manager: str = "test"):
+        """The in-process store client (in-process clusters only)."""
+        if self._threaded is None:
+            raise RuntimeError("client() needs an in-process cluster (subprocess=False)")
+        return self._threaded.client(manager)
+
+    @property
+    def server(self):
+        """The in-process ``mockkube.server.Server`` (in-process clusters only)."""
+        if self._threaded is None:
+            raise RuntimeError("server needs an in-process cluster (subprocess=False)")
+        return self._threaded.server
+
+    def env(self) -> dict:
+        env = dict(os.environ)
+        env["KUBECONFIG"] = self.kubeconfig
+        env["HOME"] = str(self.workdir)  # kubectl/helm caches stay per cluster
+        for k, d in (("HELM_CACHE_HOME", "helm-cache"), ("HELM_CONFIG_HOME", "helm-config"),
+                     ("HELM_DATA_HOME", "helm-data")):
+            env.setdefault(k, str(self.workdir / d))
+        return env
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
+                timeout: float = 60) -> subprocess.CompletedProcess:
+        from mockkube.testing import binaries
+
+        return self._run([binaries.kubectl(), *args], input, check, timeout)
+
+    def helm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
+        from mockkube.testing import binaries
+
+        return self._run([binaries.helm(), *args], None, check, timeout)
+
+    def _run(self, cmd: list[str], input: str | None, check: bool, timeout: float) -> subprocess.CompletedProcess:
+        p = subprocess.run(cmd, input=input, capture_output=True, text=True, env=self.env(), timeout=timeout)
+        if check and p.returncode != 0:
+            raise AssertionError(f"{Path(cmd[0]).name} {' '.join(cmd[1:])} failed ({p.returncode}):\n"
+                                 f"{p.stdout}\n{p.stderr}")
+        return p
+
+    # -- namespaces and objects -------------------------------------------------------------
+    def create_namespace(self, prefix: str = "test") -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        r = self.http.post(self.url + "/api/v1/namespaces", json={"metadata": {"name": name}}, timeout=60)
+        r.raise_for_status()
+        return name
+
+    def delete_namespace(self, name: str) -> None:
+        self.http.delete(f"{self.url}/api/v1/namespaces/{name}", timeout=60)
+
+    def resource_path(self, kind: str, namespace: str | None = None) -> str:
+        """The collection URL path for a kind, plural, singular or short name (kubectl's
+        spelling), found through discovery, so custom resources work too."""
+        if self._kinds is None:
+            self._kinds = _discover(self.http, self.url)
+        hit = self._kinds.get(kind.lower())
+        if hit is None:
+            raise KeyError(f"the server doesn't have a resource type {kind!r}")
+        prefix, plural, namespaced = hit
+        if namespaced:
+            return f"{prefix}/namespaces/{namespace or 'default'}/{plural}"
+        return f"{prefix}/{plural}"
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        r = self.http.get(f"{self.url}{self.resource_path(kind, namespace)}/{name}", timeout=60)
+        if r.status_code == 404:
+            return None
+        r.raise_for_status()
+        return r.json()
+
+    # -- waiting (watches, never sleeps) ------------------------------------------------------
+    def wait_for(self, kind: str, name: str, condition: str | Callable[[dict], bool],
+                 namespace: str | None = None, timeout: float = 30.0) -> dict:
+        """Watch ``kind/name`` until ``condition`` holds and return the object. A string is a
+        condition type that must be True (``"Ready"``, ``"Complete"``); a callable gets the
+        object. ``"deleted"`` waits for the object to be gone (returns {})."""
+        return waiting.watch_until(self.http, self.url + self.resource_path(kind, namespace), name,
+                                   waiting.as_predicate(condition), timeout)
+
+    def wait_for_pod_phase(self, name: str, phase: str = "Running", namespace: str | None = None,
+                           timeout: float = 30.0) -> dict:
+        return self.wait_for("pods", name, lambda o: (o.get("status") or {}).get("phase") == phase,
+                             namespace, timeout)
+
+    def wait_for_claim_allocated(self, name: str, namespace: str | None = None, timeout: float = 30.0) -> dict:
+        return self.wait_for("resourceclaims", name,
+                             lambda o: bool((o.get("status") or {}).get("allocation")), namespace, timeout)
+
+
+def _discover(http: requests.Session, url: str) -> dict[str, tuple[str, str, bool]]:
+    out: dict[str, tuple[str, str, bool]] = {}
+
+    def add(prefix: str, resources: list[dict]) -> None:
+        for r in resources:
+            if "/" in r["name"]:
+                continue
+            entry = (prefix, r["name"], r.get("namespaced", False))
+            for key in [r["name"], r.get("singularName") or "", r.get("kind", ""), *(r.get("shortNames") or [])]:
+                if key:
+                    out.setdefault(key.lower(), entry)
+
+    add("/api/v1", http.get(url + "/api/v1", timeout=60).json()["resources"])
+    for g in http.get(url + "/apis", timeout=60).json()["groups"]:
+        gv = g["preferredVersion"]["groupVersion"]
+        add(f"/apis/{gv}", http.get(f"{url}/apis/{gv}", timeout=60).json()["resources"])
+    return out
