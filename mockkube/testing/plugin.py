@@ -23,13 +23,16 @@ Older fixtures, a whole server each:
 from __future__ import annotations
 
 import json
+import os
 import time
-from typing import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
-from mockkube.testing.cluster import ThreadedCluster
-from mockkube.testing.handle import Cluster
+if TYPE_CHECKING:  # the server is imported when a fixture first needs one: collection stays fast
+    from mockkube.testing.cluster import ThreadedCluster
+    from mockkube.testing.handle import Cluster
 
 MARKER = "mockkube"
 OPTIONS = ("profile", "filter_timeout", "binding_timeout", "frozen_clock")
@@ -54,6 +57,8 @@ class ClusterPool:
         key = json.dumps(options, sort_keys=True, default=str)
         c = self.clusters.get(key)
         if c is None:
+            from mockkube.testing.handle import Cluster
+
             c = Cluster(**options, workdir=str(self._tmp.mktemp("mockkube"))).start()
             self.clusters[key] = c
         elif key in self.used:
@@ -64,9 +69,21 @@ class ClusterPool:
         return c
 
     def close(self) -> None:
+        self._write_stats()
         for c in self.clusters.values():
             c.stop()
         self.clusters.clear()
+
+    def _write_stats(self) -> None:
+        """With MOCKKUBE_POOL_STATS=DIR, leave this worker's start and reset times there
+        (tests/bench/bench_pytest_plugin.py reads them)."""
+        out = os.environ.get("MOCKKUBE_POOL_STATS")
+        if not out:
+            return
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        stats = {"start_seconds": [c.start_seconds for c in self.clusters.values()],
+                 "reset_seconds": self.reset_seconds}
+        Path(out, f"{worker}.json").write_text(json.dumps(stats))
 
 
 def _options(request: pytest.FixtureRequest) -> dict:
@@ -94,12 +111,12 @@ def mockkube_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterP
 
 
 @pytest.fixture
-def mockkube(request: pytest.FixtureRequest, mockkube_pool: ClusterPool) -> Cluster:
+def mockkube(request: pytest.FixtureRequest, mockkube_pool: ClusterPool) -> "Cluster":
     return mockkube_pool.get(_options(request))
 
 
 @pytest.fixture
-def mockkube_namespace(mockkube: Cluster) -> Iterator[str]:
+def mockkube_namespace(mockkube: "Cluster") -> Iterator[str]:
     name = mockkube.create_namespace()
     try:
         yield name
@@ -108,12 +125,14 @@ def mockkube_namespace(mockkube: Cluster) -> Iterator[str]:
 
 
 @pytest.fixture
-def mockkube_api_client(mockkube: Cluster):
+def mockkube_api_client(mockkube: "Cluster"):
     return mockkube.api_client
 
 
 @pytest.fixture(scope="module")
-def mockkube_cluster(tmp_path_factory) -> Iterator[ThreadedCluster]:
+def mockkube_cluster(tmp_path_factory) -> Iterator["ThreadedCluster"]:
+    from mockkube.testing.cluster import ThreadedCluster
+
     c = ThreadedCluster(workdir=str(tmp_path_factory.mktemp("mockkube"))).start()
     try:
         yield c
@@ -122,7 +141,9 @@ def mockkube_cluster(tmp_path_factory) -> Iterator[ThreadedCluster]:
 
 
 @pytest.fixture
-def mockkube_fresh(tmp_path) -> Iterator[ThreadedCluster]:
+def mockkube_fresh(tmp_path) -> Iterator["ThreadedCluster"]:
+    from mockkube.testing.cluster import ThreadedCluster
+
     c = ThreadedCluster(workdir=str(tmp_path)).start()
     try:
         yield c
@@ -134,9 +155,11 @@ EMPTY_PROFILE = "nodes: []\ndeviceClasses: false\n"
 
 
 @pytest.fixture(scope="module")
-def mockkube_empty(tmp_path_factory) -> Iterator[ThreadedCluster]:
+def mockkube_empty(tmp_path_factory) -> Iterator["ThreadedCluster"]:
     d = tmp_path_factory.mktemp("mockkube-empty")
     (d / "profile.yaml").write_text(EMPTY_PROFILE)
+    from mockkube.testing.cluster import ThreadedCluster
+
     c = ThreadedCluster(workdir=str(d), cluster=str(d / "profile.yaml")).start()
     try:
         yield c
@@ -145,5 +168,5 @@ def mockkube_empty(tmp_path_factory) -> Iterator[ThreadedCluster]:
 
 
 @pytest.fixture
-def kubectl(mockkube_cluster: ThreadedCluster):
+def kubectl(mockkube_cluster: "ThreadedCluster"):
     return mockkube_cluster.kubectl
