@@ -50,10 +50,17 @@ def test_second(mockkube, mockkube_pool):
     assert mockkube.url == os.environ["FIRST_URL"]          # the same server
     assert mockkube.get("configmap", "leftover", "default") is None
     assert len(mockkube_pool.reset_seconds) == 1
+
+import pytest
+
+@pytest.mark.parametrize("mockkube", [{"profile": "nodes: []\\ndeviceClasses: false\\n"}], indirect=True)
+def test_indirect_profile(mockkube, mockkube_pool):
+    assert mockkube.kubectl("get", "nodes", "-o", "name").stdout == ""
+    assert mockkube.url != os.environ["FIRST_URL"] and len(mockkube_pool.clusters) == 2
 ''')
     p = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0",
              "test_leak.py"], tmp_path)
-    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    assert p.returncode == 0 and "3 passed" in p.stdout, p.stdout[-4000:] + p.stderr[-2000:]
 
 
 def test_cli_moves_the_clock_and_resets(tmp_path):
