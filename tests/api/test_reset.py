@@ -147,3 +147,18 @@ def test_reset_runs_registered_hooks_and_resets_a_frozen_clock():
         c.clock.advance(timedelta(days=1))
         c.reset()
         assert calls and c.clock.now() == t0 and c.clock.frozen
+
+
+def test_a_pod_run_follows_the_clock_moved_over_http(cluster):
+    """The kubelet reads the cluster clock: a container that exits after an hour finishes
+    as soon as the clock is moved past that hour."""
+    c = cluster
+    c.reset()
+    ns = c.create_namespace()
+    pod = {"metadata": {"name": "batch", "annotations": {"mockkube.io/exit-after": "1h"}},
+           "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}
+    assert c.http.post(f"{c.url}/api/v1/namespaces/{ns}/pods", json=pod).status_code == 201
+    c.wait_for_pod_phase("batch", "Running", ns)
+    c.clock.advance(timedelta(minutes=61))
+    done = c.wait_for_pod_phase("batch", "Succeeded", ns, timeout=10)
+    assert done["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
