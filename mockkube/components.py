@@ -22,6 +22,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.resourcequota",
     "mockkube.controllers.replicaset",
     "mockkube.controllers.deployment",
+    "mockkube.controllers.daemonset",
     "mockkube.controllers.devicetaint",
     "mockkube.controllers.disruption",
     "mockkube.controllers.storage",

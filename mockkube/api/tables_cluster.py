@@ -53,6 +53,11 @@ def _columns(t) -> dict[tuple[str, str], list[dict]]:
         ("discovery.k8s.io", "endpointslices"): [
             name(), col("AddressType", ""), col("Ports", ""), col("Endpoints", ""), age()],
         ("", "limitranges"): [name(), col("Created At", "")],
+        **{("rbac.authorization.k8s.io", r): [name(), col("Created At", "", type="string", format="date")]
+           for r in ("roles", "clusterroles")},
+        **{("rbac.authorization.k8s.io", r): [
+            name(), col("Role", ""), age(), col("Users", "", priority=1), col("Groups", "", priority=1),
+            col("ServiceAccounts", "", priority=1)] for r in ("rolebindings", "clusterrolebindings")},
         ("", "podtemplates"): [
             col("Template", "", format="name"), col("Containers", ""), col("Images", ""), col("Pod Labels", "")],
         ("networking.k8s.io", "ingresses"): [
@@ -157,6 +162,16 @@ def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
         return [nm(o), s.get("attachRequired", True), s.get("podInfoOnMount", False), s.get("storageCapacity", False),
                 tokens, s.get("requiresRepublish", False), ",".join(s.get("volumeLifecycleModes") or ()), age(o, now)]
 
+    def binding(o, now):
+        ref = o.get("roleRef") or {}
+        subjects = o.get("subjects") or ()
+
+        def of(kind: str) -> str:
+            return ", ".join((f"{s.get('namespace', '')}:{s.get('name', '')}" if kind == "ServiceAccount"
+                              else s.get("name", "")) for s in subjects if s.get("kind") == kind)
+        return [nm(o), f"{ref.get('kind', '')}/{ref.get('name', '')}", age(o, now), of("User"), of("Group"),
+                of("ServiceAccount")]
+
     def va(o, now):
         s = o.get("spec") or {}
         return [nm(o), s.get("attacher", ""), (s.get("source") or {}).get("persistentVolumeName", ""),
@@ -186,6 +201,9 @@ def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
             nm(o), t._format_label_selector((o.get("spec") or {}).get("podSelector")) or "<none>", age(o, now)],
         ("node.k8s.io", "runtimeclasses"): lambda o, now: [nm(o), o.get("handler", ""), age(o, now)],
         ("apiregistration.k8s.io", "apiservices"): apiservice,
+        **{("rbac.authorization.k8s.io", r): lambda o, now: [nm(o), meta(o).get("creationTimestamp", "")]
+           for r in ("roles", "clusterroles")},
+        **{("rbac.authorization.k8s.io", r): binding for r in ("rolebindings", "clusterrolebindings")},
     }
 
 

@@ -199,6 +199,13 @@ def name_is_dns1035_label(name: str, prefix: bool = False) -> list[str]:
     return dns1035_label(_mask_trailing_dash(name) if prefix else name)
 
 
+def name_is_path_segment(name: str, prefix: bool = False) -> list[str]:
+    """path.ValidatePathSegmentName (RBAC roles and bindings: ``system:kube-scheduler``)."""
+    if not prefix and name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
 def name_is_long_name(name: str, prefix: bool = False) -> list[str]:
     """Declarative ``k8s-long-name`` (DeviceClass names): a DNS subdomain counted in bytes."""
     return dns1123_subdomain(_mask_trailing_dash(name) if prefix else name, "bytes")

@@ -109,6 +109,8 @@ class ResourceType:
     # the key this resource's objects are stored under (shared by events.k8s.io/core events)
     storage_key: str = ""
     verbs: tuple[str, ...] = VERBS
+    # metadata.name rule (names.NameValidator); None: a DNS subdomain, as most kinds
+    name_validator: Callable[[str, bool], list[str]] | None = None
 
     def __post_init__(self) -> None:
         if not self.singular:

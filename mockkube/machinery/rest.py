@@ -159,7 +159,8 @@ class Resources:
     def _meta_errors(self, rt: ResourceType, obj: dict, old: dict | None) -> list[fe.FieldError]:
         from mockkube.machinery import names
 
-        errs = names.validate_object_meta(obj.get("metadata", {}), rt.namespaced, fe.Path("metadata"))
+        errs = names.validate_object_meta(obj.get("metadata", {}), rt.namespaced, fe.Path("metadata"),
+                                          rt.name_validator or names.name_is_dns_subdomain)
         if old is not None:
             errs += names.validate_object_meta_update(obj.get("metadata", {}), old.get("metadata", {}),
                                                       fe.Path("metadata"))

@@ -2,4 +2,4 @@
 
 from mockkube.resources import apps, batch, coordination, core, dra, events  # noqa: F401
 from mockkube.resources import (apiregistration, core_cluster, discovery, networking, node, policy,  # noqa: F401
-                                scheduling, storage)
+                                rbac, scheduling, storage)

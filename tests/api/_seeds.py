@@ -101,6 +101,17 @@ SEEDS: dict[tuple[str, str], dict] = {
                                                         "groupPriorityMinimum": 100, "versionPriority": 10,
                                                         "insecureSkipTLSVerify": True,
                                                         "service": {"name": "seed", "namespace": "fuzz"}}},
+    ("rbac.authorization.k8s.io", "Role"): {"metadata": {"name": "seed"}, "rules": [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]},
+    ("rbac.authorization.k8s.io", "ClusterRole"): {"metadata": {"name": "seed"}, "rules": [
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"], "verbs": ["*"]},
+        {"nonResourceURLs": ["/healthz"], "verbs": ["get"]}]},
+    ("rbac.authorization.k8s.io", "RoleBinding"): {"metadata": {"name": "seed"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "seed"},
+        "subjects": [{"kind": "ServiceAccount", "name": "default"}, {"kind": "User", "name": "alice"}]},
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): {"metadata": {"name": "seed"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "seed"},
+        "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "fuzz"}]},
 }
 
 
