@@ -109,6 +109,11 @@ class ResourceType:
     # the key this resource's objects are stored under (shared by events.k8s.io/core events)
     storage_key: str = ""
     verbs: tuple[str, ...] = VERBS
+    # a resource defined at run time (a CustomResourceDefinition's version) carries its own
+    # schema (a ``mockkube.machinery.schema.Node``) and Table printer instead of upstream's
+    schema: Any = None
+    table: Any = None  # has columns() -> list[dict] and cells(obj, now) -> list
+    version_priority: int = 0  # lower sorts first in discovery (custom resources' version order)
 
     def __post_init__(self) -> None:
         if not self.singular:

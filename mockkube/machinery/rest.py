@@ -129,10 +129,18 @@ class Resources:
         """Schema check of a decoded body: type errors are 400, unknown fields per fieldValidation."""
         from mockkube.machinery import schema
 
+        own = getattr(rt.strategy, "structure", None) if kind is None else None
+        if own is not None:  # a custom resource: prune what its schema does not specify
+            unknown = own(obj)
+            if unknown and opts.field_validation == "Strict":
+                raise validation.decode_error(rt.kind, rt.version, unknown)
+            if unknown and opts.field_validation == "Warn":
+                opts.warnings.extend(validation.unknown_field_warnings(unknown))
+            return
         k = kind or rt.kind
         group = rt.group if kind is None else (version or "").rpartition("/")[0]
         v = rt.version if version is None else (version or "").rpartition("/")[2]
-        root = schema.for_kind(group, v, k)
+        root = schema.for_type(rt) if kind is None else schema.for_kind(group, v, k)
         if root is None:
             return
         strict = opts.field_validation == "Strict"
@@ -171,7 +179,7 @@ class Resources:
             return
         from mockkube.machinery import apply, schema
 
-        root = schema.for_kind(rt.group, rt.version, rt.kind)
+        root = schema.for_type(rt)
         if root is None:
             return
         try:
@@ -435,7 +443,7 @@ class Resources:
 
         opts = opts or WriteOptions()
         old_entry = self.store.get(rt, ns, name)
-        root = schema.for_kind(rt.group, rt.version, rt.kind)
+        root = schema.for_type(rt)
         if patch_type == "apply":
             return self._apply(rt, ns, name, body, opts, subresource, old_entry, root)
         if old_entry is None:

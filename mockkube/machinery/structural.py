@@ -176,3 +176,44 @@ def apply_defaults(value: Any, node: dict | None) -> None:
 def default_object(obj: dict, schema: dict) -> None:
     """Apply defaults to a custom resource in place (metadata excluded)."""
     apply_defaults(obj, dict(schema, _root=True))
+
+
+def prune_unknown(obj: dict, schema: dict) -> list[str]:
+    """Prune ``obj`` in place as the custom resource decoder does and list what went, as
+    ``unknown field "spec.foo"`` (the texts of fieldValidation Strict and Warn).
+
+    ``x-kubernetes-embedded-resource`` objects keep apiVersion, kind and metadata."""
+    found: list[str] = []
+    top = {k: v for k, v in (schema.get("properties") or {}).items() if k not in _META_FIELDS}
+    for k in list(obj):
+        if k in _META_FIELDS:
+            continue
+        if k in top:
+            obj[k] = _prune_report(obj[k], top[k], k, found)
+        elif not schema.get("x-kubernetes-preserve-unknown-fields"):
+            found.append(f'unknown field "{k}"')
+            del obj[k]
+    return found
+
+
+def _prune_report(value: Any, node: dict, path: str, found: list[str]) -> Any:
+    if isinstance(value, dict):
+        props = node.get("properties")
+        addl = node.get("additionalProperties")
+        preserve = node.get("x-kubernetes-preserve-unknown-fields") or addl is True
+        embedded = node.get("x-kubernetes-embedded-resource")
+        for k in list(value):
+            sub = f"{path}.{k}"
+            if props is not None and k in props:
+                value[k] = _prune_report(value[k], props[k], sub, found)
+            elif isinstance(addl, dict):
+                value[k] = _prune_report(value[k], addl, sub, found)
+            elif embedded and k in _META_FIELDS:
+                continue
+            elif not preserve:
+                found.append(f'unknown field "{sub}"')
+                del value[k]
+        return value
+    if isinstance(value, list) and isinstance(node.get("items"), dict):
+        return [_prune_report(v, node["items"], f"{path}[{i}]", found) for i, v in enumerate(value)]
+    return value

@@ -95,6 +95,13 @@ class Store:
                 self._logs[rt.storage_key] = EventLog(self._event_window, self.rv)
 
     # -- start-up ------------------------------------------------------------
+    def stored_objects(self, storage_key: str) -> list[dict]:
+        """The objects stored under ``storage_key``, read from the database before ``load``
+        (the server re-adds custom resource types from stored CRDs first)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(t.objects.c.data).where(t.objects.c.resource == storage_key))
+            return [json.loads(data) for (data,) in rows]
+
     def load(self) -> None:
         """Fill the cache and the event logs from the database."""
         fields: dict[str, dict] = {}

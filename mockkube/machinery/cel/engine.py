@@ -417,8 +417,8 @@ def _no_overload(name: str, node: Node, types: list[T], receiver: T | None = Non
 
 
 class _Compiler:
-    def __init__(self) -> None:
-        self.scope: dict[str, T] = {"device": "device"}
+    def __init__(self, scope: dict[str, T] | None = None) -> None:
+        self.scope: dict[str, T] = dict(scope) if scope is not None else {"device": "device"}
 
     def compile(self, n: Node) -> tuple[T, Fn]:
         k = n.kind
@@ -847,6 +847,15 @@ class CompiledExpression:
     def exceeds_cost_limit(self) -> bool:
         return self.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST
 
+    def evaluate(self, activation: dict) -> Any:
+        """The value with the given variables bound; CELError on runtime errors."""
+        try:
+            return self._fn(activation)
+        except CELRuntimeError as exc:
+            raise CELError(exc.message) from None
+        except RecursionError:
+            raise CELError("operation cancelled: actual cost limit exceeded") from None
+
     def matches(self, device_env: dict) -> bool:
         """Evaluate with `device` bound to `device_env`; CELError on runtime errors."""
         try:
@@ -872,4 +881,18 @@ def compile_expression(expression: str) -> CompiledExpression:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
     if out_type not in ("bool", "dyn"):
         raise CELError(f"must evaluate to bool or the unknown type, not {type_name(out_type)}")
+    return CompiledExpression(expression, out_type, fn, estimate(ast))
+
+
+@lru_cache(maxsize=8192)
+def compile_with(expression: str, variables: tuple[tuple[str, T], ...]) -> CompiledExpression:
+    """Parse, type-check and compile an expression over the given (name, type) variables
+    (``dyn`` for values whose type comes from an object, as CRD rules' ``self``)."""
+    try:
+        ast = parse(expression)
+        out_type, fn = _Compiler(dict(variables)).compile(ast)
+    except (CELSyntaxError, _CheckError) as exc:
+        raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
+    except RecursionError:
+        raise CELError("compilation failed: expression nesting exceeds limit") from None
     return CompiledExpression(expression, out_type, fn, estimate(ast))
