@@ -101,6 +101,13 @@ SEEDS: dict[tuple[str, str], dict] = {
                                                         "groupPriorityMinimum": 100, "versionPriority": 10,
                                                         "insecureSkipTLSVerify": True,
                                                         "service": {"name": "seed", "namespace": "fuzz"}}},
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): {
+        "metadata": {"name": "seeds.seed.example.com"},
+        "spec": {"group": "seed.example.com", "scope": "Namespaced",
+                 "names": {"plural": "seeds", "kind": "Seed"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                     "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                         "size": {"type": "integer"}}}}}}}]}},
 }
 
 

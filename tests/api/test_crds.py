@@ -231,3 +231,23 @@ async def test_custom_resources_survive_a_restart(tmp_path):
             assert st == 200 and obj["spec"]["size"] == "small"
             st, obj, _ = await api.post(BASE, widget("w2", size="nope"))
             assert st == 422
+
+
+async def test_openapi_v3_documents_custom_resources(api):
+    await _create_crd(api)
+    st, index, _ = await api.get("/openapi/v3")
+    url = index["paths"]["apis/example.com/v1"]["serverRelativeURL"]
+    st, doc, _ = await api.get(url)
+    assert st == 200
+    w = doc["components"]["schemas"]["com.example.v1.Widget"]
+    assert w["x-kubernetes-group-version-kind"] == [{"group": "example.com", "kind": "Widget", "version": "v1"}]
+    assert w["properties"]["spec"]["properties"]["size"]["enum"] == ["small", "large"]
+    assert "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" in doc["components"]["schemas"]
+    patch = doc["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"]["patch"]
+    assert "fieldValidation" in [p["name"] for p in patch["parameters"]]
+    assert patch["x-kubernetes-group-version-kind"] == {"group": "example.com", "kind": "Widget", "version": "v1"}
+    scale = doc["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale"]["get"]
+    assert scale["x-kubernetes-group-version-kind"]["kind"] == "Scale"
+    await api.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
+    st, index, _ = await api.get("/openapi/v3")
+    assert "apis/example.com/v1" not in index["paths"]
