@@ -183,6 +183,10 @@ class Registry:
         """Call ``listener("added"|"removed", rt)`` after each later change."""
         self._listeners.append(listener)
 
+    def unsubscribe(self, listener: Callable[[str, ResourceType], None]) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
     def add(self, rt: ResourceType) -> ResourceType:
         """Serve ``rt``; a resource already served at the same group/version/plural is
         replaced (a custom resource whose definition changed)."""
