@@ -251,3 +251,21 @@ async def test_openapi_v3_documents_custom_resources(api):
     await api.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
     st, index, _ = await api.get("/openapi/v3")
     assert "apis/example.com/v1" not in index["paths"]
+
+
+async def test_watch_and_label_selector(api):
+    import json as _json
+
+    await _create_crd(api)
+    st, lst, _ = await api.get(BASE)
+    rv = lst["metadata"]["resourceVersion"]
+    await api.post(BASE, {**widget("a"), "metadata": {"name": "a", "labels": {"tier": "x"}}})
+    await api.post(BASE, widget("b"))
+    async with api.s.get(api.url + BASE, params={"watch": "1", "resourceVersion": rv,
+                                                 "labelSelector": "tier=x"}) as r:
+        line = await r.content.readline()
+    ev = _json.loads(line)
+    assert ev["type"] == "ADDED" and ev["object"]["metadata"]["name"] == "a"
+    assert ev["object"]["apiVersion"] == "example.com/v1"
+    st, lst, _ = await api.get(BASE, params={"labelSelector": "tier!=x"})
+    assert [i["metadata"]["name"] for i in lst["items"]] == ["b"]
