@@ -183,8 +183,9 @@ def set_scale(api: "API", t: "Target", body: dict, opts) -> dict:
     new = copy.deepcopy(entry.obj)
     paths = getattr(t.rt.strategy, "scale_paths", lambda: None)()
     if paths is not None:
-        from mockkube.machinery.customresource import set_path
+        from mockkube.machinery.customresource import convert, set_path
 
+        new = convert(new, t.rt.api_version)
         set_path(new, paths.get("specReplicasPath", ".spec.replicas"), replicas)
     else:
         new["spec"]["replicas"] = replicas

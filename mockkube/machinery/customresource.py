@@ -146,6 +146,8 @@ class CustomResourceStrategy(SpecStatusStrategy):
         self.scale = subs.get("scale")
         self.reset_status_on_create = self.has_status
         self.selectable = [f.get("jsonPath", "") for f in version.get("selectableFields") or []]
+        spec = crd.get("spec") or {}
+        self.storage_api_version = f"{spec.get('group', '')}/{storage_version(crd) or version.get('name', '')}"
 
     # unknown fields: Strict / Warn / Ignore (called by the generic registry's decode step)
     def structure(self, obj: dict) -> list[str]:
@@ -160,9 +162,15 @@ class CustomResourceStrategy(SpecStatusStrategy):
 
             raise errors.method_not_allowed("create not allowed while custom resource definition is terminating")
 
+    # objects are stored at the storage version whichever version wrote them (conversion None)
+    def prepare_create(self, obj: dict) -> None:
+        super().prepare_create(obj)
+        obj["apiVersion"] = self.storage_api_version
+
     def prepare_update(self, new: dict, old: dict) -> None:
         if self.has_status:
             super().prepare_update(new, old)
+        new["apiVersion"] = self.storage_api_version
 
     def prepare_status_update(self, new: dict, old: dict) -> None:
         super().prepare_status_update(new, old)

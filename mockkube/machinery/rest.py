@@ -448,7 +448,7 @@ class Resources:
             return self._apply(rt, ns, name, body, opts, subresource, old_entry, root)
         if old_entry is None:
             raise errors.not_found(rt.plural, rt.group, name)
-        old = old_entry.obj
+        old = _as_version(rt, old_entry.obj)
         if patch_type == "json":
             new = jpatch.apply_json_patch(old, body)
         elif patch_type == "merge":
@@ -486,7 +486,7 @@ class Resources:
             raise errors.bad_request(
                 f"the name of the object ({bm['name']}) does not match the name on the URL ({name})")
         self._structure(rt, body, opts)
-        live = old_entry.obj if old_entry else None
+        live = _as_version(rt, old_entry.obj) if old_entry else None
         if live is None:
             self._check_namespace(rt, ns, creating=True, name=name)
             merged = apply.server_side_apply(None, body, opts.field_manager, opts.force, rt.api_version,
@@ -628,6 +628,15 @@ class Resources:
         gone = self.store.delete(rt, ns, name, expect_rv=entry.rv)
         self._notify(rt, "delete", gone.obj)
         return gone
+
+
+def _as_version(rt: ResourceType, obj: dict) -> dict:
+    """A stored custom resource as the version it is written through (conversion None)."""
+    if rt.schema is not None and obj.get("apiVersion") != rt.api_version:
+        from mockkube.machinery.customresource import convert
+
+        return convert(obj, rt.api_version)
+    return obj
 
 
 def _reset_fields(rt: ResourceType, subresource: str) -> tuple[str, ...]:

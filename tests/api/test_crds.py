@@ -184,7 +184,11 @@ async def test_versions_and_conversion_none(api):
     assert st == 404
     st, obj, _ = await api.post("/apis/example.com/v1beta1/namespaces/default/widgets",
                                 {**widget(), "apiVersion": "example.com/v1beta1"})
-    assert st == 201
+    assert st == 201 and obj["apiVersion"] == "example.com/v1beta1"
+    stored = api.server.store.get(api.server.registry.get("example.com", "v1", "widgets"), "default", "w1")
+    assert stored.obj["apiVersion"] == "example.com/v1"  # kept at the storage version
+    st, obj, _ = await api.patch("/apis/example.com/v1beta1/namespaces/default/widgets/w1", {"spec": {"color": "x"}})
+    assert st == 200 and obj["apiVersion"] == "example.com/v1beta1" and obj["metadata"]["generation"] == 2, obj
     st, obj, _ = await api.get(BASE + "/w1")
     assert obj["apiVersion"] == "example.com/v1"
     st, lst, _ = await api.get(BASE)
