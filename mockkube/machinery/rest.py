@@ -442,6 +442,9 @@ class Resources:
         from mockkube.machinery import schema, strategic
 
         opts = opts or WriteOptions()
+        if patch_type == "strategic" and rt.schema is not None:  # custom resources have no patch strategies
+            raise errors.unsupported_media_type("application/strategic-merge-patch+json",
+                                                [k for k, v in PATCH_TYPES.items() if v != "strategic"])
         old_entry = self.store.get(rt, ns, name)
         root = schema.for_type(rt)
         if patch_type == "apply":

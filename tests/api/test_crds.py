@@ -167,6 +167,8 @@ async def test_server_side_apply_uses_list_map_keys(api):
                                  ct="application/apply-patch+yaml", params={"fieldManager": "two"})
     assert st == 200, obj
     assert obj["spec"]["ports"] == [{"name": "a", "port": 1}, {"name": "b", "port": 2}]
+    st, err, _ = await api.patch(BASE + "/w1", {"spec": {}}, ct="application/strategic-merge-patch+json")
+    assert st == 415 and err["reason"] == "UnsupportedMediaType"
 
 
 async def test_versions_and_conversion_none(api):
