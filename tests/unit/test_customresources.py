@@ -171,3 +171,20 @@ def test_versions_sort_kube_aware_and_unserved_are_skipped():
                          {"name": "v1", "served": True, "storage": True},
                          {"name": "v1alpha1", "served": False, "storage": False}])
     assert [rt.version for rt in served_types(crd)] == ["v1", "v1beta1"]
+
+
+def test_schema_formats_and_list_duplicates():
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "at": {"type": "string", "format": "date-time"}, "ip": {"type": "string", "format": "ipv4"},
+        "own": {"type": "string", "format": "not-a-format"},
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                  "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}}}}
+    obj = {"spec": {"at": "yesterday", "ip": "::1", "own": "x", "tags": ["a", "a"],
+                    "ports": [{"name": "p"}, {"name": "p"}]}}
+    assert [str(e) for e in structural.validate(obj, schema)] == [
+        'spec.at: Invalid value: "yesterday": spec.at in body must be of type date-time: "yesterday"',
+        'spec.ip: Invalid value: "::1": spec.ip in body must be of type ipv4: "::1"']
+    assert [str(e) for e in structural.list_errors(obj, schema)] == [
+        'spec.tags[1]: Duplicate value: "a"',
+        'spec.ports[1]: Duplicate value: map[string]interface {}{"name":"p"}']
