@@ -652,9 +652,13 @@ def make_table(group: str, plural: str, objects: list[Obj], include_object: str,
     ``include_object`` is the ``includeObject`` query parameter: ""/"Metadata" embeds a
     PartialObjectMetadata, "Object" the object itself, "None" nothing (``object: null``).
     ``with_headers=False`` is for watch events after the first, whose columnDefinitions
-    upstream leaves null. ``printer`` (a custom resource's ``ResourceType.table``) overrides
-    the built-in columns.
+    upstream leaves null. ``printer`` (a ``ResourceType.table``: a custom resource's printer
+    columns, or "default") overrides the built-in columns.
     """
+    if printer is not None:
+        from mockkube.api.tables_custom import printer as custom_printer
+
+        printer = custom_printer(printer)
     rows = []
     for obj in objects:
         cells = printer.cells(obj, now) if printer is not None else row_cells(group, plural, obj, now)

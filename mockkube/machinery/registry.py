@@ -112,7 +112,7 @@ class ResourceType:
     # a resource defined at run time (a CustomResourceDefinition's version) carries its own
     # schema (a ``mockkube.machinery.schema.Node``) and Table printer instead of upstream's
     schema: Any = None
-    table: Any = None  # has columns() -> list[dict] and cells(obj, now) -> list
+    table: Any = None  # printer columns (list of dicts with jsonPath) or "default"; see api/tables_custom.py
     version_priority: int = 0  # lower sorts first in discovery (custom resources' version order)
 
     def __post_init__(self) -> None:

@@ -156,13 +156,15 @@ def _name_conflict(res: Any, crd: dict) -> str:
 crds = REGISTRY.add(ResourceType(
     "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
     short_names=("crd", "crds"), categories=("api-extensions",),
-    subresources=(Subresource("status", "CustomResourceDefinition"),), strategy=CRDStrategy()))
+    subresources=(Subresource("status", "CustomResourceDefinition"),), strategy=CRDStrategy(),
+    table="default"))
 
 
 # -- serving -----------------------------------------------------------------------------------
 
 def _types_of(crd: dict) -> list[ResourceType]:
-    from mockkube.machinery.customresource import is_established, served_types
+    from mockkube.machinery.customresource import is_established
+    from mockkube.resources.customresources import served_types
 
     if not is_established(crd):
         return []

@@ -81,6 +81,10 @@ async def test_crd_is_established_and_served(api):
     widgets = next(r for r in rl["resources"] if r["name"] == "widgets")
     assert widgets["shortNames"] == ["wd"] and widgets["categories"] == ["all", "gadgets"]
     assert {r["name"] for r in rl["resources"]} == {"widgets", "widgets/status", "widgets/scale"}
+    st, tbl, _ = await api.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                               headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    assert [c["name"] for c in tbl["columnDefinitions"]] == ["Name", "Created At"]
+    assert tbl["rows"][0]["cells"] == ["widgets.example.com", crd["metadata"]["creationTimestamp"]]
     st, agg, _ = await api.get("/apis", headers={
         "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"})
     assert any(i["metadata"]["name"] == "example.com" for i in agg["items"])

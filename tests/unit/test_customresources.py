@@ -10,7 +10,9 @@ import pytest
 
 from mockkube.machinery import crdcel, structural
 from mockkube.machinery.cel import CELError, compile_with
-from mockkube.machinery.customresource import PrinterColumns, served_types, version_priority
+from mockkube.api.tables_custom import PrinterColumns
+from mockkube.machinery.customresource import version_priority
+from mockkube.resources.customresources import served_types
 from mockkube.machinery.fielderrors import Path
 from mockkube.machinery.jsonpath import find, parse
 from mockkube.resources.apiextensions_validation import validate_crd, validate_structural
