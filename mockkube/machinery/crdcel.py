@@ -16,14 +16,14 @@ from typing import Any
 
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.cel import CELError, compile_with
-from mockkube.machinery.cel.k8slib import optional_type
+from mockkube.machinery.cel.k8slib import FORMAT, optional_type
 
 # upstream's per-expression static cost limit (StaticEstimatedCostLimit) and per-request budget
 STATIC_COST_LIMIT = 10_000_000
 RUNTIME_COST_BUDGET = 10_000_000
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
-_VARS = (("self", "dyn"), ("oldSelf", "dyn"))
+VARIABLES = (("self", "dyn"), ("oldSelf", "dyn"), ("format", "format_lib"))
 
 
 def is_transition_rule(rule: str) -> bool:
@@ -32,7 +32,7 @@ def is_transition_rule(rule: str) -> bool:
 
 def compile_rule(rule: str) -> Any:
     """The compiled rule; CELError with upstream's compilation message."""
-    return compile_with(rule, _VARS)
+    return compile_with(rule, VARIABLES)
 
 
 def validate(obj: dict, old: dict | None, schema: dict) -> list[fe.FieldError]:
@@ -96,7 +96,7 @@ def _check(value: Any, old: Any, has_old: bool, node: dict, rules: list, path: A
         old_value: Any = old
         if optional and transition:
             old_value = optional_type(old, True) if has_old else optional_type()
-        act = {"self": value, "oldSelf": old_value}
+        act = {"self": value, "oldSelf": old_value, "format": FORMAT}
         where = path
         if rule.get("fieldPath"):
             where = _field_path(path, rule["fieldPath"])
@@ -110,7 +110,7 @@ def _check(value: Any, old: Any, has_old: bool, node: dict, rules: list, path: A
         message = rule.get("message") or f"failed rule: {_rule_text(expr)}"
         if rule.get("messageExpression"):
             try:
-                got = compile_with(rule["messageExpression"], _VARS).evaluate(act)
+                got = compile_with(rule["messageExpression"], VARIABLES).evaluate(act)
                 if isinstance(got, str) and got.strip() and "\n" not in got:
                     message = got
             except CELError:

@@ -230,7 +230,7 @@ def _validate_rule(rule: dict, p: Path) -> list[fe.FieldError]:
             errs.append(fe.invalid(str(p.child("message")), m, "message must not contain line breaks"))
     if rule.get("messageExpression") is not None:
         try:
-            compile_with(rule["messageExpression"], (("self", "dyn"), ("oldSelf", "dyn")))
+            compile_with(rule["messageExpression"], crdcel.VARIABLES)
         except CELError as exc:
             errs.append(fe.invalid(str(p.child("messageExpression")), rule["messageExpression"],
                                    f"messageExpression {exc}"))

@@ -103,6 +103,19 @@ def test_kubernetes_cel_libraries(expr, want):
     assert compile_with(expr, ()).evaluate({}) == want
 
 
+@pytest.mark.parametrize("rule,value,ok", [
+    ("!format.dns1123Label().validate(self).hasValue()", "good-name", True),
+    ("!format.dns1123Label().validate(self).hasValue()", "Bad_Name", False),
+    ('format.named("uuid").value().validate(self).orValue([]).size() == 0',
+     "123e4567-e89b-12d3-a456-426614174000", True),
+    ('!format.named("no-such-format").hasValue()', "x", True),
+])
+def test_cel_format_library(rule, value, ok):
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "name": {"type": "string", "x-kubernetes-validations": [{"rule": rule}]}}}}}
+    assert (crdcel.validate({"spec": {"name": value}}, None, schema) == []) is ok
+
+
 def test_cel_compile_error_message():
     with pytest.raises(CELError) as e:
         crdcel.compile_rule("self.x <")

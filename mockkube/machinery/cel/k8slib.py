@@ -136,6 +136,88 @@ def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
     return out if n < 0 else out[:n]
 
 
+# -- format ----------------------------------------------------------------------------------
+
+class FormatLibrary:
+    """The ``format`` variable: ``format.dns1123Label()``, ``format.named("uuid")``."""
+
+
+FormatLibrary.__name__ = "format_lib"
+FORMAT = FormatLibrary()
+
+
+class NamedFormat:
+    __slots__ = ("name", "check")
+
+    def __init__(self, name: str, check: Any) -> None:
+        self.name, self.check = name, check
+
+    def validate(self, value: str) -> optional_type:
+        errs = self.check(value)
+        return optional_type(errs, True) if errs else optional_type()
+
+
+NamedFormat.__name__ = "kubernetes.NamedFormat"
+
+
+def _format_checks() -> dict:
+    import base64
+    import binascii
+
+    from mockkube.machinery import names
+
+    def prefixed(fn: Any) -> Any:
+        return lambda v: fn(v + "a" if v.endswith("-") else v) if v else fn(v)
+
+    def uri(v: str) -> list[str]:
+        return [] if _is_url(v) else ["an URI"]
+
+    def uuid(v: str) -> list[str]:
+        ok = re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", v)
+        return [] if ok else ["does not match the UUID format"]
+
+    def byte(v: str) -> list[str]:
+        try:
+            base64.b64decode(v, validate=True)
+            return []
+        except (binascii.Error, ValueError):
+            return ["invalid base64"]
+
+    def date(v: str) -> list[str]:
+        return [] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else ["invalid date"]
+
+    def datetime_(v: str) -> list[str]:
+        ok = re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})", v)
+        return [] if ok else ["invalid datetime"]
+
+    return {
+        "dns1123Label": names.dns1123_label, "dns1123Subdomain": names.dns1123_subdomain,
+        "dns1035Label": names.dns1035_label, "qualifiedName": names.qualified_name,
+        "dns1123LabelPrefix": prefixed(names.dns1123_label),
+        "dns1123SubdomainPrefix": prefixed(names.dns1123_subdomain),
+        "dns1035LabelPrefix": prefixed(names.dns1035_label),
+        "labelValue": names.label_value, "uri": uri, "uuid": uuid, "byte": byte, "date": date,
+        "datetime": datetime_,
+    }
+
+
+def _named(_lib: Any, name: str) -> optional_type:
+    check = _format_checks().get(name)
+    return optional_type(NamedFormat(name, check), True) if check else optional_type()
+
+
+def _format_functions() -> dict:
+    out: dict = {"named": [("format_lib", ("string",), "optional_type", _named)],
+                 "validate": [("kubernetes.NamedFormat", ("string",), "optional_type",
+                               lambda f, v: f.validate(v))]}
+    for name in ("dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "dns1123LabelPrefix",
+                 "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte", "date",
+                 "datetime"):
+        out[name] = [("format_lib", (), "kubernetes.NamedFormat",
+                      lambda _lib, n=name: NamedFormat(n, _format_checks()[n]))]
+    return out
+
+
 _MORE = {
     "hasValue": [("optional_type", (), "bool", lambda o: o.present)],
     "value": [("optional_type", (), "dyn", _opt_value)],
@@ -174,7 +256,7 @@ _MORE = {
 
 def register() -> None:
     """Add the libraries to the engine's function table (idempotent)."""
-    for name, overloads in _MORE.items():
+    for name, overloads in list(_MORE.items()) + list(_format_functions().items()):
         have = engine._FUNCTIONS.setdefault(name, [])
         for o in overloads:
             if o not in have:
