@@ -26,6 +26,7 @@ log = logging.getLogger("mockkube.crd")
 
 FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 STORAGE_KEY = "apiextensions.k8s.io/customresourcedefinitions"
+AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
 
 
 def _condition(ctype: str, status: str, reason: str, message: str, now: str) -> dict:
@@ -219,6 +220,7 @@ class CRDServing:
         if verb == "delete":
             for rt in old:
                 self.reg.remove(rt)
+            self._sync_apiservices()
             return
         if crd["metadata"].get("deletionTimestamp"):
             self._served[name] = old
@@ -241,6 +243,42 @@ class CRDServing:
         for rt in new:
             self.reg.add(rt)
         self._served[name] = new
+        self._sync_apiservices()
+
+    def _sync_apiservices(self) -> None:
+        """kube-aggregator's crdRegistrationController: one automanaged Local APIService per
+        custom resource group-version (group priority 1000, version priority 100)."""
+        api_rt = self.reg.get("apiregistration.k8s.io", "v1", "apiservices")
+        if api_rt is None:
+            return
+        wanted = {(rt.group, rt.version) for rts in self._served.values() for rt in rts}
+        builtin = {(rt.group, rt.version) for rt in self.reg.all() if rt.schema is None}
+        for obj in list(self.res.store.objects(api_rt)):
+            labels = obj["metadata"].get("labels") or {}
+            spec = obj.get("spec") or {}
+            gv = (spec.get("group", ""), spec.get("version", ""))
+            if labels.get(AUTOMANAGED) == "true" and gv not in wanted and gv not in builtin:
+                try:
+                    self.res.delete(api_rt, "", obj["metadata"]["name"])
+                except errors.APIError:
+                    pass
+            wanted.discard(gv)
+        for group, version in sorted(wanted):
+            try:
+                self.res.create(api_rt, "", {
+                    "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                    "metadata": {"name": f"{version}.{group}", "labels": {AUTOMANAGED: "true"}},
+                    "spec": {"group": group, "version": version, "groupPriorityMinimum": 1000,
+                             "versionPriority": 100}})
+                entry = self.res.store.get(api_rt, "", f"{version}.{group}")
+                if entry is not None:
+                    obj = clone(entry.obj)
+                    obj["status"] = {"conditions": [{
+                        "type": "Available", "status": "True", "lastTransitionTime": self.res.now(),
+                        "reason": "Local", "message": "Local APIServices are always available"}]}
+                    self.res.update(api_rt, "", obj["metadata"]["name"], obj, subresource="status")
+            except errors.APIError:
+                log.exception("could not register the APIService of %s/%s", group, version)
 
     def _cleanup(self, crd: dict) -> None:
         """Delete every object of a terminating CRD, then drop its finalizer."""

@@ -81,6 +81,11 @@ async def test_crd_is_established_and_served(api):
     widgets = next(r for r in rl["resources"] if r["name"] == "widgets")
     assert widgets["shortNames"] == ["wd"] and widgets["categories"] == ["all", "gadgets"]
     assert {r["name"] for r in rl["resources"]} == {"widgets", "widgets/status", "widgets/scale"}
+    st, svc, _ = await api.get("/apis/apiregistration.k8s.io/v1/apiservices/v1.example.com")
+    assert svc["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "true"}
+    assert svc["spec"] == {"group": "example.com", "version": "v1", "groupPriorityMinimum": 1000,
+                           "versionPriority": 100}
+    assert svc["status"]["conditions"][0]["reason"] == "Local"
     st, tbl, _ = await api.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
                                headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
     assert [c["name"] for c in tbl["columnDefinitions"]] == ["Name", "Created At"]
@@ -216,6 +221,8 @@ async def test_deleting_a_crd_deletes_its_objects():
             st, _, _ = await api.get(BASE)
             assert st == 404
             st, _, _ = await api.get("/apis/example.com/v1")
+            assert st == 404
+            st, _, _ = await api.get("/apis/apiregistration.k8s.io/v1/apiservices/v1.example.com")
             assert st == 404
             await _create_crd(api)
             st, lst, _ = await api.get(BASE)
