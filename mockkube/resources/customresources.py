@@ -12,14 +12,21 @@ version's ``additionalPrinterColumns`` (rendered by ``mockkube/api/tables_custom
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from mockkube.machinery import crdcel, structural
+from mockkube.machinery import crdcel, structural, validation
 from mockkube.machinery import fielderrors as fe
-from mockkube.machinery.customresource import (schema_node, storage_version, value_at, version_priority,
+from mockkube.machinery.customresource import (OBJECT_META, schema_node, storage_version, value_at, version_priority,
                                                version_schema)
 from mockkube.machinery.registry import ResourceType, Subresource
+from mockkube.machinery.schema import Node
 from mockkube.resources.strategies import SpecStatusStrategy
+
+
+@functools.lru_cache(maxsize=1)
+def _meta_root() -> Node:
+    return Node({"type": "object", "properties": {"metadata": {"$ref": "#/$defs/" + OBJECT_META}}})
 
 
 class CustomResourceStrategy(SpecStatusStrategy):
@@ -36,11 +43,21 @@ class CustomResourceStrategy(SpecStatusStrategy):
         self.reset_status_on_create = self.has_status
         self.selectable = [f.get("jsonPath", "") for f in version.get("selectableFields") or []]
         spec = crd.get("spec") or {}
+        self.kind = (spec.get("names") or {}).get("kind", "")
+        self.version = version.get("name", "")
         self.storage_api_version = f"{spec.get('group', '')}/{storage_version(crd) or version.get('name', '')}"
 
     # unknown fields: Strict / Warn / Ignore (called by the generic registry's decode step)
     def structure(self, obj: dict) -> list[str]:
-        return structural.prune_unknown(obj, self.schema)
+        """Prune what the schema does not specify and list it; metadata is decoded as
+        upstream's ObjectMeta (a type error there is the 400 of a failed decode)."""
+        unknown: list[str] = []
+        if isinstance(obj.get("metadata"), dict):
+            found = validation.check_structure({"metadata": obj["metadata"]}, _meta_root(), prune=True)
+            if found.type_errors:
+                raise validation.decode_error(self.kind, self.version, found.type_errors)
+            unknown += found.unknown_fields
+        return unknown + structural.prune_unknown(obj, self.schema)
 
     def default(self, obj: dict, now: str | None = None) -> None:
         structural.default_object(obj, self.schema)

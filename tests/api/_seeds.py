@@ -102,8 +102,8 @@ SEEDS: dict[tuple[str, str], dict] = {
                                                         "insecureSkipTLSVerify": True,
                                                         "service": {"name": "seed", "namespace": "fuzz"}}},
     ("apiextensions.k8s.io", "CustomResourceDefinition"): {
-        "metadata": {"name": "seeds.seed.example.com"},
-        "spec": {"group": "seed.example.com", "scope": "Namespaced",
+        "metadata": {"name": "seeds.crd.example.com"},
+        "spec": {"group": "crd.example.com", "scope": "Namespaced",
                  "names": {"plural": "seeds", "kind": "Seed"},
                  "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                      "type": "object", "properties": {"spec": {"type": "object", "properties": {

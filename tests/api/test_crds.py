@@ -110,6 +110,13 @@ async def test_create_defaults_prunes_and_validates(api):
     causes = [(c["field"], c["message"]) for c in err["details"]["causes"]]
     assert ("spec.size", 'Unsupported value: "huge": supported values: "small", "large"') in causes
     assert ("spec.replicas", "Invalid value: -1: spec.replicas in body should be greater than or equal to 0") in causes
+    st, err, _ = await api.post(BASE, {**widget("w4"), "metadata": {"name": "w4", "labels": {"a": 5}}})
+    assert st == 400 and err["message"] == (
+        'Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal number into Go struct field '
+        "ObjectMeta.metadata.labels of type string")
+    st, obj, hdrs = await api.post(BASE, {**widget("w5"), "metadata": {"name": "w5", "bogus": 1}})
+    assert st == 201 and "bogus" not in obj["metadata"]
+    assert any('unknown field \\"metadata.bogus\\"' in w for w in hdrs.getall("Warning", []))
     st, err, _ = await api.post(BASE, widget("w3", bogus=1), params={"fieldValidation": "Strict"})
     assert st == 400
     assert err["message"] == ('Widget in version "v1" cannot be handled as a Widget: strict decoding error: '
