@@ -175,7 +175,8 @@ class API:
         if rt.schema is not None and entry.obj.get("apiVersion") != rt.api_version:
             from mockkube.machinery.customresource import raw_as
 
-            return json_response(raw_as(entry, rt.api_version), status, warnings)  # conversion None
+            return json_response(raw_as(entry, rt.api_version, getattr(rt.strategy, "converter", None)),
+                                 status, warnings)
         return json_response(entry.raw or dumps(entry.obj), status, warnings)
 
     # -- verbs -----------------------------------------------------------------
@@ -208,10 +209,13 @@ class API:
                     "items": [_partial(e.obj) for e in result.entries]}
             return json_response(dumps(body))
         head = dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})[:-1]
-        if rt.schema is not None:  # custom resources stored at another version: conversion None
-            from mockkube.machinery.customresource import raw_as
+        if rt.schema is not None and any(e.obj.get("apiVersion") != rt.api_version for e in result.entries):
+            # custom resources stored at another version: converted, all in one review
+            from mockkube.machinery.customresource import convert_all
+            from mockkube.machinery.customresource import dumps as cr_dumps
 
-            items = [raw_as(e, rt.api_version) for e in result.entries]
+            items = [cr_dumps(o) for o in convert_all([e.obj for e in result.entries], rt.api_version,
+                                                       getattr(rt.strategy, "converter", None))]
         else:
             items = [e.raw for e in result.entries]
         body = head + b',"items":[' + b",".join(items) + b"]}"

@@ -185,7 +185,7 @@ def set_scale(api: "API", t: "Target", body: dict, opts) -> dict:
     if paths is not None:
         from mockkube.machinery.customresource import convert, set_path
 
-        new = convert(new, t.rt.api_version)
+        new = convert(new, t.rt.api_version, getattr(t.rt.strategy, "converter", None))
         set_path(new, paths.get("specReplicasPath", ".spec.replicas"), replicas)
     else:
         new["spec"]["replicas"] = replicas

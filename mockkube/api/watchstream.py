@@ -58,7 +58,8 @@ class _Encoder:
         if self.t.rt.schema is not None and entry.obj.get("apiVersion") != self.t.rt.api_version:
             from mockkube.machinery.customresource import raw_as
 
-            return _event_bytes(typ, raw_as(entry, self.t.rt.api_version))
+            return _event_bytes(typ, raw_as(entry, self.t.rt.api_version,
+                                            getattr(self.t.rt.strategy, "converter", None)))
         return _event_bytes(typ, entry.raw)
 
     def bookmark(self, rv: int, initial_end: bool = False) -> bytes:

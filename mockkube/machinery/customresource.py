@@ -113,20 +113,34 @@ def set_path(obj: dict, path: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
-def convert(obj: dict, api_version: str) -> dict:
-    """Conversion ``None``: only apiVersion changes."""
+def convert(obj: dict, api_version: str, converter: Any = None) -> dict:
+    """``obj`` as ``api_version``: through the CRD's conversion webhook when it has one
+    (``mockkube.machinery.conversion``), else conversion ``None`` (only apiVersion changes)."""
     if obj.get("apiVersion") == api_version:
         return obj
+    if converter is not None:
+        return converter.convert([obj], api_version)[0]
     out = clone(obj)
     out["apiVersion"] = api_version
     return out
 
 
-def raw_as(entry: Any, api_version: str) -> bytes:
-    """The stored bytes of ``entry`` as ``api_version`` (conversion None rewrites apiVersion)."""
+def convert_all(objs: list[dict], api_version: str, converter: Any = None) -> list[dict]:
+    """A list's objects as ``api_version`` (one ConversionReview for all of them)."""
+    if converter is not None:
+        return converter.convert(objs, api_version)
+    return [convert(o, api_version) for o in objs]
+
+
+def dumps(obj: dict) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def raw_as(entry: Any, api_version: str, converter: Any = None) -> bytes:
+    """The stored bytes of ``entry`` as ``api_version``."""
     if entry.obj.get("apiVersion") == api_version and entry.raw:
         return entry.raw
-    return json.dumps(convert(entry.obj, api_version), separators=(",", ":"), ensure_ascii=False).encode()
+    return dumps(convert(entry.obj, api_version, converter))
 
 
 def scale_view(obj: dict, paths: dict) -> dict:

@@ -638,7 +638,7 @@ def _as_version(rt: ResourceType, obj: dict) -> dict:
     if rt.schema is not None and obj.get("apiVersion") != rt.api_version:
         from mockkube.machinery.customresource import convert
 
-        return convert(obj, rt.api_version)
+        return convert(obj, rt.api_version, getattr(rt.strategy, "converter", None))
     return obj
 
 

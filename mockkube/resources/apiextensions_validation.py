@@ -95,6 +95,20 @@ def validate_crd(crd: dict) -> list[fe.FieldError]:
         errs.append(fe.not_supported("spec.conversion.strategy", strategy, ["None", "Webhook"]))
     if strategy == "Webhook" and not conv.get("webhook"):
         errs.append(fe.required("spec.conversion.webhook", "required when strategy is set to Webhook"))
+    elif strategy == "Webhook":
+        wh = conv["webhook"]
+        crv = wh.get("conversionReviewVersions") or []
+        if not any(v in ("v1", "v1beta1") for v in crv):
+            errs.append(fe.required("spec.conversion.webhook.conversionReviewVersions",
+                                    "must include at least one of v1, v1beta1"))
+        cc = wh.get("clientConfig") or {}
+        if bool(cc.get("url")) == bool(cc.get("service")):
+            errs.append(fe.required("spec.conversion.webhook.clientConfig", "exactly one of url or service is required"))
+        elif cc.get("url") and not str(cc["url"]).startswith("https://"):
+            errs.append(fe.invalid("spec.conversion.webhook.clientConfig.url", cc["url"],
+                                   "'https' is the only allowed URL scheme"))
+    elif conv.get("webhook") is not None:
+        errs.append(fe.forbidden("spec.conversion.webhook", "should not be set when strategy is not set to Webhook"))
     return errs
 
 

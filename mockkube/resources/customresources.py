@@ -17,8 +17,9 @@ from typing import Any
 
 from mockkube.machinery import crdcel, structural, validation
 from mockkube.machinery import fielderrors as fe
-from mockkube.machinery.customresource import (OBJECT_META, schema_node, storage_version, value_at, version_priority,
-                                               version_schema)
+from mockkube.machinery.conversion import converter_for
+from mockkube.machinery.customresource import (OBJECT_META, convert, schema_node, storage_version, value_at,
+                                               version_priority, version_schema)
 from mockkube.machinery.registry import ResourceType, Subresource
 from mockkube.machinery.schema import Node
 from mockkube.resources.strategies import SpecStatusStrategy
@@ -46,6 +47,7 @@ class CustomResourceStrategy(SpecStatusStrategy):
         self.kind = (spec.get("names") or {}).get("kind", "")
         self.version = version.get("name", "")
         self.storage_api_version = f"{spec.get('group', '')}/{storage_version(crd) or version.get('name', '')}"
+        self.converter = converter_for(crd)  # None: conversion None
 
     # unknown fields: Strict / Warn / Ignore (called by the generic registry's decode step)
     def structure(self, obj: dict) -> list[str]:
@@ -68,17 +70,34 @@ class CustomResourceStrategy(SpecStatusStrategy):
 
             raise errors.method_not_allowed("create not allowed while custom resource definition is terminating")
 
-    # objects are stored at the storage version whichever version wrote them (conversion None)
+    # objects are stored at the storage version whichever version wrote them
+    def _to_storage(self, obj: dict) -> None:
+        if obj.get("apiVersion") == self.storage_api_version:
+            return
+        if self.converter is None:
+            obj["apiVersion"] = self.storage_api_version
+            return
+        converted = convert(obj, self.storage_api_version, self.converter)
+        meta = obj.get("metadata")  # the generic registry holds on to this dict: keep it
+        obj.clear()
+        obj.update(converted)
+        if isinstance(meta, dict):
+            new_meta = converted.get("metadata") or {}
+            meta.clear()
+            meta.update(new_meta)
+            obj["metadata"] = meta
+
     def prepare_create(self, obj: dict) -> None:
         super().prepare_create(obj)
-        obj["apiVersion"] = self.storage_api_version
+        self._to_storage(obj)
 
     def prepare_update(self, new: dict, old: dict) -> None:
+        self._to_storage(new)
         if self.has_status:
             super().prepare_update(new, old)
-        new["apiVersion"] = self.storage_api_version
 
     def prepare_status_update(self, new: dict, old: dict) -> None:
+        self._to_storage(new)
         super().prepare_status_update(new, old)
 
     def _errors(self, obj: dict, old: dict | None) -> list[fe.FieldError]:
