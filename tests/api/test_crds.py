@@ -293,3 +293,17 @@ async def test_watch_and_label_selector(api):
     assert ev["object"]["apiVersion"] == "example.com/v1"
     st, lst, _ = await api.get(BASE, params={"labelSelector": "tier!=x"})
     assert [i["metadata"]["name"] for i in lst["items"]] == ["b"]
+
+
+async def test_server_side_apply_of_a_crd(api):
+    st, crd, _ = await api.patch("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com", CRD,
+                                 ct="application/apply-patch+yaml", params={"fieldManager": "kubectl"})
+    assert st == 201, crd
+    assert crd["metadata"]["managedFields"][0]["manager"] == "kubectl"
+    changed = copy.deepcopy(CRD)
+    changed["spec"]["names"]["shortNames"] = ["wd", "wdg"]
+    st, crd, _ = await api.patch("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+                                 changed, ct="application/apply-patch+yaml", params={"fieldManager": "kubectl"})
+    assert st == 200 and crd["spec"]["names"]["shortNames"] == ["wd", "wdg"]
+    st, rl, _ = await api.get("/apis/example.com/v1")
+    assert next(r for r in rl["resources"] if r["name"] == "widgets")["shortNames"] == ["wd", "wdg"]

@@ -35,6 +35,10 @@ def test_crd_lifecycle_with_kubectl(mockkube_fresh):
     k = mockkube_fresh.kubectl
     k("apply", "-f", CRD)
     k("wait", "--for", "condition=established", "--timeout=10s", "crd/crontabs.stable.example.com")
+    crds = k("get", "crds").stdout.splitlines()
+    assert crds[0].split() == ["NAME", "CREATED", "AT"] and crds[1].startswith("crontabs.stable.example.com ")
+    resources = k("api-resources", "--api-group=stable.example.com").stdout.splitlines()
+    assert resources[1].split() == ["crontabs", "ct", "stable.example.com/v1", "true", "CronTab"]
     out = k("apply", "-f", "-", input=_tab()).stdout
     assert "crontab.stable.example.com/tab created" in out
     table = k("get", "crontabs").stdout.splitlines()
