@@ -164,7 +164,25 @@ def validate_structural(schema: Any, p: Path) -> list[fe.FieldError]:
     return errs
 
 
+_UNSUPPORTED = ("$ref", "definitions", "dependencies", "patternProperties", "id", "$schema", "additionalItems")
+
+
 def _walk(node: dict, p: Path, errs: list[fe.FieldError], root: bool = False) -> None:
+    for key in _UNSUPPORTED:
+        if key in node:
+            errs.append(fe.forbidden(str(p.child(key)), f"{key} is not supported"))
+    if node.get("uniqueItems") is True:
+        errs.append(fe.forbidden(str(p.child("uniqueItems")),
+                                 "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"))
+    if node.get("additionalProperties") is False:
+        errs.append(fe.forbidden(str(p.child("additionalProperties")), "additionalProperties cannot be set to false"))
+    if isinstance(node.get("items"), list):
+        errs.append(fe.forbidden(str(p.child("items")), "items must be a schema object and not an array"))
+    if node.get("x-kubernetes-preserve-unknown-fields") is False:
+        errs.append(fe.invalid(str(p.child("x-kubernetes-preserve-unknown-fields")), False,
+                               "must be true or undefined"))
+    if "default" in node and not root:
+        errs += _default_errors(node, p)
     typ = node.get("type")
     int_or_string = node.get("x-kubernetes-int-or-string")
     preserve = node.get("x-kubernetes-preserve-unknown-fields")
@@ -254,3 +272,15 @@ def _validate_rule(rule: dict, p: Path) -> list[fe.FieldError]:
         errs.append(fe.invalid(str(p.child("optionalOldSelf")), True,
                                "may not be set if oldSelf is not used in rule"))
     return errs
+
+
+def _default_errors(node: dict, p: Path) -> list[fe.FieldError]:
+    """A default must validate against its own schema (upstream's defaults validation)."""
+    from mockkube.machinery import structural
+
+    value = node["default"]
+    if value is None and node.get("nullable"):
+        return []
+    sub = {"type": "object", "properties": {"default": node}}
+    return [fe.FieldError(e.type, f"{p}.{e.field}", e.value, e.detail)
+            for e in structural.validate({"default": value}, sub)]

@@ -203,3 +203,22 @@ def test_schema_formats_and_list_duplicates():
     assert [str(e) for e in structural.list_errors(obj, schema)] == [
         'spec.tags[1]: Duplicate value: "a"',
         'spec.ports[1]: Duplicate value: map[string]interface {}{"name":"p"}']
+
+
+def test_unsupported_keywords_and_bad_defaults():
+    errs = [str(e) for e in validate_structural({"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {
+            "r": {"type": "integer", "default": "x"},
+            "l": {"type": "array", "uniqueItems": True, "items": {"type": "string"}},
+            "o": {"type": "object", "additionalProperties": False},
+            "p": {"type": "object", "patternProperties": {}},
+            "u": {"type": "object", "x-kubernetes-preserve-unknown-fields": False}}}}}, Path("s"))]
+    p = "s.properties[spec].properties"
+    assert errs == [
+        f'{p}[r].default: Invalid value: "string": default in body must be of type integer: "string"',
+        f"{p}[l].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes "
+        "quadratic",
+        f"{p}[o].additionalProperties: Forbidden: additionalProperties cannot be set to false",
+        f"{p}[p].patternProperties: Forbidden: patternProperties is not supported",
+        f"{p}[u].x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined",
+    ]
