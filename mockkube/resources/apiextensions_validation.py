@@ -167,7 +167,8 @@ def validate_structural(schema: Any, p: Path) -> list[fe.FieldError]:
 _UNSUPPORTED = ("$ref", "definitions", "dependencies", "patternProperties", "id", "$schema", "additionalItems")
 
 
-def _walk(node: dict, p: Path, errs: list[fe.FieldError], root: bool = False) -> None:
+def _walk(node: dict, p: Path, errs: list[fe.FieldError], root: bool = False,
+          uncorrelatable: Path | None = None) -> None:
     for key in _UNSUPPORTED:
         if key in node:
             errs.append(fe.forbidden(str(p.child(key)), f"{key} is not supported"))
@@ -224,16 +225,30 @@ def _walk(node: dict, p: Path, errs: list[fe.FieldError], root: bool = False) ->
         errs.append(fe.invalid(str(p.child("x-kubernetes-list-map-keys")), node["x-kubernetes-list-map-keys"],
                                "must only be used if x-kubernetes-list-type is map"))
     for i, rule in enumerate(node.get("x-kubernetes-validations") or []):
-        errs += _validate_rule(rule, p.child("x-kubernetes-validations").index(i))
+        rp = p.child("x-kubernetes-validations").index(i)
+        errs += _validate_rule(rule, rp)
+        if uncorrelatable is not None and isinstance(rule, dict) and _uses_old_self(rule.get("rule", "")):
+            errs.append(fe.invalid(str(rp.child("rule")), rule.get("rule", ""),
+                                   f"oldSelf cannot be used on the uncorrelatable portion of the schema within "
+                                   f"{uncorrelatable}"))
     for name, sub in (node.get("properties") or {}).items():
         if isinstance(sub, dict):
             if root and name == "metadata":
                 continue
-            _walk(sub, Path(f"{p}.properties[{name}]"), errs)
+            _walk(sub, Path(f"{p}.properties[{name}]"), errs, uncorrelatable=uncorrelatable)
     if isinstance(node.get("additionalProperties"), dict):
-        _walk(node["additionalProperties"], p.child("additionalProperties"), errs)
+        _walk(node["additionalProperties"], p.child("additionalProperties"), errs, uncorrelatable=uncorrelatable)
     if isinstance(node.get("items"), dict):
-        _walk(node["items"], p.child("items"), errs)
+        # only listType=map items correlate between the old and the new object
+        items_path = p.child("items")
+        unc = uncorrelatable if uncorrelatable is not None or lt == "map" else items_path
+        _walk(node["items"], items_path, errs, uncorrelatable=unc)
+
+
+def _uses_old_self(expr: str) -> bool:
+    from mockkube.machinery import crdcel
+
+    return crdcel.is_transition_rule(expr)
 
 
 def _validate_rule(rule: dict, p: Path) -> list[fe.FieldError]:

@@ -222,3 +222,15 @@ def test_unsupported_keywords_and_bad_defaults():
         f"{p}[p].patternProperties: Forbidden: patternProperties is not supported",
         f"{p}[u].x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined",
     ]
+
+
+def test_transition_rules_only_on_correlatable_nodes():
+    rule = {"rule": "self == oldSelf"}
+    errs = [str(e) for e in validate_structural({"type": "object", "properties": {
+        "atomic": {"type": "array", "items": {"type": "object", "x-kubernetes-validations": [rule]}},
+        "keyed": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+                  "items": {"type": "object", "properties": {"k": {"type": "string"}},
+                            "x-kubernetes-validations": [rule]}}}}, Path("s"))]
+    assert errs == ['s.properties[atomic].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": '
+                    "oldSelf cannot be used on the uncorrelatable portion of the schema within "
+                    "s.properties[atomic].items"]
