@@ -307,3 +307,19 @@ async def test_server_side_apply_of_a_crd(api):
     assert st == 200 and crd["spec"]["names"]["shortNames"] == ["wd", "wdg"]
     st, rl, _ = await api.get("/apis/example.com/v1")
     assert next(r for r in rl["resources"] if r["name"] == "widgets")["shortNames"] == ["wd", "wdg"]
+
+
+async def test_cluster_scoped_custom_resource(api):
+    crd = copy.deepcopy(CRD)
+    crd["spec"]["scope"] = "Cluster"
+    await _create_crd(api, crd)
+    st, obj, _ = await api.post("/apis/example.com/v1/widgets", widget("c1"))
+    assert st == 201 and "namespace" not in obj["metadata"]
+    st, _, _ = await api.get("/apis/example.com/v1/namespaces/default/widgets")
+    assert st == 404
+    st, index, _ = await api.get("/openapi/v3")
+    st, doc, _ = await api.get(index["paths"]["apis/example.com/v1"]["serverRelativeURL"])
+    assert "/apis/example.com/v1/widgets/{name}" in doc["paths"]
+    item = doc["paths"]["/apis/example.com/v1/widgets/{name}"]
+    assert [p["name"] for p in item["parameters"]] == ["name", "pretty"]
+    assert not any("{namespace}" in p for p in doc["paths"])
