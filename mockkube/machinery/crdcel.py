@@ -16,11 +16,13 @@ from typing import Any
 
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.cel import CELError, compile_with
+from mockkube.machinery.cel.engine import COST_KEY
 from mockkube.machinery.cel.k8slib import FORMAT, optional_type
 
 # upstream's per-expression static cost limit (StaticEstimatedCostLimit) and per-request budget
 STATIC_COST_LIMIT = 10_000_000
 RUNTIME_COST_BUDGET = 10_000_000
+PER_CALL_LIMIT = 1_000_000  # one rule's evaluation (PerCallLimit)
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
 VARIABLES = (("self", "dyn"), ("oldSelf", "dyn"), ("format", "format_lib"))
@@ -35,13 +37,21 @@ def compile_rule(rule: str) -> Any:
     return compile_with(rule, VARIABLES)
 
 
-def validate(obj: dict, old: dict | None, schema: dict) -> list[fe.FieldError]:
+class _Budget:
+    """What is left of the request's runtime cost budget (RuntimeCELCostBudget)."""
+
+    def __init__(self, total: int) -> None:
+        self.remaining = total
+        self.exhausted = False
+
+
+def validate(obj: dict, old: dict | None, schema: dict, budget: int = RUNTIME_COST_BUDGET) -> list[fe.FieldError]:
     """Field errors of every failing rule in ``obj`` (``old`` on update)."""
     errs: list[fe.FieldError] = []
     top = dict(schema)
     props = {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}
     top["properties"] = props
-    _walk(obj, old, top, fe.Path(""), errs, old is not None)
+    _walk(obj, old, top, fe.Path(""), errs, old is not None, _Budget(budget))
     return errs
 
 
@@ -51,12 +61,12 @@ def _type_of(node: dict) -> str:
     return node.get("type", "object")
 
 
-def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool) -> None:
-    if value is None:
+def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool, budget: _Budget) -> None:
+    if value is None or budget.exhausted:
         return
     rules = node.get("x-kubernetes-validations")
     if rules:
-        _check(value, old, has_old, node, rules, path, errs)
+        _check(value, old, has_old, node, rules, path, errs, budget)
     if isinstance(value, dict):
         props = node.get("properties")
         addl = node.get("additionalProperties")
@@ -66,7 +76,7 @@ def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool
                 continue
             o_has = has_old and isinstance(old, dict) and k in old
             child = path.key(k) if props is None else path.child(k)
-            _walk(v, old[k] if o_has else None, sub, child, errs, o_has)
+            _walk(v, old[k] if o_has else None, sub, child, errs, o_has, budget)
     elif isinstance(value, list) and isinstance(node.get("items"), dict):
         items = node["items"]
         keys = node.get("x-kubernetes-list-map-keys") or []
@@ -79,11 +89,14 @@ def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool
             o = None
             if old_by_key and isinstance(v, dict):
                 o = old_by_key.get(tuple(repr(v.get(k)) for k in keys))
-            _walk(v, o, items, path.index(i), errs, o is not None)
+            _walk(v, o, items, path.index(i), errs, o is not None, budget)
 
 
-def _check(value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list) -> None:
+def _check(value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list,
+           budget: _Budget) -> None:
     for rule in rules:
+        if budget.exhausted:
+            return
         expr = rule.get("rule", "")
         transition = is_transition_rule(expr)
         optional = bool(rule.get("optionalOldSelf"))
@@ -96,15 +109,24 @@ def _check(value: Any, old: Any, has_old: bool, node: dict, rules: list, path: A
         old_value: Any = old
         if optional and transition:
             old_value = optional_type(old, True) if has_old else optional_type()
-        act = {"self": value, "oldSelf": old_value, "format": FORMAT}
+        call = [min(PER_CALL_LIMIT, budget.remaining)]
+        act = {"self": value, "oldSelf": old_value, "format": FORMAT, COST_KEY: call}
         where = path
         if rule.get("fieldPath"):
             where = _field_path(path, rule["fieldPath"])
+        start = call[0]
         try:
             ok = prog.evaluate(act)
         except CELError as exc:
+            budget.remaining -= start - call[0]
+            if budget.remaining <= 0 and start < PER_CALL_LIMIT:
+                budget.exhausted = True
+                errs.append(fe.invalid(str(where), _type_of(node), "validation failed due to running out of cost "
+                                       "budget, no further validation rules will be run"))
+                return
             errs.append(fe.invalid(str(where), _type_of(node), f"rule evaluation error: {exc}"))
             continue
+        budget.remaining -= start - call[0]
         if ok is True:
             continue
         message = rule.get("message") or f"failed rule: {_rule_text(expr)}"

@@ -234,3 +234,17 @@ def test_transition_rules_only_on_correlatable_nodes():
     assert errs == ['s.properties[atomic].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": '
                     "oldSelf cannot be used on the uncorrelatable portion of the schema within "
                     "s.properties[atomic].items"]
+
+
+def test_cel_runtime_cost_limits():
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"xs": {
+        "type": "array", "items": {"type": "integer"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, self.all(y, x + y >= 0))"}]}}}}}
+    small = {"spec": {"xs": list(range(10))}}
+    assert crdcel.validate(small, None, schema) == []
+    big = {"spec": {"xs": list(range(500))}}  # 250,000 inner steps of 6: over the per-call limit
+    assert [str(e) for e in crdcel.validate(big, None, schema)] == [
+        'spec.xs: Invalid value: "array": rule evaluation error: operation cancelled: actual cost limit exceeded']
+    assert [str(e) for e in crdcel.validate(big, None, schema, budget=50_000)] == [
+        'spec.xs: Invalid value: "array": validation failed due to running out of cost budget, no further '
+        "validation rules will be run"]

@@ -726,10 +726,13 @@ class _Compiler:
             if pt not in ("bool", "dyn"):
                 raise _no_overload("_&&_" if macro == "all" else "_||_", n.args[1], ["bool", pt])
 
+        step_cost = 1 + sum(_node_count(a) for a in n.args[1:])
+
         def items(act: dict) -> Any:
             r = tf(act)
             if isinstance(r, (list, dict)):
-                return r
+                budget = act.get(COST_KEY)
+                return r if budget is None else _charged(r, budget, step_cost)
             raise CELRuntimeError(f"expression of type '{runtime_type(r)}' cannot be range of a comprehension")
 
         pf = bodies[0][1]
@@ -806,6 +809,30 @@ class _Compiler:
             scope[var] = ifn(act)
             return bf(scope)
         return bt, bind
+
+
+# an activation may carry a runtime cost budget: ``{COST_KEY: [remaining]}`` (CRD rules do);
+# every comprehension step charges the size of its body, as cel-go's actual cost tracks
+COST_KEY = "@cost"
+
+
+def _node_count(n: Node) -> int:
+    out = 1
+    if n.target is not None:
+        out += _node_count(n.target)
+    for a in n.args:
+        out += _node_count(a)
+    for k, v in n.entries:
+        out += _node_count(k) + _node_count(v)
+    return out
+
+
+def _charged(items: Any, budget: list, step: int) -> Any:
+    for x in items:
+        budget[0] -= step
+        if budget[0] < 0:
+            raise CELRuntimeError("operation cancelled: actual cost limit exceeded")
+        yield x
 
 
 def _guard(impl: Callable, *args: Any) -> Any:
