@@ -46,8 +46,7 @@ def set_condition(status: dict, cond: dict) -> None:
 
 
 def _accepted_names(names: dict) -> dict:
-    out = {k: v for k, v in names.items() if v not in (None, "", [])}
-    return out
+    return {k: v for k, v in names.items() if v not in (None, "", [])}
 
 
 class CRDStrategy(SpecStatusStrategy):
@@ -55,7 +54,7 @@ class CRDStrategy(SpecStatusStrategy):
     reset_status_on_create = True
 
     def default(self, obj: dict, now: str | None = None) -> None:
-        spec = obj.setdefault("spec", {}) if isinstance(obj.get("spec"), dict) or "spec" not in obj else obj["spec"]
+        spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
         names = spec.get("names")
@@ -284,10 +283,6 @@ class CRDServing:
         """Delete every object of a terminating CRD, then drop its finalizer."""
         name = crd["metadata"]["name"]
         rts = self._served.get(name) or []
-        status = clone(crd.get("status") or {})
-        now = self.res.now()
-        set_condition(status, _condition("Terminating", "True", "InstanceDeletionInProgress",
-                                         "CustomResource deletion is in progress", now))
         if rts:
             rt = rts[0]
             for obj in list(self.res.store.objects(rt)):
@@ -299,6 +294,17 @@ class CRDServing:
                 except errors.APIError:
                     pass
         self._maybe_finish_crd(name)
+        entry = self.res.store.get(self.crd_rt, "", name)
+        if entry is None or not _finalizer_pending(entry.obj):
+            return
+        # objects with finalizers still wait: say so, as upstream's finalizer controller does
+        status = clone(entry.obj.get("status") or {})
+        set_condition(status, _condition("Terminating", "True", "InstanceDeletionInProgress",
+                                         "CustomResource deletion is in progress", self.res.now()))
+        if status != entry.obj.get("status"):
+            new = clone(entry.obj)
+            new["status"] = status
+            self.res.update(self.crd_rt, "", name, new, subresource="status")
 
     def _maybe_finish(self, rt: ResourceType) -> None:
         for name, rts in list(self._served.items()):

@@ -323,3 +323,22 @@ async def test_cluster_scoped_custom_resource(api):
     item = doc["paths"]["/apis/example.com/v1/widgets/{name}"]
     assert [p["name"] for p in item["parameters"]] == ["name", "pretty"]
     assert not any("{namespace}" in p for p in doc["paths"])
+
+
+async def test_crd_waits_for_objects_with_finalizers(api):
+    await _create_crd(api)
+    await api.post(BASE, {**widget("held"), "metadata": {"name": "held", "finalizers": ["example.com/hold"]}})
+    st, _, _ = await api.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
+    st, crd, _ = await api.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
+    assert st == 200
+    terminating = next(c for c in crd["status"]["conditions"] if c["type"] == "Terminating")
+    assert terminating["reason"] == "InstanceDeletionInProgress"
+    st, err, _ = await api.post(BASE, widget("new"))
+    assert st == 405 and err["message"] == "create not allowed while custom resource definition is terminating"
+    st, obj, _ = await api.get(BASE + "/held")
+    assert obj["metadata"]["deletionTimestamp"]
+    await api.patch(BASE + "/held", {"metadata": {"finalizers": None}})
+    st, _, _ = await api.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
+    assert st == 404
+    st, _, _ = await api.get(BASE)
+    assert st == 404
