@@ -86,3 +86,13 @@ def test_helm_chart_with_crds(mockkube_fresh):
     c.helm("uninstall", "rel")
     assert c.kubectl("get", "crontab", "rel-tab", check=False).returncode != 0
     c.kubectl("get", "crd", "crontabs.stable.example.com")  # helm leaves CRDs installed
+
+
+def test_install_crds_helper(mockkube_fresh, tmp_path):
+    (tmp_path / "crds").mkdir()
+    (tmp_path / "crds" / "all.yaml").write_text(open(CRD).read() + "\n---\napiVersion: v1\nkind: ConfigMap\n"
+                                                "metadata:\n  name: not-a-crd\n")
+    installed = mockkube_fresh.install_crds(str(tmp_path / "crds"))
+    assert [c["metadata"]["name"] for c in installed] == ["crontabs.stable.example.com"]
+    mockkube_fresh.kubectl("apply", "-f", "-", input=_tab("after-install"))
+    assert mockkube_fresh.install_crds(CRD)[0]["metadata"]["generation"] == 1  # unchanged: no new generation
