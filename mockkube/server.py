@@ -98,7 +98,8 @@ class Server:
         apiextensions.load_stored(self.registry, self.store.stored_objects(apiextensions.STORAGE_KEY))
         self.store.load()
         self.resources = Resources(self.store, self.registry, self.clock)
-        apiextensions.CRDServing(self.resources)
+        crds = apiextensions.CRDServing(self.resources)
+        self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly
         from mockkube.resources.quota import QuotaAdmission
 
         self.resources.admission.append(QuotaAdmission(self.resources))

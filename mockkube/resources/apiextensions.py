@@ -207,6 +207,32 @@ class CRDServing:
             if crd["metadata"].get("deletionTimestamp"):
                 self._cleanup(crd)
 
+    def after_reset(self, baseline: Any) -> None:
+        """Serve what the stored CRDs define after ``mockkube.reset.restore`` wrote the store
+        back (it writes around the generic registry): types of CRDs gone are removed, those
+        of CRDs back are added and their objects restored too."""
+        from mockkube.reset import restore
+
+        stored = {c["metadata"]["name"]: c for c in self.res.store.objects(self.crd_rt)}
+        for name in list(self._served):
+            if name not in stored:
+                for rt in self._served.pop(name):
+                    self.reg.remove(rt)
+        added = False
+        for name, crd in stored.items():
+            want = _types_of(crd)
+            was = {(r.group, r.version, r.plural) for r in self._served.get(name) or []}
+            keep = {(r.group, r.version, r.plural) for r in want}
+            for rt in self._served.get(name) or []:
+                if (rt.group, rt.version, rt.plural) not in keep:
+                    self.reg.remove(rt)
+            for rt in want:
+                self.reg.add(rt)  # the definition may have changed back too
+            self._served[name] = want
+            added = added or bool(keep - was)
+        if added and baseline is not None:
+            restore(self.res.store, baseline)  # the objects of types served again
+
     def on_commit(self, rt: ResourceType, verb: str, obj: dict) -> None:
         if rt is self.crd_rt:
             self._crd_changed(verb, obj)
