@@ -87,7 +87,11 @@ class Store:
     def _on_registry_change(self, change: str, rt: ResourceType) -> None:
         """A resource served from now on gets an empty cache and event log (its objects
         are written through the usual path); a removed one keeps them until deleted."""
-        if change != "added" or not self._loaded:
+        if change == "removed":
+            if not any(r.storage_key == rt.storage_key for r in self.registry.all()):
+                self.hub.close_key(rt.storage_key)  # upstream ends the watches of a deleted CRD
+            return
+        if not self._loaded:
             return  # load() builds every cache
         with self.lock:
             if rt.storage_key not in self._caches:

@@ -342,3 +342,10 @@ async def test_crd_waits_for_objects_with_finalizers(api):
     assert st == 404
     st, _, _ = await api.get(BASE)
     assert st == 404
+
+
+async def test_deleting_a_crd_ends_its_watches(api):
+    await _create_crd(api)
+    async with api.s.get(api.url + BASE, params={"watch": "1"}) as r:
+        await api.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
+        assert await r.content.read() == b""  # the stream ends without events
