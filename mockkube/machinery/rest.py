@@ -395,7 +395,8 @@ class Resources:
             rt.strategy.default(new, self.now())
             rt.strategy.admit(new, old, self)
             rt.strategy.prepare_update(new, old)
-            if getattr(rt.strategy, "tracks_generation", False) and meta.spec_changed(new, old):
+            changed = getattr(rt.strategy, "generation_changed", meta.spec_changed)
+            if getattr(rt.strategy, "tracks_generation", False) and changed(new, old):
                 m["generation"] = om.get("generation", 0) + 1
         if om.get("deletionTimestamp"):
             # a terminating object may only lose finalizers, never gain them

@@ -64,6 +64,11 @@ class CustomResourceStrategy(SpecStatusStrategy):
     def default(self, obj: dict, now: str | None = None) -> None:
         structural.default_object(obj, self.schema)
 
+    def generation_changed(self, new: dict, old: dict) -> bool:
+        """Anything but metadata counts, status too unless it is a subresource (upstream)."""
+        skip = {"metadata", "apiVersion", "kind"} | ({"status"} if self.has_status else set())
+        return any(new.get(k) != old.get(k) for k in (set(new) | set(old)) - skip)
+
     def admit(self, obj: dict, old: dict | None, res: Any) -> None:
         if old is None and self.terminating:
             from mockkube.machinery import errors

@@ -349,3 +349,16 @@ async def test_deleting_a_crd_ends_its_watches(api):
     async with api.s.get(api.url + BASE, params={"watch": "1"}) as r:
         await api.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
         assert await r.content.read() == b""  # the stream ends without events
+
+
+async def test_generation_counts_status_without_a_status_subresource(api):
+    crd = copy.deepcopy(CRD)
+    v = crd["spec"]["versions"][0]
+    v.pop("subresources")
+    await _create_crd(api, crd)
+    st, obj, _ = await api.post(BASE, {**widget(), "status": {"replicas": 1}})
+    assert obj["status"] == {"replicas": 1} and obj["metadata"]["generation"] == 1
+    st, obj, _ = await api.patch(BASE + "/w1", {"status": {"replicas": 2}})
+    assert obj["metadata"]["generation"] == 2
+    st, obj, _ = await api.patch(BASE + "/w1", {"metadata": {"labels": {"a": "b"}}})
+    assert obj["metadata"]["generation"] == 2
