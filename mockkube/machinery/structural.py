@@ -347,3 +347,31 @@ def _lists(value: Any, node: dict, path: str, errs: list[fe.FieldError]) -> None
                 seen.add(mark)
             if isinstance(node.get("items"), dict):
                 _lists(item, node["items"], f"{path}[{i}]", errs)
+
+
+def embedded_errors(obj: dict, schema: dict) -> list[fe.FieldError]:
+    """``x-kubernetes-embedded-resource`` objects need apiVersion and kind (upstream's
+    ``validation.ValidateEmbeddedResources``)."""
+    errs: list[fe.FieldError] = []
+    props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in _META_FIELDS}
+    for k, sub in props.items():
+        if k in obj:
+            _embedded(obj[k], sub, k, errs)
+    return errs
+
+
+def _embedded(value: Any, node: dict, path: str, errs: list[fe.FieldError]) -> None:
+    if isinstance(value, dict):
+        if node.get("x-kubernetes-embedded-resource"):
+            for key in ("apiVersion", "kind"):
+                if not value.get(key):
+                    errs.append(fe.required(f"{path}.{key}", "must not be empty"))
+        props = node.get("properties") or {}
+        addl = node.get("additionalProperties")
+        for k, v in value.items():
+            sub = props.get(k) if k in props else (addl if isinstance(addl, dict) else None)
+            if sub is not None:
+                _embedded(v, sub, f"{path}.{k}", errs)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        for i, v in enumerate(value):
+            _embedded(v, node["items"], f"{path}[{i}]", errs)

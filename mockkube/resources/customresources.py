@@ -106,7 +106,8 @@ class CustomResourceStrategy(SpecStatusStrategy):
         super().prepare_status_update(new, old)
 
     def _errors(self, obj: dict, old: dict | None) -> list[fe.FieldError]:
-        errs = structural.validate(obj, self.schema) + structural.list_errors(obj, self.schema)
+        errs = structural.validate(obj, self.schema) + structural.list_errors(obj, self.schema) \
+            + structural.embedded_errors(obj, self.schema)
         errs += crdcel.validate(obj, old, self.schema)
         if self.scale:
             path = self.scale.get("specReplicasPath", "")

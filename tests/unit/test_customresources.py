@@ -248,3 +248,12 @@ def test_cel_runtime_cost_limits():
     assert [str(e) for e in crdcel.validate(big, None, schema, budget=50_000)] == [
         'spec.xs: Invalid value: "array": validation failed due to running out of cost budget, no further '
         "validation rules will be run"]
+
+
+def test_embedded_resources_need_api_version_and_kind():
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"templates": {
+        "type": "array", "items": {"type": "object", "x-kubernetes-embedded-resource": True,
+                                   "x-kubernetes-preserve-unknown-fields": True}}}}}}
+    obj = {"spec": {"templates": [{"apiVersion": "v1", "kind": "Pod"}, {"kind": "Pod"}]}}
+    assert [str(e) for e in structural.embedded_errors(obj, schema)] == [
+        "spec.templates[1].apiVersion: Required value: must not be empty"]
