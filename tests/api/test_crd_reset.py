@@ -40,3 +40,21 @@ async def test_reset_restores_custom_resource_serving():
             assert "widgets" in names and "gadgets" not in names
     finally:
         await server.stop()
+
+
+def test_cluster_handle_installs_crds_and_reset_removes_them():
+    from pathlib import Path
+
+    import mockkube
+
+    crd = Path(__file__).parents[1] / "e2e" / "manifests" / "crontab-crd.yaml"
+    with mockkube.Cluster(profile={"nodes": []}) as c:
+        installed = c.install_crds(str(crd))
+        assert installed[0]["status"]["acceptedNames"]["kind"] == "CronTab"
+        r = c.http.post(c.url + c.resource_path("crontab", "default"), json={
+            "apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "t"},
+            "spec": {"cronSpec": "* * * * *"}})
+        assert r.status_code == 201, r.text
+        assert c.get("ct", "t", "default")["spec"]["replicas"] == 1
+        c.reset()
+        assert c.http.get(c.url + "/apis/stable.example.com/v1").status_code == 404
