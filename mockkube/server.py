@@ -92,8 +92,14 @@ class Server:
         migrate(engine)
         self.store = Store(engine, self.registry, **({"event_window": self.event_window}
                                                      if self.event_window else {}))
+        from mockkube.resources import apiextensions
+
+        # custom resources defined before a restart are served again before the caches fill
+        apiextensions.load_stored(self.registry, self.store.stored_objects(apiextensions.STORAGE_KEY))
         self.store.load()
         self.resources = Resources(self.store, self.registry, self.clock)
+        crds = apiextensions.CRDServing(self.resources)
+        self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly
         from mockkube.resources.quota import QuotaAdmission
 
         self.resources.admission.append(QuotaAdmission(self.resources))

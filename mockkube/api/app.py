@@ -104,7 +104,7 @@ def build_app(resources: Resources, registry: Registry, metrics=None) -> web.App
     app.router.add_get("/{endpoint:readyz|livez|healthz}/{check:.+}", health_check)
     app.router.add_get("/version", version)
     app.router.add_get("/metrics", metrics_text)
-    openapi.setup(app)
+    openapi.setup(app, registry=registry)
     app.router.add_route("*", "/api", api.handle)
     app.router.add_route("*", "/api/{tail:.*}", api.handle)
     app.router.add_route("*", "/apis", api.handle)

@@ -94,6 +94,13 @@ def _groups(reg: Registry) -> dict[str, list[str]]:
     for g, order in _VERSION_ORDER.items():
         if g in groups:
             groups[g].sort(key=lambda v: order.index(v) if v in order else 99)
+    custom: dict[str, dict[str, int]] = {}
+    for rt in reg.all():
+        if rt.schema is not None:  # a custom resource: kube-aware version order, as upstream sorts CRD versions
+            custom.setdefault(rt.group, {})[rt.version] = rt.version_priority
+    for g, prio in custom.items():
+        if g in groups:
+            groups[g].sort(key=lambda v: prio.get(v, 99))
     return groups
 
 

@@ -167,10 +167,16 @@ class API:
             from mockkube.api import tables
 
             t = tables.make_table(rt.group, rt.plural, [entry.obj], request.query.get("includeObject", ""),
-                                  datetime.now(timezone.utc), {"resourceVersion": str(entry.rv)})
+                                  datetime.now(timezone.utc), {"resourceVersion": str(entry.rv)},
+                                  printer=rt.table)
             return json_response(dumps(t), status, warnings)
         if wanted.partial:
             return json_response(dumps(_partial(entry.obj)), status, warnings)
+        if rt.schema is not None and entry.obj.get("apiVersion") != rt.api_version:
+            from mockkube.machinery.customresource import raw_as
+
+            return json_response(raw_as(entry, rt.api_version, getattr(rt.strategy, "converter", None)),
+                                 status, warnings)
         return json_response(entry.raw or dumps(entry.obj), status, warnings)
 
     # -- verbs -----------------------------------------------------------------
@@ -196,14 +202,23 @@ class API:
             from mockkube.api import tables
 
             tbl = tables.make_table(rt.group, rt.plural, [e.obj for e in result.entries], p.include_object,
-                                    datetime.now(timezone.utc), meta)
+                                    datetime.now(timezone.utc), meta, printer=rt.table)
             return json_response(dumps(tbl))
         if wanted.partial:
             body = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
                     "items": [_partial(e.obj) for e in result.entries]}
             return json_response(dumps(body))
         head = dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})[:-1]
-        body = head + b',"items":[' + b",".join(e.raw for e in result.entries) + b"]}"
+        if rt.schema is not None and any(e.obj.get("apiVersion") != rt.api_version for e in result.entries):
+            # custom resources stored at another version: converted, all in one review
+            from mockkube.machinery.customresource import convert_all
+            from mockkube.machinery.customresource import dumps as cr_dumps
+
+            items = [cr_dumps(o) for o in convert_all([e.obj for e in result.entries], rt.api_version,
+                                                       getattr(rt.strategy, "converter", None))]
+        else:
+            items = [e.raw for e in result.entries]
+        body = head + b',"items":[' + b",".join(items) + b"]}"
         return json_response(body)
 
     async def _body(self, request: web.Request, patch: bool = False):

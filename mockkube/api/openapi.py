@@ -124,8 +124,40 @@ def _not_modified(request: web.Request, etag: str) -> bool:
     return bool(inm) and (inm.strip() == "*" or f'"{etag}"' in [t.strip() for t in inm.split(",")])
 
 
+_REGISTRY = web.AppKey("mockkube_openapi_registry", object)
+
+
+def _custom(request: web.Request) -> dict[str, Document]:
+    """Documents of the custom resources served now (built from their CRDs, cached)."""
+    reg = request.app.get(_REGISTRY)
+    if reg is None:
+        return {}
+    from mockkube.api.openapi_crd import custom_documents
+
+    cache = request.app.get(_CUSTOM_DOCS)
+    out: dict[str, Document] = {}
+    for key, body in custom_documents(reg).items():  # type: ignore[arg-type]
+        doc = cache.get(key) if cache is not None else None
+        if doc is None or doc.body is not body:
+            doc = _document(body)
+            if cache is not None:
+                cache[key] = doc
+        out[key] = doc
+    return out
+
+
+_CUSTOM_DOCS = web.AppKey("mockkube_openapi_custom_docs", dict)
+
+
 async def handle_index(request: web.Request) -> web.Response:
     docs = request.app[_DOCS].get()
+    custom = _custom(request)
+    if custom:
+        groups = dict(docs.groups)
+        groups.update(custom)
+        paths = {key: {"serverRelativeURL": server_relative_url(key, doc.etag)}
+                 for key, doc in sorted(groups.items())}
+        docs = OpenAPIDocuments(_document(json.dumps({"paths": paths}, separators=(",", ":")).encode()), groups)
     headers = {"Etag": f'"{docs.index.etag}"'}
     if _not_modified(request, docs.index.etag):
         return web.Response(status=304, headers=headers)
@@ -135,7 +167,7 @@ async def handle_index(request: web.Request) -> web.Response:
 async def handle_group_version(request: web.Request) -> web.Response:
     docs = request.app[_DOCS].get()
     key = request.match_info["gv"].strip("/")
-    doc = docs.groups.get(key)
+    doc = docs.groups.get(key) or _custom(request).get(key)
     if doc is None:
         return _error(_not_found())
     if not accepts_json(request.headers.get("Accept", "")):
@@ -187,14 +219,18 @@ async def handle_v2(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application, *, directory: Path | None = None,
-          now: Callable[[], float] = time.time) -> None:
+          now: Callable[[], float] = time.time, registry: object = None) -> None:
     """Add ``GET /openapi/v3``, ``GET /openapi/v3/{gv}`` and ``GET /openapi/v2`` to ``app``.
 
     ``directory`` overrides where the per-group-version documents are read from (tests);
-    ``now`` is the clock used for the ``Expires`` header.
+    ``now`` is the clock used for the ``Expires`` header; ``registry`` (the server's) adds
+    the documents of custom resources.
     """
     app[_DOCS] = _Lazy(directory)
     app[_NOW] = now
+    if registry is not None:  # custom resources' documents come and go with their CRDs
+        app[_REGISTRY] = registry
+        app[_CUSTOM_DOCS] = {}
     app.router.add_get("/openapi/v3", handle_index)
     app.router.add_get("/openapi/v3/{gv:.+}", handle_group_version)
     app.router.add_get("/openapi/v2", handle_v2)

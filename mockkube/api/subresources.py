@@ -147,6 +147,12 @@ def scale_of(api: "API", t: "Target") -> dict:
     obj = api.res.get(t.rt, t.namespace, t.name).obj
     from mockkube.machinery.selectors import label_selector_from_object, selector_from_set
 
+    paths = getattr(t.rt.strategy, "scale_paths", lambda: None)()
+    if paths is not None:  # a custom resource's scale subresource reads its declared paths
+        from mockkube.machinery.customresource import scale_view
+
+        return scale_view(obj, paths)
+
     spec = obj.get("spec", {})
     try:
         if t.rt.kind == "ReplicationController":  # a plain label map, not a LabelSelector
@@ -175,7 +181,14 @@ def set_scale(api: "API", t: "Target", body: dict, opts) -> dict:
             "spec.replicas", replicas, "must be greater than or equal to 0")])
     entry = api.res.get(t.rt, t.namespace, t.name)
     new = copy.deepcopy(entry.obj)
-    new["spec"]["replicas"] = replicas
+    paths = getattr(t.rt.strategy, "scale_paths", lambda: None)()
+    if paths is not None:
+        from mockkube.machinery.customresource import convert, set_path
+
+        new = convert(new, t.rt.api_version, getattr(t.rt.strategy, "converter", None))
+        set_path(new, paths.get("specReplicasPath", ".spec.replicas"), replicas)
+    else:
+        new["spec"]["replicas"] = replicas
     rv = (body.get("metadata") or {}).get("resourceVersion")
     if rv:
         new["metadata"]["resourceVersion"] = rv

@@ -646,17 +646,23 @@ def _row_object(obj: Obj, include_object: str) -> Obj | None:
 
 
 def make_table(group: str, plural: str, objects: list[Obj], include_object: str, now: datetime,
-               list_meta: dict, with_headers: bool = True) -> dict:
+               list_meta: dict, with_headers: bool = True, printer: Any = None) -> dict:
     """A ``meta.k8s.io/v1`` Table, as kube-apiserver returns for ``Accept: ...;as=Table``.
 
     ``include_object`` is the ``includeObject`` query parameter: ""/"Metadata" embeds a
     PartialObjectMetadata, "Object" the object itself, "None" nothing (``object: null``).
     ``with_headers=False`` is for watch events after the first, whose columnDefinitions
-    upstream leaves null.
+    upstream leaves null. ``printer`` (a ``ResourceType.table``: a custom resource's printer
+    columns, or "default") overrides the built-in columns.
     """
+    if printer is not None:
+        from mockkube.api.tables_custom import printer as custom_printer
+
+        printer = custom_printer(printer)
     rows = []
     for obj in objects:
-        row: dict[str, Any] = {"cells": row_cells(group, plural, obj, now)}
+        cells = printer.cells(obj, now) if printer is not None else row_cells(group, plural, obj, now)
+        row: dict[str, Any] = {"cells": cells}
         if group == "" and plural == "pods" and (conds := _pod_row_conditions(obj)):
             row["conditions"] = conds
         row["object"] = _row_object(obj, include_object)
@@ -665,7 +671,8 @@ def make_table(group: str, plural: str, objects: list[Obj], include_object: str,
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": dict(list_meta or {}),
-        "columnDefinitions": [dict(c) for c in columns_for(group, plural)] if with_headers else None,
+        "columnDefinitions": (printer.columns() if printer is not None else
+                              [dict(c) for c in columns_for(group, plural)]) if with_headers else None,
         "rows": rows,
     }
 

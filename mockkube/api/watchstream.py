@@ -48,13 +48,18 @@ class _Encoder:
 
             tbl = tables.make_table(self.t.rt.group, self.t.rt.plural, [entry.obj], self.include_object,
                                     datetime.now(timezone.utc), {"resourceVersion": str(entry.rv)},
-                                    with_headers=not self.headers_sent)
+                                    with_headers=not self.headers_sent, printer=self.t.rt.table)
             self.headers_sent = True
             return _event_bytes(typ, json.dumps(tbl, separators=(",", ":")).encode())
         if self.wanted.partial:
             obj = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                    "metadata": entry.obj.get("metadata", {})}
             return _event_bytes(typ, json.dumps(obj, separators=(",", ":")).encode())
+        if self.t.rt.schema is not None and entry.obj.get("apiVersion") != self.t.rt.api_version:
+            from mockkube.machinery.customresource import raw_as
+
+            return _event_bytes(typ, raw_as(entry, self.t.rt.api_version,
+                                            getattr(self.t.rt.strategy, "converter", None)))
         return _event_bytes(typ, entry.raw)
 
     def bookmark(self, rv: int, initial_end: bool = False) -> bytes:

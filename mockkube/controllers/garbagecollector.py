@@ -83,6 +83,15 @@ class GarbageCollector(Controller):
             inf = Informer(self.store, rt)
             inf.add_handler(self._handler(skey))
             self.informers.append(inf)
+        self.follow_types(server.registry, self._new_type)
+
+    def _new_type(self, rt: ResourceType) -> Informer | None:
+        """Objects of a resource served from now on (custom resources) own and depend too."""
+        self._kinds.clear()  # an owner kind may resolve now
+        self.types[rt.storage_key] = rt
+        inf = Informer(self.store, rt)
+        inf.add_handler(self._handler(rt.storage_key))
+        return inf
 
     # -- lookups ---------------------------------------------------------------
     def rt_for(self, api_version: str, kind: str) -> ResourceType | None:

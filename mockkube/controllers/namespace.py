@@ -118,6 +118,16 @@ class NamespaceController(Controller):
             inf = Informer(self.store, rt)
             inf.add_handler(self._on_content)
             self.informers.append(inf)
+        self.follow_types(server.registry, self._new_type)
+
+    def _new_type(self, rt: ResourceType) -> Informer | None:
+        """A custom resource served from now on is namespace content too."""
+        if not rt.namespaced or "delete" not in rt.verbs:
+            return None
+        self.content = [c for c in self.content if c.storage_key != rt.storage_key] + [rt]
+        inf = Informer(self.store, rt)
+        inf.add_handler(self._on_content)
+        return inf
 
     def _on_namespace(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ != "DELETED" and obj["metadata"].get("deletionTimestamp"):

@@ -111,6 +111,11 @@ class ResourceType:
     verbs: tuple[str, ...] = VERBS
     # metadata.name rule (names.NameValidator); None: a DNS subdomain, as most kinds
     name_validator: Callable[[str, bool], list[str]] | None = None
+    # a resource defined at run time (a CustomResourceDefinition's version) carries its own
+    # schema (a ``mockkube.machinery.schema.Node``) and Table printer instead of upstream's
+    schema: Any = None
+    table: Any = None  # printer columns (list of dicts with jsonPath) or "default"; see api/tables_custom.py
+    version_priority: int = 0  # lower sorts first in discovery (custom resources' version order)
 
     def __post_init__(self) -> None:
         if not self.singular:
@@ -179,6 +184,10 @@ class Registry:
     def subscribe(self, listener: Callable[[str, ResourceType], None]) -> None:
         """Call ``listener("added"|"removed", rt)`` after each later change."""
         self._listeners.append(listener)
+
+    def unsubscribe(self, listener: Callable[[str, ResourceType], None]) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
 
     def add(self, rt: ResourceType) -> ResourceType:
         """Serve ``rt``; a resource already served at the same group/version/plural is

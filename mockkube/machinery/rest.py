@@ -129,10 +129,18 @@ class Resources:
         """Schema check of a decoded body: type errors are 400, unknown fields per fieldValidation."""
         from mockkube.machinery import schema
 
+        own = getattr(rt.strategy, "structure", None) if kind is None else None
+        if own is not None:  # a custom resource: prune what its schema does not specify
+            unknown = own(obj)
+            if unknown and opts.field_validation == "Strict":
+                raise validation.decode_error(rt.kind, rt.version, unknown)
+            if unknown and opts.field_validation == "Warn":
+                opts.warnings.extend(validation.unknown_field_warnings(unknown))
+            return
         k = kind or rt.kind
         group = rt.group if kind is None else (version or "").rpartition("/")[0]
         v = rt.version if version is None else (version or "").rpartition("/")[2]
-        root = schema.for_kind(group, v, k)
+        root = schema.for_type(rt) if kind is None else schema.for_kind(group, v, k)
         if root is None:
             return
         strict = opts.field_validation == "Strict"
@@ -172,7 +180,7 @@ class Resources:
             return
         from mockkube.machinery import apply, schema
 
-        root = schema.for_kind(rt.group, rt.version, rt.kind)
+        root = schema.for_type(rt)
         if root is None:
             return
         try:
@@ -388,7 +396,8 @@ class Resources:
             rt.strategy.default(new, self.now())
             rt.strategy.admit(new, old, self)
             rt.strategy.prepare_update(new, old)
-            if getattr(rt.strategy, "tracks_generation", False) and meta.spec_changed(new, old):
+            changed = getattr(rt.strategy, "generation_changed", meta.spec_changed)
+            if getattr(rt.strategy, "tracks_generation", False) and changed(new, old):
                 m["generation"] = om.get("generation", 0) + 1
         if om.get("deletionTimestamp"):
             # a terminating object may only lose finalizers, never gain them
@@ -435,13 +444,16 @@ class Resources:
         from mockkube.machinery import schema, strategic
 
         opts = opts or WriteOptions()
+        if patch_type == "strategic" and rt.schema is not None:  # custom resources have no patch strategies
+            raise errors.unsupported_media_type("application/strategic-merge-patch+json",
+                                                [k for k, v in PATCH_TYPES.items() if v != "strategic"])
         old_entry = self.store.get(rt, ns, name)
-        root = schema.for_kind(rt.group, rt.version, rt.kind)
+        root = schema.for_type(rt)
         if patch_type == "apply":
             return self._apply(rt, ns, name, body, opts, subresource, old_entry, root)
         if old_entry is None:
             raise errors.not_found(rt.plural, rt.group, name)
-        old = old_entry.obj
+        old = _as_version(rt, old_entry.obj)
         if patch_type == "json":
             new = jpatch.apply_json_patch(old, body)
         elif patch_type == "merge":
@@ -479,7 +491,7 @@ class Resources:
             raise errors.bad_request(
                 f"the name of the object ({bm['name']}) does not match the name on the URL ({name})")
         self._structure(rt, body, opts)
-        live = old_entry.obj if old_entry else None
+        live = _as_version(rt, old_entry.obj) if old_entry else None
         if live is None:
             self._check_namespace(rt, ns, creating=True, name=name)
             merged = apply.server_side_apply(None, body, opts.field_manager, opts.force, rt.api_version,
@@ -621,6 +633,15 @@ class Resources:
         gone = self.store.delete(rt, ns, name, expect_rv=entry.rv)
         self._notify(rt, "delete", gone.obj)
         return gone
+
+
+def _as_version(rt: ResourceType, obj: dict) -> dict:
+    """A stored custom resource as the version it is written through (conversion None)."""
+    if rt.schema is not None and obj.get("apiVersion") != rt.api_version:
+        from mockkube.machinery.customresource import convert
+
+        return convert(obj, rt.api_version, getattr(rt.strategy, "converter", None))
+    return obj
 
 
 def _reset_fields(rt: ResourceType, subresource: str) -> tuple[str, ...]:

@@ -203,6 +203,14 @@ def for_kind(group: str, version: str, kind: str) -> Node | None:
     return _definition_node(name) if name else None
 
 
+def for_type(rt: "object") -> Node | None:
+    """The schema of a served resource: its own (custom resources) or upstream's."""
+    own = getattr(rt, "schema", None)
+    if own is not None:
+        return own
+    return for_kind(rt.group, rt.version, rt.kind)  # type: ignore[attr-defined]
+
+
 def at_path(root: Node, path: list) -> Node | None:
     """Walk field names (str) and list indexes (int) from ``root``."""
     node: Node | None = root

@@ -30,7 +30,7 @@ def to_json_schema(node: dict) -> dict:
     out: dict[str, Any] = {}
     for key in ("enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
                 "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "multipleOf",
-                "required"):
+                "required", "format"):
         if key in node:
             out[key] = node[key]
     # draft 4 style booleans for exclusive bounds
@@ -61,6 +61,80 @@ def to_json_schema(node: dict) -> dict:
     return out
 
 
+# the string formats kube-openapi's strfmt registry checks (unknown formats are ignored)
+_FORMATS = jsonschema.FormatChecker(formats=())
+_RE = {
+    "date-time": r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$",
+    "datetime": r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$",
+    "date": r"^\d{4}-\d{2}-\d{2}$",
+    "uuid": r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$",
+    "uuid3": r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?3[0-9a-fA-F]{3}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$",
+    "uuid4": r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?4[0-9a-fA-F]{3}-?[89abAB][0-9a-fA-F]{3}-?[0-9a-fA-F]{12}$",
+    "uuid5": r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?5[0-9a-fA-F]{3}-?[89abAB][0-9a-fA-F]{3}-?[0-9a-fA-F]{12}$",
+    "mac": r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$",
+    "hostname": r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$",
+    "email": r"^[^@\s]+@[^@\s]+$",
+    "duration": r"^([-+]?(\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h|d|w))+$|^0$",
+    "hexcolor": r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$",
+}
+
+
+def _checker(fmt: str, rx: str) -> None:
+    import re
+
+    pat = re.compile(rx)
+    _FORMATS.checks(fmt)(lambda v: not isinstance(v, str) or bool(pat.match(v)))
+
+
+for _fmt, _rx in _RE.items():
+    _checker(_fmt, _rx)
+
+
+@_FORMATS.checks("byte")
+def _is_byte(v: Any) -> bool:
+    import base64
+    import binascii
+
+    if not isinstance(v, str):
+        return True
+    try:
+        base64.b64decode(v, validate=True)
+        return True
+    except (binascii.Error, ValueError):
+        return False
+
+
+def _ip_check(version: int, network: bool) -> Any:
+    def check(v: Any) -> bool:
+        import ipaddress
+
+        if not isinstance(v, str):
+            return True
+        try:
+            got = ipaddress.ip_network(v, strict=False) if network else ipaddress.ip_address(v)
+        except ValueError:
+            return False
+        return not version or got.version == version
+    return check
+
+
+_FORMATS.checks("ipv4")(_ip_check(4, False))
+_FORMATS.checks("ipv6")(_ip_check(6, False))
+_FORMATS.checks("cidr")(_ip_check(0, True))
+
+
+@_FORMATS.checks("uri")
+def _is_uri(v: Any) -> bool:
+    from urllib.parse import urlsplit
+
+    if not isinstance(v, str):
+        return True
+    try:
+        return bool(urlsplit(v).scheme)
+    except ValueError:
+        return False
+
+
 def _path(base: str, parts: Any) -> str:
     out = base
     for p in parts:
@@ -74,7 +148,7 @@ def validate(obj: dict, schema: dict) -> list[fe.FieldError]:
     sub = dict(schema)
     sub["properties"] = {k: v for k, v in (schema.get("properties") or {}).items() if k not in _META_FIELDS}
     sub["required"] = [r for r in schema.get("required") or () if r not in _META_FIELDS]
-    validator = jsonschema.Draft7Validator(to_json_schema(sub))
+    validator = jsonschema.Draft7Validator(to_json_schema(sub), format_checker=_FORMATS)
     errs: list[fe.FieldError] = []
     for e in sorted(validator.iter_errors(body), key=lambda e: [str(p) for p in e.absolute_path]):
         errs.extend(_field_errors(e))
@@ -114,6 +188,8 @@ def _field_errors(e: jsonschema.ValidationError) -> list[fe.FieldError]:
         return [fe.invalid(shown, v, f"{shown} in body should have at least {e.validator_value} items")]
     if kw == "uniqueItems":
         return [fe.duplicate(shown, v)]
+    if kw == "format":
+        return [fe.invalid(shown, v, f'{shown} in body must be of type {e.validator_value}: "{v}"')]
     return [fe.invalid(shown, v, e.message)]
 
 
@@ -176,3 +252,126 @@ def apply_defaults(value: Any, node: dict | None) -> None:
 def default_object(obj: dict, schema: dict) -> None:
     """Apply defaults to a custom resource in place (metadata excluded)."""
     apply_defaults(obj, dict(schema, _root=True))
+
+
+def prune_unknown(obj: dict, schema: dict) -> list[str]:
+    """Prune ``obj`` in place as the custom resource decoder does and list what went, as
+    ``unknown field "spec.foo"`` (the texts of fieldValidation Strict and Warn).
+
+    ``x-kubernetes-embedded-resource`` objects keep apiVersion, kind and metadata."""
+    found: list[str] = []
+    top = {k: v for k, v in (schema.get("properties") or {}).items() if k not in _META_FIELDS}
+    for k in list(obj):
+        if k in _META_FIELDS:
+            continue
+        if k in top:
+            obj[k] = _prune_report(obj[k], top[k], k, found)
+        elif not schema.get("x-kubernetes-preserve-unknown-fields"):
+            found.append(f'unknown field "{k}"')
+            del obj[k]
+    return found
+
+
+def _prune_report(value: Any, node: dict, path: str, found: list[str]) -> Any:
+    if isinstance(value, dict):
+        props = node.get("properties")
+        addl = node.get("additionalProperties")
+        preserve = node.get("x-kubernetes-preserve-unknown-fields") or addl is True
+        embedded = node.get("x-kubernetes-embedded-resource")
+        for k in list(value):
+            sub = f"{path}.{k}"
+            if props is not None and k in props:
+                value[k] = _prune_report(value[k], props[k], sub, found)
+            elif isinstance(addl, dict):
+                value[k] = _prune_report(value[k], addl, sub, found)
+            elif embedded and k in _META_FIELDS:
+                continue
+            elif not preserve:
+                found.append(f'unknown field "{sub}"')
+                del value[k]
+        return value
+    if isinstance(value, list) and isinstance(node.get("items"), dict):
+        return [_prune_report(v, node["items"], f"{path}[{i}]", found) for i, v in enumerate(value)]
+    return value
+
+
+class _GoMap:
+    """A map key tuple shown as Go's %#v of map[string]interface{} (Duplicate value messages)."""
+
+    def __init__(self, keys: dict) -> None:
+        import json
+
+        self.text = "map[string]interface {}{" + ", ".join(
+            f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(keys.items())) + "}"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def list_errors(obj: dict, schema: dict) -> list[fe.FieldError]:
+    """Duplicates in ``x-kubernetes-list-type: set`` and ``map`` lists (upstream's
+    ``validation.ValidateListSetsAndMaps``)."""
+    errs: list[fe.FieldError] = []
+    props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in _META_FIELDS}
+    for k, sub in props.items():
+        if k in obj:
+            _lists(obj[k], sub, k, errs)
+    return errs
+
+
+def _lists(value: Any, node: dict, path: str, errs: list[fe.FieldError]) -> None:
+    import json
+
+    if isinstance(value, dict):
+        props = node.get("properties") or {}
+        addl = node.get("additionalProperties")
+        for k, v in value.items():
+            sub = props.get(k) if k in props else (addl if isinstance(addl, dict) else None)
+            if sub is not None:
+                _lists(v, sub, f"{path}.{k}", errs)
+    elif isinstance(value, list):
+        lt = node.get("x-kubernetes-list-type")
+        seen: set[str] = set()
+        keys = node.get("x-kubernetes-list-map-keys") or []
+        for i, item in enumerate(value):
+            if lt == "set":
+                mark = json.dumps(item, sort_keys=True)
+                if mark in seen:
+                    errs.append(fe.duplicate(f"{path}[{i}]", item))
+                seen.add(mark)
+            elif lt == "map" and keys and isinstance(item, dict):
+                kv = {k: item.get(k) for k in keys if k in item}
+                mark = json.dumps(kv, sort_keys=True)
+                if mark in seen:
+                    errs.append(fe.duplicate(f"{path}[{i}]", _GoMap(kv)))
+                seen.add(mark)
+            if isinstance(node.get("items"), dict):
+                _lists(item, node["items"], f"{path}[{i}]", errs)
+
+
+def embedded_errors(obj: dict, schema: dict) -> list[fe.FieldError]:
+    """``x-kubernetes-embedded-resource`` objects need apiVersion and kind (upstream's
+    ``validation.ValidateEmbeddedResources``)."""
+    errs: list[fe.FieldError] = []
+    props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in _META_FIELDS}
+    for k, sub in props.items():
+        if k in obj:
+            _embedded(obj[k], sub, k, errs)
+    return errs
+
+
+def _embedded(value: Any, node: dict, path: str, errs: list[fe.FieldError]) -> None:
+    if isinstance(value, dict):
+        if node.get("x-kubernetes-embedded-resource"):
+            for key in ("apiVersion", "kind"):
+                if not value.get(key):
+                    errs.append(fe.required(f"{path}.{key}", "must not be empty"))
+        props = node.get("properties") or {}
+        addl = node.get("additionalProperties")
+        for k, v in value.items():
+            sub = props.get(k) if k in props else (addl if isinstance(addl, dict) else None)
+            if sub is not None:
+                _embedded(v, sub, f"{path}.{k}", errs)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        for i, v in enumerate(value):
+            _embedded(v, node["items"], f"{path}[{i}]", errs)

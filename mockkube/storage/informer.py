@@ -12,7 +12,7 @@ import inspect
 import logging
 import threading
 import time
-from typing import Awaitable, Callable, Hashable
+from typing import Any, Awaitable, Callable, Hashable
 
 from mockkube.machinery.registry import ResourceType
 from mockkube.storage.store import Store
@@ -186,7 +186,45 @@ class Controller:
         """No work queued or under way (for a reset that waits until the cluster settles)."""
         return self.queue.idle() and not any(inf.pending() for inf in self.informers)
 
+    def follow_types(self, registry: Any, make: Callable[[Any], "Informer | None"]) -> None:
+        """Also inform on resources served later (custom resources): ``make(rt)`` builds the
+        informer of a new resource (or None to skip it); it runs on this controller's loop,
+        whichever thread changed the registry. A resource no longer served under its storage
+        key loses its informer."""
+        self._follow = (registry, make)
+        registry.subscribe(self._on_type)
+
+    def _on_type(self, change: str, rt: Any) -> None:
+        loop = getattr(self, "_loop", None)
+        if loop is None or loop.is_closed():
+            return
+        try:
+            if threading.get_ident() == self._thread:
+                loop.call_soon(self._type_changed, change, rt)
+            else:
+                loop.call_soon_threadsafe(self._type_changed, change, rt)
+        except RuntimeError:  # the loop has closed
+            pass
+
+    def _type_changed(self, change: str, rt: Any) -> None:
+        if getattr(self, "_loop", None) is None:
+            return
+        registry, make = self._follow
+        key = rt.storage_key
+        have = [inf for inf in self.informers if inf.rt.storage_key == key]
+        if change == "added" and not have:
+            inf = make(rt)
+            if inf is not None:
+                self.informers.append(inf)
+                inf.start()
+        elif change == "removed" and have and not any(r.storage_key == key for r in registry.all()):
+            for inf in have:
+                inf.stop()
+                self.informers.remove(inf)
+
     async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
         for inf in self.informers:
             inf.start()
         for _ in range(self.workers):
@@ -221,6 +259,10 @@ class Controller:
                 self.queue.done(key)
 
     async def stop(self) -> None:
+        self._loop = None
+        follow = getattr(self, "_follow", None)
+        if follow is not None:
+            follow[0].unsubscribe(self._on_type)
         for inf in self.informers:
             inf.stop()
         for t in self._tasks:

@@ -87,7 +87,11 @@ class Store:
     def _on_registry_change(self, change: str, rt: ResourceType) -> None:
         """A resource served from now on gets an empty cache and event log (its objects
         are written through the usual path); a removed one keeps them until deleted."""
-        if change != "added" or not self._loaded:
+        if change == "removed":
+            if not any(r.storage_key == rt.storage_key for r in self.registry.all()):
+                self.hub.close_key(rt.storage_key)  # upstream ends the watches of a deleted CRD
+            return
+        if not self._loaded:
             return  # load() builds every cache
         with self.lock:
             if rt.storage_key not in self._caches:
@@ -95,6 +99,13 @@ class Store:
                 self._logs[rt.storage_key] = EventLog(self._event_window, self.rv)
 
     # -- start-up ------------------------------------------------------------
+    def stored_objects(self, storage_key: str) -> list[dict]:
+        """The objects stored under ``storage_key``, read from the database before ``load``
+        (the server re-adds custom resource types from stored CRDs first)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(t.objects.c.data).where(t.objects.c.resource == storage_key))
+            return [json.loads(data) for (data,) in rows]
+
     def load(self) -> None:
         """Fill the cache and the event logs from the database."""
         fields: dict[str, dict] = {}

@@ -176,6 +176,11 @@ class Hub:
         for fn in self._listeners.get(key, ()):
             fn(ev)
 
+    def close_key(self, key: str) -> None:
+        """End the watches of one resource (a custom resource no longer served)."""
+        for w in list(self._watchers.get(key, ())):
+            w.close()
+
     def close_all(self) -> None:
         for ws in list(self._watchers.values()):
             for w in list(ws):

@@ -104,6 +104,13 @@ class ThreadedCluster:
 
         return Client(self.server.resources, manager)
 
+    def install_crds(self, *paths: str) -> list[dict]:
+        """Create the CustomResourceDefinitions in these YAML files or directories (as
+        envtest's CRDInstallOptions.Paths); they are served when this returns."""
+        from mockkube.testing.crds import install_crds
+
+        return self.call(install_crds, self.client(), paths)
+
     def env(self) -> dict:
         env = dict(os.environ)
         env["KUBECONFIG"] = self.kubeconfig

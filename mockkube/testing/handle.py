@@ -232,6 +232,30 @@ class Cluster:
         return p
 
     # -- namespaces and objects -------------------------------------------------------------
+    def install_crds(self, *paths: str) -> list[dict]:
+        """Create (or replace) the CustomResourceDefinitions in these YAML files or
+        directories, as envtest's CRDInstallOptions.Paths; they are served when this returns
+        (a reset removes CRDs installed after the cluster settled, like any other object)."""
+        from mockkube.testing.crds import read_crds
+
+        out = []
+        base = self.url + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        for crd in read_crds(paths):
+            name = crd["metadata"]["name"]
+            live = self.http.get(f"{base}/{name}", timeout=60)
+            if live.status_code == 404:
+                r = self.http.post(base, json=crd, timeout=60)
+            else:
+                live.raise_for_status()
+                body = dict(crd, metadata=dict(crd["metadata"],
+                                               resourceVersion=live.json()["metadata"]["resourceVersion"]))
+                r = self.http.put(f"{base}/{name}", json=body, timeout=60)
+            if r.status_code >= 400:
+                raise RuntimeError(f"installing CRD {name}: {r.status_code} {r.text}")
+            out.append(self.http.get(f"{base}/{name}", timeout=60).json())
+        self._kinds = None  # discovery changed
+        return out
+
     def create_namespace(self, prefix: str = "test") -> str:
         name = f"{prefix}-{uuid.uuid4().hex[:8]}"
         r = self.http.post(self.url + "/api/v1/namespaces", json={"metadata": {"name": name}}, timeout=60)

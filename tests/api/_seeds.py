@@ -112,6 +112,13 @@ SEEDS: dict[tuple[str, str], dict] = {
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): {"metadata": {"name": "seed"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "seed"},
         "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "fuzz"}]},
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): {
+        "metadata": {"name": "seeds.crd.example.com"},
+        "spec": {"group": "crd.example.com", "scope": "Namespaced",
+                 "names": {"plural": "seeds", "kind": "Seed"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                     "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                         "size": {"type": "integer"}}}}}}}]}},
 }
 
 

@@ -30,7 +30,7 @@ async def test_index_lists_every_group_version_with_hash():
         body = await resp.read()
         assert resp.headers["Etag"] == '"' + hashlib.sha512(body).hexdigest().upper() + '"'
         paths = json.loads(body)["paths"]
-        assert set(paths) == {"api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1",
+        assert set(paths) == {"api/v1", "apis/apiextensions.k8s.io/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1",
                               "apis/events.k8s.io/v1", "apis/resource.k8s.io/v1",
                               "apis/resource.k8s.io/v1beta2", "apis/scheduling.k8s.io/v1", "apis/policy/v1",
                               "apis/storage.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/networking.k8s.io/v1",

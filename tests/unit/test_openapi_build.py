@@ -116,7 +116,7 @@ def test_scale_eviction_binding_gvks():
 
 def _refs(node, out):
     if isinstance(node, dict):
-        if "$ref" in node:
+        if isinstance(node.get("$ref"), str):  # JSONSchemaProps has a property named "$ref"
             out.add(node["$ref"])
         for v in node.values():
             _refs(v, out)

@@ -417,8 +417,8 @@ def _no_overload(name: str, node: Node, types: list[T], receiver: T | None = Non
 
 
 class _Compiler:
-    def __init__(self) -> None:
-        self.scope: dict[str, T] = {"device": "device"}
+    def __init__(self, scope: dict[str, T] | None = None) -> None:
+        self.scope: dict[str, T] = dict(scope) if scope is not None else {"device": "device"}
 
     def compile(self, n: Node) -> tuple[T, Fn]:
         k = n.kind
@@ -726,10 +726,13 @@ class _Compiler:
             if pt not in ("bool", "dyn"):
                 raise _no_overload("_&&_" if macro == "all" else "_||_", n.args[1], ["bool", pt])
 
+        step_cost = 1 + sum(_node_count(a) for a in n.args[1:])
+
         def items(act: dict) -> Any:
             r = tf(act)
             if isinstance(r, (list, dict)):
-                return r
+                budget = act.get(COST_KEY)
+                return r if budget is None else _charged(r, budget, step_cost)
             raise CELRuntimeError(f"expression of type '{runtime_type(r)}' cannot be range of a comprehension")
 
         pf = bodies[0][1]
@@ -808,6 +811,30 @@ class _Compiler:
         return bt, bind
 
 
+# an activation may carry a runtime cost budget: ``{COST_KEY: [remaining]}`` (CRD rules do);
+# every comprehension step charges the size of its body, as cel-go's actual cost tracks
+COST_KEY = "@cost"
+
+
+def _node_count(n: Node) -> int:
+    out = 1
+    if n.target is not None:
+        out += _node_count(n.target)
+    for a in n.args:
+        out += _node_count(a)
+    for k, v in n.entries:
+        out += _node_count(k) + _node_count(v)
+    return out
+
+
+def _charged(items: Any, budget: list, step: int) -> Any:
+    for x in items:
+        budget[0] -= step
+        if budget[0] < 0:
+            raise CELRuntimeError("operation cancelled: actual cost limit exceeded")
+        yield x
+
+
 def _guard(impl: Callable, *args: Any) -> Any:
     try:
         return impl(*args)
@@ -847,6 +874,15 @@ class CompiledExpression:
     def exceeds_cost_limit(self) -> bool:
         return self.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST
 
+    def evaluate(self, activation: dict) -> Any:
+        """The value with the given variables bound; CELError on runtime errors."""
+        try:
+            return self._fn(activation)
+        except CELRuntimeError as exc:
+            raise CELError(exc.message) from None
+        except RecursionError:
+            raise CELError("operation cancelled: actual cost limit exceeded") from None
+
     def matches(self, device_env: dict) -> bool:
         """Evaluate with `device` bound to `device_env`; CELError on runtime errors."""
         try:
@@ -872,4 +908,18 @@ def compile_expression(expression: str) -> CompiledExpression:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
     if out_type not in ("bool", "dyn"):
         raise CELError(f"must evaluate to bool or the unknown type, not {type_name(out_type)}")
+    return CompiledExpression(expression, out_type, fn, estimate(ast))
+
+
+@lru_cache(maxsize=8192)
+def compile_with(expression: str, variables: tuple[tuple[str, T], ...]) -> CompiledExpression:
+    """Parse, type-check and compile an expression over the given (name, type) variables
+    (``dyn`` for values whose type comes from an object, as CRD rules' ``self``)."""
+    try:
+        ast = parse(expression)
+        out_type, fn = _Compiler(dict(variables)).compile(ast)
+    except (CELSyntaxError, _CheckError) as exc:
+        raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
+    except RecursionError:
+        raise CELError("compilation failed: expression nesting exceeds limit") from None
     return CompiledExpression(expression, out_type, fn, estimate(ast))
