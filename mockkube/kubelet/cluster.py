@@ -87,6 +87,8 @@ class ClusterRuntime:
         self.kubelet.plugins = PluginWatcher(self.plugin_root, self.kubelet)
         if "pluginWipingDelay" in cfg:
             self.kubelet.wiping_delay = parse_duration(cfg["pluginWipingDelay"])
+        if cfg.get("runToCompletion") is not None:
+            self.kubelet.run_to_completion = parse_duration(cfg["runToCompletion"])
         if cfg.get("healthTaintEffect"):
             self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
 

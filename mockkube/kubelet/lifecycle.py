@@ -2,8 +2,10 @@
 and ``now``, what its status is (phase, conditions, container statuses) and when it
 changes next. Container behaviour comes from annotations (docs/profiles.md):
 
-- ``mockkube.io/exit-after[.<container>]``: the container exits after this duration
-  (default: main containers run forever, init containers finish at once);
+- ``mockkube.io/exit-after[.<container>]``: the container exits after this duration, or
+  ``never`` (default: init containers finish at once; main containers of a pod whose
+  restartPolicy is Never or OnFailure - a Job's - exit 0 after the kubelet profile's
+  ``runToCompletion``, 1 s unless set; those of restartPolicy Always pods run forever);
 - ``mockkube.io/exit-code[.<container>]``: its exit code (default 0);
 - ``mockkube.io/fail-start[.<container>]``: it never starts; the value is the waiting
   reason ("true" means CreateContainerError);
@@ -39,15 +41,24 @@ def annotation(pod: dict, key: str, container: str) -> str | None:
     return v if v is not None else anns.get(PREFIX + key)
 
 
-def behaviour(pod: dict, container: str, init: bool = False) -> Behaviour:
+DEFAULT_RUN_TO_COMPLETION = 1.0  # seconds a Never/OnFailure pod's container runs by default
+
+
+def behaviour(pod: dict, container: str, init: bool = False,
+              run_to_completion: float | None = DEFAULT_RUN_TO_COMPLETION) -> Behaviour:
     exit_after = annotation(pod, "exit-after", container)
+    if exit_after is None and not init and (pod.get("spec") or {}).get("restartPolicy") in ("Never", "OnFailure"):
+        exit_after = run_to_completion
+    elif isinstance(exit_after, str) and exit_after.strip().lower() == "never":
+        exit_after = None
     fail = annotation(pod, "fail-start", container)
     if fail is not None and fail.lower() in ("true", "1", "yes", ""):
         fail = "CreateContainerError"
     if fail is not None and fail.lower() in ("false", "0", "no"):
         fail = None
     return Behaviour(
-        exit_after=parse_duration(exit_after) if exit_after is not None else (0.0 if init else None),
+        exit_after=(parse_duration(exit_after) if exit_after is not None
+                    else (0.0 if init and annotation(pod, "exit-after", container) is None else None)),
         exit_code=int(annotation(pod, "exit-code", container) or 0),
         fail_start=fail,
         ready_after=parse_duration(annotation(pod, "ready-after", container) or 0))
@@ -136,7 +147,8 @@ def _run(pod: dict, c: dict, b: Behaviour, start: float, now: float, restart_pol
     return st, "terminated", end
 
 
-def compute_status(pod: dict, sandbox_at: float, now: float, pod_ip: str, host_ip: str) -> tuple[dict, float | None]:
+def compute_status(pod: dict, sandbox_at: float, now: float, pod_ip: str, host_ip: str,
+                   run_to_completion: float | None = DEFAULT_RUN_TO_COMPLETION) -> tuple[dict, float | None]:
     """Status fields the kubelet reports at ``now``, and the next time they change."""
     spec = pod.get("spec") or {}
     policy = spec.get("restartPolicy", "Always")
@@ -151,7 +163,7 @@ def compute_status(pod: dict, sandbox_at: float, now: float, pod_ip: str, host_i
             init_statuses.append(dict(_base(pod, c), state={"waiting": {"reason": "PodInitializing"}}))
             continue
         sidecar = c.get("restartPolicy") == "Always"
-        b = behaviour(pod, c["name"], init=not sidecar)
+        b = behaviour(pod, c["name"], init=not sidecar, run_to_completion=None)  # sidecars run on
         init_policy = "Never" if policy == "Never" else "OnFailure"  # init containers restart only on failure
         st, state, end = _run(pod, c, b, t, now, init_policy, wake, sidecar=sidecar)
         init_statuses.append(st)
@@ -174,7 +186,8 @@ def compute_status(pod: dict, sandbox_at: float, now: float, pod_ip: str, host_i
             main_statuses.append(dict(_base(pod, c), state={"waiting": {"reason": "PodInitializing"}}))
             states.append("pending")
             continue
-        st, state, _ = _run(pod, c, behaviour(pod, c["name"]), t, now, policy, wake)
+        st, state, _ = _run(pod, c, behaviour(pod, c["name"], run_to_completion=run_to_completion), t, now, policy,
+                            wake)
         main_statuses.append(st)
         states.append(state)
 

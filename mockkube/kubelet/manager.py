@@ -119,6 +119,8 @@ class KubeletManager(Controller):
         self.wiping_delay = wiping_delay
         self.external_drivers: set[str] = set()  # built-in drivers running out of process
         self.health_taint_effect = health_taint_effect
+        # how long a restartPolicy Never/OnFailure container runs without an exit-after annotation
+        self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
         # (node, claim uid) -> the NodePrepareResources call under way or just finished
         self.ops: dict[tuple[str, str], asyncio.Task] = {}
@@ -321,7 +323,7 @@ class KubeletManager(Controller):
             sim.ip_seq += 1
             run.ip = nodes.pod_ip(sim.spec.index, sim.ip_seq)
             self._started_events(pod, sim)
-        status, wake = lifecycle.compute_status(pod, run.sandbox_at, now, run.ip, host_ip)
+        status, wake = lifecycle.compute_status(pod, run.sandbox_at, now, run.ip, host_ip, self.run_to_completion)
         self._resources_health(sim, pod, run, status)
         self._write_status(pod, status, now, run)
         if status["phase"] in TERMINAL:
