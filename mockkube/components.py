@@ -23,6 +23,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.replicaset",
     "mockkube.controllers.deployment",
     "mockkube.controllers.daemonset",
+    "mockkube.controllers.job",
     "mockkube.controllers.devicetaint",
     "mockkube.controllers.disruption",
     "mockkube.controllers.storage",
