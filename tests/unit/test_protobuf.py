@@ -398,6 +398,43 @@ def assert_contains(expected: object, actual: object, path: str = "") -> None:
         assert actual == expected and type(actual) is type(expected), f"{path}: {actual!r}"
 
 
+# workloads and RBAC (kubectl create job|cronjob|clusterrole|rolebinding send protobuf)
+_TPL = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}],
+                                                     "restartPolicy": "Never"}}
+OBJECTS += [
+    {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta(),
+     "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": copy.deepcopy(_TPL),
+              "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}},
+     "status": {"currentNumberScheduled": 1, "numberMisscheduled": 0, "desiredNumberScheduled": 1,
+                "numberReady": 1}},
+    {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta(),
+     "spec": {"replicas": 2, "serviceName": "s", "selector": {"matchLabels": {"a": "b"}},
+              "template": copy.deepcopy(_TPL), "podManagementPolicy": "Parallel"}},
+    {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": meta(), "revision": 2,
+     "data": {"spec": {"template": {"$patch": "replace"}}}},
+    {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta(),
+     "spec": {"completions": 3, "parallelism": 2, "backoffLimit": 4, "completionMode": "Indexed",
+              "template": copy.deepcopy(_TPL)},
+     "status": {"succeeded": 1, "completedIndexes": "0", "uncountedTerminatedPods": {}}},
+    {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta(),
+     "spec": {"schedule": "*/5 * * * *", "concurrencyPolicy": "Forbid",
+              "jobTemplate": {"spec": {"template": copy.deepcopy(_TPL)}}}},
+    {"apiVersion": "v1", "kind": "ReplicationController", "metadata": meta(),
+     "spec": {"replicas": 2, "selector": {"a": "b"}, "template": copy.deepcopy(_TPL)}},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(),
+     "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta(namespace=None),
+     "rules": [{"nonResourceURLs": ["/healthz"], "verbs": ["get"]}],
+     "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"agg": "true"}}]}},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta(),
+     "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"}],
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": meta(namespace=None),
+     "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "ns1"}],
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"}},
+]
+
+
 @pytest.mark.parametrize("obj", OBJECTS, ids=[f"{o['apiVersion']}/{o['kind']}" for o in OBJECTS])
 def test_round_trip(obj: dict) -> None:
     body = encode(obj)
@@ -675,3 +712,4 @@ def test_generated_table_is_current() -> None:
         [sys.executable, str(REPO / "scripts" / "gen_proto_types.py"), *MIRRORS,
          "--ref", "v0.36.3"], capture_output=True, text=True, check=True).stdout
     assert out == (REPO / "mockkube" / "machinery" / "proto_types.py").read_text()
+
