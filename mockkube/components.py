@@ -21,6 +21,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.resourceclaim",
     "mockkube.controllers.resourcequota",
     "mockkube.controllers.replicaset",
+    "mockkube.controllers.replicationcontroller",
     "mockkube.controllers.deployment",
     "mockkube.controllers.daemonset",
     "mockkube.controllers.job",

@@ -171,7 +171,7 @@ def same_node_ranks(pods: list[dict], related: list[dict]) -> dict[str, int]:
 
 # --- objects ------------------------------------------------------------------------------------
 
-def pod_from_template(rs: dict) -> dict:
+def pod_from_template(rs: dict, api_version: str = "apps/v1", kind: str = "ReplicaSet") -> dict:
     """controller.GetPodFromTemplate: template labels/annotations/finalizers/spec,
     ``generateName: <rs>-`` and a controller reference to the ReplicaSet."""
     tpl = (rs.get("spec") or {}).get("template") or {}
@@ -180,7 +180,7 @@ def pod_from_template(rs: dict) -> dict:
     for k in ("labels", "annotations", "finalizers"):
         if tm.get(k):
             m[k] = clone(tm[k])
-    m["ownerReferences"] = [cref.new_controller_ref(rs, "apps/v1", "ReplicaSet")]
+    m["ownerReferences"] = [cref.new_controller_ref(rs, api_version, kind)]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": m, "spec": clone(tpl.get("spec") or {})}
 
 
@@ -212,14 +212,27 @@ def calculate_status(rs: dict, pods: list[dict], terminating: list[dict], now: f
 
 # --- the controller -----------------------------------------------------------------------------
 
+def selector_of(rs: dict, kind: str = "ReplicaSet"):
+    """A ReplicaSet's label selector; a ReplicationController's plain map (defaulted from
+    the template's labels and required non-empty by validation)."""
+    sel = (rs.get("spec") or {}).get("selector")
+    if kind == "ReplicationController":
+        return selector_from_set(sel or {})
+    return label_selector_from_object(sel)
+
+
 class ReplicaSetController(Controller):
+    """Also the replication manager: ReplicationControllers share the logic (upstream's
+    replication controller wraps the ReplicaSet controller the same way)."""
+
     name = NAME
+    kind, api_version, plural, group = "ReplicaSet", "apps/v1", "replicasets", "apps"
 
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, NAME)
-        self.rs_rt = self.client.rt("replicasets", "apps")
+        self.client = Client(server.resources, self.name)
+        self.rs_rt = self.client.rt(self.plural, self.group)
         self.pod_rt = self.client.rt("pods")
         self.rs_inf = Informer(server.store, self.rs_rt)
         self.pod_inf = Informer(server.store, self.pod_rt)
@@ -235,12 +248,12 @@ class ReplicaSetController(Controller):
         ns = meta.namespace_of(pod)
         ref = cref.controller_of(pod)
         if ref is not None:
-            return [(ns, ref["name"])] if ref.get("kind") == "ReplicaSet" else []
+            return [(ns, ref["name"])] if ref.get("kind") == self.kind else []
         labels = (pod.get("metadata") or {}).get("labels") or {}
         out = []
         for rs in self.rs_inf.list(ns):
             try:
-                if label_selector_from_object((rs.get("spec") or {}).get("selector")).matches(labels):
+                if selector_of(rs, self.kind).matches(labels):
                     out.append((ns, meta.name_of(rs)))
             except errors.APIError:
                 continue
@@ -260,7 +273,7 @@ class ReplicaSetController(Controller):
         if rs is None:
             return
         try:
-            selector = label_selector_from_object((rs.get("spec") or {}).get("selector"))
+            selector = selector_of(rs, self.kind)
         except errors.APIError:
             return  # an invalid selector never heals by retrying
         all_pods = self.client.list(self.pod_rt, ns)
@@ -278,7 +291,10 @@ class ReplicaSetController(Controller):
             pods = [p for p in self.client.list(self.pod_rt, ns) if is_active(p)
                     and (cref.controller_of(p) or {}).get("uid") == uid]
         now = self.server.clock()
-        self._update_status(rs, calculate_status(rs, pods, terminating, now, manage_error))
+        status = calculate_status(rs, pods, terminating, now, manage_error)
+        if self.kind == "ReplicationController":
+            status.pop("terminatingReplicas", None)  # not a field of ReplicationControllerStatus
+        self._update_status(rs, status)
         min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
         ready = sum(1 for p in pods if is_pod_ready(p))
         available = sum(1 for p in pods if is_pod_available(p, min_ready, now))
@@ -289,7 +305,7 @@ class ReplicaSetController(Controller):
 
     def _claim_pods(self, rs: dict, selector, pods: list[dict]) -> list[dict]:
         out = []
-        ref = cref.new_controller_ref(rs, "apps/v1", "ReplicaSet")
+        ref = cref.new_controller_ref(rs, self.api_version, self.kind)
         for p in pods:
             decision = cref.claim_decision(rs, p, selector)
             if decision == "keep":
@@ -324,9 +340,9 @@ class ReplicaSetController(Controller):
         now = self.server.clock()
         if diff < 0:
             for _ in range(min(-diff, BURST_REPLICAS)):
-                created = self.client.create(self.pod_rt, pod_from_template(rs))
-                recorder.record(self.client, rs, "apps/v1", "ReplicaSet", "Normal", "SuccessfulCreate",
-                                f"Created pod: {meta.name_of(created)}", NAME, now)
+                created = self.client.create(self.pod_rt, pod_from_template(rs, self.api_version, self.kind))
+                recorder.record(self.client, rs, self.api_version, self.kind, "Normal", "SuccessfulCreate",
+                                f"Created pod: {meta.name_of(created)}", self.name, now)
         elif diff > 0:
             diff = min(diff, BURST_REPLICAS)
             victims = pods
@@ -334,8 +350,8 @@ class ReplicaSetController(Controller):
                 victims = rank_for_deletion(pods, same_node_ranks(pods, self._related_pods(rs)), now)
             for p in victims[:diff]:
                 self.client.delete(self.pod_rt, meta.namespace_of(p), meta.name_of(p))
-                recorder.record(self.client, rs, "apps/v1", "ReplicaSet", "Normal", "SuccessfulDelete",
-                                f"Deleted pod: {meta.name_of(p)}", NAME, now)
+                recorder.record(self.client, rs, self.api_version, self.kind, "Normal", "SuccessfulDelete",
+                                f"Deleted pod: {meta.name_of(p)}", self.name, now)
 
     def _update_status(self, rs: dict, status: dict) -> None:
         gen = (rs.get("metadata") or {}).get("generation", 0)
