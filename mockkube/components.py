@@ -25,6 +25,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.deployment",
     "mockkube.controllers.daemonset",
     "mockkube.controllers.job",
+    "mockkube.controllers.cronjob",
     "mockkube.controllers.devicetaint",
     "mockkube.controllers.disruption",
     "mockkube.controllers.storage",
