@@ -86,7 +86,12 @@ class Cluster:
 
     def __init__(self, profile: str | dict | None = None, *, subprocess: bool = False,
                  filter_timeout: float | None = None, binding_timeout: float | None = None,
-                 frozen_clock: bool = False, db_url: str | None = None, workdir: str | None = None) -> None:
+                 frozen_clock: bool = False, db_url: str | None = None, workdir: str | None = None,
+                 auth: dict | None = None) -> None:
+        if auth is not None:
+            # the option slot for authentication (who the clients are, tokens, certificates):
+            # reserved so suites can name it, refused until the server authenticates
+            raise NotImplementedError("mockkube.Cluster(auth=...): authentication options are not supported yet")
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))
         self.kubeconfig = str(self.workdir / "kubeconfig")

@@ -35,12 +35,12 @@ if TYPE_CHECKING:  # the server is imported when a fixture first needs one: coll
     from mockkube.testing.handle import Cluster
 
 MARKER = "mockkube"
-OPTIONS = ("profile", "filter_timeout", "binding_timeout", "frozen_clock")
+OPTIONS = ("profile", "filter_timeout", "binding_timeout", "frozen_clock", "auth")  # auth: reserved
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "mockkube(profile=None, filter_timeout=None, binding_timeout=None, frozen_clock=False): "
+        "markers", "mockkube(profile=None, filter_timeout=None, binding_timeout=None, frozen_clock=False, auth=None): "
                    "the cluster the `mockkube` fixture gives this test")
 
 

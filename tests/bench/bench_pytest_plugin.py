@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,17 +52,20 @@ def test_pod_with_gpu(mockkube, mockkube_namespace, i):
 '''
 
 
-def run(workers: str, d: Path) -> tuple[float, list[dict]]:
+def run(workers: str, d: Path) -> tuple[float, float, list[dict]]:
     stats = d / f"stats-{workers}"
     stats.mkdir()
     env = dict(os.environ, MOCKKUBE_POOL_STATS=str(stats))
     t0 = time.perf_counter()
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", workers,
                         "test_suite.py"], cwd=d, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)  # pytest, kubectl, servers
     if p.returncode != 0:
         raise SystemExit(p.stdout[-3000:] + p.stderr[-2000:])
-    return wall, [json.loads(f.read_text()) for f in sorted(stats.glob("*.json"))]
+    return wall, cpu, [json.loads(f.read_text()) for f in sorted(stats.glob("*.json"))]
 
 
 def main() -> None:
@@ -70,12 +74,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         (d / "test_suite.py").write_text(SUITE)
-        serial, s0 = run("0", d)
-        parallel, s2 = run("2", d)
+        load = os.getloadavg()[0]
+        serial, cpu0, s0 = run("0", d)
+        parallel, cpu2, s2 = run("2", d)
     resets = [r for w in s0 + s2 for r in w["reset_seconds"]]
     starts = [s for w in s0 + s2 for s in w["start_seconds"]]
     print(f"40 e2e tests: -n 0 {serial:.1f}s, -n 2 {parallel:.1f}s = x{serial / parallel:.2f} faster "
           f"(target x1.70 on 2 cores; the same suite is the baseline)")
+    print(f"CPU of all processes (pytest, servers, kubectl): -n 0 {cpu0:.1f}s = {cpu0 / serial:.2f} cores busy, "
+          f"-n 2 {cpu2:.1f}s = {cpu2 / parallel:.2f} cores busy; load average before the runs {load:.2f} "
+          f"(other work on the machine takes cores from -n 2)")
     print(f"per-worker cluster start (demo cluster, settled): median {statistics.median(starts) * 1000:.0f} ms "
           f"over {len(starts)} workers")
     print(f"per-test reset: median {statistics.median(resets) * 1000:.1f} ms, "
