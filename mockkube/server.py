@@ -17,7 +17,7 @@ from aiohttp import web
 
 from mockkube.api.app import SERVER_KEY, build_app
 from mockkube.clock import Clock
-from mockkube.machinery.registry import registry
+from mockkube.resources import registry
 from mockkube.machinery.rest import Resources
 from mockkube.metrics import Metrics
 from mockkube.storage.db import make_engine, migrate

@@ -14,7 +14,7 @@ from mockkube.controllers.deployment_util import compute_hash, scaled_value
 from mockkube.controllers.replicaset import is_pod_available, is_pod_ready
 from mockkube.machinery.meta import clone
 from mockkube.machinery.selectors import node_selector_matches, selector_from_set
-from mockkube.scheduler.plugins.nodes import tolerated
+from mockkube.machinery.tolerations import tolerated
 
 REVISION_HASH = "controller-revision-hash"  # apps.ControllerRevisionHashLabelKey
 TEMPLATE_GENERATION = "pod-template-generation"  # apps.DaemonSetTemplateGenerationKey

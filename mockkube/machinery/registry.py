@@ -243,10 +243,3 @@ class Registry:
 
 
 REGISTRY = Registry()
-
-
-def registry() -> Registry:
-    """The process-wide registry with every resource module loaded."""
-    import mockkube.resources  # noqa: F401  (registers everything on import)
-
-    return REGISTRY

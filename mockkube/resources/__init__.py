@@ -1,5 +1,16 @@
-"""One module per API group; importing this package registers every served resource."""
+"""One module per API group; importing this package registers every served resource.
+
+``registry()`` is the process-wide registry with all of them (the machinery layer only
+defines the registry; this layer fills it, so machinery never imports resources).
+"""
 
 from mockkube.resources import apps, batch, coordination, core, dra, events  # noqa: F401
 from mockkube.resources import (apiextensions, apiregistration, core_cluster, discovery, networking, node,  # noqa: F401
                                 policy, rbac, scheduling, storage)
+
+from mockkube.machinery.registry import REGISTRY, Registry  # noqa: E402
+
+
+def registry() -> Registry:
+    """The process-wide registry with every built-in resource registered."""
+    return REGISTRY

@@ -10,7 +10,7 @@ import pytest
 import requests
 from _seeds import path, seed
 
-from mockkube.machinery.registry import registry
+from mockkube.resources import registry
 from mockkube.testing.cluster import ThreadedCluster
 
 REG = registry()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mockkube.machinery.registry import registry
+from mockkube.resources import registry
 
 SERVED = Path(__file__).parents[2] / "scripts" / "served_resources.json"
 NOT_IN_OPENAPI = {"log"}  # text subresources (pods/log) have no object schema

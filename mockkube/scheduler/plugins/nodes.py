@@ -4,6 +4,7 @@ node-property filters with upstream's reasons and scores."""
 from __future__ import annotations
 
 from mockkube.machinery.selectors import node_selector_term_matches
+from mockkube.machinery.tolerations import toleration_matches, tolerated  # noqa: F401  (used below and by plugins)
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import NodeInfo
 
@@ -37,26 +38,6 @@ class NodeName(fw.Plugin):
         if want and want != node.name:
             return fw.unresolvable(ERR_NODE_NAME)
         return None
-
-
-def toleration_matches(tol: dict, taint: dict) -> bool:
-    """v1.Toleration.ToleratesTaint."""
-    effect = tol.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = tol.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    op = tol.get("operator") or "Equal"
-    if op == "Exists":
-        return True
-    if op == "Equal":
-        return (tol.get("value") or "") == (taint.get("value") or "")
-    return False
-
-
-def tolerated(tolerations: list[dict], taint: dict) -> bool:
-    return any(toleration_matches(t, taint) for t in tolerations)
 
 
 class NodeUnschedulable(fw.Plugin):
