@@ -24,6 +24,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.replicationcontroller",
     "mockkube.controllers.deployment",
     "mockkube.controllers.daemonset",
+    "mockkube.controllers.statefulset",
     "mockkube.controllers.job",
     "mockkube.controllers.cronjob",
     "mockkube.controllers.devicetaint",

@@ -109,13 +109,14 @@ def revision_data(ds: dict) -> dict:
     return {"spec": {"template": tpl}}
 
 
-def new_revision(ds: dict, number: int, hash_: str) -> dict:
+def new_revision(ds: dict, number: int, hash_: str, kind: str = "DaemonSet") -> dict:
+    """The ControllerRevision of a DaemonSet's (or StatefulSet's) current template."""
     labels = dict(((ds.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {})
     labels[REVISION_HASH] = hash_
     return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
             "metadata": {"name": f"{ds['metadata']['name']}-{hash_}", "namespace": ds["metadata"].get("namespace", ""),
                          "labels": labels,
-                         "ownerReferences": [cref.new_controller_ref(ds, "apps/v1", "DaemonSet")]},
+                         "ownerReferences": [cref.new_controller_ref(ds, "apps/v1", kind)]},
             "data": revision_data(ds), "revision": number}
 
 
