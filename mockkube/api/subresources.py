@@ -14,6 +14,10 @@ from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.rest import PATCH_TYPES
 from mockkube.storage.cache import Entry
 
+# pods/exec and pods/attach: the node simulation puts its handler here (mockkube/kubelet/streaming.py),
+# ``async (request, pod, subresource) -> response``; the API layer does not import the kubelet
+STREAM_KEY: web.AppKey = web.AppKey("mockkube.stream", object)
+
 if TYPE_CHECKING:
     from mockkube.api.handlers import API, Target
 
@@ -67,6 +71,11 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
             return handlers.json_response(_dumps(set_scale(api, t, body, opts)))
     if sub == "log" and m == "GET":
         return pod_log(api, request, t)
+    if sub in ("exec", "attach") and m in ("GET", "POST"):
+        stream = request.app.get(STREAM_KEY)
+        if stream is None:
+            raise errors.APIError(503, "ServiceUnavailable", "the node simulation is not running on this server")
+        return await stream(request, api.res.get(t.rt, t.namespace, t.name).obj, sub)
     if sub == "finalize" and m == "PUT":
         body = await api._body(request)
         entry = finalize_namespace(api, t, body)

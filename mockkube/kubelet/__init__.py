@@ -51,9 +51,10 @@ def apply_profile(server: "Server", profile: "str | Path | dict | Profile") -> d
 
 
 def setup(app) -> None:
-    from mockkube.kubelet import http
+    from mockkube.kubelet import http, streaming
 
     http.setup(app)
+    streaming.setup(app)  # pods/exec and pods/attach
 
 
 __all__ = ["ClusterRuntime", "Profile", "ProfileError", "apply_profile", "runtime", "setup", "start"]

@@ -187,6 +187,8 @@ pods = REGISTRY.add(ResourceType(
     subresources=(Subresource("status", "Pod"),
                   Subresource("resize", "Pod"),
                   Subresource("log", "Pod", verbs=("get",)),
+                  Subresource("exec", "PodExecOptions", verbs=("create", "get")),
+                  Subresource("attach", "PodAttachOptions", verbs=("create", "get")),
                   Subresource("binding", "Binding", verbs=("create",)),
                   Subresource("eviction", "Eviction", group="policy", version="v1", verbs=("create",))),
     strategy=PodStrategy(),

@@ -1,0 +1,208 @@
+"""pods/exec and pods/attach over WebSocket, as kubectl 1.35 and the Python client speak it
+(k8s.io/apimachinery wsstream): subprotocols ``v5.channel.k8s.io`` (with the CLOSE signal
+for stdin), ``v4``, ``v3``, ``v2`` and ``channel.k8s.io``; binary frames whose first byte is
+the channel (0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize); the outcome on channel 3 as a
+``Status`` (v4 and later: ``Success``, or ``NonZeroExitCode`` with an ``ExitCode`` cause).
+
+A simulated container has no process, so exec runs mockkube's small shell over the
+container's environment and the files it knows (mockkube/kubelet/shell.py); attach shows
+what the container printed (its ``mockkube.io/log`` annotation) and stays open until the
+client leaves. SPDY is not offered: kubectl 1.35 uses WebSocket first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from aiohttp import WSMsgType, web
+
+from mockkube.kubelet import logs
+from mockkube.kubelet.shell import Container, Shell
+from mockkube.machinery import errors, meta
+
+PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io")
+STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
+
+
+def _flag(q, name: str) -> bool:
+    return q.get(name, "").lower() in ("true", "1")
+
+
+def _running(pod: dict, container: str) -> bool:
+    for st in (pod.get("status") or {}).get("containerStatuses") or ():
+        if st.get("name") == container:
+            return "running" in (st.get("state") or {})
+    return False
+
+
+def container_of(pod: dict, name: str) -> tuple[str, dict]:
+    """The container an exec means, with upstream's errors for completed pods, ambiguous or
+    unknown names and containers not running."""
+    phase = (pod.get("status") or {}).get("phase")
+    if phase in ("Succeeded", "Failed"):
+        raise errors.bad_request(f"cannot exec into a container in a completed pod; current phase is {phase}")
+    chosen = logs.pick_container(pod, name)
+    spec = next((c for c in (pod.get("spec") or {}).get("containers") or () if c.get("name") == chosen), None)
+    if spec is None:
+        raise errors.bad_request(f"container {chosen} is not valid for pod {pod['metadata']['name']}")
+    if not _running(pod, chosen):
+        raise errors.bad_request(f'unable to upgrade connection: container not found ("{chosen}")')
+    return chosen, spec
+
+
+def simulated_container(pod: dict, spec: dict, now) -> Container:
+    """The environment and files a process in the container would see."""
+    m = pod["metadata"]
+    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+           "HOSTNAME": (pod.get("spec") or {}).get("hostname") or m["name"],
+           "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    fields = {"metadata.name": m["name"], "metadata.namespace": m.get("namespace", ""),
+              "metadata.uid": m.get("uid", ""), "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
+              "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
+              "status.podIP": (pod.get("status") or {}).get("podIP", ""),
+              "status.hostIP": (pod.get("status") or {}).get("hostIP", "")}
+    for e in spec.get("env") or ():
+        if "value" in e:
+            env[e["name"]] = e["value"]
+        else:
+            ref = ((e.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath", "")
+            if ref in fields:
+                env[e["name"]] = fields[ref]
+            elif ref.startswith("metadata.annotations['"):
+                env[e["name"]] = (m.get("annotations") or {}).get(ref[len("metadata.annotations['"):-2], "")
+            elif ref.startswith("metadata.labels['"):
+                env[e["name"]] = (m.get("labels") or {}).get(ref[len("metadata.labels['"):-2], "")
+    hostname = env["HOSTNAME"]
+    files = {"/etc/hostname": hostname + "\n",
+             "/etc/hosts": f"127.0.0.1\tlocalhost\n{fields['status.podIP'] or '10.244.0.2'}\t{hostname}\n",
+             "/etc/resolv.conf": f"search {m.get('namespace', 'default')}.svc.cluster.local svc.cluster.local "
+                                 "cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n",
+             "/dev/null": "", "/dev/zero": "", "/dev/random": "", "/dev/urandom": "", "/dev/tty": "",
+             "/var/run/secrets/kubernetes.io/serviceaccount/namespace": m.get("namespace", "")}
+    started = next((meta.parse_time(st["state"]["running"]["startedAt"])
+                    for st in (pod.get("status") or {}).get("containerStatuses") or ()
+                    if st.get("name") == spec.get("name") and (st.get("state") or {}).get("running", {}).get("startedAt")),
+                   now())
+    return Container(hostname=hostname, env=env, files=files, started=started, now=now)
+
+
+class Channels:
+    """One exec's WebSocket: writes channel frames, reads stdin until it closes."""
+
+    def __init__(self, ws: web.WebSocketResponse) -> None:
+        self.ws = ws
+        self.v5 = ws.ws_protocol == PROTOCOLS[0]
+        self.status_json = ws.ws_protocol in PROTOCOLS[:2]
+        self.stdin: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def write(self, channel: int, data: bytes) -> None:
+        if data and not self.ws.closed:
+            await self.ws.send_bytes(bytes([channel]) + data)
+
+    async def read_loop(self) -> None:
+        async for msg in self.ws:
+            if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT) or not msg.data:
+                continue
+            # the Python client sends text frames; the channel is still the first byte
+            raw = msg.data if msg.type == WSMsgType.BINARY else msg.data.encode()
+            ch, data = raw[0], raw[1:]
+            if ch == STDIN and data:
+                await self.stdin.put(bytes(data))
+            elif ch == CLOSE and self.v5 and data[:1] == bytes([STDIN]):
+                await self.stdin.put(None)
+        await self.stdin.put(None)
+
+    async def lines(self):
+        buf = b""
+        while True:
+            chunk = await self.stdin.get()
+            if chunk is None:
+                if buf:
+                    yield buf
+                return
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                yield line + b"\n"
+
+    async def finish(self, code: int, argv: list[str]) -> None:
+        if self.status_json:
+            if code == 0:
+                status = {"metadata": {}, "status": "Success"}
+            else:
+                status = {"metadata": {}, "status": "Failure",
+                          "message": f"command terminated with non-zero exit code: command '{' '.join(argv)}' "
+                                     f"exited with {code}: ",
+                          "reason": "NonZeroExitCode",
+                          "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
+            await self.write(ERROR, json.dumps(status, separators=(",", ":")).encode())
+        elif code != 0:
+            await self.write(ERROR, f"command terminated with non-zero exit code: exit status {code}".encode())
+        await self.ws.close()
+
+
+async def _exec(ch: Channels, shell: Shell, argv: list[str], stdin: bool) -> int:
+    names = [a.rsplit("/", 1)[-1] for a in argv]
+    interactive_sh = stdin and names[:1] in (["sh"], ["bash"], ["ash"]) and len(argv) == 1
+    streaming_cat = stdin and (names == ["cat"] or (names[:1] in (["sh"], ["bash"]) and argv[1:] == ["-c", "cat"]))
+    if interactive_sh:  # a shell reading its script from stdin, one line at a time
+        async for line in ch.lines():
+            await shell.script(line.decode(errors="replace"))
+            if shell.exited:
+                break
+        return shell.status
+    if streaming_cat:
+        while (chunk := await ch.stdin.get()) is not None:
+            await ch.write(STDOUT, chunk)
+        return 0
+    data = None
+    if stdin:
+        parts = []
+        while (chunk := await ch.stdin.get()) is not None:
+            parts.append(chunk)
+        data = b"".join(parts)
+    return await shell.exec(argv, data)
+
+
+async def handle(request: web.Request, pod: dict, sub: str) -> web.StreamResponse:
+    """pods/exec and pods/attach."""
+    from mockkube.api.app import SERVER_KEY
+
+    q = request.query
+    argv = q.getall("command", [])
+    if sub == "exec" and not argv:
+        raise errors.bad_request("you must specify at least one command for the container")
+    name, spec = container_of(pod, q.get("container", ""))
+    if request.headers.get("Upgrade", "").lower() != "websocket":
+        raise errors.bad_request("Upgrade request required")
+    ws = web.WebSocketResponse(protocols=PROTOCOLS)
+    await ws.prepare(request)
+    ch = Channels(ws)
+    reader = asyncio.get_running_loop().create_task(ch.read_loop())
+    clock = request.app[SERVER_KEY].clock
+    out, err = _flag(q, "stdout"), _flag(q, "stderr") and not _flag(q, "tty")
+
+    async def write(channel: int, data: bytes) -> None:
+        if (channel == STDOUT and out) or (channel == STDERR and (err or _flag(q, "tty"))):
+            await ch.write(STDOUT if channel == STDERR and _flag(q, "tty") else channel, data)
+
+    try:
+        if sub == "attach":
+            text = logs.container_log(pod, name)
+            if text and out:
+                await ch.write(STDOUT, text.encode())
+            await reader  # until the client leaves
+            return ws
+        shell = Shell(simulated_container(pod, spec, clock), write)
+        code = await _exec(ch, shell, argv, _flag(q, "stdin"))
+        await ch.finish(code, argv)
+        return ws
+    finally:
+        reader.cancel()
+
+
+def setup(app: web.Application) -> None:
+    from mockkube.api.subresources import STREAM_KEY
+
+    app[STREAM_KEY] = handle
