@@ -8,9 +8,10 @@ from datetime import datetime, timezone
 
 from aiohttp import web
 
-from mockkube.api import discovery, encoding, params, requestmetrics, subresources, watchstream
+from mockkube.api import discovery, encoding, identity, params, requestmetrics, subresources, watchstream
 from mockkube.api.encoding import Wanted
 from mockkube.machinery import errors
+from mockkube.machinery.admission import identity as admission_identity
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.machinery.rest import PATCH_TYPES, Resources
 from mockkube.storage.cache import Entry
@@ -119,6 +120,7 @@ class API:
         if isinstance(target, dict):
             return self.discovery(request, target)
         request[requestmetrics.TARGET] = target
+        admission_identity.set_user(identity.request_user(request))
         m = request.method
         _require_verb(m, target)
         if not target.name:

@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 from mockkube.machinery import errors, meta, validation
 from mockkube.machinery import fielderrors as fe
+from mockkube.machinery.admission import identity
+from mockkube.machinery.admission.matching import Attributes
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage.cache import Entry
 from mockkube.storage.store import Store
@@ -80,6 +82,11 @@ class Resources:
         self.after_commit: list[Callable[[ResourceType, str, dict], None]] = []
         # validating admission on create (ResourceQuota): fn(rt, obj, name shown in errors, dry_run)
         self.admission: list[Callable[[ResourceType, dict, str, bool], None]] = []
+        # the generic validating admission chain, for every resource and verb (policies, webhooks):
+        # fn(attributes, warnings) raises to deny
+        from mockkube.machinery.admission.validating import ValidatingPolicies
+
+        self.validating: list[Callable[[Attributes, list[str]], None]] = [ValidatingPolicies(self).validate]
 
     # -- helpers ---------------------------------------------------------------
     def now(self) -> str:
@@ -194,6 +201,24 @@ class Resources:
         else:
             new["metadata"].pop("managedFields", None)
 
+    def _admit_validating(self, rt: ResourceType, operation: str, obj: dict | None, old: dict | None,
+                          name: str, subresource: str, dry_run: bool, warnings: list[str],
+                          options: dict | None = None) -> None:
+        """Run the validating admission chain (after schema and strategy validation, before
+        quota and the write), as kube-apiserver's validating admission plugins run."""
+        if not self.validating:
+            return
+        target = obj if obj is not None else old
+        ns = (target or {}).get("metadata", {}).get("namespace", "") if rt.namespaced else ""
+        ns_obj = None
+        if ns:
+            e = self.store.get(self._ns_rt, "", ns)
+            ns_obj = e.obj if e else None
+        a = Attributes(operation, rt.group, rt.version, rt.kind, rt.plural, subresource, ns, name, obj, old,
+                       rt.namespaced, identity.current_user(), dry_run, options, ns_obj)
+        for fn in self.validating:
+            fn(a, warnings)
+
     # -- reads -----------------------------------------------------------------
     def get(self, rt: ResourceType, ns: str, name: str) -> Entry:
         return self.store.must_get(rt, ns, name)
@@ -305,6 +330,7 @@ class Resources:
             m.pop(k, None)
         m.pop("resourceVersion", None)
         shown = m.get("name") or m.get("generateName") or ""  # as admission errors name it
+        requested_name = m.get("name") or ""  # request.name: empty when the server generates it
         if not m.get("name") and m.get("generateName"):
             m["name"] = meta.generate_name(m["generateName"])
             for _ in range(8):
@@ -330,6 +356,8 @@ class Resources:
         if not m.get("managedFields"):
             m.pop("managedFields", None)
             self._managed(rt, None, obj, opts, "")
+        self._admit_validating(rt, "CREATE", obj, None, requested_name, "", bool(opts.dry_run), opts.warnings,
+                               {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"})
         for admit in self.admission:
             admit(rt, obj, shown, bool(opts.dry_run))
         if opts.dry_run:
@@ -414,6 +442,9 @@ class Resources:
         else:
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_update(new, old)
         self._validate(rt, new, errs)
+        if new != old or opts.dry_run:
+            self._admit_validating(rt, "UPDATE", new, old, name, subresource, bool(opts.dry_run), opts.warnings,
+                                   {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"})
         if not managed_done:
             if m.get("managedFields") == om.get("managedFields") or "managedFields" not in m:
                 m["managedFields"] = om.get("managedFields")
@@ -536,6 +567,9 @@ class Resources:
             raise errors.conflict(rt.plural, rt.group, name,
                                   f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
                                   f"ResourceVersion in object meta: {obj['metadata'].get('resourceVersion')}")
+        self._admit_validating(rt, "DELETE", None, obj, name, "", dry_run, [],
+                               {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **{
+                                   k: v for k, v in options.items() if k not in ("kind", "apiVersion")}})
         policy = options.get("propagationPolicy")
         if policy is None and options.get("orphanDependents") is not None:
             policy = "Orphan" if options["orphanDependents"] else "Background"

@@ -119,6 +119,13 @@ SEEDS: dict[tuple[str, str], dict] = {
                  "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                      "type": "object", "properties": {"spec": {"type": "object", "properties": {
                          "size": {"type": "integer"}}}}}}}]}},
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): {
+        "metadata": {"name": "seed"},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["seed.example.com"], "apiVersions": ["v1"],
+                                                         "operations": ["CREATE"], "resources": ["widgets"]}]},
+                 "validations": [{"expression": "object.metadata.name != 'x'", "message": "no x"}]}},
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): {
+        "metadata": {"name": "seed"}, "spec": {"policyName": "seed", "validationActions": ["Deny"]}},
 }
 
 

@@ -44,6 +44,28 @@ class UInt(int):
     """CEL uint (distinct from int for typing and equality)."""
 
 
+class optional_type:  # noqa: N801 - the runtime type name cel-go prints
+    """A CEL optional: `obj.?f`, `m[?k]`, optional.of/none, ``oldSelf`` under ``optionalOldSelf``."""
+
+    __slots__ = ("value", "present")
+
+    def __init__(self, value: Any = None, present: bool = False) -> None:
+        self.value, self.present = value, present
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, optional_type) and self.present == other.present and \
+            (not self.present or cel_equals(self.value, other.value))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_NONE = optional_type()
+
+
+def _opt_non_zero(v: Any) -> optional_type:
+    return optional_type(v, True) if v not in (None, "", 0, False, [], {}, b"") else _NONE
+
+
 Fn = Callable[[dict], Any]
 T = Any  # a CEL type: "int", "dyn", ("list", T), ("map", K, V), "device", ...
 
@@ -191,6 +213,10 @@ def _arith(op: str) -> Callable[[Any, Any], Any]:
 
 
 def _index(container: Any, key: Any) -> Any:
+    if type(container) is optional_type:  # optional chaining: opt[k] is optional
+        if not container.present:
+            return _NONE
+        return _opt_index(container.value, key)
     if isinstance(container, list):
         if type(key) not in (int, UInt) and not (type(key) is float and key.is_integer()):
             raise CELRuntimeError(f"no such overload: list[{runtime_type(key)}]")
@@ -206,7 +232,29 @@ def _index(container: Any, key: Any) -> Any:
     raise CELRuntimeError(f"no such overload: {runtime_type(container)}[{runtime_type(key)}]")
 
 
+def _opt_index(container: Any, key: Any) -> optional_type:
+    """`c[?k]` / `c.?k`: optional.of(c[k]) when present, else optional.none()."""
+    if type(container) is optional_type:
+        if not container.present:
+            return _NONE
+        container = container.value
+    if isinstance(container, dict):
+        try:
+            return optional_type(container[key], True) if dict.__contains__(container, key) else _NONE
+        except TypeError:
+            return _NONE
+    if isinstance(container, list):
+        if type(key) in (int, UInt) and 0 <= key < len(container):
+            return optional_type(container[key], True)
+        return _NONE
+    raise CELRuntimeError(f"no such overload: {runtime_type(container)}[?{runtime_type(key)}]")
+
+
 def _select(obj: Any, name: str) -> Any:
+    if type(obj) is optional_type:
+        if not obj.present:
+            return _NONE
+        return _opt_index(obj.value, name)
     if isinstance(obj, dict):
         try:
             return obj[name]
@@ -394,6 +442,10 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
                       ("semver", ("semver",), "bool", lambda a, b: a > b)],
     "isLessThan": [("quantity", ("quantity",), "bool", lambda a, b: a.cmp(b) < 0),
                    ("semver", ("semver",), "bool", lambda a, b: a < b)],
+    "or": [("optional_type", ("optional_type",), "optional_type", lambda o, p: o if o.present else p)],
+    "optional.of": [(None, ("dyn",), "optional_type", lambda v: optional_type(v, True))],
+    "optional.ofNonZeroValue": [(None, ("dyn",), "optional_type", _opt_non_zero)],
+    "optional.none": [(None, (), "optional_type", lambda: _NONE)],
     "major": [("semver", (), "int", lambda v: v.major)],
     "minor": [("semver", (), "int", lambda v: v.minor)],
     "patch": [("semver", (), "int", lambda v: v.patch)],
@@ -474,6 +526,12 @@ class _Compiler:
     def _select(self, n: Node) -> tuple[T, Fn]:
         tt, tf = self.compile(n.target)
         name = n.name
+        if n.optional:
+            if tt not in ("dyn", "optional_type") and _kind(tt) != "map":
+                raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
+            return "optional_type", lambda act: _opt_index(tf(act), name)
+        if tt == "optional_type" and not n.test_only:
+            return "optional_type", lambda act: _select(tf(act), name)
         if tt == "device":
             if name not in _DEVICE_FIELDS:
                 raise _CheckError(f"undefined field '{name}'", n.pos)
@@ -495,6 +553,10 @@ class _Compiler:
 
     def _index(self, n: Node) -> tuple[T, Fn]:
         (tt, tf), (it, ifn) = self.compile(n.target), self.compile(n.args[0])
+        if n.optional:
+            return "optional_type", lambda act: _opt_index(tf(act), ifn(act))
+        if tt == "optional_type":
+            return "optional_type", lambda act: _index(tf(act), ifn(act))
         if _kind(tt) == "list" and it in ("int", "uint", "dyn"):
             rt = tt[1]
         elif _kind(tt) == "map" and _assignable(tt[1], it):
@@ -544,6 +606,8 @@ class _Compiler:
                 return self._comprehension(n)
             if name == "bind" and n.target.kind == "ident" and n.target.name == "cel" and "cel" not in self.scope:
                 return self._bind(n)
+            if n.target.kind == "ident" and n.target.name == "optional" and "optional" not in self.scope:
+                return self._function(Node("call", n.pos, name="optional." + name, args=n.args))
         return self._function(n)
 
     def _logic(self, n: Node) -> tuple[T, Fn]:

@@ -16,13 +16,7 @@ from mockkube.machinery.cel import engine
 from mockkube.machinery.cel.lib import CELRuntimeError
 
 
-class optional_type:  # noqa: N801 - the runtime type name cel-go prints
-    """A CEL optional (``oldSelf`` under ``optionalOldSelf``)."""
-
-    __slots__ = ("value", "present")
-
-    def __init__(self, value: Any = None, present: bool = False) -> None:
-        self.value, self.present = value, present
+optional_type = engine.optional_type  # the engine owns it: `.?f` and `[?k]` build optionals
 
 
 def _opt_value(o: optional_type) -> Any:

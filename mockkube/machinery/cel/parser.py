@@ -42,6 +42,7 @@ class Node:
     value: Any = None
     type_name: str = ""
     test_only: bool = False
+    optional: bool = False  # `.?field` / `[?key]` (CEL optional syntax, enabled for Kubernetes)
 
 
 _TOKEN_RE = re.compile(
@@ -265,6 +266,7 @@ class Parser:
         node = self.primary()
         while True:
             if (dot := self.accept(".")) is not None:
+                opt = self.accept("?") is not None
                 name_tok = self.next()
                 if name_tok.kind != "ident":
                     raise CELSyntaxError(
@@ -273,11 +275,12 @@ class Parser:
                 if self.accept("(") is not None:
                     node = Node("call", name_tok.pos, name=name_tok.text, target=node, args=self.args(")"))
                 else:
-                    node = Node("select", dot.pos, name=name_tok.text, target=node)
+                    node = Node("select", dot.pos, name=name_tok.text, target=node, optional=opt)
             elif (br := self.accept("[")) is not None:
+                opt = self.accept("?") is not None
                 index = self.expr()
                 self.expect("]")
-                node = Node("index", br.pos, target=node, args=[index])
+                node = Node("index", br.pos, target=node, args=[index], optional=opt)
             else:
                 return node
 

@@ -1,0 +1,26 @@
+"""Who makes the current request: the userInfo that admission sees.
+
+The HTTP layer sets it per request (``mockkube.api.identity.request_user``); writes by
+in-process components and requests without an identity act as the default admin, as a
+kubeconfig with the cluster-admin certificate does on a kind/kubeadm cluster.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+DEFAULT_USER: dict[str, Any] = {"username": "kubernetes-admin",
+                                "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
+
+_current: contextvars.ContextVar[dict | None] = contextvars.ContextVar("mockkube_user", default=None)
+
+
+def current_user() -> dict:
+    """The userInfo (username, uid, groups, extra) of the request being served."""
+    return _current.get() or DEFAULT_USER
+
+
+def set_user(user: dict | None) -> contextvars.Token:
+    """Make ``user`` the identity of the rest of this task (one HTTP request)."""
+    return _current.set(user)
