@@ -269,12 +269,13 @@ class API:
 
     async def delete(self, request: web.Request, t: Target) -> web.Response:
         opts, dry = await self._delete_options(request)
-        entry, gone = self.res.delete(t.rt, t.namespace, t.name, opts, dry_run=dry)
+        warnings: list[str] = []  # a Warn policy's message on DELETE
+        entry, gone = self.res.delete(t.rt, t.namespace, t.name, opts, dry_run=dry, warnings=warnings)
         if not gone:
-            return self.render_one(request, t.rt, entry, 200 if dry else 202)
+            return self.render_one(request, t.rt, entry, 200 if dry else 202, warnings)
         if getattr(t.rt.strategy, "return_deleted_object", False):
-            return self.render_one(request, t.rt, entry)
-        return json_response(dumps(status_success(t.rt, entry.obj)))
+            return self.render_one(request, t.rt, entry, 200, warnings)
+        return json_response(dumps(status_success(t.rt, entry.obj)), 200, warnings)
 
     async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
         opts, dry = await self._delete_options(request)

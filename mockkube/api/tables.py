@@ -678,9 +678,10 @@ def make_table(group: str, plural: str, objects: list[Obj], include_object: str,
 
 
 def _register_more() -> None:
-    from mockkube.api import tables_cluster
+    from mockkube.api import tables_admission, tables_cluster
 
     tables_cluster.register(__import__(__name__, fromlist=["_CELLS"]))
+    tables_admission.register(__import__(__name__, fromlist=["_CELLS"]))
 
 
 _register_more()

@@ -548,7 +548,7 @@ class Resources:
     # -- delete ----------------------------------------------------------------
     @_serialized
     def delete(self, rt: ResourceType, ns: str, name: str, options: dict | None = None,
-               dry_run: bool = False) -> tuple[Entry, bool]:
+               dry_run: bool = False, warnings: list[str] | None = None) -> tuple[Entry, bool]:
         """Delete or start deleting; returns (entry, gone) — gone is False while finalizers remain."""
         options = options or {}
         entry = self.store.must_get(rt, ns, name)
@@ -567,7 +567,7 @@ class Resources:
             raise errors.conflict(rt.plural, rt.group, name,
                                   f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
                                   f"ResourceVersion in object meta: {obj['metadata'].get('resourceVersion')}")
-        self._admit_validating(rt, "DELETE", None, obj, name, "", dry_run, [],
+        self._admit_validating(rt, "DELETE", None, obj, name, "", dry_run, warnings if warnings is not None else [],
                                {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **{
                                    k: v for k, v in options.items() if k not in ("kind", "apiVersion")}})
         policy = options.get("propagationPolicy")

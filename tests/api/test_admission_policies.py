@@ -122,3 +122,32 @@ async def test_policy_validation(api):
     assert st == 422
     assert body["message"] == ('ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io "b" is invalid: '
                                'spec.validationActions: Required value: at least one validation action is required')
+
+
+async def test_warn_on_delete_authorizer_and_printer_columns(api):
+    """A Warn policy's message reaches the DELETE response's Warning header; the CEL
+    ``authorizer`` answers (every check allowed until RBAC is enforced); Table columns."""
+    st, out, _ = await api.post(VAP, _policy("del", [
+        {"expression": "authorizer.group('').resource('configmaps').namespace('default').check('delete').allowed()"
+                       " && authorizer.requestResource.check('delete').allowed() && false",
+         "message": "deleting configmaps is discouraged"}],
+        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]}],
+        paramKind={"apiVersion": "v1", "kind": "ConfigMap"}))
+    assert st == 201, out
+    st, out, _ = await api.post(VAPB, _binding("del", "del", ("Warn",), paramRef={
+        "name": "p", "namespace": "default", "parameterNotFoundAction": "Allow"}))
+    assert st == 201, out
+    await api.post(CM, {"metadata": {"name": "p"}})
+    await api.post(CM, {"metadata": {"name": "gone"}})
+    st, _, headers = await api.delete(f"{CM}/gone")
+    assert st == 200
+    assert headers.getall("Warning") == [
+        '299 - "Validation failed for ValidatingAdmissionPolicy \'del\' with binding \'del\': deleting configmaps '
+        'is discouraged"']
+    table = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+    st, t, _ = await api.get(VAP + "/del", headers=table)
+    assert [c["name"] for c in t["columnDefinitions"]] == ["Name", "Validations", "ParamKind", "Age"]
+    assert t["rows"][0]["cells"][:3] == ["del", 1, "v1/ConfigMap"]
+    st, t, _ = await api.get(VAPB + "/del", headers=table)
+    assert [c["name"] for c in t["columnDefinitions"]] == ["Name", "PolicyName", "ParamRef", "Age"]
+    assert t["rows"][0]["cells"][:3] == ["del", "del", "default/p"]

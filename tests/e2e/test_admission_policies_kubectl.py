@@ -103,6 +103,12 @@ def test_policy_denies_resourceslice_with_upstream_message(kubectl):
     p = kubectl("get", "validatingadmissionpolicy", "only-gpu-slices", "-o",
                 "jsonpath={.status.observedGeneration}")
     assert p.stdout == "1"
+    table = kubectl("get", "validatingadmissionpolicies").stdout.splitlines()
+    assert table[0].split() == ["NAME", "VALIDATIONS", "PARAMKIND", "AGE"]
+    assert table[1].split()[:3] == ["only-gpu-slices", "1", "<unset>"]
+    table = kubectl("get", "validatingadmissionpolicybindings").stdout.splitlines()
+    assert table[0].split() == ["NAME", "POLICYNAME", "PARAMREF", "AGE"]
+    assert table[1].split()[:3] == ["only-gpu-slices", "only-gpu-slices", "<unset>"]
     p = kubectl("create", "-f", "-", check=False, input=_slice("bad", "fpga.example.com", "n1"))
     assert p.returncode == 1
     # kubectl prints a 422 with causes as on a real cluster (see the Kubernetes VAP docs' example)

@@ -118,3 +118,16 @@ def test_failure_policy_and_default_message():
     assert [d.message for d in evaluate(pol, a, None)[0]] == ["failed expression: false"]
     pol["spec"]["auditAnnotations"] = [{"key": "k", "valueExpression": "'v-' + request.name"}]
     assert evaluate(pol, a, None)[1] == {"p/k": "v-s"}
+
+
+@pytest.mark.parametrize("expr", [
+    "authorizer.group('resource.k8s.io').resource('resourceslices').namespace('').name('x').check('create')"
+    ".allowed()",
+    "authorizer.requestResource.subresource('status').check('update').allowed()",
+    "!authorizer.path('/healthz').check('get').errored() && authorizer.path('/x').check('get').error() == ''",
+    "authorizer.serviceAccount('ns', 'sa').group('').resource('pods').check('get').reason() == ''",
+])
+def test_authorizer_library_allows_until_rbac_is_enforced(expr):
+    from mockkube.machinery.admission.validating import activation
+
+    assert compile_program(expr).evaluate(activation(_attrs(), None, {})) is True

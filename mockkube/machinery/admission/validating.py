@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from mockkube.machinery import errors
 from mockkube.machinery.admission.matching import EXEMPT, Attributes, resources_match
 from mockkube.machinery.cel import CELError, CompiledExpression, compile_with
+from mockkube.machinery.cel.authz import Authorizer
 from mockkube.machinery.cel.lib import CELRuntimeError
 
 if TYPE_CHECKING:
@@ -64,10 +65,18 @@ class _Variables(dict):
         return key in self._defs
 
 
+def authorizer(a: Attributes) -> Authorizer:
+    """The ``authorizer`` variable for this request's user; RBAC is not enforced yet, so
+    every check is allowed (as the request itself was)."""
+    rr = {"group": a.group, "resource": a.resource, "subresource": a.subresource, "namespace": a.namespace,
+          "name": a.name}
+    return Authorizer(a.request()["userInfo"], request_resource=rr)
+
+
 def activation(a: Attributes, params: Any, spec: dict) -> dict:
     """The CEL variables of one evaluation."""
     act: dict[str, Any] = {"object": a.obj, "oldObject": a.old, "request": a.request(), "params": params,
-                           "namespaceObject": a.namespace_object, "authorizer": None}
+                           "namespaceObject": a.namespace_object, "authorizer": authorizer(a)}
     act["variables"] = _Variables(spec.get("variables") or [], act)
     return act
 

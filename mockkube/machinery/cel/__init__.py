@@ -6,3 +6,4 @@ from mockkube.machinery.cel.engine import CELError, CompiledExpression, compile_
 __all__ = ["CELError", "CompiledExpression", "compile_expression", "compile_with"]
 
 from mockkube.machinery.cel import k8slib as _k8slib  # noqa: E402,F401  (registers regex, urls, ip/cidr, optionals)
+from mockkube.machinery.cel import authz as _authz  # noqa: E402,F401  (registers the authorizer library)

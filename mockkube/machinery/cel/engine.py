@@ -260,6 +260,11 @@ def _select(obj: Any, name: str) -> Any:
             return obj[name]
         except KeyError:
             raise CELRuntimeError(f"no such key: {name}") from None
+    if hasattr(obj, "cel_select"):  # library objects with fields (authorizer.requestResource)
+        try:
+            return obj.cel_select(name)
+        except KeyError:
+            raise CELRuntimeError(f"no such key: {name}") from None
     raise CELRuntimeError(f"no such overload: {runtime_type(obj)}.{name}")
 
 
