@@ -135,3 +135,39 @@ def test_driver_chart_policy_restricts_driver_to_its_node(kubectl):
     p = kubectl(*on_n1, "delete", "resourceslice", "n2-gpu", check=False)
     assert "may not modify resourceslices on node 'n2'" in p.stderr
     kubectl(*on_n1, "delete", "resourceslice", "n1-gpu")
+
+
+WARN_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: team-label
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "DELETE"]
+      resources: ["configmaps"]
+  validations:
+  - expression: "(request.operation == 'DELETE' ? oldObject : object).metadata.?labels.team.hasValue()"
+    messageExpression: "'configmap ' + request.name + ' has no team label'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: team-label
+spec:
+  policyName: team-label
+  validationActions: [Warn, Audit]
+"""
+
+
+def test_warn_policy_shows_kubectl_warning_lines(kubectl):
+    kubectl("apply", "-f", "-", input=WARN_POLICY)
+    line = ("Warning: Validation failed for ValidatingAdmissionPolicy 'team-label' with binding 'team-label': "
+            "configmap loose has no team label")
+    made = kubectl("create", "configmap", "loose", "--from-literal=a=b")
+    assert line in made.stderr and "configmap/loose created" in made.stdout
+    gone = kubectl("delete", "configmap", "loose")
+    assert line in gone.stderr and 'configmap "loose" deleted' in gone.stdout
