@@ -324,7 +324,8 @@ def resource_paths(res: dict, defs: dict) -> tuple[dict, set[str]]:
     namespaced = res["namespaced"]
     verbs = set(res["verbs"])
     name = definition_name_for(defs, g, v, kind)
-    list_name = definition_name_for(defs, g, v, kind + "List")
+    listable = bool({"list", "watch"} & verbs)  # create-only kinds (reviews) have no List
+    list_name = definition_name_for(defs, g, v, kind + "List") if listable else name
     gvk = _gvk(g, v, kind)
     tag = _tag(g, v)
     prefix = "/api/" + v if g == "" else f"/apis/{g}/{v}"
@@ -380,7 +381,8 @@ def resource_paths(res: dict, defs: dict) -> tuple[dict, set[str]]:
                            _body(DELETE_OPTIONS, required=False))
         used.add(DELETE_OPTIONS)
     it["parameters"] = [P["name"](kind)] + scope_params + [P["pretty"]]
-    paths[item] = it
+    if set(it) - {"parameters"}:
+        paths[item] = it
 
     for sub in res.get("subresources", []):
         sname = sub["name"]

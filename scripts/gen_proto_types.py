@@ -74,6 +74,11 @@ KINDS: list[tuple[str, str, str]] = [
     ("rbac.authorization.k8s.io/v1", "ClusterRole", "k8s.io.api.rbac.v1.ClusterRole"),
     ("rbac.authorization.k8s.io/v1", "RoleBinding", "k8s.io.api.rbac.v1.RoleBinding"),
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "k8s.io.api.rbac.v1.ClusterRoleBinding"),
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", "k8s.io.api.authorization.v1.SelfSubjectAccessReview"),
+    ("authorization.k8s.io/v1", "SubjectAccessReview", "k8s.io.api.authorization.v1.SubjectAccessReview"),
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", "k8s.io.api.authorization.v1.LocalSubjectAccessReview"),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", "k8s.io.api.authorization.v1.SelfSubjectRulesReview"),
+    ("authentication.k8s.io/v1", "SelfSubjectReview", "k8s.io.api.authentication.v1.SelfSubjectReview"),
     ("meta.k8s.io/v1", "DeleteOptions", "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"),
     ("v1", "DeleteOptions", "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"),
 ]
@@ -87,6 +92,8 @@ SPECIAL = {
     "k8s.io.apimachinery.pkg.api.resource.Quantity",
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString",
     "k8s.io.apimachinery.pkg.runtime.RawExtension",
+    "k8s.io.api.authentication.v1.ExtraValue",
+    "k8s.io.api.authorization.v1.ExtraValue",
 }
 
 SCALARS = {"string", "bool", "int32", "int64", "bytes", "double", "float", "uint32", "uint64"}

@@ -230,6 +230,12 @@ class API:
     async def create(self, request: web.Request, t: Target) -> web.Response:
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
         obj = await self._body(request)
+        if getattr(t.rt.strategy, "virtual", False):  # reviews: answered, never stored
+            from mockkube.api.identity import request_user
+
+            if not isinstance(obj, dict):
+                raise errors.bad_request("the body of the request must be an object")
+            return json_response(dumps(t.rt.strategy.review(obj, request_user(request), t.namespace)), 201)
         entry = self.res.create(t.rt, t.namespace, obj, opts)
         return self.render_one(request, t.rt, entry, 201, opts.warnings)
 
@@ -319,14 +325,15 @@ def _no_route() -> errors.APIError:
 
 
 _VERB_OF_METHOD = {("DELETE", False): "deletecollection", ("POST", False): "create", ("DELETE", True): "delete",
-                   ("PUT", True): "update", ("PATCH", True): "patch"}
+                   ("PUT", True): "update", ("PATCH", True): "patch", ("GET", True): "get", ("GET", False): "list"}
 
 
 def _require_verb(method: str, t: Target) -> None:
     """A verb the resource does not declare is not routed upstream: 405 (e.g. namespaces
     have no deletecollection, so ``DELETE /api/v1/namespaces`` must not delete anything)."""
     verb = _VERB_OF_METHOD.get((method, bool(t.name)))
-    if verb is not None and not t.sub and t.rt is not None and verb not in t.rt.verbs:
+    if verb is not None and not t.sub and t.rt is not None and verb not in t.rt.verbs \
+            and not (verb == "list" and "watch" in t.rt.verbs):
         raise _not_allowed(method, t)
 
 

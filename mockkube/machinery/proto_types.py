@@ -173,6 +173,99 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         1: ('type', '', 'string', 'o'),
         2: ('rollingUpdate', '', 'k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy', 'op'),
     },
+    'k8s.io.api.authentication.v1.SelfSubjectReview': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('status', '', 'k8s.io.api.authentication.v1.SelfSubjectReviewStatus', 'o'),
+    },
+    'k8s.io.api.authentication.v1.SelfSubjectReviewStatus': {
+        1: ('userInfo', '', 'k8s.io.api.authentication.v1.UserInfo', 'o'),
+    },
+    'k8s.io.api.authentication.v1.UserInfo': {
+        1: ('username', '', 'string', 'o'),
+        2: ('uid', '', 'string', 'o'),
+        3: ('groups', 'r', 'string', 'o'),
+        4: ('extra', 'm', 'k8s.io.api.authentication.v1.ExtraValue', 'o'),
+    },
+    'k8s.io.api.authorization.v1.FieldSelectorAttributes': {
+        1: ('rawSelector', '', 'string', 'o'),
+        2: ('requirements', 'r', 'k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement', 'o'),
+    },
+    'k8s.io.api.authorization.v1.LabelSelectorAttributes': {
+        1: ('rawSelector', '', 'string', 'o'),
+        2: ('requirements', 'r', 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement', 'o'),
+    },
+    'k8s.io.api.authorization.v1.LocalSubjectAccessReview': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.authorization.v1.SubjectAccessReviewSpec', ''),
+        3: ('status', '', 'k8s.io.api.authorization.v1.SubjectAccessReviewStatus', 'o'),
+    },
+    'k8s.io.api.authorization.v1.NonResourceAttributes': {
+        1: ('path', '', 'string', 'o'),
+        2: ('verb', '', 'string', 'o'),
+    },
+    'k8s.io.api.authorization.v1.NonResourceRule': {
+        1: ('verbs', 'r', 'string', ''),
+        2: ('nonResourceURLs', 'r', 'string', 'o'),
+    },
+    'k8s.io.api.authorization.v1.ResourceAttributes': {
+        1: ('namespace', '', 'string', 'o'),
+        2: ('verb', '', 'string', 'o'),
+        3: ('group', '', 'string', 'o'),
+        4: ('version', '', 'string', 'o'),
+        5: ('resource', '', 'string', 'o'),
+        6: ('subresource', '', 'string', 'o'),
+        7: ('name', '', 'string', 'o'),
+        8: ('fieldSelector', '', 'k8s.io.api.authorization.v1.FieldSelectorAttributes', 'op'),
+        9: ('labelSelector', '', 'k8s.io.api.authorization.v1.LabelSelectorAttributes', 'op'),
+    },
+    'k8s.io.api.authorization.v1.ResourceRule': {
+        1: ('verbs', 'r', 'string', ''),
+        2: ('apiGroups', 'r', 'string', 'o'),
+        3: ('resources', 'r', 'string', 'o'),
+        4: ('resourceNames', 'r', 'string', 'o'),
+    },
+    'k8s.io.api.authorization.v1.SelfSubjectAccessReview': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec', ''),
+        3: ('status', '', 'k8s.io.api.authorization.v1.SubjectAccessReviewStatus', 'o'),
+    },
+    'k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec': {
+        1: ('resourceAttributes', '', 'k8s.io.api.authorization.v1.ResourceAttributes', 'op'),
+        2: ('nonResourceAttributes', '', 'k8s.io.api.authorization.v1.NonResourceAttributes', 'op'),
+    },
+    'k8s.io.api.authorization.v1.SelfSubjectRulesReview': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec', ''),
+        3: ('status', '', 'k8s.io.api.authorization.v1.SubjectRulesReviewStatus', 'o'),
+    },
+    'k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec': {
+        1: ('namespace', '', 'string', 'o'),
+    },
+    'k8s.io.api.authorization.v1.SubjectAccessReview': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.authorization.v1.SubjectAccessReviewSpec', ''),
+        3: ('status', '', 'k8s.io.api.authorization.v1.SubjectAccessReviewStatus', 'o'),
+    },
+    'k8s.io.api.authorization.v1.SubjectAccessReviewSpec': {
+        1: ('resourceAttributes', '', 'k8s.io.api.authorization.v1.ResourceAttributes', 'op'),
+        2: ('nonResourceAttributes', '', 'k8s.io.api.authorization.v1.NonResourceAttributes', 'op'),
+        3: ('user', '', 'string', 'o'),
+        4: ('groups', 'r', 'string', 'o'),
+        5: ('extra', 'm', 'k8s.io.api.authorization.v1.ExtraValue', 'o'),
+        6: ('uid', '', 'string', 'o'),
+    },
+    'k8s.io.api.authorization.v1.SubjectAccessReviewStatus': {
+        1: ('allowed', '', 'bool', ''),
+        2: ('reason', '', 'string', 'o'),
+        3: ('evaluationError', '', 'string', 'o'),
+        4: ('denied', '', 'bool', 'o'),
+    },
+    'k8s.io.api.authorization.v1.SubjectRulesReviewStatus': {
+        1: ('resourceRules', 'r', 'k8s.io.api.authorization.v1.ResourceRule', ''),
+        2: ('nonResourceRules', 'r', 'k8s.io.api.authorization.v1.NonResourceRule', ''),
+        3: ('incomplete', '', 'bool', ''),
+        4: ('evaluationError', '', 'string', 'o'),
+    },
     'k8s.io.api.autoscaling.v1.Scale': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
         2: ('spec', '', 'k8s.io.api.autoscaling.v1.ScaleSpec', 'o'),
@@ -2186,6 +2279,11 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         5: ('dryRun', 'r', 'string', 'o'),
         6: ('ignoreStoreReadErrorWithClusterBreakingPotential', '', 'bool', 'op'),
     },
+    'k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement': {
+        1: ('key', '', 'string', ''),
+        2: ('operator', '', 'string', ''),
+        3: ('values', 'r', 'string', 'o'),
+    },
     'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector': {
         1: ('matchLabels', 'm', 'string', 'o'),
         2: ('matchExpressions', 'r', 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement', 'o'),
@@ -2282,6 +2380,11 @@ KINDS: dict[tuple[str, str], str] = {
     ('rbac.authorization.k8s.io/v1', 'ClusterRole'): 'k8s.io.api.rbac.v1.ClusterRole',
     ('rbac.authorization.k8s.io/v1', 'RoleBinding'): 'k8s.io.api.rbac.v1.RoleBinding',
     ('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding'): 'k8s.io.api.rbac.v1.ClusterRoleBinding',
+    ('authorization.k8s.io/v1', 'SelfSubjectAccessReview'): 'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
+    ('authorization.k8s.io/v1', 'SubjectAccessReview'): 'k8s.io.api.authorization.v1.SubjectAccessReview',
+    ('authorization.k8s.io/v1', 'LocalSubjectAccessReview'): 'k8s.io.api.authorization.v1.LocalSubjectAccessReview',
+    ('authorization.k8s.io/v1', 'SelfSubjectRulesReview'): 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
+    ('authentication.k8s.io/v1', 'SelfSubjectReview'): 'k8s.io.api.authentication.v1.SelfSubjectReview',
     ('meta.k8s.io/v1', 'DeleteOptions'): 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
     ('v1', 'DeleteOptions'): 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
 }

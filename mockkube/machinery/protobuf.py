@@ -299,7 +299,21 @@ def _decode_duration(data: bytes) -> str:
     return format_duration(_signed(_last_int(_fields(data), 1), 64))
 
 
+# authentication/authorization ExtraValue: a Go []string carried as a message of strings
+_EXTRA_VALUES = ("k8s.io.api.authentication.v1.ExtraValue", "k8s.io.api.authorization.v1.ExtraValue")
+
+
+def _decode_extra_value(data: bytes) -> list[str]:
+    out = []
+    for wire, value in _fields(data).get(1, ()):
+        if wire != 2:
+            raise _Malformed(f"field 1: wrong wire type {wire}")
+        out.append(_text(value))
+    return out
+
+
 _SPECIAL_DECODERS: dict[str, Callable[[bytes], Any]] = {
+    **{t: _decode_extra_value for t in _EXTRA_VALUES},
     _TIME: lambda d: _decode_time(d, False),
     _MICROTIME: lambda d: _decode_time(d, True),
     _DURATION: _decode_duration,
@@ -456,6 +470,7 @@ def _enc_int_or_string(value: Any) -> bytes:
 
 
 _SPECIAL_ENCODERS: dict[str, Callable[[Any], bytes]] = {
+    **{t: (lambda v: b"".join(_tag_bytes(1, str(x).encode()) for x in v or ())) for t in _EXTRA_VALUES},
     _TIME: lambda v: _enc_time(v, False),
     _MICROTIME: lambda v: _enc_time(v, True),
     _DURATION: lambda v: _tag_varint(1, parse_duration(v) if v is not None else 0),

@@ -5,8 +5,8 @@ defines the registry; this layer fills it, so machinery never imports resources)
 """
 
 from mockkube.resources import apps, batch, coordination, core, dra, events  # noqa: F401
-from mockkube.resources import (admissionregistration, apiextensions, apiregistration, core_cluster, discovery, networking, node,  # noqa: F401
-                                policy, rbac, scheduling, storage)
+from mockkube.resources import (admissionregistration, apiextensions, apiregistration, authreviews,  # noqa: F401
+                                core_cluster, discovery, networking, node, policy, rbac, scheduling, storage)
 
 from mockkube.machinery.registry import REGISTRY, Registry  # noqa: E402
 

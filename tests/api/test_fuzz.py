@@ -30,7 +30,7 @@ from mockkube.resources import registry
 from mockkube.testing.cluster import ThreadedCluster
 
 REG = registry()
-RTS = REG.all()
+RTS = [rt for rt in REG.all() if not getattr(rt.strategy, "virtual", False)]  # reviews are never stored
 SEED_NAME = {rt: seed(rt)["metadata"]["name"] for rt in RTS}
 PATCH_CT = {"json": "application/json-patch+json", "merge": "application/merge-patch+json",
             "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}

@@ -34,7 +34,7 @@ async def test_index_lists_every_group_version_with_hash():
                               "apis/events.k8s.io/v1", "apis/resource.k8s.io/v1",
                               "apis/resource.k8s.io/v1beta2", "apis/scheduling.k8s.io/v1", "apis/policy/v1",
                               "apis/storage.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/networking.k8s.io/v1",
-                              "apis/node.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1", "apis/apiregistration.k8s.io/v1", "apis/batch/v1",
+                              "apis/node.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/authentication.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1", "apis/apiregistration.k8s.io/v1", "apis/batch/v1",
                               "apis/admissionregistration.k8s.io/v1"}
         url = paths["apis/resource.k8s.io/v1"]["serverRelativeURL"]
         assert url.startswith("/openapi/v3/apis/resource.k8s.io/v1?hash=")

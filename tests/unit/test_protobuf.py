@@ -432,6 +432,17 @@ OBJECTS += [
     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": meta(namespace=None),
      "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "ns1"}],
      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"}},
+    {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "metadata": meta(namespace=None),
+     "spec": {"resourceAttributes": {"namespace": "ns1", "verb": "create", "resource": "pods"}}},
+    {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "metadata": meta(namespace=None),
+     "spec": {"user": "alice", "groups": ["devs"], "extra": {"k": ["a", "b"]},
+              "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}},
+    {"apiVersion": "authorization.k8s.io/v1", "kind": "LocalSubjectAccessReview", "metadata": meta(),
+     "spec": {"user": "bob", "resourceAttributes": {"namespace": "ns1", "verb": "get", "resource": "pods"}}},
+    {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "metadata": meta(namespace=None),
+     "spec": {"namespace": "ns1"}},
+    {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview", "metadata": meta(namespace=None),
+     "status": {"userInfo": {"username": "alice", "groups": ["devs"], "extra": {"node": ["n1"]}}}},
 ]
 
 
