@@ -135,6 +135,9 @@ class Server:
 
         kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
         control.setup(app)  # /mockkube/v1/reset and /mockkube/v1/clock
+        from mockkube.scheduler import http as scheduler_http
+
+        scheduler_http.setup(app)  # /mockkube/v1/namespaces/NS/pods/NAME/explain
         self.app = app
         # kube-apiserver takes long request lines (huge label selectors); aiohttp stops at 8 KiB
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0,

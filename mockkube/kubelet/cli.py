@@ -71,3 +71,40 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     k.add_argument("node")
     k.add_argument("--server", default="http://127.0.0.1:6443")
     k.set_defaults(fn=kubelet_state)
+    add_explain(sub)
+
+
+def explain_pod(args: argparse.Namespace) -> int:
+    """``mockkube explain pod NAME``: GET .../pods/NAME/explain and print it."""
+    from urllib.parse import quote
+
+    fmt = "json" if args.output == "json" else "text"
+    url = (f"{args.server.rstrip('/')}/mockkube/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}"
+           f"/explain?format={fmt}" + ("&all=true" if args.all_devices else ""))
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            text = resp.read().decode()
+    except urllib.error.HTTPError as e:
+        try:
+            msg = json.loads(e.read()).get("message", "")
+        except ValueError:
+            msg = e.reason
+        print(f"mockkube: {msg}", file=sys.stderr)
+        return 1
+    except urllib.error.URLError as e:
+        print(f"mockkube: cannot reach {url}: {e.reason}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def add_explain(sub: argparse._SubParsersAction) -> None:
+    e = sub.add_parser("explain", help="why is a pod pending: per node, per plugin, per device")
+    esub = e.add_subparsers(dest="explain_kind", required=True)
+    p = esub.add_parser("pod", help="explain a pod")
+    p.add_argument("name")
+    p.add_argument("-n", "--namespace", default="default")
+    p.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    p.add_argument("--all-devices", action="store_true", help="list every device, also those whose selectors are false")
+    p.add_argument("--server", default="http://127.0.0.1:6443")
+    p.set_defaults(fn=explain_pod)
