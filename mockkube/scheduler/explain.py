@@ -90,7 +90,8 @@ def _seen_values(expr: str, dev: DeviceInfo) -> dict[str, Any]:
             out[label] = next(iter(value.values())) if value else "<missing>"
         else:
             hit = dev.capacity().get(fq)
-            out[label] = str(hit[0]) if hit else "<missing>"
+            raw = ((dev.device.get("capacity") or {}).get(hit[2]) or {}).get("value") if hit else None
+            out[label] = raw if raw is not None else (str(hit[0]) if hit else "<missing>")
     return out
 
 
@@ -123,7 +124,8 @@ def _selector_verdict(req: _Req, dev: DeviceInfo) -> dict | None:
             return {"reason": "SelectorFalse", "selector": f"{source} selector #{i}", "expression": failing,
                     "seen": seen,
                     "message": f"{source} selector #{i} is false: {failing}" + (f" (device has {shown})" if shown else ""),
-                    "fix": "a device for which the selector is true, or a selector this device satisfies"}
+                    "fix": f"a selector other than `{failing}` (devices have {shown or 'other values'}), or a "
+                           "device for which it is true"}
     return None
 
 
@@ -285,24 +287,30 @@ def _claim_report(sched: Any, claim: dict, nodes: dict, node_rejects: dict, hold
     for slot in plan.slots:
         for req in slot.alts:
             rows = []
+            other = 0
             for dev in devices:
                 v = _device_verdict(sched, req, dev, nodes, node_rejects, holders, tracker, set())
+                if v["reason"] == "SelectorFalse" and v["selector"].startswith("class "):
+                    other += 1  # not of this request's class: not a candidate at all
+                    continue
                 v["device"] = "/".join(dev.id)
                 rows.append(v)
             fits = [r for r in rows if r["reason"] in ("Fits", "BindingConditions")]
             want = req.count if req.mode == "ExactCount" else max(len(fits), 1)
             entry = {"request": req.full_name, "deviceClassName": req.class_name, "mode": req.mode,
-                     "count": req.count, "candidates": rows, "fitting": len(fits)}
-            if not devices:
-                entry["message"] = "no ResourceSlice publishes any device"
-                entry["fix"] = "install a DRA driver (or apply a ResourceSlice) that publishes devices"
+                     "count": req.count, "candidates": rows, "fitting": len(fits), "otherClassDevices": other}
+            if not rows:
+                entry["message"] = (f"no published device is of class {req.class_name}"
+                                    + (f" ({other} device(s) of other classes)" if other else ""))
+                entry["fix"] = [f"install the DRA driver for class {req.class_name} on a node (or apply a "
+                                f"ResourceSlice with devices its selectors accept)"]
             elif len(fits) < want:
                 entry["message"] = f"{len(fits)} of {want} device(s) available"
                 fixes = []
                 for r in sorted(rows, key=lambda r: r["reason"] == "SelectorFalse"):
                     if r.get("fix") and r["fix"] not in fixes:
                         fixes.append(r["fix"])
-                entry["fix"] = fixes[:3]
+                entry["fix"] = fixes[:6]
             out["requests"].append(entry)
     return out
 
@@ -391,8 +399,22 @@ def explain(sched: Any, pod: dict) -> dict:
                     f = f"node {name}: {plugin} ({', '.join(reasons)})"
                     if f not in fixes:
                         fixes.append(f)
-        report["fix"] = fixes[:6]
+        report["fix"] = fixes[:8]
     return report
+
+
+def _grouped(rows: list[dict], all_devices: bool = False) -> list[tuple[str, str]]:
+    """Candidates with the same verdict on one line: "a, b, c (+5 more): message"."""
+    groups: dict[str, list[str]] = {}
+    for d in rows:
+        groups.setdefault(d["message"], []).append(d["device"])
+    out = []
+    for message, devs in groups.items():
+        if all_devices or len(devs) <= 3:
+            out.append((", ".join(devs), message))
+        else:
+            out.append((f"{', '.join(devs[:3])} (+{len(devs) - 3} more)", message))
+    return out
 
 
 def render_text(report: dict, all_devices: bool = False) -> str:
@@ -419,14 +441,112 @@ def render_text(report: dict, all_devices: bool = False) -> str:
             head = f"    request {r['request']} (class {r['deviceClassName']}, {r['mode']}"
             head += f" {r['count']})" if r["mode"] == "ExactCount" else ")"
             lines.append(head + (f": {r['message']}" if r.get("message") else ""))
-            for d in r["candidates"]:
-                if all_devices or d["reason"] not in ("SelectorFalse",) or len(r["candidates"]) <= 8:
-                    lines.append(f"      {d['device']}: {d['message']}")
-            hidden = 0 if all_devices or len(r["candidates"]) <= 8 else \
-                sum(1 for d in r["candidates"] if d["reason"] == "SelectorFalse")
-            if hidden:
-                lines.append(f"      ... and {hidden} device(s) whose selectors are false")
+            for devs, message in _grouped(r["candidates"], all_devices):
+                lines.append(f"      {devs}: {message}")
     if report.get("fix"):
         lines.append("  to make it fit:")
         lines.extend(f"    - {f}" for f in report["fix"])
     return "\n".join(lines)
+
+
+def summary(report: dict, limit: int = EVENT_MESSAGE_MAX) -> str:
+    """One Event-sized message: the verdict, the first telling device reason per request
+    and the first fix."""
+    parts = [report.get("verdict", "")]
+    for c in report.get("claims") or ():
+        if c.get("error"):
+            parts.append(f"claim {c['claim']}: {c['error']}")
+        for r in c.get("requests") or ():
+            if not r.get("message"):
+                continue
+            told = sorted((d for d in r["candidates"] if d["reason"] not in ("Fits", "BindingConditions")),
+                          key=lambda d: d["reason"] == "SelectorFalse")
+            shown = "; ".join(f"{devs}: {message}" for devs, message in _grouped(told)[:3])
+            parts.append(f"claim {c['claim']} request {r['request']}: {r['message']}" + (f" ({shown})" if shown else ""))
+    if report.get("fix"):
+        parts.append(f"to fit: {report['fix'][0]}")
+    text = ". ".join(p.rstrip(".") for p in parts if p) + "."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class WhyPendingReporter:
+    """Writes the explanation where kubectl shows it (an Event ``WhyPending`` on the pod,
+    the full text in the ``mockkube.dev/why-pending`` annotation) after a failed attempt,
+    but only while the scheduler's active queue is empty: the diagnosis never delays a
+    scheduling cycle. One report per pod and FailedScheduling message."""
+
+    BATCH = 16
+    ANNOTATION_MAX = 8192
+
+    def __init__(self, sched: Any) -> None:
+        self.sched = sched
+        self.pending: dict[str, str] = {}  # pod key -> FailedScheduling message
+        self.done: dict[str, str] = {}  # pod uid -> message already explained
+        self._handle = None
+
+    def note(self, key: str, pod: dict, message: str) -> None:
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        if self.done.get(uid) == message:
+            return
+        self.pending[key] = message
+        self._arm()
+
+    def forget(self, uid: str) -> None:
+        self.done.pop(uid, None)
+
+    def _arm(self) -> None:
+        if self._handle is None:
+            import asyncio
+
+            try:
+                self._handle = asyncio.get_running_loop().call_later(0.05, self._drain)
+            except RuntimeError:  # no loop (unit tests driving schedule_one directly)
+                self._handle = None
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _drain(self) -> None:
+        self._handle = None
+        if self.sched.queue.has_active:
+            self._arm()
+            return
+        for _ in range(min(self.BATCH, len(self.pending))):
+            key, message = next(iter(self.pending.items()))
+            del self.pending[key]
+            try:
+                self._report(key, message)
+            except Exception:  # pragma: no cover - a diagnosis must never break the scheduler
+                import logging
+
+                logging.getLogger("mockkube.scheduler").debug("explaining %s failed", key, exc_info=True)
+        if self.pending:
+            self._arm()
+
+    def _report(self, key: str, message: str) -> None:
+        from mockkube.machinery import errors
+
+        sched = self.sched
+        ns, _, name = key.partition("/")
+        pod = sched.client.get(sched.pods_rt, ns, name)
+        if pod is None or (pod.get("spec") or {}).get("nodeName"):
+            return
+        uid = pod["metadata"].get("uid", "")
+        report = explain(sched, pod)
+        if report.get("scheduled"):
+            return
+        self.done[uid] = message
+        if len(self.done) > 50_000:
+            self.done.clear()
+        text = render_text(report)
+        if len(text) > self.ANNOTATION_MAX:
+            text = text[: self.ANNOTATION_MAX - 4] + "\n..."
+        if (pod["metadata"].get("annotations") or {}).get(ANNOTATION) != text:
+            try:
+                sched.client.patch(sched.pods_rt, ns, name, {"metadata": {"uid": uid, "annotations": {ANNOTATION: text}}},
+                                   "merge")
+            except errors.APIError:
+                return
+        sched.recorder.event(pod, "Normal", EVENT_REASON, summary(report), action="Scheduling")

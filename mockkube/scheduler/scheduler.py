@@ -154,6 +154,9 @@ class Scheduler:
         self._abandon: dict[str, Any] = {}
         self._flush: asyncio.TimerHandle | None = None
         self.scheduled = 0
+        from mockkube.scheduler.explain import WhyPendingReporter
+
+        self.why = WhyPendingReporter(self)  # explanations written while the queue is idle
 
     # -- lifecycle --------------------------------------------------------------------
     async def start(self) -> None:
@@ -185,6 +188,7 @@ class Scheduler:
 
     async def stop(self) -> None:
         self._stopping = True
+        self.why.stop()
         self.binding.stop()
         for inf in self.informers.values():
             inf.stop()
@@ -225,6 +229,7 @@ class Scheduler:
             self.cache.remove_pod(uid)
             self.queue.delete(key)
             self.recorder.forget(uid)
+            self.why.forget(uid)
             if was_assigned:
                 self.queue.move_all()
             return
@@ -595,6 +600,8 @@ class Scheduler:
         reason = "SchedulerError" if is_error else "Unschedulable"
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
         self._set_condition(pod, reason, message)
+        if not is_error:
+            self.why.note(key, pod, message)
 
     def _set_condition(self, pod: dict, reason: str, message: str) -> None:
         for c in (pod.get("status") or {}).get("conditions") or ():
