@@ -510,7 +510,7 @@ class WhyPendingReporter:
 
     def _drain(self) -> None:
         self._handle = None
-        if self.sched.queue.has_active:
+        if self.sched.queue.has_active():
             self._arm()
             return
         for _ in range(min(self.BATCH, len(self.pending))):

@@ -51,11 +51,6 @@ class SchedulingQueue:
         self._seq = itertools.count()
         self._wake = asyncio.Event()
 
-    @property
-    def has_active(self) -> bool:
-        """Pods wait in the active queue (the scheduler has work right now)."""
-        return bool(self._in_active)
-
     def __len__(self) -> int:
         return len(self._in_active) + len(self._in_backoff) + len(self.unschedulable)
 
