@@ -144,6 +144,9 @@ class Server:
         from mockkube.api import faults_http
 
         faults_http.setup(app)  # /mockkube/v1/faults and the injecting middleware
+        from mockkube import ui
+
+        ui.setup(app)  # /mockkube/ui: the live dashboard
         self.app = app
         # kube-apiserver takes long request lines (huge label selectors); aiohttp stops at 8 KiB
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0,
