@@ -78,6 +78,9 @@ class Server:
         from mockkube.faults import Faults
 
         self.faults = Faults(self.clock, self.metrics)  # injected faults (docs/faults.md); cleared by reset
+        from mockkube import controllermetrics
+
+        controllermetrics.register(self)  # workqueue depth/adds per controller, simulated nodes
         self.store: Store | None = None
         self.resources: Resources | None = None
         self._runner: web.AppRunner | None = None

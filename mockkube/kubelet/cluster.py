@@ -70,6 +70,11 @@ class ClusterRuntime:
         self.started = True
         _RUNTIMES[id(self.server.resources)] = self
         faults = getattr(self.server, "faults", None)
+        metrics = getattr(self.server, "metrics", None)
+        if metrics is not None:
+            self.kubelet.prepares = metrics.counter(
+                "mockkube_claim_prepares_total", "ResourceClaims the simulated kubelets prepared (NodePrepareResources), "
+                "by result (mockkube).", ["result"])
         if faults is not None:
             self.kubelet.faults = faults
             faults.on_apply, faults.on_revert = self._apply_fault, self._revert_fault

@@ -123,6 +123,7 @@ class KubeletManager(Controller):
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
         self.faults = None  # mockkube.faults.Faults: injected prepare/unprepare failures, slow drivers
+        self.prepares = None  # mockkube_claim_prepares_total{result}, set by the cluster runtime
         # (node, claim uid) -> the NodePrepareResources call under way or just finished
         self.ops: dict[tuple[str, str], asyncio.Task] = {}
         self.health: dict[tuple[str, str, str, str], str] = {}  # (node, driver, pool, device) -> health
@@ -425,11 +426,15 @@ class KubeletManager(Controller):
                         self._injected_prepare_fault(d, claim)
                         pc.devices += [(d, p) for p in self.drivers[d].prepare(claim, pod)]
                 except RuntimeError as e:
+                    if self.prepares is not None:
+                        self.prepares.labels("error").inc()
                     for d in local:
                         self.drivers[d].unprepare(cuid)
                     self._remote_unprepare(sim.spec.name, pc)
                     return f"prepare dynamic resources: NodePrepareResources failed for ResourceClaim {ns}/{pc.name}: {e}"
                 sim.prepared[cuid] = pc
+                if self.prepares is not None:
+                    self.prepares.labels("success").inc()
                 devs = ", ".join(f"{d}/{p.pool}/{p.device} ({' '.join(p.cdi_device_ids)})" for d, p in pc.devices)
                 self._event(pod, sim, "Normal", "ResourceClaimPrepared",
                             f"Prepared ResourceClaim {ns}/{pc.name}: {devs or 'no devices'}")

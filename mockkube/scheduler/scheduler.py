@@ -122,6 +122,15 @@ class Scheduler:
                 "scheduled, while 'error' means an internal scheduler problem.", ["profile", "result"])
             PendingPods.register(registry, self.queue)
         self.bc_metrics = bc.Metrics(registry) if registry is not None else None
+        self._sli = self._allocations = None
+        if registry is not None:
+            self._sli = registry.histogram(
+                "scheduler_pod_scheduling_sli_duration_seconds",
+                "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
+                "involve multiple scheduling attempts.", ["attempts"],
+                [0.01 * 2 ** i for i in range(20)])
+            self._allocations = registry.counter(
+                "mockkube_dra_allocations_total", "ResourceClaims the scheduler allocated (mockkube).", [])
         # KEP-5007: pods parked in PreBind until their claims' binding conditions are True
         self.binding = bc.BindingWaiter(self.dra.get_claim, self.clock, binding_timeout, self.bc_metrics)
         # upstream default order (DynamicResources before DefaultPreemption)
@@ -577,6 +586,14 @@ class Scheduler:
             self.cache.remove_pod(uid)
             self._fail(key, pod, failure, True)
             return
+        entry = self.queue.entries.get(key)
+        if self._sli is not None and entry is not None:
+            self._sli.labels(str(entry.attempts + 1)).observe(max(0.0, self.clock() - entry.added))
+        if self._allocations is not None and self.dra_plugin.name in state:
+            s = state[self.dra_plugin.name]
+            n = len(getattr(s, "to_allocate", ()) or ()) + (1 if getattr(s, "extended", None) is not None else 0)
+            if n:
+                self._allocations.inc(n)
         self.queue.done(key)
         self.recorder.forget(uid)
         self.scheduled += 1
