@@ -475,7 +475,7 @@ class WhyPendingReporter:
     but only while the scheduler's active queue is empty: the diagnosis never delays a
     scheduling cycle. One report per pod and FailedScheduling message."""
 
-    BATCH = 16
+    BATCH = 1  # one diagnosis per turn of the loop: it walks every node
     ANNOTATION_MAX = 8192
 
     def __init__(self, sched: Any) -> None:
