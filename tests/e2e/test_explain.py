@@ -202,6 +202,31 @@ def test_explain_names_taint_holder_counters_missing_node_and_class(mockkube_fre
     text = explain_cli(mockkube_fresh, "wants-a-class")
     assert "no-such-class.example.com" in text
 
+    k("apply", "-f", "-", input="""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: cel-error}
+spec:
+  devices:
+    requests:
+    - name: toy
+      exactly:
+        deviceClassName: toy.example.com
+        selectors: [{cel: {expression: 'device.attributes["toy.example.com"].color == "red"'}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: wants-a-red-toy}
+spec:
+  resourceClaims: [{name: toy, resourceClaimName: cel-error}]
+  containers: [{name: c, image: busybox, resources: {claims: [{name: toy}]}}]
+""")
+    until(lambda: json.loads(k("get", "pod", "wants-a-red-toy", "-o", "json").stdout)["status"].get("conditions"),
+          what="a scheduling attempt")
+    c = candidates(explain_json(mockkube_fresh, "wants-a-red-toy"))
+    assert c["toy.example.com/toys/toy-1"]["reason"] == "CELRuntimeError"
+    assert "request selector #0: CEL runtime error" in c["toy.example.com/toys/toy-1"]["message"]
+
     missing = subprocess.run([sys.executable, "-m", "mockkube", "explain", "pod", "nope", "--server",
                               mockkube_fresh.url], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 1 and 'pods "nope" not found' in missing.stderr
