@@ -21,6 +21,9 @@ Cluster faults (applied on the components' side, undone when removed or expired)
   ``prepare-failure`` / ``unprepare-failure``  NodePrepareResources (or Unprepare) fails for
                       the chosen ``claims`` (namespace/name or name) or ``devices``
                       (driver/pool/device or device name)
+  ``driver-crash``    an out-of-process driver's kubelet plugin on ``node`` is killed
+                      (its sockets go, the kubelet deregisters it and wipes its slices
+                      after the wiping delay); removing the fault starts it again
   ``slow-driver``     a driver's NodePrepareResources times out (DeadlineExceeded) for
                       each claim until ``delaySeconds`` after its first attempt; the
                       kubelet retries as it does after a failed call
@@ -39,7 +42,7 @@ from typing import Any, Callable
 
 API_KINDS = ("error", "latency", "drop-watch", "gone")
 CLUSTER_KINDS = ("node-notready", "kubelet-restart", "device-unhealthy", "prepare-failure", "unprepare-failure",
-                 "slow-driver")
+                 "slow-driver", "driver-crash")
 ERROR_CODES = (409, 429, 500, 503, 504)
 _SCOPES = ("verbs", "resources", "namespaces", "users", "nodes", "claims", "devices", "drivers")
 
@@ -118,8 +121,10 @@ def validate(spec: Any) -> dict:
         spec.setdefault("delaySeconds", 1.0)
     if kind == "drop-watch":
         spec.setdefault("afterSeconds", 0.0)
-    if kind in ("node-notready", "kubelet-restart") and not spec.get("node"):
+    if kind in ("node-notready", "kubelet-restart", "driver-crash") and not spec.get("node"):
         raise FaultError("node: required")
+    if kind == "driver-crash" and not spec.get("driver"):
+        raise FaultError("driver: required")
     if kind == "device-unhealthy":
         for name in ("driver", "pool", "device"):
             if not spec.get(name):

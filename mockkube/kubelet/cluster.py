@@ -96,6 +96,12 @@ class ClusterRuntime:
             self.stop_kubelet(spec["node"])
         elif fault.kind == "device-unhealthy":
             self.set_health(spec["driver"], spec["pool"], spec["device"], False, spec.get("effect"))
+        elif fault.kind == "driver-crash":
+            proc = self.processes.get((spec["node"], spec["driver"]))
+            if proc is None or proc.poll() is not None:
+                raise KeyError(f"driver {spec['driver']!r} does not run out of process on node {spec['node']!r} "
+                               f"(outOfProcess: true in the profile)")
+            proc.kill()
 
     def _revert_fault(self, fault) -> None:
         spec = fault.spec
@@ -106,6 +112,13 @@ class ClusterRuntime:
                 self.set_health(spec["driver"], spec["pool"], spec["device"], True)
             except KeyError:
                 pass
+        elif fault.kind == "driver-crash":
+            sim = self.kubelet.nodes.get(spec["node"])
+            proc = self.processes.get((spec["node"], spec["driver"]))
+            if proc is not None:
+                proc.wait(5)  # killed: reap it
+            if sim is not None and spec["driver"] in sim.spec.drivers and self.started:
+                self._spawn_driver(spec["node"], spec["driver"], sim.spec.drivers[spec["driver"]])
 
     async def stop(self) -> None:
         _RUNTIMES.pop(id(self.server.resources), None)
