@@ -75,6 +75,12 @@ class Server:
         self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
         self.registry = registry().child()  # this server also serves what is defined at run time
         self.metrics = Metrics()
+        from mockkube.faults import Faults
+
+        self.faults = Faults(self.clock, self.metrics)  # injected faults (docs/faults.md); cleared by reset
+        from mockkube import controllermetrics
+
+        controllermetrics.register(self)  # workqueue depth/adds per controller, simulated nodes
         self.store: Store | None = None
         self.resources: Resources | None = None
         self._runner: web.AppRunner | None = None
@@ -135,6 +141,15 @@ class Server:
 
         kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
         control.setup(app)  # /mockkube/v1/reset and /mockkube/v1/clock
+        from mockkube.scheduler import http as scheduler_http
+
+        scheduler_http.setup(app)  # /mockkube/v1/namespaces/NS/pods/NAME/explain
+        from mockkube.api import faults_http
+
+        faults_http.setup(app)  # /mockkube/v1/faults and the injecting middleware
+        from mockkube import ui
+
+        ui.setup(app)  # /mockkube/ui: the live dashboard
         self.app = app
         # kube-apiserver takes long request lines (huge label selectors); aiohttp stops at 8 KiB
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0,
@@ -181,6 +196,7 @@ class Server:
 
         t0 = time.perf_counter()
         await self.settled()
+        await self.on_cluster(self.faults.clear)  # undo cluster faults while the components run
         if self.components:
             await self.on_cluster(self._stop_components)
             self.components = []

@@ -71,3 +71,130 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     k.add_argument("node")
     k.add_argument("--server", default="http://127.0.0.1:6443")
     k.set_defaults(fn=kubelet_state)
+    add_explain(sub)
+    add_fault_commands(sub)
+
+
+def explain_pod(args: argparse.Namespace) -> int:
+    """``mockkube explain pod NAME``: GET .../pods/NAME/explain and print it."""
+    from urllib.parse import quote
+
+    fmt = "json" if args.output == "json" else "text"
+    url = (f"{args.server.rstrip('/')}/mockkube/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}"
+           f"/explain?format={fmt}" + ("&all=true" if args.all_devices else ""))
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            text = resp.read().decode()
+    except urllib.error.HTTPError as e:
+        try:
+            msg = json.loads(e.read()).get("message", "")
+        except ValueError:
+            msg = e.reason
+        print(f"mockkube: {msg}", file=sys.stderr)
+        return 1
+    except urllib.error.URLError as e:
+        print(f"mockkube: cannot reach {url}: {e.reason}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def add_explain(sub: argparse._SubParsersAction) -> None:
+    e = sub.add_parser("explain", help="why is a pod pending: per node, per plugin, per device")
+    esub = e.add_subparsers(dest="explain_kind", required=True)
+    p = esub.add_parser("pod", help="explain a pod")
+    p.add_argument("name")
+    p.add_argument("-n", "--namespace", default="default")
+    p.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    p.add_argument("--all-devices", action="store_true", help="list every device, also those whose selectors are false")
+    p.add_argument("--server", default="http://127.0.0.1:6443")
+    p.set_defaults(fn=explain_pod)
+
+
+def _request(method: str, url: str, body: bytes | None = None) -> int:
+    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            sys.stdout.write(resp.read().decode())
+            return 0
+    except urllib.error.HTTPError as e:
+        try:
+            msg = json.loads(e.read()).get("message", "")
+        except ValueError:
+            msg = e.reason
+        print(f"mockkube: {msg}", file=sys.stderr)
+        return 1
+    except urllib.error.URLError as e:
+        print(f"mockkube: cannot reach {url}: {e.reason}", file=sys.stderr)
+        return 1
+
+
+_LISTS = ("verbs", "resources", "namespaces", "users", "claims", "devices", "drivers")
+
+
+def fault_add(args: argparse.Namespace) -> int:
+    from mockkube.machinery.durations import parse_duration
+
+    spec: dict = {"kind": args.kind}
+    for name in _LISTS:
+        value = getattr(args, name)
+        if value:
+            spec[name] = [v for v in value.split(",") if v]
+    for flag, key in (("code", "code"), ("probability", "probability"), ("seed", "seed"), ("count", "count"),
+                      ("retry_after", "retryAfterSeconds"), ("node", "node"), ("driver", "driver"),
+                      ("pool", "pool"), ("device", "device"), ("effect", "effect"), ("message", "message")):
+        value = getattr(args, flag)
+        if value is not None:
+            spec[key] = value
+    for flag, key in (("duration", "durationSeconds"), ("delay", "delaySeconds"), ("after", "afterSeconds")):
+        value = getattr(args, flag)
+        if value is not None:
+            spec[key] = parse_duration(value)
+    return _request("POST", args.server.rstrip("/") + "/mockkube/v1/faults", json.dumps(spec).encode())
+
+
+def fault_list(args: argparse.Namespace) -> int:
+    return _request("GET", args.server.rstrip("/") + "/mockkube/v1/faults")
+
+
+def fault_delete(args: argparse.Namespace) -> int:
+    if not args.all and not args.id:
+        print("mockkube: name a fault ID or pass --all", file=sys.stderr)
+        return 1
+    url = args.server.rstrip("/") + "/mockkube/v1/faults" + ("" if args.all else f"/{args.id}")
+    return _request("DELETE", url)
+
+
+def add_fault_commands(sub: argparse._SubParsersAction) -> None:
+    from mockkube.faults import API_KINDS, CLUSTER_KINDS
+
+    f = sub.add_parser("fault", help="inject, list and clear faults (docs/faults.md)")
+    fsub = f.add_subparsers(dest="fault_command", required=True)
+    a = fsub.add_parser("add", help="inject a fault")
+    a.add_argument("kind", choices=API_KINDS + CLUSTER_KINDS)
+    for name in _LISTS:
+        a.add_argument(f"--{name}", default=None, help="comma-separated; empty matches all")
+    a.add_argument("--code", type=int, default=None, help="error: 409, 429, 500, 503 or 504")
+    a.add_argument("--retry-after", type=int, default=None, help="429/504: Retry-After seconds")
+    a.add_argument("--probability", type=float, default=None)
+    a.add_argument("--seed", type=int, default=None)
+    a.add_argument("--count", type=int, default=None, help="fire at most this many times")
+    a.add_argument("--duration", default=None, help="end after this long on the server's clock, e.g. 30s")
+    a.add_argument("--delay", default=None, help="latency / slow-driver: e.g. 500ms")
+    a.add_argument("--after", default=None, help="drop-watch: cut the watch this long after it starts")
+    a.add_argument("--node", default=None)
+    a.add_argument("--driver", default=None)
+    a.add_argument("--pool", default=None)
+    a.add_argument("--device", default=None)
+    a.add_argument("--effect", default=None, choices=["NoSchedule", "NoExecute", "None"])
+    a.add_argument("--message", default=None)
+    a.add_argument("--server", default="http://127.0.0.1:6443")
+    a.set_defaults(fn=fault_add)
+    ls = fsub.add_parser("list", help="list injected faults")
+    ls.add_argument("--server", default="http://127.0.0.1:6443")
+    ls.set_defaults(fn=fault_list)
+    d = fsub.add_parser("delete", help="remove a fault (or --all)")
+    d.add_argument("id", nargs="?")
+    d.add_argument("--all", action="store_true")
+    d.add_argument("--server", default="http://127.0.0.1:6443")
+    d.set_defaults(fn=fault_delete)

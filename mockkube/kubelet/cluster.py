@@ -39,6 +39,9 @@ def runtime_for(resources: object) -> "ClusterRuntime | None":
     return _RUNTIMES.get(id(resources))
 
 
+FAULT_EXPIRY_INTERVAL = 0.25  # seconds between checks for cluster faults past their end
+
+
 class ClusterRuntime:
     def __init__(self, server: "Server") -> None:
         self.server = server
@@ -54,6 +57,7 @@ class ClusterRuntime:
         self.plugin_root: Path | None = None
         self._temp_root = False
         self.processes: dict[tuple[str, str], subprocess.Popen] = {}  # (node, driver) -> out-of-process plugin
+        self._expiry: asyncio.TimerHandle | None = None
 
     # -- lifecycle ------------------------------------------------------------------
     async def start(self, profile: Profile) -> None:
@@ -65,9 +69,65 @@ class ClusterRuntime:
             await self.fabric.start()
         self.started = True
         _RUNTIMES[id(self.server.resources)] = self
+        faults = getattr(self.server, "faults", None)
+        metrics = getattr(self.server, "metrics", None)
+        if metrics is not None:
+            self.kubelet.prepares = metrics.counter(
+                "mockkube_claim_prepares_total", "ResourceClaims the simulated kubelets prepared (NodePrepareResources), "
+                "by result (mockkube).", ["result"])
+        if faults is not None:
+            self.kubelet.faults = faults
+            faults.on_apply, faults.on_revert = self._apply_fault, self._revert_fault
+            self._expiry = asyncio.get_running_loop().call_later(FAULT_EXPIRY_INTERVAL, self._expire_faults)
+
+    def _expire_faults(self) -> None:
+        """Undo cluster faults past their end time (also done at every clock resync)."""
+        faults = self.server.faults
+        if len(faults):
+            faults.expire()
+        self._expiry = asyncio.get_running_loop().call_later(FAULT_EXPIRY_INTERVAL, self._expire_faults)
+
+    # -- injected cluster faults (mockkube/faults.py) -------------------------------------
+    def _apply_fault(self, fault) -> None:
+        spec = fault.spec
+        if fault.kind in ("node-notready", "kubelet-restart"):
+            if spec["node"] not in self.kubelet.nodes:
+                raise KeyError(f"node {spec['node']!r} is not simulated")
+            self.stop_kubelet(spec["node"])
+        elif fault.kind == "device-unhealthy":
+            self.set_health(spec["driver"], spec["pool"], spec["device"], False, spec.get("effect"))
+        elif fault.kind == "driver-crash":
+            proc = self.processes.get((spec["node"], spec["driver"]))
+            if proc is None or proc.poll() is not None:
+                raise KeyError(f"driver {spec['driver']!r} does not run out of process on node {spec['node']!r} "
+                               f"(outOfProcess: true in the profile)")
+            proc.kill()
+
+    def _revert_fault(self, fault) -> None:
+        spec = fault.spec
+        if fault.kind in ("node-notready", "kubelet-restart") and spec["node"] in self.kubelet.nodes:
+            self.start_kubelet(spec["node"])
+        elif fault.kind == "device-unhealthy":
+            try:
+                self.set_health(spec["driver"], spec["pool"], spec["device"], True)
+            except KeyError:
+                pass
+        elif fault.kind == "driver-crash":
+            sim = self.kubelet.nodes.get(spec["node"])
+            proc = self.processes.get((spec["node"], spec["driver"]))
+            if proc is not None:
+                proc.wait(5)  # killed: reap it
+            if sim is not None and spec["driver"] in sim.spec.drivers and self.started:
+                self._spawn_driver(spec["node"], spec["driver"], sim.spec.drivers[spec["driver"]])
 
     async def stop(self) -> None:
         _RUNTIMES.pop(id(self.server.resources), None)
+        faults = getattr(self.server, "faults", None)
+        if faults is not None and faults.on_apply == self._apply_fault:
+            faults.on_apply = faults.on_revert = None
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
         if self.fabric is not None:
             await self.fabric.stop()
         await self.lifecycle.stop()
@@ -220,6 +280,9 @@ class ClusterRuntime:
 
     def resync(self) -> None:
         """Re-run every time-based check now (tests that advance the injectable clock)."""
+        faults = getattr(self.server, "faults", None)
+        if faults is not None:
+            faults.expire()  # cluster faults past their durationSeconds are undone
         self.kubelet.resync()
         self.lifecycle.resync()
         if self.fabric is not None:

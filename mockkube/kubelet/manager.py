@@ -122,6 +122,8 @@ class KubeletManager(Controller):
         # how long a restartPolicy Never/OnFailure container runs without an exit-after annotation
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
+        self.faults = None  # mockkube.faults.Faults: injected prepare/unprepare failures, slow drivers
+        self.prepares = None  # mockkube_claim_prepares_total{result}, set by the cluster runtime
         # (node, claim uid) -> the NodePrepareResources call under way or just finished
         self.ops: dict[tuple[str, str], asyncio.Task] = {}
         self.health: dict[tuple[str, str, str, str], str] = {}  # (node, driver, pool, device) -> health
@@ -421,13 +423,18 @@ class KubeletManager(Controller):
                 local = [d for d in drivers if d not in pc.remote]
                 try:
                     for d in local:
+                        self._injected_prepare_fault(d, claim)
                         pc.devices += [(d, p) for p in self.drivers[d].prepare(claim, pod)]
                 except RuntimeError as e:
+                    if self.prepares is not None:
+                        self.prepares.labels("error").inc()
                     for d in local:
                         self.drivers[d].unprepare(cuid)
                     self._remote_unprepare(sim.spec.name, pc)
                     return f"prepare dynamic resources: NodePrepareResources failed for ResourceClaim {ns}/{pc.name}: {e}"
                 sim.prepared[cuid] = pc
+                if self.prepares is not None:
+                    self.prepares.labels("success").inc()
                 devs = ", ".join(f"{d}/{p.pool}/{p.device} ({' '.join(p.cdi_device_ids)})" for d, p in pc.devices)
                 self._event(pod, sim, "Normal", "ResourceClaimPrepared",
                             f"Prepared ResourceClaim {ns}/{pc.name}: {devs or 'no devices'}")
@@ -435,6 +442,35 @@ class KubeletManager(Controller):
             if cuid not in run.claims:
                 run.claims.append(cuid)
         return ""
+
+    def _claim_fault(self, kind: str, driver: str, pc_or_claim) -> object:
+        faults = self.faults
+        if faults is None or not len(faults):
+            return None
+        if isinstance(pc_or_claim, dict):
+            claim = pc_or_claim
+        else:
+            claim = {"metadata": {"namespace": pc_or_claim.namespace, "name": pc_or_claim.name}}
+            return faults.match_claim(kind, driver, claim, [(driver, p.pool, p.device) for d, p in pc_or_claim.devices
+                                                            if d == driver])
+        results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ()
+        devices = [(r.get("driver", ""), r.get("pool", ""), r.get("device", "")) for r in results
+                   if r.get("driver") == driver]
+        return faults.match_claim(kind, driver, claim, devices)
+
+    def _injected_prepare_fault(self, driver: str, claim: dict) -> None:
+        """RuntimeError (a failed NodePrepareResources, retried on the next sync) when an
+        injected prepare-failure or a slow driver still within its delay matches."""
+        f = self._claim_fault("prepare-failure", driver, claim)
+        if f is not None:
+            raise RuntimeError(f.spec.get("message") or f"injected fault {f.id}")
+        f = self._claim_fault("slow-driver", driver, claim)
+        if f is not None:
+            uid = claim["metadata"].get("uid", "")
+            first = f.seen.setdefault(uid, self.clock())
+            if self.clock() - first < float(f.spec.get("delaySeconds", 1.0)):
+                raise RuntimeError("rpc error: code = DeadlineExceeded desc = context deadline exceeded "
+                                   f"(slow driver, injected fault {f.id})")
 
     def _unprepare(self, sim: NodeSim, run: PodRun) -> None:
         for cuid in run.claims:
@@ -444,6 +480,12 @@ class KubeletManager(Controller):
             pc.pods.discard(run.uid)
             if not pc.pods:
                 for d in {d for d, _ in pc.devices} - pc.remote:
+                    f = self._claim_fault("unprepare-failure", d, pc)
+                    if f is not None:  # the driver keeps the device prepared, as a failed call would
+                        self._event(run.pod, sim, "Warning", "FailedUnprepareDynamicResources",
+                                    f"NodeUnprepareResources failed for ResourceClaim {pc.namespace}/{pc.name}: "
+                                    f"{f.spec.get('message') or 'injected fault ' + f.id}")
+                        continue
                     self.drivers[d].unprepare(cuid)
                 self._remote_unprepare(sim.spec.name, pc)
                 del sim.prepared[cuid]

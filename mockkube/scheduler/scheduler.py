@@ -122,6 +122,15 @@ class Scheduler:
                 "scheduled, while 'error' means an internal scheduler problem.", ["profile", "result"])
             PendingPods.register(registry, self.queue)
         self.bc_metrics = bc.Metrics(registry) if registry is not None else None
+        self._sli = self._allocations = None
+        if registry is not None:
+            self._sli = registry.histogram(
+                "scheduler_pod_scheduling_sli_duration_seconds",
+                "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
+                "involve multiple scheduling attempts.", ["attempts"],
+                [0.01 * 2 ** i for i in range(20)])
+            self._allocations = registry.counter(
+                "mockkube_dra_allocations_total", "ResourceClaims the scheduler allocated (mockkube).", [])
         # KEP-5007: pods parked in PreBind until their claims' binding conditions are True
         self.binding = bc.BindingWaiter(self.dra.get_claim, self.clock, binding_timeout, self.bc_metrics)
         # upstream default order (DynamicResources before DefaultPreemption)
@@ -154,6 +163,9 @@ class Scheduler:
         self._abandon: dict[str, Any] = {}
         self._flush: asyncio.TimerHandle | None = None
         self.scheduled = 0
+        from mockkube.scheduler.explain import WhyPendingReporter
+
+        self.why = WhyPendingReporter(self)  # explanations written while the queue is idle
 
     # -- lifecycle --------------------------------------------------------------------
     async def start(self) -> None:
@@ -185,6 +197,7 @@ class Scheduler:
 
     async def stop(self) -> None:
         self._stopping = True
+        self.why.stop()
         self.binding.stop()
         for inf in self.informers.values():
             inf.stop()
@@ -225,6 +238,7 @@ class Scheduler:
             self.cache.remove_pod(uid)
             self.queue.delete(key)
             self.recorder.forget(uid)
+            self.why.forget(uid)
             if was_assigned:
                 self.queue.move_all()
             return
@@ -572,6 +586,14 @@ class Scheduler:
             self.cache.remove_pod(uid)
             self._fail(key, pod, failure, True)
             return
+        entry = self.queue.entries.get(key)
+        if self._sli is not None and entry is not None:
+            self._sli.labels(str(entry.attempts + 1)).observe(max(0.0, self.clock() - entry.added))
+        if self._allocations is not None and self.dra_plugin.name in state:
+            s = state[self.dra_plugin.name]
+            n = len(getattr(s, "to_allocate", ()) or ()) + (1 if getattr(s, "extended", None) is not None else 0)
+            if n:
+                self._allocations.inc(n)
         self.queue.done(key)
         self.recorder.forget(uid)
         self.scheduled += 1
@@ -595,6 +617,8 @@ class Scheduler:
         reason = "SchedulerError" if is_error else "Unschedulable"
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
         self._set_condition(pod, reason, message)
+        if not is_error:
+            self.why.note(key, pod, message)
 
     def _set_condition(self, pod: dict, reason: str, message: str) -> None:
         for c in (pod.get("status") or {}).get("conditions") or ():

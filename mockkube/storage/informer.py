@@ -109,8 +109,10 @@ class WorkQueue:
         self._dirty: set[Hashable] = set()
         self._failures: dict[Hashable, int] = {}
         self._timers: dict[Hashable, asyncio.TimerHandle] = {}
+        self.adds = 0  # workqueue_adds_total
 
     def add(self, key: Hashable) -> None:
+        self.adds += 1
         if key in self._processing:
             self._dirty.add(key)
             return

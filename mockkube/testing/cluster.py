@@ -99,6 +99,14 @@ class ThreadedCluster:
         """Move the cluster's clock forward and let components see the new time."""
         self.on_server(self.server.move_clock, lambda: self.server.clock.advance(seconds))
 
+    def inject(self, spec: dict):
+        """Inject a fault (mockkube/faults.py, docs/faults.md); returns it (``.id``)."""
+        return self.call(self.server.faults.add, spec)
+
+    def clear_faults(self) -> int:
+        """Remove every injected fault, undoing cluster faults; returns how many."""
+        return self.call(self.server.faults.clear)
+
     def client(self, manager: str = "test"):
         from mockkube.storage.client import Client
 

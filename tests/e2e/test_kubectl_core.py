@@ -65,12 +65,81 @@ def test_create_commands_send_protobuf(kubectl):
     assert p.returncode != 0 and 'configmaps "pb-cm" already exists' in p.stderr
 
 
+# A DRA example that stands alone (its own class, slice and driver name) on this empty
+# cluster; the quickstart's runnable version is manifests/dra-cats.yaml (test_explain.py).
+STANDALONE_DRA = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: resource.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "resource-driver.example.com"
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: large-black-cat-claim-template
+spec:
+  spec:
+    devices:
+      requests:
+      - name: req-0
+        exactly:
+          deviceClassName: resource.example.com
+          selectors:
+          - cel:
+              expression: |-
+                device.attributes["resource-driver.example.com"].color == "black" &&
+                device.attributes["resource-driver.example.com"].size == "large"
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: worker-1-slice
+spec:
+  driver: resource-driver.example.com
+  nodeName: worker-1
+  pool:
+    name: worker-1
+    generation: 1
+    resourceSliceCount: 1
+  devices:
+  - name: large-black-cat
+    attributes:
+      color:
+        string: black
+      size:
+        string: large
+    capacity:
+      memory:
+        value: 1Gi
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pod-with-cats
+spec:
+  containers:
+  - name: container0
+    image: ubuntu:20.04
+    command: ["sleep", "9999"]
+    resources:
+      claims:
+      - name: cat-0
+  resourceClaims:
+  - name: cat-0
+    resourceClaimTemplateName: large-black-cat-claim-template
+"""
+
+
 def test_apply_dra_examples_get_yaml_and_tables(kubectl):
-    out = kubectl("apply", "-f", str(MANIFESTS / "dra-cats.yaml")).stdout
+    out = kubectl("apply", "-f", "-", input=STANDALONE_DRA).stdout
     assert "deviceclass.resource.k8s.io/resource.example.com created" in out
     assert "resourceslice.resource.k8s.io/worker-1-slice created" in out
     assert "pod/pod-with-cats created" in out
-    again = kubectl("apply", "-f", str(MANIFESTS / "dra-cats.yaml")).stdout
+    again = kubectl("apply", "-f", "-", input=STANDALONE_DRA).stdout
     assert "deviceclass.resource.k8s.io/resource.example.com unchanged" in again
     slices = kubectl("get", "resourceslices").stdout.splitlines()
     assert slices[0].split() == ["NAME", "NODE", "DRIVER", "POOL", "AGE"]

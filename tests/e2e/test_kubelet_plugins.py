@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,15 @@ def test_plugin_refuses_unallocated_claims_and_other_uids(cluster):
         assert "UID mismatch" in p.call(p.proc.prepare, dict(ref, uid="0000"))
         assert "not found" in p.call(p.proc.prepare, dict(ref, name="missing", uid=uid))
     c.kubectl("delete", "resourceclaim", "lonely")
+
+
+def test_driver_crash_fault_deregisters_the_plugin_until_removed(cluster):
+    def registered() -> list:
+        with urllib.request.urlopen(f"{cluster.url}/mockkube/v1/nodes/oop/plugins", timeout=30) as r:
+            return json.loads(r.read())["registered"]
+
+    until(lambda: "gpu.example.com" in registered(), timeout=60, what="plugin registered")
+    f = cluster.inject({"kind": "driver-crash", "node": "oop", "driver": "gpu.example.com"})
+    until(lambda: "gpu.example.com" not in registered(), timeout=60, what="plugin gone after the crash")
+    cluster.call(cluster.server.faults.remove, f.id)
+    until(lambda: "gpu.example.com" in registered(), timeout=60, what="plugin back")
