@@ -14,7 +14,7 @@ from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.rest import PATCH_TYPES
 from mockkube.storage.cache import Entry
 
-# pods/exec and pods/attach: the node simulation puts its handler here (mockkube/kubelet/streaming.py),
+# pods/exec, pods/attach and pods/portforward: the node simulation puts its handler here (mockkube/kubelet/streaming.py),
 # ``async (request, pod, subresource) -> response``; the API layer does not import the kubelet
 STREAM_KEY: web.AppKey = web.AppKey("mockkube.stream", object)
 
@@ -71,7 +71,7 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
             return handlers.json_response(_dumps(set_scale(api, t, body, opts)))
     if sub == "log" and m == "GET":
         return pod_log(api, request, t)
-    if sub in ("exec", "attach") and m in ("GET", "POST"):
+    if sub in ("exec", "attach", "portforward") and m in ("GET", "POST"):
         stream = request.app.get(STREAM_KEY)
         if stream is None:
             raise errors.APIError(503, "ServiceUnavailable", "the node simulation is not running on this server")

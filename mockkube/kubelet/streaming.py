@@ -166,9 +166,13 @@ async def _exec(ch: Channels, shell: Shell, argv: list[str], stdin: bool) -> int
 
 
 async def handle(request: web.Request, pod: dict, sub: str) -> web.StreamResponse:
-    """pods/exec and pods/attach."""
+    """pods/exec, pods/attach and pods/portforward."""
     from mockkube.api.app import SERVER_KEY
 
+    if sub == "portforward":
+        from mockkube.kubelet import portforward_stream
+
+        return await portforward_stream.serve(request, pod)
     q = request.query
     argv = q.getall("command", [])
     if sub == "exec" and not argv:

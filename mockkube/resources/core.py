@@ -189,6 +189,7 @@ pods = REGISTRY.add(ResourceType(
                   Subresource("log", "Pod", verbs=("get",)),
                   Subresource("exec", "PodExecOptions", verbs=("create", "get")),
                   Subresource("attach", "PodAttachOptions", verbs=("create", "get")),
+                  Subresource("portforward", "PodPortForwardOptions", verbs=("create", "get")),
                   Subresource("binding", "Binding", verbs=("create",)),
                   Subresource("eviction", "Eviction", group="policy", version="v1", verbs=("create",))),
     strategy=PodStrategy(),

@@ -9,7 +9,7 @@ from pathlib import Path
 from mockkube.resources import registry
 
 SERVED = Path(__file__).parents[2] / "scripts" / "served_resources.json"
-NOT_IN_OPENAPI = {"log", "exec", "attach"}  # text and streaming subresources have no object schema
+NOT_IN_OPENAPI = {"log", "exec", "attach", "portforward"}  # text and streaming subresources have no object schema
 
 
 def _doc_resources() -> dict:
