@@ -17,7 +17,7 @@ import json
 
 from aiohttp import WSMsgType, web
 
-from mockkube.kubelet import logs
+from mockkube.kubelet import containerdata, logs
 from mockkube.kubelet.shell import Container, Shell
 from mockkube.machinery import errors, meta
 
@@ -51,8 +51,10 @@ def container_of(pod: dict, name: str) -> tuple[str, dict]:
     return chosen, spec
 
 
-def simulated_container(pod: dict, spec: dict, now) -> Container:
-    """The environment and files a process in the container would see."""
+def simulated_container(pod: dict, spec: dict, now, lookup: containerdata.Lookup | None = None) -> Container:
+    """The environment and files a process in the container would see; ``lookup`` reads the
+    ConfigMaps and Secrets it refers to."""
+    lookup = lookup or (lambda kind, ns, name: None)
     m = pod["metadata"]
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
            "HOSTNAME": (pod.get("spec") or {}).get("hostname") or m["name"],
@@ -62,9 +64,13 @@ def simulated_container(pod: dict, spec: dict, now) -> Container:
               "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
               "status.podIP": (pod.get("status") or {}).get("podIP", ""),
               "status.hostIP": (pod.get("status") or {}).get("hostIP", "")}
+    env.update(containerdata.env_from(spec, m.get("namespace", "default"), lookup))
     for e in spec.get("env") or ():
+        keyed = containerdata.key_ref(e.get("valueFrom") or {}, m.get("namespace", "default"), lookup)
         if "value" in e:
             env[e["name"]] = e["value"]
+        elif keyed is not None:
+            env[e["name"]] = keyed
         else:
             ref = ((e.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath", "")
             if ref in fields:
@@ -84,7 +90,23 @@ def simulated_container(pod: dict, spec: dict, now) -> Container:
                     for st in (pod.get("status") or {}).get("containerStatuses") or ()
                     if st.get("name") == spec.get("name") and (st.get("state") or {}).get("running", {}).get("startedAt")),
                    now())
-    return Container(hostname=hostname, env=env, files=files, started=started, now=now)
+    files.update(containerdata.volume_files(pod, spec, lookup))
+    anns = m.get("annotations") or {}
+    answers = containerdata.canned_answers(anns.get(f"mockkube.io/exec.{spec.get('name')}", anns.get("mockkube.io/exec")))
+    return Container(hostname=hostname, env=env, files=files, started=started, now=now, answers=answers)
+
+
+def _lookup(request: web.Request) -> containerdata.Lookup:
+    """Reads ConfigMaps and Secrets from the API's cache (this runs on the API's loop)."""
+    from mockkube.api.app import SERVER_KEY
+
+    server = request.app[SERVER_KEY]
+
+    def lookup(kind: str, namespace: str, name: str) -> dict | None:
+        rt = server.registry.get("", "v1", {"ConfigMap": "configmaps", "Secret": "secrets"}[kind])
+        entry = server.resources.store.get(rt, namespace, name) if rt is not None else None
+        return entry.obj if entry is not None else None
+    return lookup
 
 
 class Channels:
@@ -198,7 +220,7 @@ async def handle(request: web.Request, pod: dict, sub: str) -> web.StreamRespons
                 await ch.write(STDOUT, text.encode())
             await reader  # until the client leaves
             return ws
-        shell = Shell(simulated_container(pod, spec, clock), write)
+        shell = Shell(simulated_container(pod, spec, clock, _lookup(request)), write)
         code = await _exec(ch, shell, argv, _flag(q, "stdin"))
         await ch.finish(code, argv)
         return ws
