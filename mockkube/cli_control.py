@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mockkube.kubelet.cli import post
+from mockkube.kubelet.cli import post, request
 
 
 def reset(args: argparse.Namespace) -> int:
@@ -17,17 +17,7 @@ def clock(args: argparse.Namespace) -> int:
     url = args.server.rstrip("/") + "/mockkube/v1/clock"
     action = args.action
     if action == "show":
-        import sys
-        import urllib.error
-        import urllib.request
-
-        try:
-            with urllib.request.urlopen(url, timeout=60) as resp:
-                sys.stdout.write(resp.read().decode())
-                return 0
-        except urllib.error.URLError as e:
-            print(f"mockkube: cannot reach {url}: {getattr(e, 'reason', e)}", file=sys.stderr)
-            return 1
+        return request("GET", url)
     if action in ("advance", "set") and not args.value:
         import sys
 

@@ -11,11 +11,14 @@ import urllib.request
 from pathlib import Path
 
 
-def post(url: str, body: bytes, content_type: str) -> int:
-    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type})
+def request(method: str, url: str, body: bytes | None = None, content_type: str = "application/json",
+            end: str = "") -> int:
+    """One call to the server: the answer on stdout (then ``end``), or its Status message on
+    stderr and exit code 1."""
+    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": content_type})
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
-            sys.stdout.write(resp.read().decode() + "\n")
+            sys.stdout.write(resp.read().decode() + end)
             return 0
     except urllib.error.HTTPError as e:
         try:
@@ -27,6 +30,10 @@ def post(url: str, body: bytes, content_type: str) -> int:
     except urllib.error.URLError as e:
         print(f"mockkube: cannot reach {url}: {e.reason}", file=sys.stderr)
         return 1
+
+
+def post(url: str, body: bytes, content_type: str) -> int:
+    return request("POST", url, body, content_type, end="\n")
 
 
 def apply_profile(args: argparse.Namespace) -> int:
@@ -111,24 +118,6 @@ def add_explain(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(fn=explain_pod)
 
 
-def _request(method: str, url: str, body: bytes | None = None) -> int:
-    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            sys.stdout.write(resp.read().decode())
-            return 0
-    except urllib.error.HTTPError as e:
-        try:
-            msg = json.loads(e.read()).get("message", "")
-        except ValueError:
-            msg = e.reason
-        print(f"mockkube: {msg}", file=sys.stderr)
-        return 1
-    except urllib.error.URLError as e:
-        print(f"mockkube: cannot reach {url}: {e.reason}", file=sys.stderr)
-        return 1
-
-
 _LISTS = ("verbs", "resources", "namespaces", "users", "claims", "devices", "drivers")
 
 
@@ -150,11 +139,11 @@ def fault_add(args: argparse.Namespace) -> int:
         value = getattr(args, flag)
         if value is not None:
             spec[key] = parse_duration(value)
-    return _request("POST", args.server.rstrip("/") + "/mockkube/v1/faults", json.dumps(spec).encode())
+    return request("POST", args.server.rstrip("/") + "/mockkube/v1/faults", json.dumps(spec).encode())
 
 
 def fault_list(args: argparse.Namespace) -> int:
-    return _request("GET", args.server.rstrip("/") + "/mockkube/v1/faults")
+    return request("GET", args.server.rstrip("/") + "/mockkube/v1/faults")
 
 
 def fault_delete(args: argparse.Namespace) -> int:
@@ -162,7 +151,7 @@ def fault_delete(args: argparse.Namespace) -> int:
         print("mockkube: name a fault ID or pass --all", file=sys.stderr)
         return 1
     url = args.server.rstrip("/") + "/mockkube/v1/faults" + ("" if args.all else f"/{args.id}")
-    return _request("DELETE", url)
+    return request("DELETE", url)
 
 
 def add_fault_commands(sub: argparse._SubParsersAction) -> None:
