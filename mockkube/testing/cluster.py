@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import subprocess
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from mockkube.server import Server, write_kubeconfig
+from mockkube.testing.tools import ClientTools
 
 
-class ThreadedCluster:
+class ThreadedCluster(ClientTools):
     def __init__(self, *, db_url: str | None = None, cluster: str | None = None, components: bool = True,
                  workdir: str | None = None, clock: Callable[[], float] | None = None,
                  binding_timeout: float | None = None, filter_timeout: float | None = None) -> None:
@@ -118,34 +117,6 @@ class ThreadedCluster:
         from mockkube.testing.crds import install_crds
 
         return self.call(install_crds, self.client(), paths)
-
-    def env(self) -> dict:
-        env = dict(os.environ)
-        env["KUBECONFIG"] = self.kubeconfig
-        env["HOME"] = str(self.workdir)  # kubectl/helm caches stay per cluster
-        env.setdefault("HELM_CACHE_HOME", str(self.workdir / "helm-cache"))
-        env.setdefault("HELM_CONFIG_HOME", str(self.workdir / "helm-config"))
-        env.setdefault("HELM_DATA_HOME", str(self.workdir / "helm-data"))
-        return env
-
-    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
-                timeout: float = 60) -> subprocess.CompletedProcess:
-        from mockkube.testing import binaries
-
-        p = subprocess.run([binaries.kubectl(), *args], input=input, capture_output=True, text=True,
-                           env=self.env(), timeout=timeout)
-        if check and p.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
-        return p
-
-    def helm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
-        from mockkube.testing import binaries
-
-        p = subprocess.run([binaries.helm(), *args], capture_output=True, text=True, env=self.env(),
-                           timeout=timeout)
-        if check and p.returncode != 0:
-            raise AssertionError(f"helm {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
-        return p
 
 
 @contextlib.asynccontextmanager

@@ -27,6 +27,7 @@ import requests
 import yaml
 
 from mockkube.testing import waiting
+from mockkube.testing.tools import ClientTools
 
 
 def profile_file(profile: str | dict | None, workdir: Path) -> str | None:
@@ -81,7 +82,7 @@ class ClockControl:
         return datetime.fromtimestamp(self._post({"freeze": False})["epoch"], tz=timezone.utc)
 
 
-class Cluster:
+class Cluster(ClientTools):
     """One mockkube cluster: start with ``with`` (or ``start()``/``stop()``)."""
 
     def __init__(self, profile: str | dict | None = None, *, subprocess: bool = False,
@@ -208,33 +209,6 @@ class Cluster:
         if self._threaded is None:
             raise RuntimeError("server needs an in-process cluster (subprocess=False)")
         return self._threaded.server
-
-    def env(self) -> dict:
-        env = dict(os.environ)
-        env["KUBECONFIG"] = self.kubeconfig
-        env["HOME"] = str(self.workdir)  # kubectl/helm caches stay per cluster
-        for k, d in (("HELM_CACHE_HOME", "helm-cache"), ("HELM_CONFIG_HOME", "helm-config"),
-                     ("HELM_DATA_HOME", "helm-data")):
-            env.setdefault(k, str(self.workdir / d))
-        return env
-
-    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
-                timeout: float = 60) -> subprocess.CompletedProcess:
-        from mockkube.testing import binaries
-
-        return self._run([binaries.kubectl(), *args], input, check, timeout)
-
-    def helm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
-        from mockkube.testing import binaries
-
-        return self._run([binaries.helm(), *args], None, check, timeout)
-
-    def _run(self, cmd: list[str], input: str | None, check: bool, timeout: float) -> subprocess.CompletedProcess:
-        p = subprocess.run(cmd, input=input, capture_output=True, text=True, env=self.env(), timeout=timeout)
-        if check and p.returncode != 0:
-            raise AssertionError(f"{Path(cmd[0]).name} {' '.join(cmd[1:])} failed ({p.returncode}):\n"
-                                 f"{p.stdout}\n{p.stderr}")
-        return p
 
     # -- namespaces and objects -------------------------------------------------------------
     def install_crds(self, *paths: str) -> list[dict]:
