@@ -167,7 +167,7 @@ def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
         subjects = o.get("subjects") or ()
 
         def of(kind: str) -> str:
-            return ", ".join((f"{s.get('namespace', '')}:{s.get('name', '')}" if kind == "ServiceAccount"
+            return ", ".join((f"{s.get('namespace', '')}/{s.get('name', '')}" if kind == "ServiceAccount"
                               else s.get("name", "")) for s in subjects if s.get("kind") == kind)
         return [nm(o), f"{ref.get('kind', '')}/{ref.get('name', '')}", age(o, now), of("User"), of("Group"),
                 of("ServiceAccount")]

@@ -1,11 +1,12 @@
 """Objects a fresh kube-apiserver creates besides namespaces: the system PriorityClasses
-(scheduling post-start hook), the Local APIServices (autoregister controller) and, as a
+(scheduling post-start hook), the bootstrap RBAC policy, the Local APIServices (autoregister controller) and, as a
 kind/minikube cluster ships one, a default StorageClass for the simulated provisioner."""
 
 from __future__ import annotations
 
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.resources.apiregistration import local_apiservices
+from mockkube.resources.rbac_bootstrap import cluster_role_bindings, cluster_roles
 from mockkube.resources.scheduling import SYSTEM_PRIORITY_CLASSES
 
 SIMULATED_PROVISIONER = "mockkube.io/simulated"
@@ -22,6 +23,10 @@ def bootstrap_objects(registry: Registry) -> list[tuple[ResourceType, str, dict]
     out: list[tuple[ResourceType, str, dict]] = []
     pc = registry.get("scheduling.k8s.io", "v1", "priorityclasses")
     out += [(pc, "", o) for o in SYSTEM_PRIORITY_CLASSES]
+    cr = registry.get("rbac.authorization.k8s.io", "v1", "clusterroles")
+    out += [(cr, "", o) for o in cluster_roles()]
+    crb = registry.get("rbac.authorization.k8s.io", "v1", "clusterrolebindings")
+    out += [(crb, "", o) for o in cluster_role_bindings()]
     sc = registry.get("storage.k8s.io", "v1", "storageclasses")
     out.append((sc, "", DEFAULT_STORAGE_CLASS))
     api = registry.get("apiregistration.k8s.io", "v1", "apiservices")

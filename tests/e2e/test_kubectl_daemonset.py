@@ -81,6 +81,6 @@ def test_a_dra_driver_chart_installs_with_wait(mockkube, mockkube_namespace):
     assert {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"} in \
         pod["spec"]["tolerations"]
     binding = c.kubectl("get", "clusterrolebinding", "drv-kubeletplugin", "-o", "wide").stdout
-    assert "ClusterRole/drv-kubeletplugin" in binding and f"{ns}:drv-kubeletplugin" in binding
+    assert "ClusterRole/drv-kubeletplugin" in binding and f"{ns}/drv-kubeletplugin" in binding
     c.helm("uninstall", "drv", "-n", ns, "--wait")
     assert c.kubectl("get", "ds", "-n", ns, "-o", "name").stdout == ""
