@@ -26,6 +26,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.daemonset",
     "mockkube.controllers.statefulset",
     "mockkube.controllers.job",
+    "mockkube.controllers.ttlafterfinished",
     "mockkube.controllers.cronjob",
     "mockkube.controllers.devicetaint",
     "mockkube.controllers.disruption",

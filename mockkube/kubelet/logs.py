@@ -2,7 +2,9 @@
 
 Simulated containers run nothing, so a container's log is what its pod declares in the
 annotation ``mockkube.io/log.<container>`` (or ``mockkube.io/log`` for every container):
-the text it "printed", one line per line. Errors follow the kubelet's and apiserver's
+the text it "printed", one line per line. Without the annotation, a container whose
+command the exec shell can answer (``echo hi``, ``sh -c 'echo $JOB_COMPLETION_INDEX'``,
+``printenv``) logs what that command prints (mockkube/kubelet/shell.py). Errors follow the kubelet's and apiserver's
 wording for containers that are unknown, ambiguous or not started yet.
 """
 
@@ -45,7 +47,9 @@ def container_log(pod: dict, container: str, tail_lines: int | None = None, time
     if not started:
         reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
         raise errors.bad_request(f'container "{container}" in pod "{name}" is waiting to start: {reason}')
-    text = annotation(pod, "log", container) or ""
+    text = annotation(pod, "log", container)
+    if text is None:
+        text = command_output(pod, container)
     lines = text.splitlines()
     if tail_lines is not None and tail_lines >= 0:
         lines = lines[len(lines) - tail_lines:] if tail_lines else []
@@ -54,3 +58,29 @@ def container_log(pod: dict, container: str, tail_lines: int | None = None, time
         lines = [f"{stamp} {line}" for line in lines]
     return "".join(line + "\n" for line in lines)
 
+
+
+def command_output(pod: dict, container: str) -> str:
+    """What the container's command and args print when the simulated shell knows every
+    command in them and they succeed; "" otherwise (an image's own entrypoint is unknown)."""
+    from mockkube.kubelet.shell import Shell
+    from mockkube.kubelet.streaming import simulated_container
+
+    spec = next((c for key in ("containers", "initContainers") for c in (pod.get("spec") or {}).get(key) or ()
+                 if isinstance(c, dict) and c.get("name") == container), None)
+    argv = [str(a) for a in list((spec or {}).get("command") or ()) + list((spec or {}).get("args") or ())]
+    if not argv:
+        return ""
+    out: list[bytes] = []
+
+    async def write(channel: int, data: bytes) -> None:
+        out.append(data)
+
+    import time
+    coro = Shell(simulated_container(pod, spec, time.time), write).exec(argv)
+    try:
+        coro.send(None)  # the shell only awaits our write: it runs to the end in one step
+    except StopIteration as done:
+        return b"".join(out).decode(errors="replace") if done.value == 0 else ""
+    coro.close()  # it waited on something real (a sleep): no output to report
+    return ""

@@ -87,3 +87,26 @@ def most_recent(schedule: str, tz: str | None, earliest: float, now: float) -> t
             # jump near now: count stays "more than 100"
             prev = croniter(_expr(schedule), datetime.fromtimestamp(now, _zone(schedule, tz))).get_prev(datetime)
             return prev.timestamp(), 101
+
+
+NEXT_SCHEDULE_DELTA = 0.1  # nextScheduleDelta: the controller looks again 100 ms after a schedule time
+
+
+def next_schedule_delay(schedule: str, tz: str | None, created: float, last: float | None, now: float) -> float:
+    """nextScheduleTimeDuration: seconds from ``now`` until the controller should look
+    again (the schedule time after the most recent one, plus 100 ms)."""
+    earliest = last if last is not None else created
+    recent, _ = most_recent(schedule, tz, earliest, now)
+    return next_after(schedule, tz, recent if recent is not None else earliest) + NEXT_SCHEDULE_DELTA - now
+
+
+def rfc3339_in(t: float, schedule: str, tz: str | None) -> str:
+    """Go's time.RFC3339 of ``t`` in the CronJob's time zone ("Z" for UTC, else an offset)."""
+    d = datetime.fromtimestamp(t, _zone(schedule, tz) if tz else timezone.utc).replace(microsecond=0)
+    off = d.utcoffset()
+    return d.strftime("%Y-%m-%dT%H:%M:%S") + ("Z" if not off else d.strftime("%z")[:3] + ":" + d.strftime("%z")[3:])
+
+
+def rfc1123z(t: float) -> str:
+    """Go's time.RFC1123Z in UTC: ``Mon, 02 Jan 2006 15:04:05 +0000``."""
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%a, %d %b %Y %H:%M:%S +0000")
