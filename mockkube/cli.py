@@ -10,6 +10,16 @@ import sys
 import yaml
 
 
+def _authorization_mode(text: str) -> str:
+    from mockkube.machinery.authz.authorizer import parse_modes
+
+    try:
+        parse_modes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def _serve(args: argparse.Namespace) -> int:
     import os
     import time
@@ -18,7 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     server = Server(address=args.address, port=args.port, db_url=args.db, kubeconfig_path=args.kubeconfig,
                     cluster=args.cluster, filter_timeout=args.dra_filter_timeout,
-                    binding_timeout=args.binding_timeout)
+                    binding_timeout=args.binding_timeout, authorization_mode=args.authorization_mode)
     code = 0
     try:
         asyncio.run(serve_forever(server))
@@ -77,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--binding-timeout", type=_positive_duration, default=None, metavar="DURATION",
                    help="how long the scheduler waits in PreBind for device binding conditions, e.g. 90s or 10m "
                         "(default: the cluster profile's scheduler.bindingTimeout, else 10m)")
+    s.add_argument("--authorization-mode", type=_authorization_mode, default="AlwaysAllow", metavar="MODES",
+                   help="comma-separated authorizers as kube-apiserver's flag: AlwaysAllow (default), RBAC, Node, "
+                        "AlwaysDeny; system:masters is always allowed")
     s.set_defaults(fn=_serve)
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
     k.add_argument("--server", default="http://127.0.0.1:6443")

@@ -56,7 +56,8 @@ class Server:
                  kubeconfig_path: str | None = None, cluster: str | None = None,
                  clock: Callable[[], float] | None = None, components: bool = True,
                  event_window: int | None = None, component_thread: bool = True,
-                 filter_timeout: float | None = None, binding_timeout: float | None = None) -> None:
+                 filter_timeout: float | None = None, binding_timeout: float | None = None,
+                 authorization_mode: str = "AlwaysAllow") -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -73,6 +74,9 @@ class Server:
         self.filter_timeout = filter_timeout
         self.event_window = event_window
         self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
+        from mockkube.machinery.authz.authorizer import parse_modes
+
+        self.authorization_modes = parse_modes(authorization_mode)  # --authorization-mode
         self.registry = registry().child()  # this server also serves what is defined at run time
         self.metrics = Metrics()
         from mockkube.faults import Faults
@@ -136,6 +140,7 @@ class Server:
             self.open_store()
         app = build_app(self.resources, self.registry, self.metrics)
         app[SERVER_KEY] = self
+        self._setup_auth(app)
         from mockkube import kubelet
         from mockkube.api import control
 
@@ -169,6 +174,15 @@ class Server:
             await self._start_components()
         self._baseline_task = asyncio.get_running_loop().create_task(self._take_baseline())
         return self.url
+
+    def _setup_auth(self, app: web.Application) -> None:
+        from mockkube.api.app import API_KEY
+        from mockkube.api.authz import AUTHORIZER, StorePolicy
+        from mockkube.machinery.authz.authorizer import Authorizer
+
+        self.authorizer = Authorizer(self.authorization_modes, StorePolicy(self.store, self.registry))
+        app[AUTHORIZER] = self.authorizer
+        app[API_KEY].auth.authorizer = self.authorizer
 
     async def _take_baseline(self) -> None:
         from mockkube.reset import Baseline, quiesce

@@ -63,7 +63,9 @@ def _dump(obj) -> bytes:
 
 def build_app(resources: Resources, registry: Registry, metrics=None) -> web.Application:
     stopping = asyncio.Event()
-    middlewares = [status_errors]
+    from mockkube.api import authz
+
+    middlewares = [status_errors, authz.authorize]
     if metrics is not None:
         from mockkube.api import requestmetrics
 
@@ -74,6 +76,9 @@ def build_app(resources: Resources, registry: Registry, metrics=None) -> web.App
             pass
     app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
     api = API(resources, registry, stopping)
+    from mockkube.machinery.authz.context import AuthContext
+
+    api.auth = AuthContext()  # the server fills in its authorizer and token authenticators
     app[STOPPING] = stopping
     app[API_KEY] = api
 

@@ -235,7 +235,7 @@ class API:
 
             if not isinstance(obj, dict):
                 raise errors.bad_request("the body of the request must be an object")
-            return json_response(dumps(t.rt.strategy.review(obj, request_user(request), t.namespace)), 201)
+            return json_response(dumps(t.rt.strategy.review(obj, request_user(request), t.namespace, self.auth)), 201)
         entry = self.res.create(t.rt, t.namespace, obj, opts)
         return self.render_one(request, t.rt, entry, 201, opts.warnings)
 

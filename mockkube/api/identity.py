@@ -1,8 +1,9 @@
-"""The identity of an HTTP request, as admission's `request.userInfo` sees it.
+"""The identity of an HTTP request, as authorization and admission see it.
 
-Until authentication is served, a request acts as the default admin, or as whoever the
-impersonation headers name (``kubectl --as=... --as-group=...``), which kube-apiserver
-honours for an admin. Authentication replaces ``request_user``; nothing else reads headers.
+Authentication (when enabled) stores who made the request under ``USER``; without it a
+request acts as the default admin. Impersonation headers (``kubectl --as=... --as-group=...``)
+then name whom the request acts as; ``mockkube.api.authz`` checks the ``impersonate`` verb
+for each of them, as upstream's impersonation filter does.
 """
 
 from __future__ import annotations
@@ -12,20 +13,30 @@ from urllib.parse import unquote
 from aiohttp import web
 
 from mockkube.machinery.admission.identity import DEFAULT_USER
+from mockkube.machinery.authz.rbac import SA_PREFIX
 
+USER = "mockkube.user"  # request key: the authenticated userInfo
 _EXTRA = "impersonate-extra-"
 
 
-def request_user(request: web.Request) -> dict:
-    """userInfo {username, uid, groups, extra} of this request."""
+def authenticated_user(request: web.Request) -> dict:
+    """userInfo of whoever sent this request (before impersonation)."""
+    return request.get(USER) or DEFAULT_USER
+
+
+def impersonation(request: web.Request) -> dict | None:
+    """The userInfo the impersonation headers ask for, or None without them."""
     h = request.headers
     name = h.get("Impersonate-User")
     if not name:
-        return DEFAULT_USER
+        return None
     user: dict = {"username": name}
     if h.get("Impersonate-Uid"):
         user["uid"] = h["Impersonate-Uid"]
-    groups = h.getall("Impersonate-Group", [])
+    groups = list(h.getall("Impersonate-Group", []))
+    if name.startswith(SA_PREFIX) and name.count(":") == 3:
+        ns = name.split(":")[2]
+        groups += [g for g in ("system:serviceaccounts", f"system:serviceaccounts:{ns}") if g not in groups]
     if "system:authenticated" not in groups and name != "system:anonymous":
         groups = [*groups, "system:authenticated"]
     if groups:
@@ -37,3 +48,8 @@ def request_user(request: web.Request) -> dict:
     if extra:
         user["extra"] = extra
     return user
+
+
+def request_user(request: web.Request) -> dict:
+    """userInfo {username, uid, groups, extra} this request acts as."""
+    return impersonation(request) or authenticated_user(request)

@@ -116,6 +116,8 @@ def cluster_role_bindings() -> list[dict]:
     """ClusterRoleBindings() of the bootstrap policy (the subset mockkube ships)."""
     return [
         _binding("cluster-admin", "cluster-admin", ["system:masters"]),
+        # as kubeadm binds it: the default identity (kubernetes-admin) is in this group
+        _binding("kubeadm:cluster-admins", "cluster-admin", ["kubeadm:cluster-admins"]),
         _binding("system:discovery", "system:discovery", ["system:authenticated"]),
         _binding("system:basic-user", "system:basic-user", ["system:authenticated"]),
         _binding("system:public-info-viewer", "system:public-info-viewer",

@@ -31,6 +31,7 @@ class ResourceCache:
 
     def __init__(self, indexed_fields: dict[str, Callable[[dict], str]] | None = None) -> None:
         self.entries: dict[Key, Entry] = {}
+        self.version = 0  # bumped on every change: readers keep derived views keyed on it
         self._keys: list[Key] = []
         self._fields = dict(indexed_fields or {})
         self._index: dict[str, dict[str, set[Key]]] = {f: {} for f in self._fields}
@@ -43,6 +44,7 @@ class ResourceCache:
 
     def put(self, entry: Entry) -> Entry | None:
         key = entry.key
+        self.version += 1
         old = self.entries.get(key)
         if old is None:
             bisect.insort(self._keys, key)
@@ -56,6 +58,7 @@ class ResourceCache:
         key = (namespace, name)
         old = self.entries.pop(key, None)
         if old is not None:
+            self.version += 1
             i = bisect.bisect_left(self._keys, key)
             if i < len(self._keys) and self._keys[i] == key:
                 del self._keys[i]

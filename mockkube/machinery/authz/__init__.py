@@ -1,0 +1,1 @@
+"""Authorization: who may do what (kube-apiserver's request info, RBAC and Node authorizers)."""
