@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 COMPONENTS: list[str] = [
     "mockkube.controllers.serviceaccount",
+    "mockkube.controllers.tokens",
     "mockkube.controllers.namespace",
     "mockkube.controllers.garbagecollector",
     "mockkube.controllers.resourceclaim",

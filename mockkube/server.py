@@ -57,7 +57,8 @@ class Server:
                  clock: Callable[[], float] | None = None, components: bool = True,
                  event_window: int | None = None, component_thread: bool = True,
                  filter_timeout: float | None = None, binding_timeout: float | None = None,
-                 authorization_mode: str = "AlwaysAllow") -> None:
+                 authorization_mode: str = "AlwaysAllow", service_account_key_file: str | None = None,
+                 service_account_issuer: str | None = None) -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -77,6 +78,10 @@ class Server:
         from mockkube.machinery.authz.authorizer import parse_modes
 
         self.authorization_modes = parse_modes(authorization_mode)  # --authorization-mode
+        from mockkube.machinery.satoken import ISSUER, Signer
+
+        key = Path(service_account_key_file).read_bytes() if service_account_key_file else None
+        self.sa_signer = Signer(key, service_account_issuer or ISSUER)  # ServiceAccount tokens
         self.registry = registry().child()  # this server also serves what is defined at run time
         self.metrics = Metrics()
         from mockkube.faults import Faults
@@ -180,9 +185,17 @@ class Server:
         from mockkube.api.authz import AUTHORIZER, StorePolicy
         from mockkube.machinery.authz.authorizer import Authorizer
 
+        from mockkube.resources.serviceaccount_tokens import ServiceAccountTokens
+
         self.authorizer = Authorizer(self.authorization_modes, StorePolicy(self.store, self.registry))
+        self.sa_tokens = ServiceAccountTokens(self.resources, self.sa_signer)
         app[AUTHORIZER] = self.authorizer
-        app[API_KEY].auth.authorizer = self.authorizer
+        auth = app[API_KEY].auth
+        auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token
+
+    def authenticate_token(self, token: str, audiences: list[str] | None = None) -> tuple[dict | None, list[str]]:
+        """(userInfo, audiences) of a bearer token this cluster accepts, else (None, [])."""
+        return self.sa_tokens.authenticate(token, audiences)
 
     async def _take_baseline(self) -> None:
         from mockkube.reset import Baseline, quiesce

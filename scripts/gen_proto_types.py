@@ -79,6 +79,8 @@ KINDS: list[tuple[str, str, str]] = [
     ("authorization.k8s.io/v1", "LocalSubjectAccessReview", "k8s.io.api.authorization.v1.LocalSubjectAccessReview"),
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview", "k8s.io.api.authorization.v1.SelfSubjectRulesReview"),
     ("authentication.k8s.io/v1", "SelfSubjectReview", "k8s.io.api.authentication.v1.SelfSubjectReview"),
+    ("authentication.k8s.io/v1", "TokenRequest", "k8s.io.api.authentication.v1.TokenRequest"),
+    ("authentication.k8s.io/v1", "TokenReview", "k8s.io.api.authentication.v1.TokenReview"),
     ("meta.k8s.io/v1", "DeleteOptions", "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"),
     ("v1", "DeleteOptions", "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"),
 ]

@@ -37,6 +37,11 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
         bind(api, t, body, opts.dry_run)
         return handlers.json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                                "status": "Success", "code": 201}), 201)
+    if sub == "token" and m == "POST" and t.rt.plural == "serviceaccounts":
+        body = await api._body(request)
+        if api.auth.tokens is None:
+            raise errors.service_unavailable("ServiceAccount tokens are not served")
+        return handlers.json_response(_dumps(api.auth.tokens.request(t.namespace, t.name, body)), 201)
     if sub == "eviction" and m == "POST":
         body = await api._body(request)
         evict(api, t, body)

@@ -173,12 +173,47 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         1: ('type', '', 'string', 'o'),
         2: ('rollingUpdate', '', 'k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy', 'op'),
     },
+    'k8s.io.api.authentication.v1.BoundObjectReference': {
+        1: ('kind', '', 'string', 'o'),
+        2: ('apiVersion', '', 'string', 'o'),
+        3: ('name', '', 'string', 'o'),
+        4: ('uid', '', 'string', 'o'),
+    },
     'k8s.io.api.authentication.v1.SelfSubjectReview': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
         2: ('status', '', 'k8s.io.api.authentication.v1.SelfSubjectReviewStatus', 'o'),
     },
     'k8s.io.api.authentication.v1.SelfSubjectReviewStatus': {
         1: ('userInfo', '', 'k8s.io.api.authentication.v1.UserInfo', 'o'),
+    },
+    'k8s.io.api.authentication.v1.TokenRequest': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.authentication.v1.TokenRequestSpec', ''),
+        3: ('status', '', 'k8s.io.api.authentication.v1.TokenRequestStatus', 'o'),
+    },
+    'k8s.io.api.authentication.v1.TokenRequestSpec': {
+        1: ('audiences', 'r', 'string', ''),
+        3: ('boundObjectRef', '', 'k8s.io.api.authentication.v1.BoundObjectReference', 'p'),
+        4: ('expirationSeconds', '', 'int64', 'p'),
+    },
+    'k8s.io.api.authentication.v1.TokenRequestStatus': {
+        1: ('token', '', 'string', ''),
+        2: ('expirationTimestamp', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', ''),
+    },
+    'k8s.io.api.authentication.v1.TokenReview': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.authentication.v1.TokenReviewSpec', ''),
+        3: ('status', '', 'k8s.io.api.authentication.v1.TokenReviewStatus', 'o'),
+    },
+    'k8s.io.api.authentication.v1.TokenReviewSpec': {
+        1: ('token', '', 'string', 'o'),
+        2: ('audiences', 'r', 'string', 'o'),
+    },
+    'k8s.io.api.authentication.v1.TokenReviewStatus': {
+        1: ('authenticated', '', 'bool', 'o'),
+        2: ('user', '', 'k8s.io.api.authentication.v1.UserInfo', 'o'),
+        3: ('error', '', 'string', 'o'),
+        4: ('audiences', 'r', 'string', 'o'),
     },
     'k8s.io.api.authentication.v1.UserInfo': {
         1: ('username', '', 'string', 'o'),
@@ -2385,6 +2420,8 @@ KINDS: dict[tuple[str, str], str] = {
     ('authorization.k8s.io/v1', 'LocalSubjectAccessReview'): 'k8s.io.api.authorization.v1.LocalSubjectAccessReview',
     ('authorization.k8s.io/v1', 'SelfSubjectRulesReview'): 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
     ('authentication.k8s.io/v1', 'SelfSubjectReview'): 'k8s.io.api.authentication.v1.SelfSubjectReview',
+    ('authentication.k8s.io/v1', 'TokenRequest'): 'k8s.io.api.authentication.v1.TokenRequest',
+    ('authentication.k8s.io/v1', 'TokenReview'): 'k8s.io.api.authentication.v1.TokenReview',
     ('meta.k8s.io/v1', 'DeleteOptions'): 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
     ('v1', 'DeleteOptions'): 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
 }

@@ -220,7 +220,9 @@ secrets = REGISTRY.add(ResourceType(
     selectable_fields={"type": lambda o: _get(o, "type")}))
 
 serviceaccounts = REGISTRY.add(ResourceType(
-    "", "v1", "ServiceAccount", "serviceaccounts", namespaced=True, short_names=("sa",)))
+    "", "v1", "ServiceAccount", "serviceaccounts", namespaced=True, short_names=("sa",),
+    subresources=(Subresource("token", "TokenRequest", group="authentication.k8s.io", version="v1",
+                              verbs=("create",)),)))
 
 services = REGISTRY.add(ResourceType(
     "", "v1", "Service", "services", namespaced=True, short_names=("svc",), categories=("all",),

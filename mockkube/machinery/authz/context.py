@@ -11,6 +11,6 @@ from mockkube.machinery.authz.authorizer import Authorizer
 @dataclass
 class AuthContext:
     authorizer: Authorizer | None = None
-    # bearer token -> userInfo (or None): every token authenticator the server has
+    # (bearer token, audiences) -> (userInfo or None, audiences): for TokenReview
     authenticate_token: Callable[[str, list[str]], tuple[dict | None, list[str]]] | None = None
-    extra: Any = None
+    tokens: Any = None  # mockkube.resources.serviceaccount_tokens.ServiceAccountTokens
