@@ -190,8 +190,24 @@ class Server:
         self.authorizer = Authorizer(self.authorization_modes, StorePolicy(self.store, self.registry))
         self.sa_tokens = ServiceAccountTokens(self.resources, self.sa_signer)
         app[AUTHORIZER] = self.authorizer
+        if not getattr(self, "_escalation_checked", False):  # one check per store, across restarts
+            from mockkube.machinery.authz.escalation import EscalationCheck
+
+            self.resources.validating.append(EscalationCheck(lambda: self.authorizer, self._role_rules).validate)
+            self._escalation_checked = True
         auth = app[API_KEY].auth
         auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token
+
+    def _role_rules(self, ref: dict, namespace: str) -> list[dict]:
+        """The rules of a binding's roleRef (404 when the role does not exist)."""
+        from mockkube.machinery import errors
+
+        cluster = ref.get("kind") == "ClusterRole"
+        rt = self.registry.get("rbac.authorization.k8s.io", "v1", "clusterroles" if cluster else "roles")
+        entry = self.store.get(rt, "" if cluster else namespace, ref.get("name", ""))
+        if entry is None:
+            raise errors.not_found(rt.plural, rt.group, ref.get("name", ""))
+        return list(entry.obj.get("rules") or [])
 
     def authenticate_token(self, token: str, audiences: list[str] | None = None) -> tuple[dict | None, list[str]]:
         """(userInfo, audiences) of a bearer token this cluster accepts, else (None, [])."""

@@ -86,3 +86,44 @@ async def test_access_reviews_ask_the_authorizer(rbac):
 
 async def test_always_allow_is_the_default(api):
     assert (await api.get("/api/v1/namespaces/default/pods", headers=AS_BOB))[0] == 200
+
+
+RBAC_API = "/apis/rbac.authorization.k8s.io/v1/namespaces/default"
+
+
+async def _grant(api: Api, name: str, rules: list[dict]) -> None:
+    assert (await api.post(f"{RBAC_API}/roles", {"metadata": {"name": name}, "rules": rules}))[0] == 201
+    rb = {"metadata": {"name": name}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+          "subjects": [{"kind": "User", "name": "bob", "apiGroup": "rbac.authorization.k8s.io"}]}
+    assert (await api.post(f"{RBAC_API}/rolebindings", rb))[0] == 201
+
+
+async def test_no_escalation_through_roles_and_bindings(rbac):
+    await _grant(rbac, "rbac-writer", [
+        {"verbs": ["create", "update"], "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles",
+                                                                                                 "rolebindings"]},
+        {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]}])
+    held = {"metadata": {"name": "reader"}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]}
+    assert (await rbac.post(f"{RBAC_API}/roles", held, headers=AS_BOB))[0] == 201
+    more = {"metadata": {"name": "deleter"}, "rules": [{"verbs": ["delete", "get"], "apiGroups": [""],
+                                                        "resources": ["pods", "secrets"]}]}
+    code, body, _ = await rbac.post(f"{RBAC_API}/roles", more, headers=AS_BOB)
+    assert code == 403
+    assert body["message"] == (
+        'roles.rbac.authorization.k8s.io "deleter" is forbidden: user "bob" (groups=["system:authenticated"]) is '
+        "attempting to grant RBAC permissions not currently held:\n"
+        '{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}\n'
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["delete" "get"]}')
+    bind = {"metadata": {"name": "bob-edit"}, "subjects": [{"kind": "User", "name": "bob"}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}}
+    code, body, _ = await rbac.post(f"{RBAC_API}/rolebindings", bind, headers=AS_BOB)
+    assert code == 403 and "is attempting to grant RBAC permissions not currently held" in body["message"]
+    ok = {**bind, "metadata": {"name": "bob-reader"}, "roleRef": {**bind["roleRef"], "kind": "Role", "name": "reader"}}
+    assert (await rbac.post(f"{RBAC_API}/rolebindings", ok, headers=AS_BOB))[0] == 201
+    # the escalate and bind verbs lift the checks, as upstream
+    await _grant(rbac, "escalator", [
+        {"verbs": ["escalate"], "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"]},
+        {"verbs": ["bind"], "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+         "resourceNames": ["edit"]}])
+    assert (await rbac.post(f"{RBAC_API}/roles", more, headers=AS_BOB))[0] == 201
+    assert (await rbac.post(f"{RBAC_API}/rolebindings", bind, headers=AS_BOB))[0] == 201
