@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 COMPONENTS: list[str] = [
     "mockkube.controllers.serviceaccount",
     "mockkube.controllers.tokens",
+    "mockkube.controllers.clusterroleaggregation",
     "mockkube.controllers.namespace",
     "mockkube.controllers.garbagecollector",
     "mockkube.controllers.resourceclaim",
