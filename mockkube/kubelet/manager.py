@@ -23,6 +23,7 @@ from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
 from mockkube.kubelet.profile import NodeSpec
 from mockkube.machinery import errors, meta
+from mockkube.machinery.admission.identity import set_user
 from mockkube.storage.client import Client, clone
 from mockkube.storage.informer import Controller, Informer
 
@@ -113,6 +114,7 @@ class KubeletManager(Controller):
                  plugin_root: Path | None = None, wiping_delay: float = DEFAULT_WIPING_DELAY,
                  health_taint_effect: str = "NoSchedule") -> None:
         super().__init__()
+        self._node_users: dict[str, dict] = {}
         self.client = client
         self.clock = clock
         self.drivers = drivers
@@ -261,8 +263,22 @@ class KubeletManager(Controller):
                 self.queue.add(r.key)
 
     # -- reconcile -----------------------------------------------------------------
+    def identity(self) -> dict | None:
+        return None  # each write acts as the node it is for (``_act_as``)
+
+    def _act_as(self, node: str) -> None:
+        """Make the rest of this reconcile (and tasks it starts) act as ``system:node:<node>``."""
+        user = self._node_users.get(node)
+        if user is None:
+            from mockkube.identities import node_user
+
+            user = self._node_users[node] = node_user(node)
+        set_user(user)
+
     def reconcile(self, key: Hashable) -> None:
         kind = key[0]
+        if kind != "pod":
+            self._act_as(key[1])
         if kind == "lease":
             self._renew(key[1])
         elif kind == "status":
@@ -284,6 +300,7 @@ class KubeletManager(Controller):
         sim = self.nodes.get((pod.get("spec") or {}).get("nodeName", ""))
         if sim is None or not sim.running:
             return
+        self._act_as(sim.spec.name)
         now = self.clock()
         uid = pod["metadata"]["uid"]
         run = sim.runs.get(uid)

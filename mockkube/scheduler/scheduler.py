@@ -324,6 +324,10 @@ class Scheduler:
 
     # -- the loop -------------------------------------------------------------------------
     async def _run(self) -> None:
+        from mockkube.identities import SCHEDULER
+        from mockkube.machinery.admission.identity import set_user
+
+        set_user(SCHEDULER)  # the scheduler's writes (bindings, claims, conditions) as upstream's
         while True:
             key = await self.queue.pop()
             try:

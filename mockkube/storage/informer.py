@@ -232,7 +232,16 @@ class Controller:
         for _ in range(self.workers):
             self._tasks.append(asyncio.create_task(self._run(), name=self.name))
 
+    def identity(self) -> dict | None:
+        """Whom this controller's writes act as (mockkube/identities.py); None: the default."""
+        from mockkube.identities import controller_user
+
+        return controller_user(self.name)
+
     async def _run(self) -> None:
+        from mockkube.machinery.admission.identity import set_user
+
+        set_user(self.identity())  # this task's writes, as admission sees them
         # asyncio.Queue.get() does not yield while keys are waiting: hand the loop back every
         # few milliseconds so a burst (5,000 lease renewals) never holds up other components
         # or a stop request

@@ -443,6 +443,16 @@ OBJECTS += [
      "spec": {"namespace": "ns1"}},
     {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview", "metadata": meta(namespace=None),
      "status": {"userInfo": {"username": "alice", "groups": ["devs"], "extra": {"node": ["n1"]}}}},
+    {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "metadata": meta(),
+     "spec": {"audiences": ["a"], "expirationSeconds": 3600,
+              "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "p", "uid": "u"}},
+     "status": {"token": "t.o.k", "expirationTimestamp": "2026-01-01T00:00:00Z"}},
+    {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "metadata": meta(namespace=None),
+     "spec": {"token": "t.o.k", "audiences": ["a"]},
+     "status": {"authenticated": True, "user": {"username": "system:serviceaccount:ns1:sa", "uid": "u",
+                                                "groups": ["system:serviceaccounts"],
+                                                "extra": {"authentication.kubernetes.io/pod-name": ["p"]}},
+                "audiences": ["a"]}},
 ]
 
 

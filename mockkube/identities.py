@@ -1,0 +1,38 @@
+"""Who the in-process components act as, by upstream's names: kube-controller-manager's
+controllers as their ServiceAccounts in kube-system (kubeadm runs it with
+``--use-service-account-credentials``), the scheduler as ``system:kube-scheduler``, a
+kubelet as ``system:node:<name>``. Admission (``request.userInfo`` in policies and
+webhooks) sees these identities."""
+
+from __future__ import annotations
+
+AUTHENTICATED = "system:authenticated"
+SCHEDULER = {"username": "system:kube-scheduler", "groups": [AUTHENTICATED]}
+CONTROLLER_MANAGER = {"username": "system:kube-controller-manager", "groups": [AUTHENTICATED]}
+
+# mockkube controller name -> its ServiceAccount upstream (where the two differ)
+_SERVICE_ACCOUNTS = {
+    "serviceaccount-controller": "service-account-controller",
+    "persistentvolume-controller": "persistent-volume-binder",
+    "node-lifecycle": "node-controller",
+    "garbage-collector": "generic-garbage-collector",
+    "resourceclaim-controller": "resource-claim-controller",
+}
+# controllers kube-controller-manager runs with its own credentials
+_OWN_CREDENTIALS = {"serviceaccount-token-controller"}
+
+
+def service_account_user(namespace: str, name: str) -> dict:
+    return {"username": f"system:serviceaccount:{namespace}:{name}",
+            "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", AUTHENTICATED]}
+
+
+def controller_user(name: str) -> dict:
+    """The identity a controller named ``name`` writes as."""
+    if name in _OWN_CREDENTIALS:
+        return CONTROLLER_MANAGER
+    return service_account_user("kube-system", _SERVICE_ACCOUNTS.get(name, name))
+
+
+def node_user(node: str) -> dict:
+    return {"username": f"system:node:{node}", "groups": ["system:nodes", AUTHENTICATED]}
