@@ -10,6 +10,15 @@ import sys
 import yaml
 
 
+def _bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("true", "1", "t", "yes"):
+        return True
+    if low in ("false", "0", "f", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean value {text!r}")
+
+
 def _authorization_mode(text: str) -> str:
     from mockkube.machinery.authz.authorizer import parse_modes
 
@@ -28,7 +37,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     server = Server(address=args.address, port=args.port, db_url=args.db, kubeconfig_path=args.kubeconfig,
                     cluster=args.cluster, filter_timeout=args.dra_filter_timeout,
-                    binding_timeout=args.binding_timeout, authorization_mode=args.authorization_mode)
+                    binding_timeout=args.binding_timeout, authorization_mode=args.authorization_mode,
+                    token_auth_file=args.token_auth_file, anonymous_auth=args.anonymous_auth,
+                    service_account_key_file=args.service_account_signing_key_file,
+                    service_account_issuer=args.service_account_issuer)
     code = 0
     try:
         asyncio.run(serve_forever(server))
@@ -90,6 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--authorization-mode", type=_authorization_mode, default="AlwaysAllow", metavar="MODES",
                    help="comma-separated authorizers as kube-apiserver's flag: AlwaysAllow (default), RBAC, Node, "
                         "AlwaysDeny; system:masters is always allowed")
+    s.add_argument("--token-auth-file", default=None, metavar="PATH",
+                   help="static bearer tokens, kube-apiserver's CSV format: token,user,uid[,\"group1,group2\"] "
+                        "(turns authentication on)")
+    s.add_argument("--anonymous-auth", type=_bool, default=True, metavar="BOOL",
+                   help="serve requests without credentials as system:anonymous (default true; false turns "
+                        "authentication on and answers them 401)")
+    s.add_argument("--service-account-signing-key-file", default=None, metavar="PATH",
+                   help="PEM private key (EC or RSA) that signs ServiceAccount tokens (default: one made at start)")
+    s.add_argument("--service-account-issuer", default=None, metavar="URL",
+                   help="the iss claim of ServiceAccount tokens (default https://kubernetes.default.svc.cluster.local)")
     s.set_defaults(fn=_serve)
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
     k.add_argument("--server", default="http://127.0.0.1:6443")

@@ -43,10 +43,10 @@ def kubeconfig(url: str, token: str = "mockkube") -> dict:
     }
 
 
-def write_kubeconfig(path: str | Path, url: str) -> None:
+def write_kubeconfig(path: str | Path, url: str, token: str = "mockkube") -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(yaml.safe_dump(kubeconfig(url), sort_keys=False))
+    p.write_text(yaml.safe_dump(kubeconfig(url, token), sort_keys=False))
 
 
 class Server:
@@ -58,7 +58,8 @@ class Server:
                  event_window: int | None = None, component_thread: bool = True,
                  filter_timeout: float | None = None, binding_timeout: float | None = None,
                  authorization_mode: str = "AlwaysAllow", service_account_key_file: str | None = None,
-                 service_account_issuer: str | None = None) -> None:
+                 service_account_issuer: str | None = None, token_auth_file: str | None = None,
+                 anonymous_auth: bool = True, authentication: bool | None = None) -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -82,6 +83,26 @@ class Server:
 
         key = Path(service_account_key_file).read_bytes() if service_account_key_file else None
         self.sa_signer = Signer(key, service_account_issuer or ISSUER)  # ServiceAccount tokens
+        from mockkube.api import authn
+
+        # authentication is on when any flag asks for it (or ``authentication=True``); off, every
+        # request is the default admin, as before
+        self.token_auth_file = token_auth_file
+        self.anonymous_auth = anonymous_auth
+        self.static_tokens = authn.read_token_file(token_auth_file) if token_auth_file else {}
+        enabled = authentication if authentication is not None else bool(
+            token_auth_file or not anonymous_auth or self.authorization_modes != ["AlwaysAllow"])
+        self.authn = authn.Authentication(enabled=enabled, anonymous=anonymous_auth)
+        # the credential the written kubeconfig holds: an admin token (system:masters) when
+        # authentication is on, as kind's kubeconfig holds an admin certificate
+        self.admin_token = "mockkube"
+        if enabled:
+            import secrets
+
+            from mockkube.machinery.authz.authorizer import MASTERS
+
+            self.admin_token = secrets.token_urlsafe(32)
+            self.static_tokens[self.admin_token] = {"username": "kubernetes-admin", "groups": [MASTERS]}
         self.registry = registry().child()  # this server also serves what is defined at run time
         self.metrics = Metrics()
         from mockkube.faults import Faults
@@ -174,7 +195,7 @@ class Server:
         host = f"[{self.address}]" if ":" in self.address else self.address
         self.url = f"http://{host}:{self.port}"
         if self.kubeconfig_path:
-            write_kubeconfig(self.kubeconfig_path, self.url)
+            write_kubeconfig(self.kubeconfig_path, self.url, self.admin_token)
         if self.with_components:
             await self._start_components()
         self._baseline_task = asyncio.get_running_loop().create_task(self._take_baseline())
@@ -190,6 +211,11 @@ class Server:
         self.authorizer = Authorizer(self.authorization_modes, StorePolicy(self.store, self.registry))
         self.sa_tokens = ServiceAccountTokens(self.resources, self.sa_signer)
         app[AUTHORIZER] = self.authorizer
+        from mockkube.api import authn
+
+        self.authn.token_authenticators[:] = [authn.static_tokens(self.static_tokens),
+                                              lambda token: self.sa_tokens.authenticate(token)[0]]
+        app[authn.AUTHN] = self.authn
         if not getattr(self, "_escalation_checked", False):  # one check per store, across restarts
             from mockkube.machinery.authz.escalation import EscalationCheck
 
@@ -211,6 +237,11 @@ class Server:
 
     def authenticate_token(self, token: str, audiences: list[str] | None = None) -> tuple[dict | None, list[str]]:
         """(userInfo, audiences) of a bearer token this cluster accepts, else (None, [])."""
+        user = self.static_tokens.get(token)
+        if user is not None:
+            from mockkube.api.authn import with_authenticated
+
+            return with_authenticated(user), list(audiences or self.sa_tokens.audiences)
         return self.sa_tokens.authenticate(token, audiences)
 
     async def _take_baseline(self) -> None:

@@ -63,9 +63,9 @@ def _dump(obj) -> bytes:
 
 def build_app(resources: Resources, registry: Registry, metrics=None) -> web.Application:
     stopping = asyncio.Event()
-    from mockkube.api import authz
+    from mockkube.api import authn, authz
 
-    middlewares = [status_errors, authz.authorize]
+    middlewares = [status_errors, authn.authenticate, authz.authorize]
     if metrics is not None:
         from mockkube.api import requestmetrics
 

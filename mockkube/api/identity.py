@@ -15,7 +15,8 @@ from aiohttp import web
 from mockkube.machinery.admission.identity import DEFAULT_USER
 from mockkube.machinery.authz.rbac import SA_PREFIX
 
-USER = "mockkube.user"  # request key: the authenticated userInfo
+# request key: the authenticated userInfo
+USER = web.RequestKey("mockkube.user", dict) if hasattr(web, "RequestKey") else "mockkube.user"
 _EXTRA = "impersonate-extra-"
 
 

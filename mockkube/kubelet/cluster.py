@@ -170,7 +170,7 @@ class ClusterRuntime:
         assert self.plugin_root is not None
         kc = self.plugin_root / "kubeconfig"
         if not kc.exists():
-            write_kubeconfig(kc, self.server.url)
+            write_kubeconfig(kc, self.server.url, self.server.admin_token)
         w = self.kubelet.plugins
         log_file = open(self.plugin_root / node / f"{driver}.log", "ab")
         self.processes[(node, driver)] = subprocess.Popen(
