@@ -29,13 +29,25 @@ DEFAULT_FILTER_TIMEOUT = 10.0  # upstream DynamicResourcesArgs.filterTimeout
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-def kubeconfig(url: str, token: str = "mockkube") -> dict:
-    """A kubeconfig whose cluster, user and context are all named ``mockkube``."""
+def kubeconfig(url: str, token: str = "mockkube", ca_pem: bytes | None = None,
+               client: tuple[bytes, bytes] | None = None) -> dict:
+    """A kubeconfig whose cluster, user and context are all named ``mockkube``: trusting
+    ``ca_pem`` and authenticating with the ``client`` (certificate, key) PEMs or ``token``."""
+    import base64
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    cluster: dict = {"server": url}
+    if ca_pem:
+        cluster["certificate-authority-data"] = b64(ca_pem)
+    user: dict = ({"client-certificate-data": b64(client[0]), "client-key-data": b64(client[1])}
+                  if client else {"token": token})
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "mockkube", "cluster": {"server": url}}],
-        "users": [{"name": "mockkube", "user": {"token": token}}],
+        "clusters": [{"name": "mockkube", "cluster": cluster}],
+        "users": [{"name": "mockkube", "user": user}],
         "contexts": [{"name": "mockkube", "context": {"cluster": "mockkube", "user": "mockkube",
                                                       "namespace": "default"}}],
         "current-context": "mockkube",
@@ -43,10 +55,12 @@ def kubeconfig(url: str, token: str = "mockkube") -> dict:
     }
 
 
-def write_kubeconfig(path: str | Path, url: str, token: str = "mockkube") -> None:
+def write_kubeconfig(path: str | Path, url: str, token: str = "mockkube", ca_pem: bytes | None = None,
+                     client: tuple[bytes, bytes] | None = None) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(yaml.safe_dump(kubeconfig(url, token), sort_keys=False))
+    p.write_text(yaml.safe_dump(kubeconfig(url, token, ca_pem, client), sort_keys=False))
+    p.chmod(0o600)
 
 
 class Server:
@@ -59,7 +73,9 @@ class Server:
                  filter_timeout: float | None = None, binding_timeout: float | None = None,
                  authorization_mode: str = "AlwaysAllow", service_account_key_file: str | None = None,
                  service_account_issuer: str | None = None, token_auth_file: str | None = None,
-                 anonymous_auth: bool = True, authentication: bool | None = None) -> None:
+                 anonymous_auth: bool = True, authentication: bool | None = None, tls: bool = False,
+                 tls_cert_file: str | None = None, tls_private_key_file: str | None = None,
+                 client_ca_file: str | None = None, cert_dir: str | None = None) -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -76,6 +92,7 @@ class Server:
         self.filter_timeout = filter_timeout
         self.event_window = event_window
         self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
+        self.temp_dirs: list[str] = []  # removed when the server stops
         from mockkube.machinery.authz.authorizer import parse_modes
 
         self.authorization_modes = parse_modes(authorization_mode)  # --authorization-mode
@@ -91,8 +108,15 @@ class Server:
         self.anonymous_auth = anonymous_auth
         self.static_tokens = authn.read_token_file(token_auth_file) if token_auth_file else {}
         enabled = authentication if authentication is not None else bool(
-            token_auth_file or not anonymous_auth or self.authorization_modes != ["AlwaysAllow"])
+            token_auth_file or not anonymous_auth or client_ca_file or tls or tls_cert_file
+            or self.authorization_modes != ["AlwaysAllow"])
         self.authn = authn.Authentication(enabled=enabled, anonymous=anonymous_auth)
+        # clients send credentials only over TLS (client-go drops them on http://): whatever
+        # turns authentication on serves HTTPS, as kube-apiserver always does
+        from mockkube.tlsconfig import TLSConfig
+
+        self.tls = TLSConfig.choose(enabled or tls, tls_cert_file, tls_private_key_file, client_ca_file,
+                                    cert_dir, self.temp_dirs)
         # the credential the written kubeconfig holds: an admin token (system:masters) when
         # authentication is on, as kind's kubeconfig holds an admin certificate
         self.admin_token = "mockkube"
@@ -118,7 +142,6 @@ class Server:
         self.components: list = []
         self.profile = None  # the cluster profile, loaded when the components start
         self.cleanups: list[threading.Thread] = []  # clean-up still running after stop()
-        self.temp_dirs: list[str] = []  # removed when the server stops
         self.baseline = None  # mockkube.reset.Baseline: what a reset returns to
         self._baseline_task: asyncio.Task | None = None
         self._reset_hooks: list[Callable] = []
@@ -190,12 +213,12 @@ class Server:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.address, self.port))
         self.port = sock.getsockname()[1]
-        site = web.SockSite(self._runner, sock)
+        site = web.SockSite(self._runner, sock, ssl_context=self.tls.server_context(self.address) if self.tls else None)
         await site.start()
         host = f"[{self.address}]" if ":" in self.address else self.address
-        self.url = f"http://{host}:{self.port}"
+        self.url = f"{'https' if self.tls else 'http'}://{host}:{self.port}"
         if self.kubeconfig_path:
-            write_kubeconfig(self.kubeconfig_path, self.url, self.admin_token)
+            self.write_kubeconfig(self.kubeconfig_path)
         if self.with_components:
             await self._start_components()
         self._baseline_task = asyncio.get_running_loop().create_task(self._take_baseline())
@@ -213,6 +236,8 @@ class Server:
         app[AUTHORIZER] = self.authorizer
         from mockkube.api import authn
 
+        if self.tls:
+            self.authn.request_authenticators[:] = [self.tls.authenticate]
         self.authn.token_authenticators[:] = [authn.static_tokens(self.static_tokens),
                                               lambda token: self.sa_tokens.authenticate(token)[0]]
         app[authn.AUTHN] = self.authn
@@ -223,6 +248,25 @@ class Server:
             self._escalation_checked = True
         auth = app[API_KEY].auth
         auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token
+
+    def write_kubeconfig(self, path: str | Path) -> None:
+        """A kubeconfig for this server's admin: with TLS it trusts the CA and holds a client
+        certificate for ``kubernetes-admin`` in ``system:masters`` (as kind's does) when the
+        server made its CA, else the admin token."""
+        ca = self.tls.ca_pem if self.tls else None
+        client = self.tls.admin_client() if self.tls else None
+        write_kubeconfig(path, self.url, self.admin_token, ca, client)
+
+    def add_token(self, user: str, groups: list[str] | None = None, uid: str = "") -> str:
+        """A new static bearer token for ``user`` (as a line of --token-auth-file would give)."""
+        import secrets
+
+        token = secrets.token_urlsafe(24)
+        info: dict = {"username": user, "uid": uid}
+        if groups:
+            info["groups"] = list(groups)
+        self.static_tokens[token] = info
+        return token
 
     def _role_rules(self, ref: dict, namespace: str) -> list[dict]:
         """The rules of a binding's roleRef (404 when the role does not exist)."""

@@ -7,6 +7,10 @@
 - ``GET /mockkube/v1/clock``: ``{"now": "<RFC 3339>", "epoch": <seconds>, "frozen": bool}``.
 - ``POST /mockkube/v1/clock``: one of ``{"advance": "10m"}``, ``{"set": "<RFC 3339>"}``,
   ``{"freeze": true}``, ``{"freeze": false}``, ``{"reset": true}``; answers like GET.
+- ``POST /mockkube/v1/tokens``: ``{"user": "alice", "groups": ["devs"], "uid": "..."}`` answers
+  ``{"token": "..."}``, a bearer token for that user, as if it were a line of the
+  ``--token-auth-file`` (for tests that act as given users; authorized like any non-resource
+  path, so only admins may ask). Kept until the server stops; a reset does not remove it.
 Errors are Kubernetes ``Status`` objects like everything else the server returns.
 """
 
@@ -79,7 +83,22 @@ async def post_clock(request: web.Request) -> web.Response:
     return _ok(clock_state(clock))
 
 
+async def post_token(request: web.Request) -> web.Response:
+    try:
+        body = json.loads(await request.read() or b"{}")
+    except ValueError:
+        raise errors.bad_request("the body must be a JSON object") from None
+    if not isinstance(body, dict) or not isinstance(body.get("user"), str) or not body["user"]:
+        raise errors.bad_request('"user" (a non-empty string) is required')
+    groups = body.get("groups") or []
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise errors.bad_request('"groups" must be a list of strings')
+    server = request.app[SERVER_KEY]
+    return _ok({"token": server.add_token(body["user"], groups, str(body.get("uid") or ""))})
+
+
 def setup(app: web.Application) -> None:
+    app.router.add_post("/mockkube/v1/tokens", post_token)
     app.router.add_post("/mockkube/v1/reset", reset)
     app.router.add_post("/mockkube/v1/settle", settle)
     app.router.add_get("/mockkube/v1/clock", get_clock)

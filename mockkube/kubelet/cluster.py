@@ -165,12 +165,10 @@ class ClusterRuntime:
         old = self.processes.get((node, driver))
         if old is not None and old.poll() is None:
             return
-        from mockkube.server import write_kubeconfig
-
         assert self.plugin_root is not None
         kc = self.plugin_root / "kubeconfig"
         if not kc.exists():
-            write_kubeconfig(kc, self.server.url, self.server.admin_token)
+            self.server.write_kubeconfig(kc)
         w = self.kubelet.plugins
         log_file = open(self.plugin_root / node / f"{driver}.log", "ab")
         self.processes[(node, driver)] = subprocess.Popen(

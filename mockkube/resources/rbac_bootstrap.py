@@ -83,6 +83,12 @@ def _binding(name: str, role: str, groups: list[str]) -> dict:
             "subjects": [{"apiGroup": GROUP, "kind": "Group", "name": g} for g in groups]}
 
 
+def _sa_binding(role: str, namespace: str, sa: str) -> dict:
+    b = _binding(role, role, [])
+    b["subjects"] = [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}]
+    return b
+
+
 def _agg(to: str) -> dict:
     return {f"rbac.authorization.k8s.io/aggregate-to-{to}": "true"}
 
@@ -106,6 +112,10 @@ def cluster_roles() -> list[dict]:
             _rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"])]),
         _cluster_role("system:public-info-viewer", [_urls(["get"], ["/healthz", "/livez", "/readyz", "/version",
                                                                     "/version/"])]),
+        # controller roles (upstream's controller_policy.go), for the controllers whose writes
+        # RBAC checks in-process: the aggregation controller writes rules it does not hold
+        _cluster_role("system:controller:clusterrole-aggregation-controller", [
+            _rule(["escalate", "get", "list", "patch", "update", "watch"], [GROUP], ["clusterroles"])]),
         _cluster_role("system:monitoring", [_urls(["get"], ["/healthz", "/healthz/*", "/livez", "/livez/*",
                                                             "/metrics", "/metrics/slis", "/readyz",
                                                             "/readyz/*"])]),
@@ -123,4 +133,6 @@ def cluster_role_bindings() -> list[dict]:
         _binding("system:public-info-viewer", "system:public-info-viewer",
                  ["system:authenticated", "system:unauthenticated"]),
         _binding("system:monitoring", "system:monitoring", ["system:monitoring"]),
+        _sa_binding("system:controller:clusterrole-aggregation-controller", "kube-system",
+                    "clusterrole-aggregation-controller"),
     ]

@@ -82,17 +82,26 @@ class ClockControl:
         return datetime.fromtimestamp(self._post({"freeze": False})["epoch"], tz=timezone.utc)
 
 
+AUTH_OPTIONS = ("authorization_mode", "token_auth_file", "anonymous_auth")
+
+
 class Cluster(ClientTools):
     """One mockkube cluster: start with ``with`` (or ``start()``/``stop()``)."""
 
     def __init__(self, profile: str | dict | None = None, *, subprocess: bool = False,
                  filter_timeout: float | None = None, binding_timeout: float | None = None,
                  frozen_clock: bool = False, db_url: str | None = None, workdir: str | None = None,
-                 auth: dict | None = None) -> None:
-        if auth is not None:
-            # the option slot for authentication (who the clients are, tokens, certificates):
-            # reserved so suites can name it, refused until the server authenticates
-            raise NotImplementedError("mockkube.Cluster(auth=...): authentication options are not supported yet")
+                 auth: dict | bool | None = None) -> None:
+        """``auth``: a secured cluster (``True``: RBAC with authentication), or a dict of
+        ``authorization_mode`` (default "RBAC"), ``token_auth_file``, ``anonymous_auth``; the
+        kubeconfig then holds an admin token and ``kubeconfig_for()`` hands out others."""
+        auth = {"authorization_mode": "RBAC"} if auth is True else dict(auth or {})
+        unknown = set(auth) - set(AUTH_OPTIONS)
+        if unknown:
+            raise ValueError(f"mockkube.Cluster(auth=...) takes {', '.join(AUTH_OPTIONS)}; got {sorted(unknown)}")
+        if auth:
+            auth.setdefault("authorization_mode", "RBAC")
+        self.auth = auth
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))
         self.kubeconfig = str(self.workdir / "kubeconfig")
@@ -121,9 +130,11 @@ class Cluster(ClientTools):
             self._threaded = ThreadedCluster(workdir=str(self.workdir), cluster=self.profile_path,
                                              db_url=o["db_url"], binding_timeout=o["binding_timeout"],
                                              filter_timeout=o["filter_timeout"],
-                                             clock=FakeClock(time.time()) if o["frozen_clock"] else None).start()
+                                             clock=FakeClock(time.time()) if o["frozen_clock"] else None,
+                                             **self.auth).start()
             self._threaded.settled()
             self.url = self._threaded.url
+        self._use_kubeconfig_token()
         self.start_seconds = time.perf_counter() - t0
         return self
 
@@ -138,15 +149,48 @@ class Cluster(ClientTools):
             cmd += ["--dra-filter-timeout", f"{o['filter_timeout']}s"]
         if o["binding_timeout"] is not None:
             cmd += ["--binding-timeout", f"{o['binding_timeout']}s"]
+        a = self.auth
+        if a.get("authorization_mode"):
+            cmd += ["--authorization-mode", a["authorization_mode"]]
+        if a.get("token_auth_file"):
+            cmd += ["--token-auth-file", a["token_auth_file"]]
+        if "anonymous_auth" in a:
+            cmd += [f"--anonymous-auth={str(bool(a['anonymous_auth'])).lower()}"]
         self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         line = self._proc.stdout.readline()
         if not line.startswith("mockkube ready at "):
             self._proc.kill()
             raise RuntimeError(f"mockkube serve did not start: {line!r}")
         self.url = line.split()[-1]
+        self._use_kubeconfig_token()
         self._control("POST", "/mockkube/v1/settle")
         if o["frozen_clock"]:
             self.clock.freeze()
+
+    def _use_kubeconfig_token(self) -> None:
+        """Control calls carry the kubeconfig's (admin) credentials and trust, as kubectl does."""
+        import base64
+
+        import yaml
+
+        config = yaml.safe_load(Path(self.kubeconfig).read_text())
+        cluster = (config.get("clusters") or [{}])[0].get("cluster") or {}
+        user = (config.get("users") or [{}])[0].get("user") or {}
+
+        def save(name: str, b64: str) -> str:
+            path = self.workdir / name
+            path.write_bytes(base64.b64decode(b64))
+            path.chmod(0o600)
+            return str(path)
+
+        if cluster.get("certificate-authority-data"):
+            self.http.verify = save("http-ca.crt", cluster["certificate-authority-data"])
+            self.http.trust_env = False  # else REQUESTS_CA_BUNDLE in the environment wins over verify
+        if user.get("client-certificate-data"):
+            self.http.cert = (save("http-client.crt", user["client-certificate-data"]),
+                              save("http-client.key", user["client-key-data"]))
+        elif user.get("token"):
+            self.http.headers["Authorization"] = f"Bearer {user['token']}"
 
     def stop(self) -> None:
         if self._threaded is not None:

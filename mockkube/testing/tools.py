@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 from pathlib import Path
+
+import yaml
 
 
 class ClientTools:
@@ -41,3 +45,27 @@ class ClientTools:
         if check and p.returncode != 0:
             raise AssertionError(f"helm {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
         return p
+
+    def kubeconfig_for(self, user: str | None = None, groups: list[str] | tuple[str, ...] = (),
+                       service_account: str | None = None, duration: str = "1h") -> str:
+        """A kubeconfig (its path) whose credential is a bearer token for ``user`` (with
+        ``groups``) or for ``service_account`` (``"name"`` in default or ``"namespace/name"``,
+        a real TokenRequest token), so every client (kubectl, helm, the Python client) acts
+        as them. Needs a cluster with authentication on (``auth=`` / ``authorization_mode=``)."""
+        if (user is None) == (service_account is None):
+            raise ValueError("give exactly one of user= or service_account=")
+        if service_account is not None:
+            ns, _, name = service_account.rpartition("/")
+            token = self.kubectl("create", "token", name, "-n", ns or "default", "--duration", duration).stdout.strip()
+            slug = f"sa-{ns or 'default'}-{name}"
+        else:
+            body = json.dumps({"user": user, "groups": list(groups)})
+            out = self.kubectl("create", "--raw", "/mockkube/v1/tokens", "-f", "-", input=body).stdout
+            token = json.loads(out)["token"]
+            slug = "user-" + re.sub(r"[^A-Za-z0-9_.-]", "_", user)
+        config = yaml.safe_load(Path(self.kubeconfig).read_text())
+        for u in config.get("users") or ():
+            u["user"] = {"token": token}
+        path = Path(self.workdir) / f"kubeconfig-{slug}"
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        return str(path)

@@ -3,6 +3,8 @@ anonymous requests and 401s that never say whether a user exists."""
 
 from __future__ import annotations
 
+import ssl
+
 import aiohttp
 import pytest
 
@@ -11,6 +13,11 @@ from tests.api.conftest import Api
 
 UNAUTHORIZED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "Unauthorized",
                 "reason": "Unauthorized", "code": 401}
+
+
+def _trusting(server) -> aiohttp.TCPConnector:
+    """HTTPS to the server, trusting its CA, without a client certificate."""
+    return aiohttp.TCPConnector(ssl=ssl.create_default_context(cadata=server.tls.ca_pem.decode()))
 
 
 def _bearer(token: str) -> dict:
@@ -22,7 +29,7 @@ async def secured(tmp_path):
     tokens = tmp_path / "tokens.csv"
     tokens.write_text('alice-token,alice,1001,"devs,ops"\nbob-token,bob,1002\n')
     async with running_server(authorization_mode="RBAC", token_auth_file=str(tokens)) as server:
-        async with aiohttp.ClientSession() as s:
+        async with aiohttp.ClientSession(connector=_trusting(server)) as s:
             yield Api(s, server.url, server), server
 
 
@@ -59,7 +66,7 @@ async def test_anonymous_requests(secured):
 
 async def test_anonymous_auth_false_is_401():
     async with running_server(anonymous_auth=False) as server:
-        async with aiohttp.ClientSession() as s:
+        async with aiohttp.ClientSession(connector=_trusting(server)) as s:
             api = Api(s, server.url, server)
             assert (await api.get("/version")) [:2] == (401, UNAUTHORIZED)
             assert (await api.get("/api/v1/pods", headers=_bearer(server.admin_token)))[0] == 200

@@ -16,7 +16,8 @@ AS_BOB = {"Impersonate-User": "bob"}
 @pytest.fixture
 async def rbac():
     async with running_server(authorization_mode="RBAC") as server:
-        async with aiohttp.ClientSession() as s:
+        # the admin's client certificate on every request (impersonating bob where a test says so)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=server.tls.client_context())) as s:
             yield Api(s, server.url, server)
 
 

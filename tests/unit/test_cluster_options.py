@@ -1,4 +1,4 @@
-"""mockkube.Cluster's option slot for authentication is reserved: named, refused clearly."""
+"""mockkube.Cluster's authentication option: what it accepts, refused clearly otherwise."""
 
 import pytest
 
@@ -6,7 +6,11 @@ from mockkube.testing.handle import Cluster
 from mockkube.testing.plugin import OPTIONS
 
 
-def test_auth_is_a_known_option_but_not_supported_yet(tmp_path):
+def test_auth_options(tmp_path):
     assert "auth" in OPTIONS
-    with pytest.raises(NotImplementedError, match="authentication options are not supported yet"):
+    with pytest.raises(ValueError, match="takes authorization_mode, token_auth_file, anonymous_auth"):
         Cluster(auth={"tokens": {"alice": "secret"}}, workdir=str(tmp_path))
+    assert Cluster(auth=True, workdir=str(tmp_path)).auth == {"authorization_mode": "RBAC"}
+    assert Cluster(auth={"anonymous_auth": False}, workdir=str(tmp_path)).auth == {
+        "anonymous_auth": False, "authorization_mode": "RBAC"}
+    assert Cluster(workdir=str(tmp_path)).auth == {}
