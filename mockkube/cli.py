@@ -40,7 +40,9 @@ def _serve(args: argparse.Namespace) -> int:
                     binding_timeout=args.binding_timeout, authorization_mode=args.authorization_mode,
                     token_auth_file=args.token_auth_file, anonymous_auth=args.anonymous_auth,
                     service_account_key_file=args.service_account_signing_key_file,
-                    service_account_issuer=args.service_account_issuer)
+                    service_account_issuer=args.service_account_issuer, tls=args.tls,
+                    tls_cert_file=args.tls_cert_file, tls_private_key_file=args.tls_private_key_file,
+                    client_ca_file=args.client_ca_file, cert_dir=args.cert_dir)
     code = 0
     try:
         asyncio.run(serve_forever(server))
@@ -102,6 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--authorization-mode", type=_authorization_mode, default="AlwaysAllow", metavar="MODES",
                    help="comma-separated authorizers as kube-apiserver's flag: AlwaysAllow (default), RBAC, Node, "
                         "AlwaysDeny; system:masters is always allowed")
+    s.add_argument("--tls", action="store_true",
+                   help="serve HTTPS with a generated CA and serving certificate (authentication turns it on too); "
+                        "the kubeconfig trusts the CA and holds an admin client certificate")
+    s.add_argument("--cert-dir", default=None, metavar="DIR",
+                   help="where the generated CA and certificates live (reused at the next start; default: a "
+                        "temporary directory)")
+    s.add_argument("--tls-cert-file", default=None, metavar="PATH", help="serve HTTPS with this certificate")
+    s.add_argument("--tls-private-key-file", default=None, metavar="PATH", help="the key of --tls-cert-file")
+    s.add_argument("--client-ca-file", default=None, metavar="PATH",
+                   help="client certificates signed by this CA authenticate as CN (user) and O (groups)")
     s.add_argument("--token-auth-file", default=None, metavar="PATH",
                    help="static bearer tokens, kube-apiserver's CSV format: token,user,uid[,\"group1,group2\"] "
                         "(turns authentication on)")

@@ -1,0 +1,92 @@
+"""`mockkube serve --tls --authorization-mode=RBAC` as a user runs it: HTTPS with a generated
+CA, a kubeconfig holding an admin certificate, client certificates of another CA refused,
+static tokens from --token-auth-file; certificates reused from --cert-dir."""
+
+from __future__ import annotations
+
+import base64
+import ssl
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+import yaml
+
+from mockkube import certs
+from mockkube.testing import binaries
+
+pytestmark = pytest.mark.e2e
+
+
+def _serve(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
+    kc = tmp_path / "kubeconfig"
+    p = subprocess.Popen([sys.executable, "-m", "mockkube", "serve", "--port", "0", "--kubeconfig", str(kc),
+                          "--cluster", str(_profile(tmp_path)), *flags], stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert line.startswith("mockkube ready at https://"), line
+    return p, str(kc)
+
+
+def _profile(tmp_path):
+    path = tmp_path / "profile.yaml"
+    path.write_text("nodes: []\ndeviceClasses: false\n")
+    return path
+
+
+def _kubectl(kc: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([binaries.kubectl(), "--kubeconfig", kc, *args], capture_output=True, text=True, timeout=60)
+
+
+def test_serve_tls_rbac(tmp_path):
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text('carol-token,carol,2001,"ops"\n')
+    p, kc = _serve(tmp_path, "--tls", "--authorization-mode=RBAC", "--cert-dir", str(tmp_path / "pki"),
+                   "--token-auth-file", str(tokens))
+    try:
+        config = yaml.safe_load(open(kc))
+        user = config["users"][0]["user"]
+        assert set(user) == {"client-certificate-data", "client-key-data"}
+        assert "certificate-authority-data" in config["clusters"][0]["cluster"]
+        who = _kubectl(kc, "auth", "whoami").stdout
+        assert "kubernetes-admin" in who and "system:masters" in who
+        # a static token over TLS
+        carol = dict(config, users=[{"name": "mockkube", "user": {"token": "carol-token"}}])
+        (tmp_path / "carol").write_text(yaml.safe_dump(carol))
+        r = _kubectl(str(tmp_path / "carol"), "get", "pods")
+        assert r.returncode == 1 and 'User "carol" cannot list resource "pods"' in r.stderr
+        # a client certificate from another CA is refused (in the TLS handshake: kube-apiserver
+        # answers 401 instead, see docs/compatibility.md)
+        other = certs.make_ca("someone-else")
+        pair = certs.make_client(other, "kubernetes-admin", ["system:masters"])
+        forged = dict(config, users=[{"name": "mockkube", "user": {
+            "client-certificate-data": base64.b64encode(pair.cert_pem).decode(),
+            "client-key-data": base64.b64encode(pair.key_pem).decode()}}])
+        (tmp_path / "forged").write_text(yaml.safe_dump(forged))
+        r = _kubectl(str(tmp_path / "forged"), "get", "pods")
+        assert r.returncode == 1 and r.stdout == "" and ("EOF" in r.stderr or "reset" in r.stderr), r.stderr
+        # no credentials at all: anonymous, which RBAC refuses
+        ca = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+        ctx = ssl.create_default_context(cadata=ca)
+        url = config["clusters"][0]["cluster"]["server"]
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(url + "/api/v1/namespaces/default/pods", context=ctx)
+        assert e.value.code == 403
+        assert urllib.request.urlopen(url + "/version", context=ctx).status == 200
+        # the Python client with the written kubeconfig
+        from kubernetes import client, config as kconfig
+
+        api = client.CoreV1Api(kconfig.new_client_from_config(config_file=kc))
+        assert "kube-system" in [n.metadata.name for n in api.list_namespace().items]
+    finally:
+        p.terminate()
+        p.wait(10)
+    ca_before = (tmp_path / "pki" / "ca.crt").read_bytes()
+    p, kc = _serve(tmp_path, "--tls", "--cert-dir", str(tmp_path / "pki"))
+    try:
+        assert (tmp_path / "pki" / "ca.crt").read_bytes() == ca_before  # reused
+        assert _kubectl(kc, "get", "ns").returncode == 0
+    finally:
+        p.terminate()
+        p.wait(10)
