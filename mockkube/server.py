@@ -244,7 +244,10 @@ class Server:
         if not getattr(self, "_escalation_checked", False):  # one check per store, across restarts
             from mockkube.machinery.authz.escalation import EscalationCheck
 
+            from mockkube.machinery.authz import node
+
             self.resources.validating.append(EscalationCheck(lambda: self.authorizer, self._role_rules).validate)
+            self.resources.validating.append(lambda a, warnings: node.restrict(a))  # NodeRestriction
             self._escalation_checked = True
         auth = app[API_KEY].auth
         auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token
@@ -256,6 +259,15 @@ class Server:
         ca = self.tls.ca_pem if self.tls else None
         client = self.tls.admin_client() if self.tls else None
         write_kubeconfig(path, self.url, self.admin_token, ca, client)
+
+    def ca_certificate(self) -> str:
+        """The cluster CA as pods see it (kube-root-ca.crt, token Secrets): the serving CA with
+        TLS, else a fixed placeholder certificate."""
+        if self.tls and self.tls.ca_pem:
+            return self.tls.ca_pem.decode()
+        from mockkube.controllers.rootcacert import CA_CERTIFICATE
+
+        return CA_CERTIFICATE
 
     def add_token(self, user: str, groups: list[str] | None = None, uid: str = "") -> str:
         """A new static bearer token for ``user`` (as a line of --token-auth-file would give)."""

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from mockkube.server import Server
 
 NAME = "kube-root-ca.crt"
-# A fixed self-signed CA certificate: mockkube serves plain HTTP, so nothing verifies
-# against it; clients and projected volumes only read it.
+# A fixed self-signed CA certificate for servers without TLS (nothing verifies against it;
+# clients and projected volumes only read it); with TLS the serving CA is published.
 CA_CERTIFICATE = """-----BEGIN CERTIFICATE-----
 MIIBfzCCASWgAwIBAgIUT3nVWliRzajVfER82w0szVD8LmEwCgYIKoZIzj0EAwIw
 FTETMBEGA1UEAwwKa3ViZXJuZXRlczAeFw0yNjExMjIyMzE2NTNaFw0zNjExMTky
@@ -30,16 +30,13 @@ aWt4
 """
 
 
-def ca_certificate() -> str:
-    return CA_CERTIFICATE
-
-
 class RootCACertPublisher(Controller):
     name = "root-ca-cert-publisher"
 
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.client = Client(server.resources, manager="kube-controller-manager")
+        self.ca = server.ca_certificate()
         self.ns_rt = self.client.rt("namespaces")
         self.cm_rt = self.client.rt("configmaps")
         ns_inf = Informer(server.store, self.ns_rt)
@@ -52,7 +49,7 @@ class RootCACertPublisher(Controller):
         ns = self.client.get(self.ns_rt, "", str(key))
         if ns is None or ns["metadata"].get("deletionTimestamp"):
             return
-        data = {"ca.crt": ca_certificate()}
+        data = {"ca.crt": self.ca}
         cur = self.client.get(self.cm_rt, str(key), NAME)
         try:
             if cur is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.controllers.rootcacert import ca_certificate
 from mockkube.machinery import errors
 from mockkube.machinery.satoken import legacy_claims
 from mockkube.storage.client import Client
@@ -32,6 +31,7 @@ class TokensController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.signer = server.sa_signer
+        self.ca = server.ca_certificate()
         self.client = Client(server.resources, manager="kube-controller-manager")
         self.secret_rt = self.client.rt("secrets")
         self.sa_rt = self.client.rt("serviceaccounts")
@@ -57,7 +57,7 @@ class TokensController(Controller):
             uid = sa["metadata"]["uid"]
             if not data.get("token"):
                 data["token"] = _b64(self.signer.sign(legacy_claims(ns, (sa["metadata"]["name"], uid), name)))
-            data.setdefault("ca.crt", _b64(ca_certificate()))
+            data.setdefault("ca.crt", _b64(self.ca))
             data.setdefault("namespace", _b64(ns))
             meta = dict(secret["metadata"], annotations={**ann, SA_UID: uid})
             self.client.update(self.secret_rt, dict(secret, metadata=meta, data=data))

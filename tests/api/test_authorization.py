@@ -128,3 +128,27 @@ async def test_no_escalation_through_roles_and_bindings(rbac):
          "resourceNames": ["edit"]}])
     assert (await rbac.post(f"{RBAC_API}/roles", more, headers=AS_BOB))[0] == 201
     assert (await rbac.post(f"{RBAC_API}/rolebindings", bind, headers=AS_BOB))[0] == 201
+
+
+async def test_node_identity_writes_only_its_own_resourceslices():
+    async with running_server(authorization_mode="Node,RBAC") as server:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=server.tls.client_context())) as s:
+            api = Api(s, server.url, server)
+            n1 = {"Impersonate-User": "system:node:n1", "Impersonate-Group": "system:nodes"}
+            path = "/apis/resource.k8s.io/v1/resourceslices"
+
+            def slice_for(node: str, name: str) -> dict:
+                return {"metadata": {"name": name}, "spec": {"driver": "gpu.example.com", "nodeName": node,
+                                                             "pool": {"name": node, "resourceSliceCount": 1}}}
+            assert (await api.post(path, slice_for("n1", "own"), headers=n1))[0] == 201
+            code, body, _ = await api.post(path, slice_for("n2", "other"), headers=n1)
+            assert code == 403 and body["message"] == (
+                'resourceslices.resource.k8s.io "other" is forbidden: can only create ResourceSlice with the same '
+                "NodeName as the requesting node")
+            assert (await api.post(path, slice_for("n2", "other")))[0] == 201  # the admin may
+            code, body, _ = await api.delete(f"{path}/other", headers=n1)
+            assert code == 403 and "can only delete ResourceSlice" in body["message"]
+            assert (await api.delete(f"{path}/own", headers=n1))[0] == 200
+            # the Node authorizer: a node reads pods, but not secrets' lists
+            assert (await api.get("/api/v1/pods", headers=n1))[0] == 200
+            assert (await api.get("/api/v1/namespaces/default/secrets", headers=n1))[0] == 403

@@ -74,6 +74,11 @@ def test_serve_tls_rbac(tmp_path):
             urllib.request.urlopen(url + "/api/v1/namespaces/default/pods", context=ctx)
         assert e.value.code == 403
         assert urllib.request.urlopen(url + "/version", context=ctx).status == 200
+        # pods trust the serving CA through kube-root-ca.crt
+        from mockkube.testing.waiting import until
+
+        until(lambda: _kubectl(kc, "get", "configmap", "kube-root-ca.crt", "-o",
+                               "jsonpath={.data.ca\\.crt}").stdout.strip() == ca.strip(), timeout=30)
         # the Python client with the written kubeconfig
         from kubernetes import client, config as kconfig
 

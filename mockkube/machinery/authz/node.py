@@ -1,8 +1,9 @@
 """The Node authorizer, coarsely: a kubelet identity (``system:node:<name>`` in group
 ``system:nodes``) gets the rules of upstream's ``system:node`` role (NodeRules). Upstream
 narrows reads of secrets, configmaps, volumes and claims further to what the node's pods
-reference (its graph); mockkube does not keep that graph. Writes of ResourceSlices are
-narrowed to the node's own slices by admission (``node_may_write_slice``)."""
+reference (its graph); mockkube does not keep that graph. Creating and deleting
+ResourceSlices is narrowed to the node's own slices by admission (``restrict``, upstream's
+NodeRestriction)."""
 
 from __future__ import annotations
 
@@ -61,11 +62,16 @@ def authorize(attrs: Attributes) -> tuple[bool, str]:
     return False, ""
 
 
-def node_may_write_slice(user: dict, slice_obj: dict | None) -> str:
-    """"" when ``user`` may write ``slice_obj``; else upstream NodeRestriction's refusal."""
-    node = node_name(user)
-    if not node or slice_obj is None:
-        return ""
-    if (slice_obj.get("spec") or {}).get("nodeName") != node:
-        return f"node '{node}' cannot write ResourceSlices of another node"
-    return ""
+def restrict(a) -> None:
+    """NodeRestriction for ResourceSlices (admission): a node creates and deletes only slices
+    of its own node; the node authorizer cannot see the object on create."""
+    node = node_name(a.user)
+    if not node or a.group != "resource.k8s.io" or a.resource != "resourceslices" or a.subresource:
+        return
+    op = a.operation.lower()
+    obj = a.obj if op == "create" else a.old if op == "delete" else None
+    if obj is not None and (obj.get("spec") or {}).get("nodeName") != node:
+        from mockkube.machinery import errors
+
+        raise errors.forbidden(a.resource, a.group, a.name,
+                               f"can only {op} ResourceSlice with the same NodeName as the requesting node")
