@@ -58,7 +58,7 @@ class CronJobController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, NAME)
+        self.client = Client(server.resources, "kube-controller-manager")
         self.cj_rt = self.client.rt("cronjobs", "batch")
         self.job_rt = self.client.rt("jobs", "batch")
         self.cj_inf = Informer(server.store, self.cj_rt)

@@ -33,7 +33,7 @@ class DaemonSetController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, NAME)
+        self.client = Client(server.resources, "kube-controller-manager")
         self.ds_rt = self.client.rt("daemonsets", "apps")
         self.pod_rt = self.client.rt("pods")
         self.node_rt = self.client.rt("nodes")

@@ -38,7 +38,7 @@ class DeploymentController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, NAME)
+        self.client = Client(server.resources, "kube-controller-manager")
         self.d_rt = self.client.rt("deployments", "apps")
         self.rs_rt = self.client.rt("replicasets", "apps")
         self.pod_rt = self.client.rt("pods")

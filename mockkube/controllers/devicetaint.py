@@ -224,7 +224,7 @@ class DeviceTaintEvictionController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, NAME)
+        self.client = Client(server.resources, "kube-controller-manager")
         self.pod_rt = self.client.rt("pods")
         self.claim_rt = self.client.rt("resourceclaims", "resource.k8s.io")
         self.slice_rt = self.client.rt("resourceslices", "resource.k8s.io")

@@ -71,7 +71,7 @@ class GarbageCollector(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, manager="generic-garbage-collector")
+        self.client = Client(server.resources, manager="kube-controller-manager")
         self.store = server.store
         self.types: dict[str, ResourceType] = {}
         for rt in server.registry.all():

@@ -75,7 +75,7 @@ class JobController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, NAME)
+        self.client = Client(server.resources, "kube-controller-manager")
         self.job_rt = self.client.rt("jobs", "batch")
         self.pod_rt = self.client.rt("pods")
         self.job_inf = Informer(server.store, self.job_rt)

@@ -102,7 +102,7 @@ class NamespaceController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, manager="namespace-controller")
+        self.client = Client(server.resources, manager="kube-controller-manager")
         self.store = server.store
         self.ns_rt = self.client.rt("namespaces")
         self.content: list[ResourceType] = []

@@ -231,7 +231,7 @@ class ReplicaSetController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, self.name)
+        self.client = Client(server.resources, "kube-controller-manager")
         self.rs_rt = self.client.rt(self.plural, self.group)
         self.pod_rt = self.client.rt("pods")
         self.rs_inf = Informer(server.store, self.rs_rt)

@@ -82,7 +82,7 @@ class ResourceClaimController(Controller):
 
     def __init__(self, server: Any) -> None:
         super().__init__()
-        self.client = Client(server.resources, "resourceclaim-controller")
+        self.client = Client(server.resources, "kube-controller-manager")
         store = server.store
         self.pods_rt = self.client.rt("pods")
         self.claims_rt = self.client.rt("resourceclaims", "resource.k8s.io")

@@ -111,7 +111,7 @@ class StatefulSetController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, NAME)
+        self.client = Client(server.resources, "kube-controller-manager")
         self.sts_rt = self.client.rt("statefulsets", "apps")
         self.pod_rt = self.client.rt("pods")
         self.pvc_rt = self.client.rt("persistentvolumeclaims")

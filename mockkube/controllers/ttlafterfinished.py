@@ -34,7 +34,7 @@ class TTLAfterFinishedController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, NAME)
+        self.client = Client(server.resources, "kube-controller-manager")
         self.job_rt = self.client.rt("jobs", "batch")
         self.job_inf = Informer(server.store, self.job_rt)
         self.job_inf.add_handler(self._on_job)

@@ -50,7 +50,7 @@ class ClusterRuntime:
         self.drivers: dict[str, Driver] = {}
         self.publisher = Publisher(Client(server.resources, "dra-driver"))
         self.kubelet = KubeletManager(self.client, self.clock, self.drivers)
-        self.lifecycle = NodeLifecycleController(Client(server.resources, "node-lifecycle-controller"), self.clock)
+        self.lifecycle = NodeLifecycleController(Client(server.resources, "kube-controller-manager"), self.clock)
         self.fabric: FabricController | None = None
         self.fabric_pools: list[dict] = []
         self.started = False
