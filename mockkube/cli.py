@@ -42,7 +42,8 @@ def _serve(args: argparse.Namespace) -> int:
                     service_account_key_file=args.service_account_signing_key_file,
                     service_account_issuer=args.service_account_issuer, tls=args.tls,
                     tls_cert_file=args.tls_cert_file, tls_private_key_file=args.tls_private_key_file,
-                    client_ca_file=args.client_ca_file, cert_dir=args.cert_dir)
+                    client_ca_file=args.client_ca_file, cert_dir=args.cert_dir,
+                    service_addresses=args.service_address)
     code = 0
     try:
         asyncio.run(serve_forever(server))
@@ -104,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--authorization-mode", type=_authorization_mode, default="AlwaysAllow", metavar="MODES",
                    help="comma-separated authorizers as kube-apiserver's flag: AlwaysAllow (default), RBAC, Node, "
                         "AlwaysDeny; system:masters is always allowed")
+    s.add_argument("--service-address", action="append", default=[], metavar="NS/NAME=HOST:PORT",
+                   help="where a webhook clientConfig.service reference connects (repeatable; simulated pods have "
+                        "no network); the certificate is still checked for NAME.NS.svc")
     s.add_argument("--tls", action="store_true",
                    help="serve HTTPS with a generated CA and serving certificate (authentication turns it on too); "
                         "the kubeconfig trusts the CA and holds an admin client certificate")

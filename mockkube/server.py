@@ -75,7 +75,8 @@ class Server:
                  service_account_issuer: str | None = None, token_auth_file: str | None = None,
                  anonymous_auth: bool = True, authentication: bool | None = None, tls: bool = False,
                  tls_cert_file: str | None = None, tls_private_key_file: str | None = None,
-                 client_ca_file: str | None = None, cert_dir: str | None = None) -> None:
+                 client_ca_file: str | None = None, cert_dir: str | None = None,
+                 service_addresses: dict[str, str] | list[str] | None = None) -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -93,6 +94,13 @@ class Server:
         self.event_window = event_window
         self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
         self.temp_dirs: list[str] = []  # removed when the server stops
+        from mockkube.machinery.webhookclient import parse_service_address
+
+        # where webhook ``service`` references go (simulated pods have no network):
+        # {"NS/NAME": "HOST:PORT"} or ["NS/NAME=HOST:PORT", ...] (--service-address)
+        pairs = service_addresses.items() if isinstance(service_addresses, dict) else \
+            [tuple(x.split("=", 1)) for x in service_addresses or ()]
+        self.service_addresses = dict(parse_service_address(f"{k}={v}") for k, v in pairs)
         from mockkube.machinery.authz.authorizer import parse_modes
 
         self.authorization_modes = parse_modes(authorization_mode)  # --authorization-mode
@@ -157,6 +165,7 @@ class Server:
         apiextensions.load_stored(self.registry, self.store.stored_objects(apiextensions.STORAGE_KEY))
         self.store.load()
         self.resources = Resources(self.store, self.registry, self.clock)
+        self.resources.webhooks.services = lambda ns, name: self.service_addresses.get((ns, name))
         crds = apiextensions.CRDServing(self.resources)
         self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly
         from mockkube.resources.quota import QuotaAdmission

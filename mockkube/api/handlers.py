@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -227,6 +228,13 @@ class API:
         raw = await _read(request)
         return encoding.decode_body(raw, request.headers.get("Content-Type"), patch=patch)
 
+    async def _write(self, fn, *args, **kwargs):
+        """Run a write verb; off the event loop while admission webhooks are configured, so a
+        slow webhook never holds up other requests (contextvars, the identity, go along)."""
+        if self.res.webhooks.active():
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
+
     async def create(self, request: web.Request, t: Target) -> web.Response:
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
         obj = await self._body(request)
@@ -236,7 +244,7 @@ class API:
             if not isinstance(obj, dict):
                 raise errors.bad_request("the body of the request must be an object")
             return json_response(dumps(t.rt.strategy.review(obj, request_user(request), t.namespace, self.auth)), 201)
-        entry = self.res.create(t.rt, t.namespace, obj, opts)
+        entry = await self._write(self.res.create, t.rt, t.namespace, obj, opts)
         return self.render_one(request, t.rt, entry, 201, opts.warnings)
 
     async def update(self, request: web.Request, t: Target) -> web.Response:
@@ -247,9 +255,9 @@ class API:
                     and obj["metadata"].get("name", "") != t.name:
                 raise errors.bad_request(f"the name of the object ({obj['metadata'].get('name', '')}) does not "
                                          f"match the name on the URL ({t.name})")
-            entry = self.res.create(t.rt, t.namespace, obj, opts)
+            entry = await self._write(self.res.create, t.rt, t.namespace, obj, opts)
             return self.render_one(request, t.rt, entry, 201, opts.warnings)
-        entry = self.res.update(t.rt, t.namespace, t.name, obj, opts, subresource=t.sub)
+        entry = await self._write(self.res.update, t.rt, t.namespace, t.name, obj, opts, subresource=t.sub)
         return self.render_one(request, t.rt, entry, 200, opts.warnings)
 
     async def patch(self, request: web.Request, t: Target) -> web.Response:
@@ -259,7 +267,8 @@ class API:
             raise errors.unsupported_media_type(mt, list(PATCH_TYPES))
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "PatchOptions", ptype)
         body = await self._body(request, patch=True)
-        entry, created = self.res.patch(t.rt, t.namespace, t.name, ptype, body, opts, subresource=t.sub)
+        entry, created = await self._write(self.res.patch, t.rt, t.namespace, t.name, ptype, body, opts,
+                                           subresource=t.sub)
         return self.render_one(request, t.rt, entry, 201 if created else 200, opts.warnings)
 
     async def _delete_options(self, request: web.Request) -> tuple[dict, bool]:
@@ -276,7 +285,8 @@ class API:
     async def delete(self, request: web.Request, t: Target) -> web.Response:
         opts, dry = await self._delete_options(request)
         warnings: list[str] = []  # a Warn policy's message on DELETE
-        entry, gone = self.res.delete(t.rt, t.namespace, t.name, opts, dry_run=dry, warnings=warnings)
+        entry, gone = await self._write(self.res.delete, t.rt, t.namespace, t.name, opts, dry_run=dry,
+                                        warnings=warnings)
         if not gone:
             return self.render_one(request, t.rt, entry, 200 if dry else 202, warnings)
         if getattr(t.rt.strategy, "return_deleted_object", False):
@@ -291,7 +301,7 @@ class API:
         for e in result.entries:
             ns = e.obj["metadata"].get("namespace", "")
             try:
-                entry, _ = self.res.delete(t.rt, ns, e.obj["metadata"]["name"], opts, dry_run=dry)
+                entry, _ = await self._write(self.res.delete, t.rt, ns, e.obj["metadata"]["name"], opts, dry_run=dry)
             except errors.APIError as err:
                 if err.code == 404:
                     continue

@@ -2,27 +2,21 @@
 (a ``ConversionReview`` to the CRD's conversion webhook, as
 ``apiextensions-apiserver/pkg/apiserver/conversion/webhook_converter.go`` sends it).
 
-The webhook is called over HTTPS, trusting the CRD's ``caBundle`` (or the system roots),
-with upstream's 30 s timeout; a ``url`` client config is called as is, a ``service``
-reference as ``https://<name>.<namespace>.svc:<port><path>`` (simulated pods have no
-network: point the name at your webhook, e.g. in /etc/hosts, or use ``url``). The
+The webhook is called through ``mockkube.machinery.webhookclient`` (HTTPS trusting the
+CRD's ``caBundle``, ``url`` or a ``service`` reference resolved through the server's
+service map) with upstream's 30 s timeout. The
 converted objects keep the original metadata except labels and annotations, and must
 keep their uid, as upstream enforces.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import ssl
-import tempfile
-import urllib.error
-import urllib.request
 import uuid
 from typing import Any
 
 from mockkube.machinery import errors
 from mockkube.machinery.meta import clone
+from mockkube.machinery.webhookclient import CallError, ServiceMap, WebhookClient
 
 TIMEOUT = 30.0  # seconds, upstream's fixed conversion webhook timeout
 
@@ -38,31 +32,12 @@ def convert_none(obj: dict, api_version: str) -> dict:
 class WebhookConverter:
     """Converts through one CRD's conversion webhook."""
 
-    def __init__(self, crd: dict) -> None:
+    def __init__(self, crd: dict, services: ServiceMap | None = None) -> None:
         spec = crd.get("spec") or {}
         self.gk = f"{spec.get('group', '')}/{{}}, Kind={(spec.get('names') or {}).get('kind', '')}"
         wh = (spec.get("conversion") or {}).get("webhook") or {}
         self.review_versions = wh.get("conversionReviewVersions") or ["v1"]
-        cc = wh.get("clientConfig") or {}
-        self.url = cc.get("url") or ""
-        svc = cc.get("service")
-        if not self.url and isinstance(svc, dict):
-            self.url = (f"https://{svc.get('name')}.{svc.get('namespace')}.svc:{svc.get('port', 443)}"
-                        f"{svc.get('path') or ''}")
-        self.ca = cc.get("caBundle") or ""
-        self._ctx: ssl.SSLContext | None = None
-
-    def _context(self) -> ssl.SSLContext:
-        if self._ctx is None:
-            ctx = ssl.create_default_context()
-            if self.ca:
-                pem = base64.b64decode(self.ca).decode()
-                with tempfile.NamedTemporaryFile("w", suffix=".pem") as f:
-                    f.write(pem)
-                    f.flush()
-                    ctx = ssl.create_default_context(cafile=f.name)
-            self._ctx = ctx
-        return self._ctx
+        self.client = WebhookClient(wh.get("clientConfig") or {}, services)
 
     def convert(self, objs: list[dict], api_version: str) -> list[dict]:
         """Every object of ``objs`` as ``api_version``; objects already there are not sent."""
@@ -76,18 +51,11 @@ class WebhookConverter:
         review = {"apiVersion": f"apiextensions.k8s.io/{review_version}", "kind": "ConversionReview",
                   "request": {"uid": req_uid, "desiredAPIVersion": api_version,
                               "objects": [objs[i] for i in todo]}}
-        data = json.dumps(review).encode()
-        request = urllib.request.Request(self.url, data=data, method="POST",
-                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT,
-                                        context=self._context() if self.url.startswith("https") else None) as r:
-                body = json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            raise _failed(what, f"conversion webhook for {what} returned HTTP status {e.code}") from None
-        except (urllib.error.URLError, OSError, ValueError) as e:
-            reason = getattr(e, "reason", e)
-            raise _failed(what, f'conversion webhook for {what} failed: Post "{self.url}": {reason}') from None
+            body = self.client.post(review, TIMEOUT, f"timeout={int(TIMEOUT)}s")
+        except CallError as e:
+            raise _failed(what, f"conversion webhook for {what} failed: "
+                                f"{str(e).removeprefix('failed to call webhook: ')}") from None
         resp = (body or {}).get("response") or {}
         if resp.get("uid") != req_uid:
             raise _failed(what, f"conversion webhook for {what} returned invalid response: expected response uid "

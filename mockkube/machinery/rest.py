@@ -85,8 +85,14 @@ class Resources:
         # the generic validating admission chain, for every resource and verb (policies, webhooks):
         # fn(attributes, warnings) raises to deny
         from mockkube.machinery.admission.validating import ValidatingPolicies
+        from mockkube.machinery.admission.webhooks import Webhooks
 
-        self.validating: list[Callable[[Attributes, list[str]], None]] = [ValidatingPolicies(self).validate]
+        self.webhooks = Webhooks(self)  # admission webhooks; the server sets its service map
+        self.validating: list[Callable[[Attributes, list[str]], None]] = [ValidatingPolicies(self).validate,
+                                                                          self.webhooks.validate]
+        # the generic mutating admission chain: objects with active() (anything configured?) and
+        # mutate(attributes, warnings) -> the new object or None
+        self.mutating: list[Any] = [self.webhooks]
 
     # -- helpers ---------------------------------------------------------------
     def now(self) -> str:
@@ -201,6 +207,31 @@ class Resources:
         else:
             new["metadata"].pop("managedFields", None)
 
+    def _admit_mutating(self, rt: ResourceType, operation: str, obj: dict, old: dict | None, name: str,
+                        subresource: str, dry_run: bool, warnings: list[str], options: dict | None) -> dict:
+        """Run the mutating admission chain (after defaulting, before validation); returns the
+        object to go on with."""
+        steps = [m for m in self.mutating if m.active()]
+        if not steps:
+            return obj
+        a = self._attributes(rt, operation, obj, old, name, subresource, dry_run, options)
+        for step in steps:
+            new = step.mutate(a, warnings)
+            if new is not None:
+                a.obj = new
+        return a.obj
+
+    def _attributes(self, rt: ResourceType, operation: str, obj: dict | None, old: dict | None, name: str,
+                    subresource: str, dry_run: bool, options: dict | None) -> Attributes:
+        target = obj if obj is not None else old
+        ns = (target or {}).get("metadata", {}).get("namespace", "") if rt.namespaced else ""
+        ns_obj = None
+        if ns:
+            e = self.store.get(self._ns_rt, "", ns)
+            ns_obj = e.obj if e else None
+        return Attributes(operation, rt.group, rt.version, rt.kind, rt.plural, subresource, ns, name, obj, old,
+                          rt.namespaced, identity.current_user(), dry_run, options, ns_obj)
+
     def _admit_validating(self, rt: ResourceType, operation: str, obj: dict | None, old: dict | None,
                           name: str, subresource: str, dry_run: bool, warnings: list[str],
                           options: dict | None = None) -> None:
@@ -208,14 +239,7 @@ class Resources:
         quota and the write), as kube-apiserver's validating admission plugins run."""
         if not self.validating:
             return
-        target = obj if obj is not None else old
-        ns = (target or {}).get("metadata", {}).get("namespace", "") if rt.namespaced else ""
-        ns_obj = None
-        if ns:
-            e = self.store.get(self._ns_rt, "", ns)
-            ns_obj = e.obj if e else None
-        a = Attributes(operation, rt.group, rt.version, rt.kind, rt.plural, subresource, ns, name, obj, old,
-                       rt.namespaced, identity.current_user(), dry_run, options, ns_obj)
+        a = self._attributes(rt, operation, obj, old, name, subresource, dry_run, options)
         for fn in self.validating:
             fn(a, warnings)
 
@@ -350,6 +374,9 @@ class Resources:
                 obj["metadata"].pop("name", None)
             else:
                 obj["metadata"]["name"] = generated
+        obj = self._admit_mutating(rt, "CREATE", obj, None, requested_name, "", bool(opts.dry_run), opts.warnings,
+                                   {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"})
+        m = obj["metadata"]
         rt.strategy.prepare_create(obj)
         self._validate(rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj)
                        + self._namespace_errors(rt, obj, ""))
@@ -427,6 +454,10 @@ class Resources:
             changed = getattr(rt.strategy, "generation_changed", meta.spec_changed)
             if getattr(rt.strategy, "tracks_generation", False) and changed(new, old):
                 m["generation"] = om.get("generation", 0) + 1
+        mutated = self._admit_mutating(rt, "UPDATE", new, old, name, subresource, bool(opts.dry_run), opts.warnings,
+                                       {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"})
+        if mutated is not new:
+            new, m = mutated, mutated["metadata"]
         if om.get("deletionTimestamp"):
             # a terminating object may only lose finalizers, never gain them
             added = set(m.get("finalizers") or []) - set(om.get("finalizers") or [])

@@ -6,7 +6,8 @@ defines the registry; this layer fills it, so machinery never imports resources)
 
 from mockkube.resources import apps, batch, coordination, core, dra, events  # noqa: F401
 from mockkube.resources import (admissionregistration, apiextensions, apiregistration, authreviews,  # noqa: F401
-                                core_cluster, discovery, networking, node, policy, rbac, scheduling, storage)
+                                core_cluster, discovery, networking, node, policy, rbac, scheduling, storage,
+                                webhookconfigurations)
 
 from mockkube.machinery.registry import REGISTRY, Registry  # noqa: E402
 

@@ -12,6 +12,11 @@ _DEVICES = {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.exa
                                                                             'device.driver == "gpu.example.com"'}}],
                                                      "count": 1}}]}
 
+_SEED_WEBHOOK = {
+    "name": "seed.webhooks.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+    "clientConfig": {"url": "https://127.0.0.1:9/validate"}, "failurePolicy": "Ignore", "timeoutSeconds": 1,
+    "rules": [{"apiGroups": ["seed.example.com"], "apiVersions": ["v1"], "operations": ["CREATE"],
+               "resources": ["widgets"]}]}
 SEEDS: dict[tuple[str, str], dict] = {
     ("", "Namespace"): {"metadata": {"name": "seed", "labels": {"a": "b"}}},
     ("", "Node"): {"metadata": {"name": "seed", "labels": {"kubernetes.io/hostname": "seed"}},
@@ -126,6 +131,10 @@ SEEDS: dict[tuple[str, str], dict] = {
                  "validations": [{"expression": "object.metadata.name != 'x'", "message": "no x"}]}},
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): {
         "metadata": {"name": "seed"}, "spec": {"policyName": "seed", "validationActions": ["Deny"]}},
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): {
+        "metadata": {"name": "seed"}, "webhooks": [_SEED_WEBHOOK]},
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): {
+        "metadata": {"name": "seed"}, "webhooks": [_SEED_WEBHOOK]},
 }
 
 
