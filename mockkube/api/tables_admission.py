@@ -20,6 +20,12 @@ def _columns(t) -> dict[tuple[str, str], list[dict]]:
         (G, "validatingadmissionpolicybindings"): [
             name(), col("PolicyName", "PolicyName indicates the policy definition which the policy binding binded to"),
             col("ParamRef", "ParamRef indicates the param resource which sets the configration param"), age()],
+        (G, "validatingwebhookconfigurations"): [
+            name(), col("Webhooks", "Webhooks indicates the number of webhooks in this configuration",
+                        type="integer"), age()],
+        (G, "mutatingwebhookconfigurations"): [
+            name(), col("Webhooks", "Webhooks indicates the number of webhooks in this configuration",
+                        type="integer"), age()],
     }
 
 
@@ -44,6 +50,10 @@ def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
             meta(o).get("name", ""), len((o.get("spec") or {}).get("validations") or ()), _param_kind(o), age(o, now)],
         (G, "validatingadmissionpolicybindings"): lambda o, now: [
             meta(o).get("name", ""), (o.get("spec") or {}).get("policyName", ""), _param_ref(t, o), age(o, now)],
+        (G, "validatingwebhookconfigurations"): lambda o, now: [
+            meta(o).get("name", ""), len(o.get("webhooks") or ()), age(o, now)],
+        (G, "mutatingwebhookconfigurations"): lambda o, now: [
+            meta(o).get("name", ""), len(o.get("webhooks") or ()), age(o, now)],
     }
 
 

@@ -8,6 +8,7 @@ in-process client both come through here, so controllers write exactly as client
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import json
 import logging
@@ -206,6 +207,21 @@ class Resources:
             new["metadata"]["managedFields"] = mf
         else:
             new["metadata"].pop("managedFields", None)
+
+    @contextlib.contextmanager
+    def unlocked(self):
+        """Let other writers and lists run while this write waits on something slow (an
+        admission webhook). The write's own commit still checks the resourceVersion it read,
+        so a concurrent change of the same object makes it a conflict, never a lost update."""
+        lock = self.store.lock
+        if not lock._is_owned():
+            yield
+            return
+        state = lock._release_save()
+        try:
+            yield
+        finally:
+            lock._acquire_restore(state)
 
     def _admit_mutating(self, rt: ResourceType, operation: str, obj: dict, old: dict | None, name: str,
                         subresource: str, dry_run: bool, warnings: list[str], options: dict | None) -> dict:

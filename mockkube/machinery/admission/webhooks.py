@@ -4,9 +4,10 @@ namespace and object selectors and matchConditions, sent an AdmissionReview v1, 
 applied (JSONPatch for mutating webhooks, with IfNeeded reinvocation), failures handled by
 failurePolicy, warnings passed on, dry runs refused to webhooks with side effects.
 
-Calls are synchronous: a write that some webhook matches runs off the API's event loop
-(``mockkube.api.handlers`` moves it to a thread), so reads stay fast while a webhook is slow;
-other writes wait for it, since the store serializes writes.
+Calls are synchronous: while webhooks are configured, HTTP writes run off the API's event
+loop (``mockkube.api.handlers`` moves them to a thread) and the store's write lock is let go
+during each call (``Resources.unlocked``), so reads, lists and other writes go on while a
+webhook is slow; the write's commit still checks the resourceVersion it started from.
 """
 
 from __future__ import annotations
@@ -120,8 +121,9 @@ class Webhooks:
                   "request": review_request(a, uid)}
         timeout = wh.get("timeoutSeconds") or 10
         try:
-            body = WebhookClient(wh.get("clientConfig") or {}, self.services).post(review, timeout,
-                                                                                   f"timeout={timeout}s")
+            with self.res.unlocked():  # lists and other writes go on while the webhook thinks
+                body = WebhookClient(wh.get("clientConfig") or {}, self.services).post(review, timeout,
+                                                                                       f"timeout={timeout}s")
             resp = (body or {}).get("response")
             if not isinstance(resp, dict):
                 raise CallError("expected response in AdmissionReview")
