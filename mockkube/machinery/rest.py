@@ -93,7 +93,9 @@ class Resources:
                                                                           self.webhooks.validate]
         # the generic mutating admission chain: objects with active() (anything configured?) and
         # mutate(attributes, warnings) -> the new object or None
-        self.mutating: list[Any] = [self.webhooks]
+        from mockkube.machinery.admission.mutating import MutatingPolicies
+
+        self.mutating: list[Any] = [MutatingPolicies(self), self.webhooks]  # upstream's plugin order
 
     # -- helpers ---------------------------------------------------------------
     def now(self) -> str:

@@ -14,7 +14,7 @@ from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import meta
 from mockkube.machinery.admission.validating import compile_program
 from mockkube.machinery.cel import CELError
-from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
+from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
 from mockkube.resources.strategies import SpecStatusStrategy
 
 GROUP = "admissionregistration.k8s.io"
@@ -237,3 +237,105 @@ validating_admission_policies = REGISTRY.add(ResourceType(
 validating_admission_policy_bindings = REGISTRY.add(ResourceType(
     GROUP, "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", namespaced=False,
     categories=("api-extensions",), strategy=BindingStrategy()))
+
+
+_PATCH_TYPES = ["ApplyConfiguration", "JSONPatch"]
+_REINVOCATION = ["IfNeeded", "Never"]
+
+
+class MutatingPolicyStrategy(Strategy):
+    """MutatingAdmissionPolicy: defaults and validation (upstream ValidateMutatingAdmissionPolicy)."""
+
+    tracks_generation = True
+
+    def default(self, obj: dict, now: str | None = None) -> None:
+        spec = obj.setdefault("spec", {})
+        if not isinstance(spec, dict):
+            return
+        spec.setdefault("failurePolicy", "Fail")
+        spec.setdefault("reinvocationPolicy", "Never")
+        if isinstance(spec.get("matchConstraints"), dict):
+            default_match_resources(spec["matchConstraints"])
+
+    def validate(self, obj: dict) -> list[fe.FieldError]:
+        from mockkube.machinery.admission.mutating import compile_mutation
+
+        spec = obj.get("spec") or {}
+        p = fe.Path("spec")
+        errs: list[fe.FieldError] = []
+        if spec.get("failurePolicy") not in _FAILURE_POLICIES:
+            errs.append(fe.not_supported("spec.failurePolicy", spec.get("failurePolicy"), _FAILURE_POLICIES))
+        if spec.get("reinvocationPolicy") not in _REINVOCATION:
+            errs.append(fe.not_supported("spec.reinvocationPolicy", spec.get("reinvocationPolicy"), _REINVOCATION))
+        mc = spec.get("matchConstraints")
+        if not mc:
+            errs.append(fe.required("spec.matchConstraints", ""))
+        else:
+            errs += _rule_errors(mc.get("resourceRules"), p.child("matchConstraints").child("resourceRules"), True)
+            errs += _rule_errors(mc.get("excludeResourceRules"),
+                                 p.child("matchConstraints").child("excludeResourceRules"), False)
+        mutations = spec.get("mutations") or []
+        if not mutations:
+            errs.append(fe.required("spec.mutations", "mutations must contain at least one item"))
+        for i, m in enumerate(mutations):
+            mp = p.child("mutations").index(i)
+            ptype = m.get("patchType")
+            if ptype not in _PATCH_TYPES:
+                errs.append(fe.not_supported(str(mp.child("patchType")), ptype, _PATCH_TYPES))
+                continue
+            key = "applyConfiguration" if ptype == "ApplyConfiguration" else "jsonPatch"
+            expr = (m.get(key) or {}).get("expression")
+            path = mp.child(key).child("expression")
+            if not isinstance(expr, str) or not expr.strip():
+                errs.append(fe.required(str(path), ""))
+                continue
+            try:
+                compile_mutation(expr)
+            except CELError as exc:
+                errs.append(fe.invalid(str(path), expr, exc.message))
+        errs += _match_condition_errors(spec.get("matchConditions"), p.child("matchConditions"), POLICY_VARIABLES)
+        for i, v in enumerate(spec.get("variables") or []):
+            errs += _compile_errors(p.child("variables").index(i).child("expression"), v.get("expression"),
+                                    POLICY_VARIABLES)
+        return errs
+
+    def validate_update(self, new: dict, old: dict) -> list[fe.FieldError]:
+        return self.validate(new)
+
+
+class MutatingBindingStrategy(Strategy):
+    tracks_generation = True
+
+    def default(self, obj: dict, now: str | None = None) -> None:
+        spec = obj.setdefault("spec", {})
+        if isinstance(spec, dict) and isinstance(spec.get("matchResources"), dict):
+            default_match_resources(spec["matchResources"])
+
+    def validate(self, obj: dict) -> list[fe.FieldError]:
+        spec = obj.get("spec") or {}
+        errs: list[fe.FieldError] = []
+        if not spec.get("policyName"):
+            errs.append(fe.required("spec.policyName", ""))
+        pr = spec.get("paramRef")
+        if pr is not None:
+            if pr.get("name") and pr.get("selector") is not None:
+                errs.append(fe.forbidden("spec.paramRef.name", "name and selector are mutually exclusive"))
+            if not pr.get("name") and pr.get("selector") is None:
+                errs.append(fe.required("spec.paramRef", "one of name or selector must be specified"))
+        mr = spec.get("matchResources")
+        if mr:
+            p = fe.Path("spec").child("matchResources")
+            errs += _rule_errors(mr.get("resourceRules"), p.child("resourceRules"), False)
+            errs += _rule_errors(mr.get("excludeResourceRules"), p.child("excludeResourceRules"), False)
+        return errs
+
+    def validate_update(self, new: dict, old: dict) -> list[fe.FieldError]:
+        return self.validate(new)
+
+
+mutating_admission_policies = REGISTRY.add(ResourceType(
+    GROUP, "v1", "MutatingAdmissionPolicy", "mutatingadmissionpolicies", namespaced=False,
+    categories=("api-extensions",), strategy=MutatingPolicyStrategy()))
+mutating_admission_policy_bindings = REGISTRY.add(ResourceType(
+    GROUP, "v1", "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings", namespaced=False,
+    categories=("api-extensions",), strategy=MutatingBindingStrategy()))

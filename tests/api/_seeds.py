@@ -131,6 +131,14 @@ SEEDS: dict[tuple[str, str], dict] = {
                  "validations": [{"expression": "object.metadata.name != 'x'", "message": "no x"}]}},
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): {
         "metadata": {"name": "seed"}, "spec": {"policyName": "seed", "validationActions": ["Deny"]}},
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): {
+        "metadata": {"name": "seed"},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["seed.example.com"], "apiVersions": ["v1"],
+                                                         "operations": ["CREATE"], "resources": ["widgets"]}]},
+                 "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+                     "expression": "Object{metadata: Object.metadata{labels: {'seeded': 'yes'}}}"}}]}},
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): {
+        "metadata": {"name": "seed"}, "spec": {"policyName": "seed"}},
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): {
         "metadata": {"name": "seed"}, "webhooks": [_SEED_WEBHOOK]},
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): {

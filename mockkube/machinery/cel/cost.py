@@ -63,6 +63,8 @@ def _est(n: Node, scope: dict[str, int]) -> tuple[int, int]:
         for a, b in n.entries:
             cost += _est(a, scope)[0] + _est(b, scope)[0]
         return cost, len(n.entries)
+    if k == "message":
+        return 40 + sum(_est(v, scope)[0] for _f, v in n.entries), len(n.entries)
     if k == "cond":
         parts = [_est(a, scope) for a in n.args]
         return parts[0][0] + max(parts[1][0], parts[2][0]), max(parts[1][1], parts[2][1])

@@ -451,6 +451,8 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     "optional.of": [(None, ("dyn",), "optional_type", lambda v: optional_type(v, True))],
     "optional.ofNonZeroValue": [(None, ("dyn",), "optional_type", _opt_non_zero)],
     "optional.none": [(None, (), "optional_type", lambda: _NONE)],
+    # mutating admission policies: a map key as a JSON Pointer token
+    "jsonpatch.escapeKey": [(None, ("string",), "string", lambda k: k.replace("~", "~0").replace("/", "~1"))],
     "major": [("semver", (), "int", lambda v: v.major)],
     "minor": [("semver", (), "int", lambda v: v.minor)],
     "patch": [("semver", (), "int", lambda v: v.patch)],
@@ -518,9 +520,27 @@ class _Compiler:
                     out[key] = vf(act)
                 return out
             return ("map", kt, vt), build
+        if k == "message":
+            return self._message(n)
         if k == "cond":
             return self._cond(n)
         return self._call(n)
+
+    def _message(self, n: Node) -> tuple[T, Fn]:
+        """A message value as a map of its set fields (types are Kubernetes' apply
+        configurations ``Object...`` and ``JSONPatch``, declared by the environment)."""
+        if n.name not in self.scope.get("__messages__", ()):
+            raise _CheckError(f"undeclared reference to '{n.name}' (in container '')", n.pos)
+        fields = [(name, self.compile(v)[1]) for name, v in n.entries]
+
+        def build(act: dict) -> dict:
+            out: dict = {}
+            for name, fn in fields:
+                value = fn(act)
+                if value is not None:
+                    out[name] = value
+            return out
+        return "dyn", build
 
     def _join_types(self, types: list[T], n: Node, what: str) -> T:
         if not types:
@@ -613,6 +633,8 @@ class _Compiler:
                 return self._bind(n)
             if n.target.kind == "ident" and n.target.name == "optional" and "optional" not in self.scope:
                 return self._function(Node("call", n.pos, name="optional." + name, args=n.args))
+            if n.target.kind == "ident" and n.target.name == "jsonpatch" and "jsonpatch" not in self.scope:
+                return self._function(Node("call", n.pos, name="jsonpatch." + name, args=n.args))
         return self._function(n)
 
     def _logic(self, n: Node) -> tuple[T, Fn]:

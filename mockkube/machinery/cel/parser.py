@@ -22,14 +22,14 @@ class CELSyntaxError(Exception):
 
 @dataclass(slots=True)
 class Node:
-    """AST node. `kind` is one of: lit, ident, select, index, call, list, map, cond.
+    """AST node. `kind` is one of: lit, ident, select, index, call, list, map, message, cond.
 
     - lit: value=python value, type_name=CEL type
     - ident: name
     - select: target, name, test_only (has() macro)
     - index: target, args=[index]
     - call: name, target (receiver or None), args
-    - list: args; map: entries [(key, value)]
+    - list: args; map: entries [(key, value)]; message: name (qualified type), entries [(field, value)]
     - cond: args=[cond, then, else]
     """
 
@@ -281,8 +281,31 @@ class Parser:
                 index = self.expr()
                 self.expect("]")
                 node = Node("index", br.pos, target=node, args=[index], optional=opt)
+            elif self.peek().text == "{" and _qualified(node):
+                node = self.message(node)
             else:
                 return node
+
+    def message(self, type_node: Node) -> Node:
+        """``Type{field: value, ...}``: CEL message construction (``Object{...}``,
+        ``JSONPatch{...}`` in admission policies)."""
+        brace = self.expect("{")
+        fields: list[tuple[str, Node]] = []
+        if self.accept("}") is None:
+            while True:
+                name_tok = self.next()
+                if name_tok.kind != "ident":
+                    raise CELSyntaxError(f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER",
+                                         name_tok.pos)
+                self.expect(":")
+                fields.append((name_tok.text, self.expr()))
+                if self.accept(",") is not None:
+                    if self.accept("}") is not None:
+                        break
+                    continue
+                self.expect("}")
+                break
+        return Node("message", brace.pos, name=_qualified(type_node), entries=fields)
 
     def args(self, close: str) -> list[Node]:
         out: list[Node] = []
@@ -350,6 +373,16 @@ class Parser:
                 "'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}",
                 tok.pos)
         raise CELSyntaxError(f"Syntax error: extraneous input '{tok.text}'", tok.pos)
+
+
+def _qualified(node: Node) -> str:
+    """``a.b.c`` of an identifier or a chain of selects on one, else ""."""
+    if node.kind == "ident":
+        return node.name
+    if node.kind == "select" and not getattr(node, "optional", False) and node.target is not None:
+        inner = _qualified(node.target)
+        return f"{inner}.{node.name}" if inner else ""
+    return ""
 
 
 def parse(src: str) -> Node:
