@@ -257,6 +257,9 @@ class Server:
 
             self.resources.validating.append(EscalationCheck(lambda: self.authorizer, self._role_rules).validate)
             self.resources.validating.append(lambda a, warnings: node.restrict(a))  # NodeRestriction
+            from mockkube.machinery.authz.draclaims import ClaimStatusAuthorization
+
+            self.resources.validating.append(ClaimStatusAuthorization(lambda: self.authorizer).validate)
             self._escalation_checked = True
         auth = app[API_KEY].auth
         auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token

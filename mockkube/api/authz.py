@@ -7,6 +7,7 @@ from aiohttp import web
 
 from mockkube.api import identity
 from mockkube.machinery import errors
+from mockkube.machinery.admission.identity import set_request_verb
 from mockkube.machinery.authz.authorizer import Authorizer, forbidden
 from mockkube.machinery.authz.rbac import SA_PREFIX, Policy
 from mockkube.machinery.authz.requestinfo import Attributes, request_attributes
@@ -79,5 +80,7 @@ async def authorize(request: web.Request, handler):
     authorizer = request.app.get(AUTHORIZER)
     if authorizer is not None and authorizer.enforcing:
         check_impersonation(authorizer, request, identity.authenticated_user(request))
-        authorizer.check(attributes(request, identity.request_user(request)))
+        attrs = attributes(request, identity.request_user(request))
+        authorizer.check(attrs)
+        set_request_verb(attrs.verb)  # for checks inside the write (DRA claim status)
     return await handler(request)

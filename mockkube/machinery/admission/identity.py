@@ -24,3 +24,16 @@ def current_user() -> dict:
 def set_user(user: dict | None) -> contextvars.Token:
     """Make ``user`` the identity of the rest of this task (one HTTP request)."""
     return _current.set(user)
+
+
+_verb: contextvars.ContextVar[str] = contextvars.ContextVar("mockkube_request_verb", default="")
+
+
+def set_request_verb(verb: str) -> contextvars.Token:
+    """The authorization verb of the HTTP request being served (authorized requests only)."""
+    return _verb.set(verb)
+
+
+def current_request_verb() -> str:
+    """"" for in-process components' writes, which are not authorized."""
+    return _verb.get()
