@@ -87,6 +87,45 @@ def _match_condition_errors(conds: Any, path: fe.Path, names: tuple[str, ...]) -
     return errs
 
 
+def _constraint_errors(spec: dict) -> list[fe.FieldError]:
+    """failurePolicy and matchConstraints, as every admission policy kind checks them."""
+    p = fe.Path("spec")
+    errs: list[fe.FieldError] = []
+    if spec.get("failurePolicy") not in _FAILURE_POLICIES:
+        errs.append(fe.not_supported("spec.failurePolicy", spec.get("failurePolicy"), _FAILURE_POLICIES))
+    mc = spec.get("matchConstraints")
+    if not mc:
+        return errs + [fe.required("spec.matchConstraints", "")]
+    if mc.get("matchPolicy") not in _MATCH_POLICIES:
+        errs.append(fe.not_supported("spec.matchConstraints.matchPolicy", mc.get("matchPolicy"), _MATCH_POLICIES))
+    errs += _rule_errors(mc.get("resourceRules"), p.child("matchConstraints").child("resourceRules"), True)
+    errs += _rule_errors(mc.get("excludeResourceRules"), p.child("matchConstraints").child("excludeResourceRules"),
+                         False)
+    return errs
+
+
+def _binding_errors(spec: dict) -> list[fe.FieldError]:
+    """paramRef and matchResources, as every admission policy binding kind checks them."""
+    errs: list[fe.FieldError] = []
+    pr = spec.get("paramRef")
+    if pr is not None:
+        if pr.get("name") and pr.get("selector") is not None:
+            errs.append(fe.forbidden("spec.paramRef.name", "name and selector are mutually exclusive"))
+        if not pr.get("name") and pr.get("selector") is None:
+            errs.append(fe.required("spec.paramRef", "one of name or selector must be specified"))
+        action = pr.get("parameterNotFoundAction")
+        if action is None:
+            errs.append(fe.required("spec.paramRef.parameterNotFoundAction", ""))
+        elif action not in ("Allow", "Deny"):
+            errs.append(fe.not_supported("spec.paramRef.parameterNotFoundAction", action, ["Allow", "Deny"]))
+    mr = spec.get("matchResources")
+    if mr:
+        p = fe.Path("spec").child("matchResources")
+        errs += _rule_errors(mr.get("resourceRules"), p.child("resourceRules"), False)
+        errs += _rule_errors(mr.get("excludeResourceRules"), p.child("excludeResourceRules"), False)
+    return errs
+
+
 class PolicyStrategy(SpecStatusStrategy):
     tracks_generation = True
 
@@ -111,19 +150,7 @@ class PolicyStrategy(SpecStatusStrategy):
     def validate(self, obj: dict) -> list[fe.FieldError]:
         spec = obj.get("spec") or {}
         p = fe.Path("spec")
-        errs: list[fe.FieldError] = []
-        if spec.get("failurePolicy") not in _FAILURE_POLICIES:
-            errs.append(fe.not_supported("spec.failurePolicy", spec.get("failurePolicy"), _FAILURE_POLICIES))
-        mc = spec.get("matchConstraints")
-        if not mc:
-            errs.append(fe.required("spec.matchConstraints", ""))
-        else:
-            if mc.get("matchPolicy") not in _MATCH_POLICIES:
-                errs.append(fe.not_supported("spec.matchConstraints.matchPolicy", mc.get("matchPolicy"),
-                                             _MATCH_POLICIES))
-            errs += _rule_errors(mc.get("resourceRules"), p.child("matchConstraints").child("resourceRules"), True)
-            errs += _rule_errors(mc.get("excludeResourceRules"),
-                                 p.child("matchConstraints").child("excludeResourceRules"), False)
+        errs = _constraint_errors(spec)
         pk = spec.get("paramKind")
         if pk is not None:
             if not pk.get("apiVersion"):
@@ -211,23 +238,7 @@ class BindingStrategy(SpecStatusStrategy):
             errs.append(fe.invalid("spec.validationActions", actions,
                                    "must not contain both Deny and Warn (repeating the same validation failure "
                                    "information in the API response and headers serves no purpose)"))
-        pr = spec.get("paramRef")
-        if pr is not None:
-            if pr.get("name") and pr.get("selector") is not None:
-                errs.append(fe.forbidden("spec.paramRef.name", "name and selector are mutually exclusive"))
-            if not pr.get("name") and pr.get("selector") is None:
-                errs.append(fe.required("spec.paramRef", "one of name or selector must be specified"))
-            action = pr.get("parameterNotFoundAction")
-            if action is None:
-                errs.append(fe.required("spec.paramRef.parameterNotFoundAction", ""))
-            elif action not in ("Allow", "Deny"):
-                errs.append(fe.not_supported("spec.paramRef.parameterNotFoundAction", action, ["Allow", "Deny"]))
-        mr = spec.get("matchResources")
-        if mr:
-            p = fe.Path("spec").child("matchResources")
-            errs += _rule_errors(mr.get("resourceRules"), p.child("resourceRules"), False)
-            errs += _rule_errors(mr.get("excludeResourceRules"), p.child("excludeResourceRules"), False)
-        return errs
+        return errs + _binding_errors(spec)
 
 
 validating_admission_policies = REGISTRY.add(ResourceType(
@@ -262,18 +273,9 @@ class MutatingPolicyStrategy(Strategy):
 
         spec = obj.get("spec") or {}
         p = fe.Path("spec")
-        errs: list[fe.FieldError] = []
-        if spec.get("failurePolicy") not in _FAILURE_POLICIES:
-            errs.append(fe.not_supported("spec.failurePolicy", spec.get("failurePolicy"), _FAILURE_POLICIES))
+        errs = _constraint_errors(spec)
         if spec.get("reinvocationPolicy") not in _REINVOCATION:
             errs.append(fe.not_supported("spec.reinvocationPolicy", spec.get("reinvocationPolicy"), _REINVOCATION))
-        mc = spec.get("matchConstraints")
-        if not mc:
-            errs.append(fe.required("spec.matchConstraints", ""))
-        else:
-            errs += _rule_errors(mc.get("resourceRules"), p.child("matchConstraints").child("resourceRules"), True)
-            errs += _rule_errors(mc.get("excludeResourceRules"),
-                                 p.child("matchConstraints").child("excludeResourceRules"), False)
         mutations = spec.get("mutations") or []
         if not mutations:
             errs.append(fe.required("spec.mutations", "mutations must contain at least one item"))
@@ -316,18 +318,7 @@ class MutatingBindingStrategy(Strategy):
         errs: list[fe.FieldError] = []
         if not spec.get("policyName"):
             errs.append(fe.required("spec.policyName", ""))
-        pr = spec.get("paramRef")
-        if pr is not None:
-            if pr.get("name") and pr.get("selector") is not None:
-                errs.append(fe.forbidden("spec.paramRef.name", "name and selector are mutually exclusive"))
-            if not pr.get("name") and pr.get("selector") is None:
-                errs.append(fe.required("spec.paramRef", "one of name or selector must be specified"))
-        mr = spec.get("matchResources")
-        if mr:
-            p = fe.Path("spec").child("matchResources")
-            errs += _rule_errors(mr.get("resourceRules"), p.child("resourceRules"), False)
-            errs += _rule_errors(mr.get("excludeResourceRules"), p.child("excludeResourceRules"), False)
-        return errs
+        return errs + _binding_errors(spec)
 
     def validate_update(self, new: dict, old: dict) -> list[fe.FieldError]:
         return self.validate(new)
