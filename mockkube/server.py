@@ -204,6 +204,9 @@ class Server:
 
         kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
         control.setup(app)  # /mockkube/v1/reset and /mockkube/v1/clock
+        from mockkube.api import oidc
+
+        oidc.setup(app)  # ServiceAccount issuer discovery
         from mockkube.scheduler import http as scheduler_http
 
         scheduler_http.setup(app)  # /mockkube/v1/namespaces/NS/pods/NAME/explain

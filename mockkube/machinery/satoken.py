@@ -4,6 +4,8 @@ Secrets) and the claims that identify their holder. Pure: lookups are the caller
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -31,9 +33,27 @@ class Signer:
                     else ec.generate_private_key(ec.SECP256R1()))
         self.issuer = issuer
         self.algorithm = _algorithm(self.key)
+        der = self.key.public_key().public_bytes(serialization.Encoding.DER,
+                                                 serialization.PublicFormat.SubjectPublicKeyInfo)
+        # upstream's key id: the unpadded base64url SHA-256 of the public key's DER
+        self.kid = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
 
     def sign(self, claims: dict) -> str:
-        return jwt.encode(claims, self.key, algorithm=self.algorithm)
+        return jwt.encode(claims, self.key, algorithm=self.algorithm, headers={"kid": self.kid})
+
+    def jwks(self) -> dict:
+        """The public key set of ServiceAccount issuer discovery (``/openid/v1/jwks``)."""
+        from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+
+        algo = ECAlgorithm if self.algorithm == "ES256" else RSAAlgorithm
+        key = algo.to_jwk(self.key.public_key(), as_dict=True)
+        key.update({"use": "sig", "kid": self.kid, "alg": self.algorithm})
+        return {"keys": [key]}
+
+    def openid_configuration(self, jwks_uri: str) -> dict:
+        """``/.well-known/openid-configuration`` as kube-apiserver serves it."""
+        return {"issuer": self.issuer, "jwks_uri": jwks_uri, "response_types_supported": ["id_token"],
+                "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": [self.algorithm]}
 
     def verify(self, token: str, now: float) -> dict | None:
         """The claims of a token this signer made that is valid at ``now`` (the cluster

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.resources.apiregistration import local_apiservices
-from mockkube.resources.rbac_bootstrap import cluster_role_bindings, cluster_roles
+from mockkube.resources.rbac_bootstrap import cluster_role_bindings, cluster_roles, namespaced_roles
 from mockkube.resources.scheduling import SYSTEM_PRIORITY_CLASSES
 
 SIMULATED_PROVISIONER = "mockkube.io/simulated"
@@ -27,6 +27,8 @@ def bootstrap_objects(registry: Registry) -> list[tuple[ResourceType, str, dict]
     out += [(cr, "", o) for o in cluster_roles()]
     crb = registry.get("rbac.authorization.k8s.io", "v1", "clusterrolebindings")
     out += [(crb, "", o) for o in cluster_role_bindings()]
+    roles = registry.get("rbac.authorization.k8s.io", "v1", "roles")
+    out += [(roles, o["metadata"]["namespace"], o) for o in namespaced_roles()]
     sc = registry.get("storage.k8s.io", "v1", "storageclasses")
     out.append((sc, "", DEFAULT_STORAGE_CLASS))
     api = registry.get("apiregistration.k8s.io", "v1", "apiservices")

@@ -112,6 +112,12 @@ def cluster_roles() -> list[dict]:
             _rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"])]),
         _cluster_role("system:public-info-viewer", [_urls(["get"], ["/healthz", "/livez", "/readyz", "/version",
                                                                     "/version/"])]),
+        _cluster_role("system:auth-delegator", [
+            _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+            _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"])]),
+        _cluster_role("system:service-account-issuer-discovery", [
+            _urls(["get"], ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+                            "/openid/v1/jwks", "/openid/v1/jwks/"])]),
         # controller roles (upstream's controller_policy.go), for the controllers whose writes
         # RBAC checks in-process: the aggregation controller writes rules it does not hold
         _cluster_role("system:controller:clusterrole-aggregation-controller", [
@@ -120,6 +126,16 @@ def cluster_roles() -> list[dict]:
                                                             "/metrics", "/metrics/slis", "/readyz",
                                                             "/readyz/*"])]),
     ]
+
+
+def namespaced_roles() -> list[dict]:
+    """Roles of the bootstrap policy in kube-system: the one charts of webhooks and
+    extension servers bind, to read the request-header authentication configuration."""
+    return [{"apiVersion": f"{GROUP}/v1", "kind": "Role",
+             "metadata": {"name": "extension-apiserver-authentication-reader", "namespace": "kube-system",
+                          "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
+             "rules": [{"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["configmaps"],
+                        "resourceNames": ["extension-apiserver-authentication"]}]}]
 
 
 def cluster_role_bindings() -> list[dict]:
@@ -133,6 +149,8 @@ def cluster_role_bindings() -> list[dict]:
         _binding("system:public-info-viewer", "system:public-info-viewer",
                  ["system:authenticated", "system:unauthenticated"]),
         _binding("system:monitoring", "system:monitoring", ["system:monitoring"]),
+        _binding("system:service-account-issuer-discovery", "system:service-account-issuer-discovery",
+                 ["system:serviceaccounts"]),
         _sa_binding("system:controller:clusterrole-aggregation-controller", "kube-system",
                     "clusterrole-aggregation-controller"),
     ]

@@ -152,3 +152,15 @@ async def test_node_identity_writes_only_its_own_resourceslices():
             # the Node authorizer: a node reads pods, but not secrets' lists
             assert (await api.get("/api/v1/pods", headers=n1))[0] == 200
             assert (await api.get("/api/v1/namespaces/default/secrets", headers=n1))[0] == 403
+
+
+async def test_bootstrap_roles_charts_bind_exist(rbac):
+    rb = "/apis/rbac.authorization.k8s.io/v1"
+    for path in ("clusterroles/system:auth-delegator", "clusterroles/system:service-account-issuer-discovery",
+                 "clusterrolebindings/system:service-account-issuer-discovery", "clusterroles/view",
+                 "namespaces/kube-system/roles/extension-apiserver-authentication-reader"):
+        assert (await rbac.get(f"{rb}/{path}"))[0] == 200, path
+    # a ServiceAccount (any) may read the issuer discovery documents
+    sa = {"Impersonate-User": "system:serviceaccount:default:x", "Impersonate-Group": "system:serviceaccounts"}
+    assert (await rbac.get("/.well-known/openid-configuration", headers=sa))[0] == 200
+    assert (await rbac.get("/openid/v1/jwks", headers=AS_BOB))[0] == 403

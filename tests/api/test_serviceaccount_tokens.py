@@ -120,3 +120,22 @@ async def test_legacy_token_secret_is_filled_and_valid_while_it_exists(env):
     assert status["authenticated"] and status["user"]["username"] == "system:serviceaccount:default:builder"
     assert (await api.delete(path))[0] == 200
     assert (await _review(api, token))["authenticated"] is False
+
+
+async def test_issuer_discovery_verifies_tokens(env):
+    import jwt
+
+    api, _ = env
+    code, conf, _ = await api.get("/.well-known/openid-configuration")
+    assert code == 200 and conf["issuer"] == "https://kubernetes.default.svc.cluster.local"
+    assert conf["jwks_uri"].endswith("/openid/v1/jwks")
+    code, keys, _ = await api.get("/openid/v1/jwks")
+    assert code == 200 and len(keys["keys"]) == 1
+    _, body, _ = await api.post(f"{SA}/builder/token", {"spec": {"audiences": ["vault"]}})
+    token = body["status"]["token"]
+    jwk = keys["keys"][0]
+    assert jwt.get_unverified_header(token)["kid"] == jwk["kid"]
+    key = jwt.PyJWK(jwk).key
+    claims = jwt.decode(token, key, algorithms=[jwk["alg"]], audience="vault", issuer=conf["issuer"],
+                        options={"verify_exp": False, "verify_iat": False, "verify_nbf": False})
+    assert claims["sub"] == "system:serviceaccount:default:builder"
