@@ -243,6 +243,7 @@ class API:
 
             if not isinstance(obj, dict):
                 raise errors.bad_request("the body of the request must be an object")
+            self.res.check_body(t.rt, obj, opts)
             return json_response(dumps(t.rt.strategy.review(obj, request_user(request), t.namespace, self.auth)), 201)
         entry = await self._write(self.res.create, t.rt, t.namespace, obj, opts)
         return self.render_one(request, t.rt, entry, 201, opts.warnings)

@@ -38,7 +38,11 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
         return handlers.json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                                "status": "Success", "code": 201}), 201)
     if sub == "token" and m == "POST" and t.rt.plural == "serviceaccounts":
+        opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
         body = await api._body(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be an object")
+        api.res.check_body(t.rt, body, opts, "TokenRequest", "authentication.k8s.io/v1")
         if api.auth.tokens is None:
             raise errors.service_unavailable("ServiceAccount tokens are not served")
         return handlers.json_response(_dumps(api.auth.tokens.request(t.namespace, t.name, body)), 201)

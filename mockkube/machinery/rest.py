@@ -169,6 +169,12 @@ class Resources:
             if opts.field_validation == "Warn":
                 opts.warnings.extend(validation.unknown_field_warnings(res.unknown_fields))
 
+    def check_body(self, rt: ResourceType, obj: dict, opts: WriteOptions, kind: str | None = None,
+                   version: str | None = None) -> None:
+        """The decode check of a body that is answered rather than stored (reviews,
+        TokenRequest): 400 on type errors, unknown fields per fieldValidation."""
+        self._structure(rt, obj, opts, kind, version)
+
     def _validate(self, rt: ResourceType, obj: dict, errs: list[fe.FieldError]) -> None:
         if errs:
             raise errors.invalid(rt.kind, rt.group, obj.get("metadata", {}).get("name", ""), errs)

@@ -139,3 +139,13 @@ async def test_issuer_discovery_verifies_tokens(env):
     claims = jwt.decode(token, key, algorithms=[jwk["alg"]], audience="vault", issuer=conf["issuer"],
                         options={"verify_exp": False, "verify_iat": False, "verify_nbf": False})
     assert claims["sub"] == "system:serviceaccount:default:builder"
+
+
+async def test_malformed_bodies_are_400_not_500(env):
+    api, _ = env
+    for body in ({"spec": []}, {"spec": {"expirationSeconds": "x"}}, {"spec": {"boundObjectRef": "pod"}},
+                 {"spec": {"audiences": "a"}}):
+        code, out, _ = await api.post(f"{SA}/builder/token", body)
+        assert code == 400 and "cannot be handled as a TokenRequest" in out["message"], (body, out)
+    code, out, _ = await api.post("/apis/authentication.k8s.io/v1/tokenreviews", {"spec": {"token": 5}})
+    assert code == 400 and "cannot be handled as a TokenReview" in out["message"]
