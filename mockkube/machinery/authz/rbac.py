@@ -78,6 +78,9 @@ class Policy:
     cluster_roles: dict[str, dict] = field(default_factory=dict)
     role_bindings: dict[str, list[dict]] = field(default_factory=dict)  # by namespace
     cluster_role_bindings: list[dict] = field(default_factory=list)
+    # bindings by subject key, in their order above: a request looks only at its own
+    _crb_by: dict[tuple, list[int]] = field(default_factory=dict)
+    _rb_by: dict[str, dict[tuple, list[int]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, roles: Iterable[dict], cluster_roles: Iterable[dict], role_bindings: Iterable[dict],
@@ -90,7 +93,23 @@ class Policy:
         for b in role_bindings:
             p.role_bindings.setdefault(b["metadata"].get("namespace", ""), []).append(b)
         p.cluster_role_bindings = list(cluster_role_bindings)
+        for i, b in enumerate(p.cluster_role_bindings):
+            for key in _subject_keys(b, ""):
+                p._crb_by.setdefault(key, []).append(i)
+        for ns, bs in p.role_bindings.items():
+            idx = p._rb_by.setdefault(ns, {})
+            for i, b in enumerate(bs):
+                for key in _subject_keys(b, ns):
+                    idx.setdefault(key, []).append(i)
         return p
+
+    @staticmethod
+    def _candidates(index: dict[tuple, list[int]], user: dict) -> list[int]:
+        keys = [("User", user.get("username", ""))] + [("Group", g) for g in user.get("groups") or ()]
+        found: set[int] = set()
+        for k in keys:
+            found.update(index.get(k, ()))
+        return sorted(found)
 
     def _role_rules(self, ref: dict, namespace: str) -> tuple[list[dict], str]:
         name = ref.get("name", "")
@@ -103,7 +122,8 @@ class Policy:
     def visit(self, user: dict, namespace: str) -> Iterator[tuple[str, dict | None, str]]:
         """(binding description, rule, error) for every rule that applies to ``user`` in ``namespace``
         (cluster-wide bindings first, as upstream visits them); rule None carries an error."""
-        for b in self.cluster_role_bindings:
+        for i in self._candidates(self._crb_by, user):
+            b = self.cluster_role_bindings[i]
             if any(applies_to(user, s, "") for s in b.get("subjects") or ()):
                 rules, err = self._role_rules(b.get("roleRef") or {}, "")
                 desc = f'ClusterRoleBinding "{b["metadata"]["name"]}"'
@@ -113,7 +133,9 @@ class Policy:
                     yield desc, r, ""
         if not namespace:
             return
-        for b in self.role_bindings.get(namespace, ()):
+        bindings = self.role_bindings.get(namespace, [])
+        for i in self._candidates(self._rb_by.get(namespace, {}), user):
+            b = bindings[i]
             if any(applies_to(user, s, namespace) for s in b.get("subjects") or ()):
                 rules, err = self._role_rules(b.get("roleRef") or {}, namespace)
                 desc = f'RoleBinding "{b["metadata"]["name"]}" of namespace "{namespace}"'
@@ -152,6 +174,21 @@ class Policy:
                     out["resourceNames"] = list(rule["resourceNames"])
                 res.append(out)
         return res, nonres, errs
+
+
+def _subject_keys(binding: dict, namespace: str) -> set[tuple]:
+    """The (kind, user or group name) a binding's subjects can match; ServiceAccounts as
+    their usernames."""
+    keys: set[tuple] = set()
+    for sub in binding.get("subjects") or ():
+        kind, name = sub.get("kind"), sub.get("name", "")
+        if kind == "ServiceAccount":
+            ns = sub.get("namespace") or namespace
+            if ns:
+                keys.add(("User", sa_username(ns, name)))
+        elif kind in ("User", "Group"):
+            keys.add((kind, name))
+    return keys
 
 
 def covers(owner_rules: list[dict], wanted: dict) -> bool:
