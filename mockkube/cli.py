@@ -73,9 +73,21 @@ def _duration(text: str) -> float:
 
 
 def _kubeconfig(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from mockkube.server import kubeconfig
 
-    sys.stdout.write(yaml.safe_dump(kubeconfig(args.server), sort_keys=False))
+    ca = client = None
+    if args.cert_dir:  # a server started with --tls --cert-dir DIR: trust its CA, act as its admin
+        d = Path(args.cert_dir)
+        try:
+            ca = (d / "ca.crt").read_bytes()
+            if (d / "admin.crt").exists():
+                client = ((d / "admin.crt").read_bytes(), (d / "admin.key").read_bytes())
+        except OSError as e:
+            print(f"mockkube kubeconfig: {e}", file=sys.stderr)
+            return 1
+    sys.stdout.write(yaml.safe_dump(kubeconfig(args.server, ca_pem=ca, client=client), sort_keys=False))
     return 0
 
 
@@ -131,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=_serve)
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
     k.add_argument("--server", default="http://127.0.0.1:6443")
+    k.add_argument("--cert-dir", default=None, metavar="DIR",
+                   help="the --cert-dir of a server serving TLS: trust its CA and use its admin certificate")
     k.set_defaults(fn=_kubeconfig)
     from mockkube.kubelet.cli import add_commands
 

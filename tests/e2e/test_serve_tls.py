@@ -92,6 +92,12 @@ def test_serve_tls_rbac(tmp_path):
     try:
         assert (tmp_path / "pki" / "ca.crt").read_bytes() == ca_before  # reused
         assert _kubectl(kc, "get", "ns").returncode == 0
+        # `mockkube kubeconfig --cert-dir` writes the same credentials for a running server
+        url = yaml.safe_load(open(kc))["clusters"][0]["cluster"]["server"]
+        out = subprocess.run([sys.executable, "-m", "mockkube", "kubeconfig", "--server", url, "--cert-dir",
+                              str(tmp_path / "pki")], capture_output=True, text=True, check=True).stdout
+        (tmp_path / "printed").write_text(out)
+        assert "kubernetes-admin" in _kubectl(str(tmp_path / "printed"), "auth", "whoami").stdout
     finally:
         p.terminate()
         p.wait(10)
