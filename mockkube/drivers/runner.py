@@ -33,6 +33,23 @@ log = logging.getLogger("mockkube.driver")
 RESOURCE = "/apis/resource.k8s.io/v1"
 
 
+def _ssl_context(cluster: dict, user: dict):
+    """Trust the kubeconfig's CA and present its client certificate (a --tls server's)."""
+    import base64
+    import ssl
+    import tempfile
+
+    ca = cluster.get("certificate-authority-data")
+    ctx = ssl.create_default_context(cadata=base64.b64decode(ca).decode() if ca else None)
+    if user.get("client-certificate-data"):
+        with tempfile.TemporaryDirectory() as d:
+            crt, key = Path(d, "c.crt"), Path(d, "c.key")
+            crt.write_bytes(base64.b64decode(user["client-certificate-data"]))
+            key.write_bytes(base64.b64decode(user["client-key-data"]))
+            ctx.load_cert_chain(str(crt), str(key))
+    return ctx
+
+
 class APIClient:
     """The few API calls a driver makes, over HTTP with the kubeconfig's server and token."""
 
@@ -46,11 +63,13 @@ class APIClient:
         user = next((u.get("user") or {} for u in cfg.get("users") or () if u["name"] == ctx.get("user")), {})
         self.base = cluster["server"].rstrip("/")
         self.headers = {"Authorization": f"Bearer {user['token']}"} if user.get("token") else {}
+        self.ssl = _ssl_context(cluster, user) if self.base.startswith("https") else None
         self.session: aiohttp.ClientSession | None = None
 
     async def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
         if self.session is None:
-            self.session = aiohttp.ClientSession(headers=self.headers)
+            self.session = aiohttp.ClientSession(headers=self.headers,
+                                                 connector=aiohttp.TCPConnector(ssl=self.ssl) if self.ssl else None)
         async with self.session.request(method, self.base + path, json=body,
                                         timeout=aiohttp.ClientTimeout(total=30)) as r:
             return r.status, await r.json(content_type=None)

@@ -267,3 +267,16 @@ def test_driver_crash_fault_deregisters_the_plugin_until_removed(cluster):
     until(lambda: "gpu.example.com" not in registered(), timeout=60, what="plugin gone after the crash")
     cluster.call(cluster.server.faults.remove, f.id)
     until(lambda: "gpu.example.com" in registered(), timeout=60, what="plugin back")
+
+
+def test_out_of_process_driver_publishes_to_a_secured_server(tmp_path):
+    """With --authorization-mode=RBAC (TLS, authentication) the plugin process reaches the
+    server with the kubeconfig's CA and admin certificate."""
+    (tmp_path / "profile.yaml").write_text(PROFILE)
+    c = ThreadedCluster(workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"),
+                        authorization_mode="RBAC").start()
+    try:
+        assert c.url.startswith("https://")
+        until(lambda: len(slices(c, "oop")) == 1, what="slices published by the plugin process over TLS")
+    finally:
+        c.stop()
