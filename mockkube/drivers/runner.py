@@ -16,11 +16,9 @@ import json
 import logging
 import signal
 import sys
-from pathlib import Path
 from urllib.parse import quote
 
 import aiohttp
-import yaml
 
 from mockkube import drivers as driver_registry
 from mockkube.drivers.base import Driver
@@ -33,37 +31,14 @@ log = logging.getLogger("mockkube.driver")
 RESOURCE = "/apis/resource.k8s.io/v1"
 
 
-def _ssl_context(cluster: dict, user: dict):
-    """Trust the kubeconfig's CA and present its client certificate (a --tls server's)."""
-    import base64
-    import ssl
-    import tempfile
-
-    ca = cluster.get("certificate-authority-data")
-    ctx = ssl.create_default_context(cadata=base64.b64decode(ca).decode() if ca else None)
-    if user.get("client-certificate-data"):
-        with tempfile.TemporaryDirectory() as d:
-            crt, key = Path(d, "c.crt"), Path(d, "c.key")
-            crt.write_bytes(base64.b64decode(user["client-certificate-data"]))
-            key.write_bytes(base64.b64decode(user["client-key-data"]))
-            ctx.load_cert_chain(str(crt), str(key))
-    return ctx
-
-
 class APIClient:
     """The few API calls a driver makes, over HTTP with the kubeconfig's server and token."""
 
     def __init__(self, kubeconfig: str) -> None:
-        cfg = yaml.safe_load(Path(kubeconfig).read_text())
-        ctx_name = cfg.get("current-context")
-        ctx = next((c["context"] for c in cfg.get("contexts") or () if c["name"] == ctx_name),
-                   (cfg.get("contexts") or [{"context": {}}])[0]["context"])
-        cluster = next((c["cluster"] for c in cfg["clusters"] if c["name"] == ctx.get("cluster")),
-                       cfg["clusters"][0]["cluster"])
-        user = next((u.get("user") or {} for u in cfg.get("users") or () if u["name"] == ctx.get("user")), {})
-        self.base = cluster["server"].rstrip("/")
-        self.headers = {"Authorization": f"Bearer {user['token']}"} if user.get("token") else {}
-        self.ssl = _ssl_context(cluster, user) if self.base.startswith("https") else None
+        from mockkube import kubeconfigs
+
+        creds = kubeconfigs.load(kubeconfig)
+        self.base, self.headers, self.ssl = creds.server, creds.headers, creds.ssl
         self.session: aiohttp.ClientSession | None = None
 
     async def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:

@@ -15,9 +15,17 @@ def request(method: str, url: str, body: bytes | None = None, content_type: str 
             end: str = "") -> int:
     """One call to the server: the answer on stdout (then ``end``), or its Status message on
     stderr and exit code 1."""
-    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": content_type})
+    headers, context = {"Content-Type": content_type}, None
+    if url.startswith("https"):  # a TLS server: $KUBECONFIG's credentials for it (as kubectl would)
+        from mockkube import kubeconfigs
+
+        creds = kubeconfigs.for_url(url)
+        if creds is not None:
+            headers.update(creds.headers)
+            context = creds.ssl
+    req = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
+        with urllib.request.urlopen(req, timeout=60, context=context) as resp:
             sys.stdout.write(resp.read().decode() + end)
             return 0
     except urllib.error.HTTPError as e:

@@ -92,6 +92,13 @@ def test_serve_tls_rbac(tmp_path):
     try:
         assert (tmp_path / "pki" / "ca.crt").read_bytes() == ca_before  # reused
         assert _kubectl(kc, "get", "ns").returncode == 0
+        # the control CLI reaches a TLS server with $KUBECONFIG's credentials, as kubectl does
+        import os
+
+        r = subprocess.run([sys.executable, "-m", "mockkube", "clock", "show", "--server",
+                            yaml.safe_load(open(kc))["clusters"][0]["cluster"]["server"]],
+                           capture_output=True, text=True, env={**os.environ, "KUBECONFIG": kc})
+        assert r.returncode == 0 and "frozen" in r.stdout, r.stderr
         # `mockkube kubeconfig --cert-dir` writes the same credentials for a running server
         url = yaml.safe_load(open(kc))["clusters"][0]["cluster"]["server"]
         out = subprocess.run([sys.executable, "-m", "mockkube", "kubeconfig", "--server", url, "--cert-dir",
