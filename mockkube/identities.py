@@ -36,3 +36,20 @@ def controller_user(name: str) -> dict:
 
 def node_user(node: str) -> dict:
     return {"username": f"system:node:{node}", "groups": ["system:nodes", AUTHENTICATED]}
+
+
+# the controllers mockkube runs, by their names (their ServiceAccounts exist in kube-system,
+# as kube-controller-manager creates them with --use-service-account-credentials)
+CONTROLLERS = (
+    "clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller",
+    "device-taint-eviction-controller", "disruption-controller", "endpoint-controller", "garbage-collector",
+    "job-controller", "namespace-controller", "node-lifecycle", "persistentvolume-controller",
+    "replicaset-controller", "replication-controller", "resourceclaim-controller", "resourcequota-controller",
+    "root-ca-cert-publisher", "serviceaccount-controller", "statefulset-controller",
+    "ttl-after-finished-controller")
+
+
+def controller_service_accounts() -> list[str]:
+    """Names of the kube-system ServiceAccounts the controllers act as."""
+    return sorted({controller_user(c)["username"].rpartition(":")[2] for c in CONTROLLERS
+                   if c not in _OWN_CREDENTIALS})

@@ -29,6 +29,11 @@ def bootstrap_objects(registry: Registry) -> list[tuple[ResourceType, str, dict]
     out += [(crb, "", o) for o in cluster_role_bindings()]
     roles = registry.get("rbac.authorization.k8s.io", "v1", "roles")
     out += [(roles, o["metadata"]["namespace"], o) for o in namespaced_roles()]
+    from mockkube.identities import controller_service_accounts
+
+    sa = registry.get("", "v1", "serviceaccounts")
+    out += [(sa, "kube-system", {"metadata": {"name": n, "namespace": "kube-system"}})
+            for n in controller_service_accounts()]
     sc = registry.get("storage.k8s.io", "v1", "storageclasses")
     out.append((sc, "", DEFAULT_STORAGE_CLASS))
     api = registry.get("apiregistration.k8s.io", "v1", "apiservices")

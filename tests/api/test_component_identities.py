@@ -21,6 +21,20 @@ BINDING = {"metadata": {"name": "only-the-publisher"},
            "spec": {"policyName": "only-the-publisher", "validationActions": ["Deny"]}}
 
 
+def test_controller_service_accounts_exist():
+    from mockkube.identities import controller_service_accounts
+
+    names = controller_service_accounts()
+    assert "generic-garbage-collector" in names and "job-controller" in names and "garbage-collector" not in names
+
+
+async def test_kube_system_holds_the_controllers_service_accounts():
+    async with running_server() as server:
+        rt = server.registry.get("", "v1", "serviceaccounts")
+        assert server.store.get(rt, "kube-system", "resource-claim-controller") is not None
+        assert server.store.get(rt, "kube-system", "replicaset-controller") is not None
+
+
 def test_identity_names():
     assert controller_user("garbage-collector")["username"] == "system:serviceaccount:kube-system:generic-garbage-collector"
     assert controller_user("job-controller")["groups"] == ["system:serviceaccounts",
