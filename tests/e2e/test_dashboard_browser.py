@@ -39,22 +39,33 @@ def browser(tmp_path):
         drv.quit()
 
 
+def _read(fn):
+    """``fn()``, or None when the page re-rendered what it was reading (retried by until)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    try:
+        return fn()
+    except StaleElementReferenceException:
+        return None
+
+
 def test_dashboard_shows_a_device_light_up_live(mockkube_fresh, browser):
     from selenium.webdriver.common.by import By
 
     k = mockkube_fresh.kubectl
     browser.get(mockkube_fresh.url + "/mockkube/ui")
     until(lambda: browser.find_elements(By.ID, "node-gpu-node-0"), what="nodes rendered")
-    until(lambda: "live" in browser.find_element(By.ID, "status").text, what="live")
+    until(lambda: _read(lambda: "live" in browser.find_element(By.ID, "status").text), what="live")
     gpus = browser.find_elements(By.CSS_SELECTOR, "#node-gpu-node-0 .dev[data-device^='gpu-']")
     assert gpus and not browser.find_elements(By.CSS_SELECTOR, ".dev.held")
     k("apply", "-f", str(ROOT / "tests/e2e/manifests/dra-cats.yaml"))  # the page is not reloaded
-    held = until(lambda: browser.find_elements(By.CSS_SELECTOR, ".dev.held[data-pod='pod-with-cats']"),
-                 what="the pod's device lit up")
-    assert held[0].get_attribute("data-claim").startswith("default/pod-with-cats-cat-0-")
+    claim = until(lambda: _read(lambda: [e.get_attribute("data-claim") for e in browser.find_elements(
+        By.CSS_SELECTOR, ".dev.held[data-pod='pod-with-cats']")]), what="the pod's device lit up")
+    assert claim[0].startswith("default/pod-with-cats-cat-0-")
     k("apply", "-f", str(ROOT / "tests/e2e/manifests/dra-tiger.yaml"))
-    row = until(lambda: [li for li in browser.find_elements(By.CSS_SELECTOR, "#pending li[data-pod='default/pod-with-tiger']")
-                         if "nodes fit" in li.text], what="pending pod with its explain verdict")
-    assert "0/4 nodes fit" in row[0].text
+    row = until(lambda: _read(lambda: [li.text for li in browser.find_elements(
+        By.CSS_SELECTOR, "#pending li[data-pod='default/pod-with-tiger']") if "nodes fit" in li.text]),
+        what="pending pod with its explain verdict")
+    assert "0/4 nodes fit" in row[0]
     if os.environ.get("MOCKKUBE_SCREENSHOT"):
         browser.save_screenshot(os.environ["MOCKKUBE_SCREENSHOT"])
