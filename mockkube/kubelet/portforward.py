@@ -2,9 +2,12 @@
 
 - ``mockkube.io/port-forward.<port>: host:port`` sends the port's connections to a real
   address (a service your test runs, say);
-- otherwise every ``containerPort`` the pod declares has a simulated HTTP responder that
-  answers each request with ``200 OK`` and the body of ``mockkube.io/http-response.<port>``
-  (or ``mockkube.io/http-response``; default a line naming the pod and port);
+- otherwise every ``containerPort`` the pod declares, every port its probes use
+  (``tcpSocket``, ``httpGet``) and every port its image is known to serve
+  (``mockkube/kubelet/images.py``: nginx on 80) has a simulated HTTP responder that answers
+  each request with ``200 OK`` and the body of ``mockkube.io/http-response.<port>`` (or
+  ``mockkube.io/http-response``; else what the image serves, else a line naming the pod
+  and port);
 - any other port refuses the connection, with the kubelet's error text.
 """
 
@@ -12,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 from typing import Protocol
+
+from mockkube.kubelet.images import listeners as image_listeners
 
 PREFIX = "mockkube.io/"
 
@@ -26,6 +31,33 @@ def declared_ports(pod: dict) -> set[int]:
     spec = pod.get("spec") or {}
     return {p.get("containerPort") for key in ("containers", "initContainers")
             for c in spec.get(key) or [] for p in c.get("ports") or [] if p.get("containerPort")}
+
+
+def _probe_ports(container: dict) -> set[int]:
+    out = set()
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        p = container.get(probe) or {}
+        for kind in ("tcpSocket", "httpGet"):
+            port = (p.get(kind) or {}).get("port")
+            if isinstance(port, int):
+                out.add(port)
+            elif isinstance(port, str):  # a named port
+                out.update(cp["containerPort"] for cp in container.get("ports") or []
+                           if cp.get("name") == port and cp.get("containerPort"))
+    return out
+
+
+def listeners(pod: dict) -> dict[int, tuple[str, str] | None]:
+    """Every port something listens on in the pod: the image's known answer, or None for
+    the default one."""
+    out: dict[int, tuple[str, str] | None] = {p: None for p in declared_ports(pod)}
+    spec = pod.get("spec") or {}
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        out.update({p: None for p in _probe_ports(c) if p not in out})
+        for port, answer in image_listeners(c).items():
+            if out.get(port) is None:
+                out[port] = answer
+    return out
 
 
 def _anns(pod: dict) -> dict:
@@ -51,12 +83,16 @@ async def connect(pod: dict, port: int) -> Conn:
         except (OSError, ValueError) as e:
             raise ConnectionRefusedError(f"error forwarding port {port} to {target}: {e}") from e
         return TCPConn(reader, writer)
-    if port in declared_ports(pod):
+    ports = listeners(pod)
+    if port in ports:
         anns = _anns(pod)
         body = anns.get(f"{PREFIX}http-response.{port}", anns.get(f"{PREFIX}http-response"))
+        content_type = "text/plain; charset=utf-8"
+        if body is None and ports[port] is not None:
+            content_type, body = ports[port]
         if body is None:
             body = f"mockkube: pod {pod['metadata'].get('name', '')} port {port}\n"
-        return HTTPResponder(body.encode())
+        return HTTPResponder(body.encode(), content_type)
     raise ConnectionRefusedError(refused(pod, port))
 
 
@@ -86,8 +122,9 @@ class HTTPResponder:
     """A simulated HTTP/1.x server on one connection: each complete request gets the
     configured body; ``Connection: close`` (or HTTP/1.0) ends the connection after it."""
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(self, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
         self.body = body
+        self.content_type = content_type
         self.buf = b""
         self.out: asyncio.Queue[bytes] = asyncio.Queue()
 
@@ -109,7 +146,7 @@ class HTTPResponder:
             version = parts[2] if len(parts) > 2 else "HTTP/1.1"
             close = headers.get("connection", "").lower() == "close" or version == "HTTP/1.0"
             body = b"" if method == "HEAD" else self.body
-            resp = (f"{version} 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            resp = (f"{version} 200 OK\r\nContent-Type: {self.content_type}\r\n"
                     f"Content-Length: {len(self.body)}\r\n" + ("Connection: close\r\n" if close else "") + "\r\n")
             self.out.put_nowait(resp.encode() + body)
             if close:

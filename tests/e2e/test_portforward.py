@@ -116,3 +116,29 @@ def test_python_client_portforward(web, mockkube_api_client):
     sock.close()
     until(lambda: pf.error(81) is not None, what="the error channel")
     assert "connect: connection refused" in pf.error(81)
+
+
+def test_well_known_image_and_probe_ports(web, mockkube_api_client):
+    """nginx serves its welcome page on 80 (the Python client's own port-forward e2e test
+    relies on it); a probe's tcpSocket port listens too."""
+    from kubernetes import client
+    from kubernetes.stream import portforward
+
+    c, ns = web
+    core = client.CoreV1Api(mockkube_api_client)
+    data = _http_get(portforward(core.connect_get_namespaced_pod_portforward, "web", ns, ports="80").socket(80))
+    assert data.startswith(b"HTTP/1.1 200 OK\r\nContent-Type: text/html") and b"<h1>Welcome to nginx!</h1>" in data
+
+
+def test_listeners_of_a_pod():
+    from mockkube.kubelet.images import repository
+    from mockkube.kubelet.portforward import listeners
+
+    pod = {"spec": {"containers": [
+        {"image": "docker.io/library/nginx:1.27", "ports": [{"containerPort": 8443, "name": "https"}],
+         "startupProbe": {"tcpSocket": {"port": 1235}}, "readinessProbe": {"httpGet": {"port": "https"}}},
+        {"image": "python", "livenessProbe": {"httpGet": {"port": 9000}}}]}}
+    ports = listeners(pod)
+    assert sorted(ports) == [80, 1235, 8443, 9000]
+    assert ports[80][0] == "text/html" and ports[1235] is None
+    assert repository("registry.k8s.io/nginx@sha256:abc") == "nginx" and repository("python:3.12") == "python"
