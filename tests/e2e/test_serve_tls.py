@@ -108,3 +108,27 @@ def test_serve_tls_rbac(tmp_path):
     finally:
         p.terminate()
         p.wait(10)
+
+
+def test_serve_with_the_users_certificate(tmp_path):
+    """--tls-cert-file/--tls-private-key-file: the server presents the user's certificate;
+    clients that trust the user's CA reach it (the kubeconfig then holds the admin token)."""
+    ca = certs.make_ca("my-ca")
+    pair = certs.make_serving(ca, ["127.0.0.1", "localhost"])
+    (tmp_path / "tls.crt").write_bytes(pair.cert_pem)
+    (tmp_path / "tls.key").write_bytes(pair.key_pem)
+    p, kc = _serve(tmp_path, "--tls-cert-file", str(tmp_path / "tls.crt"), "--tls-private-key-file",
+                   str(tmp_path / "tls.key"))
+    try:
+        config = yaml.safe_load(open(kc))
+        assert "certificate-authority-data" not in config["clusters"][0]["cluster"]
+        assert set(config["users"][0]["user"]) == {"token"}
+        config["clusters"][0]["cluster"]["certificate-authority-data"] = base64.b64encode(ca.cert_pem).decode()
+        (tmp_path / "trusting").write_text(yaml.safe_dump(config))
+        who = _kubectl(str(tmp_path / "trusting"), "auth", "whoami").stdout
+        assert "kubernetes-admin" in who and "system:masters" in who
+        r = _kubectl(kc, "get", "ns")  # the system's roots do not trust my-ca
+        assert r.returncode == 1 and "certificate" in r.stderr
+    finally:
+        p.terminate()
+        p.wait(10)
