@@ -226,8 +226,7 @@ class Cluster(ClientTools):
     def reset(self) -> dict:
         """Back to the state the cluster settled into after start (objects, allocations,
         driver and kubelet state, clock, injected faults); resourceVersions keep rising."""
-        self._kinds = None
-        return self._control("POST", "/mockkube/v1/reset")
+        return self._control("POST", "/mockkube/v1/reset")  # kinds it removed answer 404, as on the server
 
     # -- clients ----------------------------------------------------------------------------
     @property
@@ -291,9 +290,10 @@ class Cluster(ClientTools):
     def resource_path(self, kind: str, namespace: str | None = None) -> str:
         """The collection URL path for a kind, plural, singular or short name (kubectl's
         spelling), found through discovery, so custom resources work too."""
-        if self._kinds is None:
+        hit = self._kinds.get(kind.lower()) if self._kinds is not None else None
+        if hit is None:  # first use, or a kind served since (a CRD applied by kubectl): ask again
             self._kinds = _discover(self.http, self.url)
-        hit = self._kinds.get(kind.lower())
+            hit = self._kinds.get(kind.lower())
         if hit is None:
             raise KeyError(f"the server doesn't have a resource type {kind!r}")
         prefix, plural, namespaced = hit

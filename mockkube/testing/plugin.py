@@ -38,6 +38,31 @@ MARKER = "mockkube"
 OPTIONS = ("profile", "filter_timeout", "binding_timeout", "frozen_clock", "auth")  # auth: reserved
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    _rewrite_only_testing_helpers(early_config)
+
+
+def _rewrite_only_testing_helpers(config: pytest.Config) -> None:
+    """Keep pytest's assertion rewriting to ``mockkube.testing``, not the whole server.
+
+    pytest marks every top-level package of a distribution that declares a pytest11 plugin
+    for assertion rewriting, so each worker would parse and recompile all of mockkube's
+    server modules from source through the rewriting hook (its cached copies are only
+    written where bytecode may be written), about 1.5 CPU-seconds per worker here. The
+    server is not test code: only the helpers tests call get rewritten asserts. pytest has
+    no public way to narrow what a distribution marks, so this adjusts its hook's set and
+    does nothing if that ever changes."""
+    hook = getattr(config.pluginmanager, "rewrite_hook", None)
+    marked = getattr(hook, "_must_rewrite", None)
+    if isinstance(marked, set) and "mockkube" in marked:
+        marked.discard("mockkube")
+        marked.add("mockkube.testing")
+        cache = getattr(hook, "_marked_for_rewrite_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "mockkube(profile=None, filter_timeout=None, binding_timeout=None, frozen_clock=False, auth=None): "

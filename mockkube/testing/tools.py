@@ -22,6 +22,10 @@ class ClientTools:
         env = dict(os.environ)
         env["KUBECONFIG"] = self.kubeconfig
         env["HOME"] = str(self.workdir)  # kubectl/helm caches stay per cluster
+        # kubectl and helm live for a fraction of a second but parse megabytes (OpenAPI,
+        # cached discovery): Go's default collector (GOGC=100) spends about a fifth of their
+        # CPU freeing what exit frees anyway; under `pytest -n` that CPU is another worker's
+        env.setdefault("GOGC", "400")
         env.setdefault("HELM_CACHE_HOME", str(self.workdir / "helm-cache"))
         env.setdefault("HELM_CONFIG_HOME", str(self.workdir / "helm-config"))
         env.setdefault("HELM_DATA_HOME", str(self.workdir / "helm-data"))
