@@ -149,6 +149,8 @@ class ClusterRuntime:
             self.kubelet.wiping_delay = parse_duration(cfg["pluginWipingDelay"])
         if cfg.get("runToCompletion") is not None:
             self.kubelet.run_to_completion = parse_duration(cfg["runToCompletion"])
+        if cfg.get("runPrograms") is not None:
+            self.kubelet.run_programs = bool(cfg["runPrograms"])
         if cfg.get("healthTaintEffect"):
             self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
 

@@ -123,6 +123,7 @@ class KubeletManager(Controller):
         self.health_taint_effect = health_taint_effect
         # how long a restartPolicy Never/OnFailure container runs without an exit-after annotation
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
+        self.run_programs = False  # kubelet.runPrograms: Python programs run for real (programs.py)
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
         self.faults = None  # mockkube.faults.Faults: injected prepare/unprepare failures, slow drivers
         self.prepares = None  # mockkube_claim_prepares_total{result}, set by the cluster runtime
@@ -152,6 +153,12 @@ class KubeletManager(Controller):
             await self.plugins.start()
 
     async def stop(self) -> None:
+        if self.run_programs:
+            from mockkube.kubelet import programs
+
+            for sim in self.nodes.values():
+                for uid in list(sim.runs):
+                    programs.stop(uid)
         if self.plugins is not None:
             await self.plugins.stop()
         for t in list(self._bg) + list(self.ops.values()):
@@ -319,6 +326,10 @@ class KubeletManager(Controller):
             run = PodRun(uid, key, now, pod)
             sim.runs[uid] = run
             self.by_key[key] = (sim.spec.name, uid)
+            if self.run_programs:
+                from mockkube.kubelet import programs
+
+                programs.start(pod, lambda plural, ns, name: self.client.get(self.client.rt(plural), ns, name))
         run.pod = pod
         if run.terminal:
             return
@@ -379,6 +390,10 @@ class KubeletManager(Controller):
             self._unprepare(sim, run)
             if self.by_key.get(run.key) == (node, uid):
                 del self.by_key[run.key]
+        if self.run_programs:
+            from mockkube.kubelet import programs
+
+            programs.stop(uid)
 
     # -- DRA --------------------------------------------------------------------------
     def _claim_names(self, pod: dict) -> list[str] | str:

@@ -120,7 +120,9 @@ async def _to_client(ch: _Channels, channel: int, conn: targets.Conn) -> None:
 
 
 async def _from_client(ch: _Channels, conns: dict[int, targets.Conn]) -> None:
-    seen: set[int] = set()
+    # only the server opens each channel with the port number; what the client sends on a
+    # data channel is the connection's data from its first byte (upstream's kubelet hands
+    # the stream to the forwarder as is)
     while True:
         msg = await ch.receive()
         if msg is None:
@@ -128,9 +130,6 @@ async def _from_client(ch: _Channels, conns: dict[int, targets.Conn]) -> None:
         c, d = msg
         if c % 2 or c // 2 not in conns:
             continue
-        if c not in seen:  # the client opens each data channel with the port, as the server did
-            seen.add(c)
-            d = d[2:]
         if d:
             await conns[c // 2].write(d)
 

@@ -142,3 +142,54 @@ def test_listeners_of_a_pod():
     assert sorted(ports) == [80, 1235, 8443, 9000]
     assert ports[80][0] == "text/html" and ports[1235] is None
     assert repository("registry.k8s.io/nginx@sha256:abc") == "nginx" and repository("python:3.12") == "python"
+
+
+PROGRAM_PROFILE = {"nodes": [{"name": "n1"}], "deviceClasses": False,
+                   "kubelet": {"runPrograms": True, "runToCompletion": "1h"}}
+ECHO = """
+import socketserver, sys
+class Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        while data := self.request.recv(1024):
+            self.request.sendall(data)
+socketserver.ThreadingTCPServer.allow_reuse_address = True
+socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
+"""
+
+
+@pytest.mark.mockkube(profile=PROGRAM_PROFILE)
+def test_real_python_program_behind_port_forward(mockkube, mockkube_namespace, mockkube_api_client):
+    """kubelet.runPrograms: the container's Python program (from a ConfigMap volume) runs for
+    real; port-forward reaches it byte for byte, other ports are refused."""
+    import socket
+
+    from kubernetes import client
+    from kubernetes.stream import portforward
+
+    with socket.socket() as s:  # a free port for the program
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    core = client.CoreV1Api(mockkube_api_client)
+    ns = mockkube_namespace
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "echo"}, "data": {"echo.py": ECHO}})
+    core.create_namespaced_pod(ns, {"metadata": {"name": "echo"}, "spec": {
+        "restartPolicy": "Never",
+        "containers": [{"name": "echo", "image": "python", "command": ["python", "/app/echo.py", str(port)],
+                        "volumeMounts": [{"name": "app", "mountPath": "/app"}]}],
+        "volumes": [{"name": "app", "configMap": {"name": "echo"}}]}})
+    mockkube.wait_for_pod_phase("echo", "Running", ns)
+    pf = portforward(core.connect_get_namespaced_pod_portforward, "echo", ns, ports=f"{port},{port + 1}")
+    sock = pf.socket(port)
+    sock.setblocking(True)
+    sock.sendall(b"GET exactly these bytes")
+    got = b""
+    while len(got) < len(b"GET exactly these bytes"):
+        chunk = sock.recv(1024)
+        assert chunk, "connection closed"
+        got += chunk
+    assert got == b"GET exactly these bytes"
+    refused = pf.socket(port + 1)
+    refused.setblocking(True)
+    assert refused.recv(1024) == b""
+    until(lambda: pf.error(port + 1) is not None, what="the refused port's error")
+    core.delete_namespaced_pod("echo", ns, grace_period_seconds=0)
