@@ -3,7 +3,8 @@
 (``python``/``python3``) runs it with the host's Python while the pod runs, so that
 port-forward reaches what the program serves. ConfigMap, Secret and emptyDir volumes are
 written to a directory of the pod's and the command's paths under their mount paths point
-there; the container's env values are set; stdout and stderr go to ``output.log`` there.
+there; the container's env values are set; stdout and stderr go to ``output.log`` there,
+which is the container's log (``kubectl logs``).
 
 Programs share the host's network: two pods listening on the same port collide (the second
 program fails). Nothing else runs: every other container stays simulated.
@@ -26,8 +27,8 @@ _running: dict[str, "Program"] = {}  # pod uid -> its program (pod uids are uniq
 
 
 class Program:
-    def __init__(self, proc: subprocess.Popen, workdir: str) -> None:
-        self.proc, self.workdir = proc, workdir
+    def __init__(self, proc: subprocess.Popen, workdir: str, container: str) -> None:
+        self.proc, self.workdir, self.container = proc, workdir, container
         self.started = time.monotonic()
 
     def age(self) -> float:
@@ -85,13 +86,24 @@ def start(pod: dict, lookup: Callable[[str, str, str], dict | None]) -> Program 
     proc = subprocess.Popen(argv, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
     log.close()
-    _running[uid] = Program(proc, workdir)
+    _running[uid] = Program(proc, workdir, c.get("name", ""))
     return _running[uid]
 
 
 def running(uid: str) -> Program | None:
     p = _running.get(uid)
     return p if p is not None and p.alive else None
+
+
+def output(uid: str, container: str) -> str | None:
+    """What the pod's program printed so far (its container's log), or None without one."""
+    p = _running.get(uid)
+    if p is None or p.container != container:
+        return None
+    try:
+        return Path(p.workdir, "output.log").read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def stop(uid: str) -> None:

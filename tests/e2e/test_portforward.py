@@ -148,6 +148,7 @@ PROGRAM_PROFILE = {"nodes": [{"name": "n1"}], "deviceClasses": False,
                    "kubelet": {"runPrograms": True, "runToCompletion": "1h"}}
 ECHO = """
 import socketserver, sys
+print("listening", flush=True)
 class Echo(socketserver.BaseRequestHandler):
     def handle(self):
         while data := self.request.recv(1024):
@@ -192,4 +193,5 @@ def test_real_python_program_behind_port_forward(mockkube, mockkube_namespace, m
     refused.setblocking(True)
     assert refused.recv(1024) == b""
     until(lambda: pf.error(port + 1) is not None, what="the refused port's error")
+    assert core.read_namespaced_pod_log("echo", ns) == "listening\n"  # what the program printed
     core.delete_namespaced_pod("echo", ns, grace_period_seconds=0)
