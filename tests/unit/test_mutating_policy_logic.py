@@ -7,7 +7,7 @@ import pytest
 
 from mockkube.machinery import schema
 from mockkube.machinery.admission.matching import Attributes
-from mockkube.machinery.admission.mutating import MutationError, check_patch_expression, mutate
+from mockkube.machinery.admission.mutating import TYPES, MutationError, check_patch_expression, mutate
 from mockkube.machinery.cel import CELError, compile_with
 
 DEPLOY = schema.for_kind("apps", "v1", "Deployment")
@@ -125,6 +125,6 @@ def test_object_construction_is_only_known_where_declared():
     with pytest.raises(CELError, match="undeclared reference to 'Object'"):
         compile_with("Object{}", (("object", "dyn"),))
     with pytest.raises(CELError, match="Syntax error"):
-        compile_with("Object{1: 2}", (("Object", "type"),))
-    e = compile_with("Object{?metadata: optional.none()}", (("Object", "type"),))
+        compile_with("Object{1: 2}", TYPES)
+    e = compile_with("Object{?metadata: optional.none()}", TYPES)
     assert e.evaluate({}) == {}
