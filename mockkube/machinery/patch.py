@@ -35,6 +35,10 @@ class JSONPatchError(Exception):
     """One operation failed; ``str()`` is evanphx/json-patch's error text."""
 
 
+class JSONPatchTestFailed(JSONPatchError):
+    """A ``test`` operation did not hold (evanphx ``ErrTestFailed``)."""
+
+
 def unprocessable_patch() -> APIError:
     """``NewGenericServerResponse(422, ...)``: the server message is dropped on purpose."""
     return APIError(422, "Invalid", "the server rejected our request due to an error in our request", {})
@@ -281,7 +285,7 @@ class _Applier:
             path = _path(op)
         except JSONPatchError as e:
             raise JSONPatchError(f"test operation failed to decode path: {e}") from None
-        failed = JSONPatchError(f"testing value {path} failed: test failed")
+        failed = JSONPatchTestFailed(f"testing value {path} failed: test failed")
         expected = op.get("value", _MISSING)
         if path == "":
             if expected is _MISSING or not _json_equal(self.doc, expected):
@@ -364,6 +368,20 @@ def decode_json_patch(ops: Any, field_validation: str = "Warn") -> list:
         raise request_entity_too_large(
             f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
     return ops
+
+
+def apply_ops(doc: Any, ops: list[dict]) -> Any:
+    """Apply decoded operations to a copy of ``doc`` (pure; JSONPatchError on failure):
+    what a mutating admission policy's JSONPatch does to the object."""
+    applier = _Applier(copy.deepcopy(doc))
+    for op in ops:
+        kind = op.get("op")
+        handler = getattr(applier, kind, None) if kind in ("add", "remove", "replace", "move", "test", "copy") \
+            else None
+        if handler is None:
+            raise JSONPatchError(f"Unexpected kind: {kind}")
+        handler(op)
+    return applier.doc
 
 
 def apply_json_patch(doc: dict, ops: Any, field_validation: str = "Warn") -> dict:

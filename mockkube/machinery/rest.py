@@ -243,6 +243,9 @@ class Resources:
             new = step.mutate(a, warnings)
             if new is not None:
                 a.obj = new
+        if a.obj is not obj:  # as upstream's dispatchers: the result decodes as its kind and is defaulted
+            self._structure(rt, a.obj, WriteOptions())
+            rt.strategy.default(a.obj, self.now())
         return a.obj
 
     def _attributes(self, rt: ResourceType, operation: str, obj: dict | None, old: dict | None, name: str,

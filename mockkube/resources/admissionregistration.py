@@ -12,7 +12,7 @@ from typing import Any
 
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import meta
-from mockkube.machinery.admission.validating import compile_program
+from mockkube.machinery.admission.policy import compile_program
 from mockkube.machinery.cel import CELError
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
 from mockkube.resources.strategies import SpecStatusStrategy
@@ -21,6 +21,7 @@ GROUP = "admissionregistration.k8s.io"
 _FAILURE_POLICIES = ["Fail", "Ignore"]
 _MATCH_POLICIES = ["Equivalent", "Exact"]
 _OPERATIONS = ["*", "CONNECT", "CREATE", "DELETE", "UPDATE"]
+_MUTATING_OPERATIONS = ["*", "CONNECT", "CREATE", "UPDATE"]  # upstream supportedMutatingOperations
 _ACTIONS = ["Audit", "Deny", "Warn"]
 _SCOPES = ["*", "Cluster", "Namespaced"]
 POLICY_VARIABLES = ()  # every admission expression sees the same variables (validating.VARIABLES)
@@ -51,7 +52,8 @@ def _compile_errors(path: fe.Path, expr: Any, names: tuple[str, ...]) -> list[fe
     return []
 
 
-def _rule_errors(rules: Any, path: fe.Path, required: bool) -> list[fe.FieldError]:
+def _rule_errors(rules: Any, path: fe.Path, required: bool,
+                 operations: list[str] = _OPERATIONS) -> list[fe.FieldError]:
     errs: list[fe.FieldError] = []
     if not rules:
         if required:
@@ -65,8 +67,8 @@ def _rule_errors(rules: Any, path: fe.Path, required: bool) -> list[fe.FieldErro
         if not r.get("operations"):
             errs.append(fe.required(str(p.child("operations")), ""))
         for j, op in enumerate(r.get("operations") or []):
-            if op not in _OPERATIONS:
-                errs.append(fe.not_supported(str(p.child("operations").index(j)), op, _OPERATIONS))
+            if op not in operations:
+                errs.append(fe.not_supported(str(p.child("operations").index(j)), op, operations))
         if r.get("scope") not in _SCOPES:
             errs.append(fe.not_supported(str(p.child("scope")), r.get("scope"), _SCOPES))
     return errs
@@ -87,7 +89,7 @@ def _match_condition_errors(conds: Any, path: fe.Path, names: tuple[str, ...]) -
     return errs
 
 
-def _constraint_errors(spec: dict) -> list[fe.FieldError]:
+def _constraint_errors(spec: dict, operations: list[str] = _OPERATIONS) -> list[fe.FieldError]:
     """failurePolicy and matchConstraints, as every admission policy kind checks them."""
     p = fe.Path("spec")
     errs: list[fe.FieldError] = []
@@ -98,13 +100,14 @@ def _constraint_errors(spec: dict) -> list[fe.FieldError]:
         return errs + [fe.required("spec.matchConstraints", "")]
     if mc.get("matchPolicy") not in _MATCH_POLICIES:
         errs.append(fe.not_supported("spec.matchConstraints.matchPolicy", mc.get("matchPolicy"), _MATCH_POLICIES))
-    errs += _rule_errors(mc.get("resourceRules"), p.child("matchConstraints").child("resourceRules"), True)
+    errs += _rule_errors(mc.get("resourceRules"), p.child("matchConstraints").child("resourceRules"), True,
+                         operations)
     errs += _rule_errors(mc.get("excludeResourceRules"), p.child("matchConstraints").child("excludeResourceRules"),
-                         False)
+                         False, operations)
     return errs
 
 
-def _binding_errors(spec: dict) -> list[fe.FieldError]:
+def _binding_errors(spec: dict, operations: list[str] = _OPERATIONS) -> list[fe.FieldError]:
     """paramRef and matchResources, as every admission policy binding kind checks them."""
     errs: list[fe.FieldError] = []
     pr = spec.get("paramRef")
@@ -121,8 +124,8 @@ def _binding_errors(spec: dict) -> list[fe.FieldError]:
     mr = spec.get("matchResources")
     if mr:
         p = fe.Path("spec").child("matchResources")
-        errs += _rule_errors(mr.get("resourceRules"), p.child("resourceRules"), False)
-        errs += _rule_errors(mr.get("excludeResourceRules"), p.child("excludeResourceRules"), False)
+        errs += _rule_errors(mr.get("resourceRules"), p.child("resourceRules"), False, operations)
+        errs += _rule_errors(mr.get("excludeResourceRules"), p.child("excludeResourceRules"), False, operations)
     return errs
 
 
@@ -251,7 +254,7 @@ validating_admission_policy_bindings = REGISTRY.add(ResourceType(
 
 
 _PATCH_TYPES = ["ApplyConfiguration", "JSONPatch"]
-_REINVOCATION = ["IfNeeded", "Never"]
+_REINVOCATION = ["Never", "IfNeeded"]
 
 
 class MutatingPolicyStrategy(Strategy):
@@ -263,38 +266,30 @@ class MutatingPolicyStrategy(Strategy):
         spec = obj.setdefault("spec", {})
         if not isinstance(spec, dict):
             return
-        spec.setdefault("failurePolicy", "Fail")
-        spec.setdefault("reinvocationPolicy", "Never")
+        spec.setdefault("failurePolicy", "Fail")  # reinvocationPolicy has no default: it is required
         if isinstance(spec.get("matchConstraints"), dict):
             default_match_resources(spec["matchConstraints"])
 
     def validate(self, obj: dict) -> list[fe.FieldError]:
-        from mockkube.machinery.admission.mutating import compile_mutation
-
         spec = obj.get("spec") or {}
         p = fe.Path("spec")
-        errs = _constraint_errors(spec)
-        if spec.get("reinvocationPolicy") not in _REINVOCATION:
-            errs.append(fe.not_supported("spec.reinvocationPolicy", spec.get("reinvocationPolicy"), _REINVOCATION))
+        errs = _constraint_errors(spec, _MUTATING_OPERATIONS)
+        rp = spec.get("reinvocationPolicy")
+        if not rp:
+            errs.append(fe.required("spec.reinvocationPolicy", ""))
+        elif rp not in _REINVOCATION:
+            errs.append(fe.not_supported("spec.reinvocationPolicy", rp, _REINVOCATION))
+        pk = spec.get("paramKind")
+        if pk is not None:
+            if not pk.get("apiVersion"):
+                errs.append(fe.required("spec.paramKind.apiVersion", ""))
+            if not pk.get("kind"):
+                errs.append(fe.required("spec.paramKind.kind", ""))
         mutations = spec.get("mutations") or []
         if not mutations:
             errs.append(fe.required("spec.mutations", "mutations must contain at least one item"))
         for i, m in enumerate(mutations):
-            mp = p.child("mutations").index(i)
-            ptype = m.get("patchType")
-            if ptype not in _PATCH_TYPES:
-                errs.append(fe.not_supported(str(mp.child("patchType")), ptype, _PATCH_TYPES))
-                continue
-            key = "applyConfiguration" if ptype == "ApplyConfiguration" else "jsonPatch"
-            expr = (m.get(key) or {}).get("expression")
-            path = mp.child(key).child("expression")
-            if not isinstance(expr, str) or not expr.strip():
-                errs.append(fe.required(str(path), ""))
-                continue
-            try:
-                compile_mutation(expr)
-            except CELError as exc:
-                errs.append(fe.invalid(str(path), expr, exc.message))
+            errs += _mutation_errors(m if isinstance(m, dict) else {}, p.child("mutations").index(i))
         errs += _match_condition_errors(spec.get("matchConditions"), p.child("matchConditions"), POLICY_VARIABLES)
         for i, v in enumerate(spec.get("variables") or []):
             errs += _compile_errors(p.child("variables").index(i).child("expression"), v.get("expression"),
@@ -303,6 +298,35 @@ class MutatingPolicyStrategy(Strategy):
 
     def validate_update(self, new: dict, old: dict) -> list[fe.FieldError]:
         return self.validate(new)
+
+
+def _mutation_errors(m: dict, path: fe.Path) -> list[fe.FieldError]:
+    """One mutation: patchType and its matching body (upstream validateMutation)."""
+    from mockkube.machinery.admission.mutating import check_patch_expression
+
+    kind = m.get("patchType")
+    if not kind:
+        return [fe.required(str(path.child("patchType")), "")]
+    if kind not in _PATCH_TYPES:
+        return [fe.not_supported(str(path.child("patchType")), kind, _PATCH_TYPES)]
+    mine, other = ("jsonPatch", "applyConfiguration") if kind == "JSONPatch" else ("applyConfiguration", "jsonPatch")
+    errs: list[fe.FieldError] = []
+    body = m.get(mine)
+    if body is None:
+        errs.append(fe.required(str(path.child(mine)), f"must be specified when patchType is {kind}"))
+    else:
+        ep = path.child(mine).child("expression")
+        expr = (body.get("expression") or "").strip() if isinstance(body.get("expression"), str) else ""
+        if not expr:
+            errs.append(fe.required(str(ep), ""))
+        else:
+            msg = check_patch_expression(kind, expr)
+            if msg:
+                errs.append(fe.invalid(str(ep), expr, msg))
+    if m.get(other) is not None:
+        errs.append(fe.invalid(str(path.child(other)), "{" + other + "}",
+                               f"must not be specified when patchType is {kind}"))
+    return errs
 
 
 class MutatingBindingStrategy(Strategy):
@@ -318,7 +342,7 @@ class MutatingBindingStrategy(Strategy):
         errs: list[fe.FieldError] = []
         if not spec.get("policyName"):
             errs.append(fe.required("spec.policyName", ""))
-        return errs + _binding_errors(spec)
+        return errs + _binding_errors(spec, _MUTATING_OPERATIONS)
 
     def validate_update(self, new: dict, old: dict) -> list[fe.FieldError]:
         return self.validate(new)

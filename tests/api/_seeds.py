@@ -135,6 +135,7 @@ SEEDS: dict[tuple[str, str], dict] = {
         "metadata": {"name": "seed"},
         "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["seed.example.com"], "apiVersions": ["v1"],
                                                          "operations": ["CREATE"], "resources": ["widgets"]}]},
+                 "reinvocationPolicy": "Never",
                  "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
                      "expression": "Object{metadata: Object.metadata{labels: {'seeded': 'yes'}}}"}}]}},
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): {

@@ -205,7 +205,8 @@ def body_for(draw, rt, op: str) -> Any:
 # -- checks ----------------------------------------------------------------------
 def stored_errors(rt, obj: dict) -> list[str]:
     """Why a stored object would not pass validation again (empty when it would)."""
-    errs = [str(e) for e in names.validate_object_meta(obj.get("metadata") or {}, rt.namespaced, "metadata")]
+    errs = [str(e) for e in names.validate_object_meta(obj.get("metadata") or {}, rt.namespaced, "metadata",
+                                                       rt.name_validator or names.name_is_dns_subdomain)]
     errs += [str(e) for e in rt.strategy.validate(copy.deepcopy(obj))]
     root = schema.for_kind(rt.group, rt.version, rt.kind)
     if root is not None:

@@ -1,163 +1,286 @@
-"""MutatingAdmissionPolicy and its Binding (admissionregistration.k8s.io/v1, GA in v1.36):
-CEL mutations applied before validation, as upstream's ``policy/mutating`` plugin does.
+"""MutatingAdmissionPolicy evaluation (upstream ``admission/plugin/policy/mutating``).
 
-A mutation is an ``ApplyConfiguration`` (``Object{spec: Object.spec{...}}``, merged into the
-object: maps merge key by key, lists and scalars are replaced) or a ``JSONPatch`` (a list
-of ``JSONPatch{op, path, value}``). Matching, params, variables and match conditions are the
-validating policies' (``validating.py``). A policy with ``reinvocationPolicy: IfNeeded`` runs
-once more when a later policy changed the object.
+`mutate` is pure: one policy, one request, one params object -> the mutated object (or a
+`MutationError`). `MutatingPolicies.admit` finds the policies, bindings and params in the
+store, runs every invocation in order (policies, then bindings, by name), reinvokes the
+``IfNeeded`` ones once when a later one changed the object, and applies failurePolicy.
+
+A mutation is either an ``ApplyConfiguration`` (a CEL ``Object{...}`` merged into the object
+with structured-merge-diff semantics, atomic lists and maps refused) or a ``JSONPatch`` (a
+CEL list of ``JSONPatch{op, path, value}``); a failed ``test`` operation leaves the object
+unchanged, as upstream.
 """
 
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockkube.machinery import errors
-from mockkube.machinery.admission.matching import Attributes, resources_match
-from mockkube.machinery.admission.validating import (
-    VARIABLES, ParamsError, ValidatingPolicies, activation, deny_error, match_conditions_pass)
+from mockkube.machinery.admission.matching import Attributes
+from mockkube.machinery.admission.policy import (
+    ParamsError, PolicySource, activation, compile_program, match_conditions_pass)
 from mockkube.machinery.cel import CELError
-from mockkube.machinery.cel.engine import compile_with
-from mockkube.machinery.meta import clone
+from mockkube.machinery.cel.engine import CelObject, type_name
 
 if TYPE_CHECKING:
     from mockkube.machinery.rest import Resources
+    from mockkube.machinery.schema import Node
 
-GROUP = "admissionregistration.k8s.io"
+PATCH_TYPES = ["ApplyConfiguration", "JSONPatch"]
 
 
 class _MessageTypes:
-    """The message types a mutation may build: ``Object``, ``Object.<field>...``, ``JSONPatch``."""
+    """The message types a mutation may build: ``Object``, ``Object.<field>...``, ``JSONPatch``
+    (upstream HasPatchTypes)."""
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and (name in ("Object", "JSONPatch") or name.startswith("Object."))
 
 
-_SCOPE = tuple((v, "dyn") for v in VARIABLES) + (("__messages__", _MessageTypes()),)
-_compiled: dict[str, Any] = {}
+TYPES: tuple[tuple[str, Any], ...] = (("__messages__", _MessageTypes()),)
+_JSONPATCH_FIELDS = {"op", "path", "from", "value"}
 
 
-def compile_mutation(expression: str):
-    """A mutation's expression (CELError if it does not compile)."""
-    c = _compiled.get(expression)
-    if c is None:
-        c = _compiled[expression] = compile_with(expression, _SCOPE)
-    return c
+def check_patch_expression(patch_type: str, expression: str) -> str:
+    """The compile error of a mutation's expression ('' when it compiles to the right type)."""
+    try:
+        compiled = compile_program(expression, TYPES)
+    except CELError as exc:
+        return exc.message
+    out = compiled.output_type
+    if patch_type == "ApplyConfiguration" and out not in ("Object", "dyn"):
+        return f"must evaluate to Object but got {type_name(out)}"
+    if patch_type == "JSONPatch" and out not in ("dyn", ("list", "JSONPatch"), ("list", "dyn")):
+        return f"must evaluate to list(JSONPatch) but got {type_name(out)}"
+    return ""
 
 
-def merge_apply(obj: Any, patch: Any) -> Any:
-    """An apply configuration over ``obj``: maps merge, anything else is replaced; a null
-    value removes the field."""
-    if not isinstance(obj, dict) or not isinstance(patch, dict):
-        return clone(patch)
-    out = dict(obj)
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = merge_apply(obj.get(k), v)
+class MutationError(Exception):
+    """One mutation failed; ``str()`` is upstream's message (after ``denied request: ``)."""
+
+    def __init__(self, message: str, reason: str = "Invalid") -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+
+
+def _plain(v: Any, path: str, where: str) -> Any:
+    """A CEL value as JSON data; nested ``Object.a.b{}`` must name the field it sits in
+    (upstream CheckTypeNamesMatchFieldPathNames)."""
+    if isinstance(v, CelObject):
+        if v.type_name != where:
+            raise MutationError(f"type mismatch: type name {v.type_name} does not match field path {where}")
+        return {k: _plain(x, f"{path}.{k}", f"{where}.{k}") for k, x in v.items()}
+    if isinstance(v, dict):
+        return {k: _plain(x, f"{path}.{k}", f"{where}.{k}") for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x, path, where) for x in v]
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return str(v)  # quantities, durations and other CEL values serialize as their string form
+
+
+def _atomics(value: Any, node: "Node | None", path: str) -> list[str]:
+    """Paths of atomic lists and maps an apply configuration sets (upstream findAtomics)."""
+    from mockkube.machinery.fieldset import field_schema, item_schema, list_shape, map_is_atomic
+
+    if node is None or getattr(node, "raw", None) is None:
+        return []
+    out: list[str] = []
+    if isinstance(value, dict) and node.type in ("object", ""):
+        if map_is_atomic(node):
+            out.append(path)
+        for k, v in value.items():
+            sub = field_schema(node, k)
+            if sub is not None and getattr(sub, "raw", None) is not None and (k in node.properties):
+                out += _atomics(v, sub, f"{path}.{k}")
+    elif isinstance(value, list) and node.type == "array":
+        assoc, _ = list_shape(node)
+        if not assoc:
+            out.append(path)
+        for i, v in enumerate(value):
+            out += _atomics(v, item_schema(node), f"{path}[{i}]")
     return out
 
 
-def apply_mutation(obj: dict, mutation: dict, act: dict) -> dict:
-    """``obj`` after one mutation (CELError / APIError when it cannot be applied)."""
-    ptype = mutation.get("patchType")
-    if ptype == "ApplyConfiguration":
-        value = compile_mutation((mutation.get("applyConfiguration") or {}).get("expression", "")).evaluate(act)
-        if not isinstance(value, dict):
-            raise CELError("apply configuration must evaluate to an Object")
-        return merge_apply(obj, value)
-    if ptype == "JSONPatch":
-        ops = compile_mutation((mutation.get("jsonPatch") or {}).get("expression", "")).evaluate(act)
-        if not isinstance(ops, list):
-            raise CELError("JSONPatch expression must evaluate to a list of JSONPatch")
-        from mockkube.machinery.patch import apply_json_patch
+def apply_configuration(obj: dict, patch: Any, schema: "Node | None") -> dict:
+    """Merge an ``Object{}`` into ``obj`` (structured-merge-diff ``Merge``)."""
+    from mockkube.machinery import apply
 
-        return apply_json_patch(clone(obj), [dict(op) for op in ops])
-    raise CELError(f"unsupported patch type {ptype!r}")
+    if not isinstance(patch, CelObject) or patch.type_name != "Object":
+        raise MutationError(f"unsupported return type from ApplyConfiguration expression: "
+                            f"{getattr(patch, 'type_name', type(patch).__name__)}")
+    plain = _plain(patch, "", "Object")
+    plain.setdefault("apiVersion", obj.get("apiVersion"))
+    plain.setdefault("kind", obj.get("kind"))
+    if schema is not None:
+        from mockkube.machinery import validation
+
+        res = validation.check_structure(copy.deepcopy(plain), schema)
+        if res.unknown_fields:
+            field = res.unknown_fields[0].removeprefix('unknown field "').rstrip('"')
+            raise MutationError(f"error applying patch: failed to convert patch object to typed object: "
+                                f".{field}: field not declared in schema")
+        if res.type_errors:
+            raise MutationError(f"error applying patch: failed to convert patch object to typed object: "
+                                f"{res.type_errors[0]}")
+    atomics = _atomics(plain, schema, "")
+    if atomics:
+        raise MutationError(f"error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, "
+                            f"maps or structs: {', '.join(atomics)}")
+    merged = apply.merge(obj, plain, schema)
+    return merged if isinstance(merged, dict) else obj
 
 
-class MutatingPolicies(ValidatingPolicies):
-    """The mutating policies of one server (params lookup shared with the validating ones)."""
+def json_patch(obj: dict, ops: Any) -> dict:
+    """Apply a list of ``JSONPatch{}`` to ``obj``; a failed ``test`` leaves it unchanged."""
+    from mockkube.machinery.patch import JSONPatchError, JSONPatchTestFailed, apply_ops
+
+    if not isinstance(ops, list):
+        raise MutationError("type mismatch: JSONPatchType.expression should evaluate to array")
+    decoded = []
+    for op in ops:
+        if not isinstance(op, CelObject) or op.type_name != "JSONPatch" or set(op) - _JSONPATCH_FIELDS:
+            raise MutationError("type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch")
+        d = {"op": op.get("op", ""), "path": op.get("path", "")}
+        if op.get("from"):
+            d["from"] = op["from"]
+        if "value" in op:
+            d["value"] = _plain(op["value"], "", op["value"].type_name) if isinstance(op["value"], CelObject) \
+                else _plain(op["value"], "", "")
+        decoded.append(d)
+    try:
+        out = apply_ops(obj, decoded)
+    except JSONPatchTestFailed:
+        return obj
+    except JSONPatchError as exc:
+        raise MutationError(f"JSONPath: {exc}") from None
+    if not isinstance(out, dict):
+        raise MutationError("JSONPath: the patched document is not an object")
+    return out
+
+
+def mutate(policy: dict, a: Attributes, params: Any, schema: "Node | None") -> dict | None:
+    """Run one invocation's mutations in order on ``a.obj``: the new object, or None when the
+    policy's matchConditions do not select the request. Raises MutationError."""
+    spec = policy.get("spec") or {}
+    obj = a.obj
+    act = activation(a, params, spec, TYPES)
+    applies, err = match_conditions_pass(spec.get("matchConditions"), act)
+    if err:
+        raise MutationError(err)
+    if not applies:
+        return None
+    for m in spec.get("mutations") or []:
+        if obj is None:
+            break
+        kind = m.get("patchType")
+        body = m.get("applyConfiguration" if kind == "ApplyConfiguration" else "jsonPatch") or {}
+        expr = (body.get("expression") or "").strip()
+        try:
+            value = compile_program(expr, TYPES).evaluate(act)
+        except CELError as exc:
+            raise MutationError(f"expression '{expr}' resulted in error: {exc.message}") from None
+        obj = apply_configuration(obj, value, schema) if kind == "ApplyConfiguration" else json_patch(obj, value)
+        a = _with_object(a, obj)
+        act = activation(a, params, spec, TYPES)
+    return obj
+
+
+def _with_object(a: Attributes, obj: dict) -> Attributes:
+    b = copy.copy(a)
+    b.obj = obj
+    return b
+
+
+@dataclass
+class _Invocation:
+    policy: dict
+    binding: dict
+    params: Any
+
+
+def denied(a: Attributes, policy: dict, binding: dict | None, message: str, reason: str = "") -> errors.APIError:
+    """upstream policy dispatcher: admission.NewForbidden (403) whose message is the policy
+    error, reason Invalid for evaluation errors, Forbidden for configuration errors."""
+    name = a.name or ((a.obj or a.old or {}).get("metadata") or {}).get("name") or "Unknown"
+    err = errors.forbidden(a.resource, a.group, name, "admission request denied by policy")
+    pname = policy["metadata"]["name"]
+    msg = f"policy '{pname}' with binding '{binding['metadata']['name']}' denied request: {message}" if binding \
+        else f"policy {pname!r} denied request: {message}"
+    err.message = msg
+    if reason:
+        err.reason = reason
+    err.details = dict(err.details or {}, causes=[{"message": msg}])
+    return err
+
+
+class MutatingPolicies:
+    """The MutatingAdmissionPolicy admission step over the store's policies (a step of
+    ``Resources.mutating``: ``active()`` and ``mutate(attributes, warnings)``)."""
 
     def __init__(self, resources: "Resources") -> None:
-        super().__init__(resources)
-        reg = resources.registry
-        self._prt = reg.get(GROUP, "v1", "mutatingadmissionpolicies")
-        self._brt = reg.get(GROUP, "v1", "mutatingadmissionpolicybindings")
+        self.source = PolicySource(resources, "mutatingadmissionpolicies", "mutatingadmissionpolicybindings")
+        self.res = resources
 
     def active(self) -> bool:
-        return bool(len(self.res.store.cache(self._prt)) and len(self.res.store.cache(self._brt)))
+        """Anything configured? (a write skips building attributes when nothing is)"""
+        store = self.res.store
+        return bool(len(store.cache(self.source.policy_rt)) and len(store.cache(self.source.binding_rt)))
 
-    def mutate(self, a: Attributes, warnings: list[str]) -> dict | None:
-        if a.obj is None or a.operation not in ("CREATE", "UPDATE", "CONNECT") or (
-                a.group == GROUP and "admissionpolic" in a.resource):
+    def _schema(self, a: Attributes) -> "Node | None":
+        from mockkube.machinery.schema import for_type
+
+        rt = self.res.registry.get(a.group, a.version, a.resource)
+        return for_type(rt) if rt is not None else None
+
+    def mutate(self, a: Attributes, warnings: list[str] | None = None) -> dict | None:
+        """The object after every matching policy (None when nothing changed it); raises the
+        first failure of a policy whose failurePolicy is Fail."""
+        if a.obj is None or a.operation not in ("CREATE", "UPDATE", "CONNECT"):
             return None
-        pairs = self._pairs(a)
-        if not pairs:
-            return None
-        start = a.obj
-        changed_by: list[int] = []
-        for i, (policy, binding) in enumerate(pairs):
-            if self._apply(policy, binding, a):
-                changed_by.append(i)
-        if changed_by:  # IfNeeded policies run again when a later one changed the object
-            last = changed_by[-1]
-            for i, (policy, binding) in enumerate(pairs):
-                if i < last and (policy.get("spec") or {}).get("reinvocationPolicy") == "IfNeeded":
-                    self._apply(policy, binding, a)
-        return a.obj if a.obj is not start else None
-
-    def _pairs(self, a: Attributes) -> list[tuple[dict, dict]]:
-        policies = {e.obj["metadata"]["name"]: e.obj for e in list(self.res.store.cache(self._prt).entries.values())}
-        out = []
-        for b in sorted((e.obj for e in list(self.res.store.cache(self._brt).entries.values())),
-                        key=lambda o: o["metadata"]["name"]):
-            policy = policies.get((b.get("spec") or {}).get("policyName", ""))
-            if policy is None:
-                continue
-            if not resources_match((policy.get("spec") or {}).get("matchConstraints"), a, rules_required=True):
-                continue
-            mr = (b.get("spec") or {}).get("matchResources")
-            if mr and not resources_match(mr, a, rules_required=False):
-                continue
-            out.append((policy, b))
-        return sorted(out, key=lambda pb: (pb[0]["metadata"]["name"], pb[1]["metadata"]["name"]))
-
-    def _apply(self, policy: dict, binding: dict, a: Attributes) -> bool:
-        spec = policy.get("spec") or {}
-        fail = spec.get("failurePolicy", "Fail") == "Fail"
-        pname, bname = policy["metadata"]["name"], binding["metadata"]["name"]
-        try:
-            params_list = self._params(spec.get("paramKind"), (binding.get("spec") or {}).get("paramRef"), a)
-        except ParamsError as exc:
-            if fail:
-                raise self._denied(a, pname, bname, f"failed to configure binding: {exc}") from None
-            return False
-        changed = False
-        for params in params_list:
-            act = activation(a, params, spec)
-            applies, err = match_conditions_pass(spec.get("matchConditions"), act)
-            if err:
-                if fail:
-                    raise self._denied(a, pname, bname, err)
-                continue
-            if not applies:
-                continue
-            obj = a.obj
+        invocations: list[_Invocation] = []
+        for policy, binding in self.source.matching(a):
+            spec = policy.get("spec") or {}
             try:
-                for mutation in spec.get("mutations") or []:
-                    act["object"] = obj
-                    obj = apply_mutation(obj, mutation, act)
-            except (CELError, errors.APIError) as exc:
-                if fail:
-                    raise self._denied(a, pname, bname, getattr(exc, "message", str(exc))) from None
+                for params in self.source.params(spec.get("paramKind"), (binding.get("spec") or {}).get("paramRef"),
+                                                 a):
+                    invocations.append(_Invocation(policy, binding, params))
+            except ParamsError as exc:
+                self._fail(a, policy, binding, f"failed to configure binding: {exc}", "")
+        if not invocations:
+            return None
+        schema = self._schema(a)
+        original = a.obj
+        obj, changed_by = self._run(a, original, invocations, schema)
+        if changed_by is not None:
+            # upstream reinvocation: IfNeeded policies invoked before the last change run once more
+            again = [inv for i, inv in enumerate(invocations) if i < changed_by
+                     and (inv.policy.get("spec") or {}).get("reinvocationPolicy") == "IfNeeded"]
+            if again:
+                obj, _ = self._run(a, obj, again, schema)
+        return obj if obj != original else None
+
+    def _run(self, a: Attributes, obj: dict, invocations: list[_Invocation],
+             schema: "Node | None") -> tuple[dict, int | None]:
+        """One pass over the invocations: the object after it, and the index of the last
+        invocation that changed it."""
+        last_change = None
+        for i, inv in enumerate(invocations):
+            try:
+                new = mutate(inv.policy, _with_object(a, obj), inv.params, schema)
+            except MutationError as exc:
+                self._fail(a, inv.policy, inv.binding, exc.message, exc.reason)
                 continue
-            if obj != a.obj:
-                a.obj = obj
-                changed = True
-        return changed
+            if new is not None and new != obj:
+                obj = new
+                last_change = i
+        return obj, last_change
 
     @staticmethod
-    def _denied(a: Attributes, pname: str, bname: str, message: str) -> errors.APIError:
-        return deny_error(a, f"MutatingAdmissionPolicy '{pname}' with binding '{bname}' denied request: {message}")
+    def _fail(a: Attributes, policy: dict, binding: dict, message: str, reason: str) -> None:
+        if (policy.get("spec") or {}).get("failurePolicy", "Fail") == "Ignore":
+            return
+        raise denied(a, policy, binding, message, reason)

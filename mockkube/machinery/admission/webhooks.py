@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from mockkube.machinery import errors
 from mockkube.machinery.admission.matching import Attributes, namespace_selector_matches, object_selector_matches, \
     rule_matches
-from mockkube.machinery.admission.validating import activation, match_conditions_pass
+from mockkube.machinery.admission.policy import activation, match_conditions_pass
 from mockkube.machinery.meta import clone
 from mockkube.machinery.webhookclient import CallError, ServiceMap, WebhookClient
 

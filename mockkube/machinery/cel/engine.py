@@ -40,6 +40,15 @@ class CELError(Exception):
         self.message = message
 
 
+class CelObject(dict):
+    """A constructed message (``Object{...}``, ``JSONPatch{...}``): a dict of the fields set,
+    with the type name it was built as."""
+
+    def __init__(self, type_name: str) -> None:
+        super().__init__()
+        self.type_name = type_name
+
+
 class UInt(int):
     """CEL uint (distinct from int for typing and equality)."""
 
@@ -527,20 +536,36 @@ class _Compiler:
         return self._call(n)
 
     def _message(self, n: Node) -> tuple[T, Fn]:
-        """A message value as a map of its set fields (types are Kubernetes' apply
-        configurations ``Object...`` and ``JSONPatch``, declared by the environment)."""
+        """A message value (Kubernetes' apply configurations ``Object...`` and ``JSONPatch``,
+        declared by the environment): a ``CelObject`` of the fields set, typed by its name;
+        ``?field: optional`` sets the field only when the optional has a value."""
         if n.name not in self.scope.get("__messages__", ()):
             raise _CheckError(f"undeclared reference to '{n.name}' (in container '')", n.pos)
-        fields = [(name, self.compile(v)[1]) for name, v in n.entries]
+        fields = []
+        seen: set[str] = set()
+        for name, v in n.entries:
+            optional = name.startswith("?")
+            name = name.lstrip("?")
+            if name in seen:
+                raise _CheckError(f"field '{name}' is set more than once", v.pos)
+            seen.add(name)
+            fields.append((name, optional, self.compile(v)[1]))
+        type_name_ = n.name
 
-        def build(act: dict) -> dict:
-            out: dict = {}
-            for name, fn in fields:
+        def build(act: dict) -> CelObject:
+            out = CelObject(type_name_)
+            for name, optional, fn in fields:
                 value = fn(act)
+                if optional:
+                    if not isinstance(value, optional_type):
+                        raise CELRuntimeError("no such overload")
+                    if not value.present:
+                        continue
+                    value = value.value
                 if value is not None:
                     out[name] = value
             return out
-        return "dyn", build
+        return type_name_, build
 
     def _join_types(self, types: list[T], n: Node, what: str) -> T:
         if not types:

@@ -29,7 +29,7 @@ class Node:
     - select: target, name, test_only (has() macro)
     - index: target, args=[index]
     - call: name, target (receiver or None), args
-    - list: args; map: entries [(key, value)]; message: name (qualified type), entries [(field, value)]
+    - list: args; map: entries [(key, value)]; message: name (qualified type), entries [(field, value)], field ``?f`` for ``?f: v``
     - cond: args=[cond, then, else]
     """
 
@@ -293,12 +293,13 @@ class Parser:
         fields: list[tuple[str, Node]] = []
         if self.accept("}") is None:
             while True:
+                opt = "?" if self.accept("?") is not None else ""  # `?field: optional`
                 name_tok = self.next()
                 if name_tok.kind != "ident":
                     raise CELSyntaxError(f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER",
                                          name_tok.pos)
                 self.expect(":")
-                fields.append((name_tok.text, self.expr()))
+                fields.append((opt + name_tok.text, self.expr()))
                 if self.accept(",") is not None:
                     if self.accept("}") is not None:
                         break
