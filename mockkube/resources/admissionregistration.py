@@ -146,7 +146,7 @@ class PolicyStrategy(SpecStatusStrategy):
     def prepare_update(self, new: dict, old: dict) -> None:
         if meta.spec_changed(new, old):
             gen = old.get("metadata", {}).get("generation", 0) + 1
-            new["status"] = {"observedGeneration": gen, "typeChecking": {}}
+            new["status"] = dict(_policy_status(new), observedGeneration=gen)
         else:
             new["status"] = meta.clone(old.get("status") or {})
 
@@ -201,10 +201,14 @@ class PolicyStrategy(SpecStatusStrategy):
 
 
 def _policy_status(obj: dict) -> dict:
-    """What upstream's type-checking controller reports: every expression here is checked
-    against dyn-typed variables, so compile errors are refused at write time and no
-    type warnings remain."""
-    return {"observedGeneration": obj.get("metadata", {}).get("generation", 1), "typeChecking": {}}
+    """What upstream's type-checking controller reports (written with the spec here): the
+    expressions checked against the matched kinds' schemas (admission/typecheck.py)."""
+    from mockkube.machinery.admission.typecheck import expression_warnings
+    from mockkube.resources import registry
+
+    warnings = expression_warnings(obj, registry())
+    return {"observedGeneration": obj.get("metadata", {}).get("generation", 1),
+            "typeChecking": {"expressionWarnings": warnings} if warnings else {}}
 
 
 class BindingStrategy(SpecStatusStrategy):

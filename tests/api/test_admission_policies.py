@@ -151,3 +151,16 @@ async def test_warn_on_delete_authorizer_and_printer_columns(api):
     st, t, _ = await api.get(VAPB + "/del", headers=table)
     assert [c["name"] for c in t["columnDefinitions"]] == ["Name", "PolicyName", "ParamRef", "Age"]
     assert t["rows"][0]["cells"][:3] == ["del", "del", "default/p"]
+
+
+async def test_policy_status_reports_type_checking_warnings(api):
+    policy = {"metadata": {"name": "typo"}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                "operations": ["CREATE"], "resources": ["deployments"]}]},
+        "validations": [{"expression": "object.spec.replica <= 5"}]}}
+    code, body, _ = await api.post("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", policy)
+    assert code == 201, body
+    assert body["status"]["typeChecking"] == {"expressionWarnings": [{
+        "fieldRef": "spec.validations[0].expression",
+        "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replica'\n"
+                   " | object.spec.replica <= 5\n | ...........^"}]}
