@@ -69,17 +69,38 @@ class WebhookClient:
                 conn.close()
         except socket.timeout:
             raise CallError(f'failed to call webhook: Post "{shown}": context deadline exceeded') from None
+        except ssl.SSLCertVerificationError as e:
+            raise CallError(f'failed to call webhook: Post "{shown}": {_x509_error(e, host)}') from None
         except ssl.SSLError as e:
             raise CallError(f'failed to call webhook: Post "{shown}": tls: {e.reason or e}') from None
         except OSError as e:
-            raise CallError(f'failed to call webhook: Post "{shown}": dial tcp {host}:{port}: '
-                            f"{e.strerror or e}") from None
+            dialled = "%s:%s" % (target or (host, port))
+            why = f"connect: {e.strerror.lower()}" if isinstance(e, ConnectionError) and e.strerror \
+                else (e.strerror or e)
+            raise CallError(f'failed to call webhook: Post "{shown}": dial tcp {dialled}: {why}') from None
         if r.status != 200:
             raise CallError(f"received invalid webhook response with status code {r.status}: {raw[:200]!r}")
         try:
             return json.loads(raw)
         except ValueError as e:
             raise CallError(f"failed to unmarshal webhook response: {e}") from None
+
+
+# OpenSSL verify codes -> Go crypto/x509's wording of the same failure
+_UNKNOWN_AUTHORITY = {18, 19, 20, 21}
+_EXPIRED = {9, 10}
+
+
+def _x509_error(e: ssl.SSLCertVerificationError, host: str) -> str:
+    """A certificate failure as Go's TLS client words it (what kube-apiserver logs and returns)."""
+    code = getattr(e, "verify_code", None)
+    if code in _UNKNOWN_AUTHORITY:
+        return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+    if code in _EXPIRED:
+        return "tls: failed to verify certificate: x509: certificate has expired or is not yet valid"
+    if code == 62:  # hostname mismatch
+        return f"tls: failed to verify certificate: x509: certificate is not valid for {host}"
+    return f"tls: failed to verify certificate: {getattr(e, 'verify_message', '') or e}"
 
 
 class _Https(http.client.HTTPSConnection):

@@ -45,6 +45,14 @@ class WebhookConfigurationStrategy(Strategy):
             if isinstance(svc, dict):
                 svc.setdefault("port", 443)
 
+    def prepare_create(self, obj: dict) -> None:
+        obj.setdefault("metadata", {})["generation"] = 1  # upstream PrepareForCreate
+
+    def prepare_update(self, new: dict, old: dict) -> None:
+        """upstream PrepareForUpdate: the generation counts changes of the webhooks."""
+        gen = (old.get("metadata") or {}).get("generation") or 1
+        new.setdefault("metadata", {})["generation"] = gen + (new.get("webhooks") != old.get("webhooks"))
+
     def validate(self, obj: dict) -> list[fe.FieldError]:
         errs: list[fe.FieldError] = []
         seen: set[str] = set()
