@@ -262,3 +262,26 @@ async def test_custom_resources_and_status_subresource(api):
                                                                                         "Widget")
         st, obj, _ = await api.patch(w + "/a/status", {"status": {"phase": "Good"}})
         assert st == 200 and obj["status"] == {"phase": "Good"}
+
+
+async def test_match_policy_equivalent_and_exact(api):
+    crd = _crd()
+    v1 = crd["spec"]["versions"][0]
+    crd["spec"]["versions"] = [dict(v1, name="v1beta1", storage=False), v1]
+    st, obj, _ = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert st == 201, obj
+    beta = "/apis/example.com/v1beta1/namespaces/default/widgets"
+    with WebhookServer(lambda p, r: review_response(r, False, status={"message": p})) as srv:
+        hook = _hook("exact.example.com", srv.url("/exact"), srv.ca_bundle, matchPolicy="Exact",
+                     rules=[{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                             "resources": ["widgets"]}])
+        st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration", hook))
+        body = {"apiVersion": "example.com/v1beta1", "kind": "Widget", "metadata": {"name": "a"}}
+        st, obj, _ = await api.post(beta, body)
+        assert st == 201 and srv.requests == [], obj  # Exact: v1beta1 is not v1
+        st, obj, _ = await api.get(VWC + "/hooks")
+        obj["webhooks"][0]["matchPolicy"] = "Equivalent"
+        st, _, _ = await api.put(VWC + "/hooks", obj)
+        st, err, _ = await api.post(beta, dict(body, metadata={"name": "b"}))
+        assert st == 400 and err["message"] == 'admission webhook "exact.example.com" denied the request: /exact'
+        assert srv.requests[-1][1]["request"]["requestKind"]["version"] == "v1beta1"

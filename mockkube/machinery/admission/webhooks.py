@@ -13,6 +13,7 @@ webhook is slow; the write's commit still checks the resourceVersion it started 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 import uuid
 from typing import TYPE_CHECKING
@@ -87,16 +88,30 @@ class Webhooks:
         if a.group == GROUP and a.resource in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
             return []  # upstream never calls webhooks for their own configurations
         out = []
+        equivalent: list[Attributes] | None = None
         for cfg in self._configs(rt):
             for wh in cfg.get("webhooks") or []:
-                if not any(rule_matches(r, a) for r in wh.get("rules") or []):
-                    continue
+                rules = wh.get("rules") or []
+                if not any(rule_matches(r, a) for r in rules):
+                    if wh.get("matchPolicy", "Equivalent") == "Exact":
+                        continue
+                    if equivalent is None:
+                        equivalent = self._equivalent(a)
+                    if not any(rule_matches(r, e) for e in equivalent for r in rules):
+                        continue
                 if not namespace_selector_matches(wh.get("namespaceSelector"), a):
                     continue
                 if not object_selector_matches(wh.get("objectSelector"), a):
                     continue
                 out.append((cfg, wh))
         return out
+
+    def _equivalent(self, a: Attributes) -> list[Attributes]:
+        """The request at the other served versions of its resource (matchPolicy Equivalent).
+        Upstream also converts the object to the matched version; here it is sent as requested."""
+        reg = self.res.registry
+        return [dataclasses.replace(a, version=v) for g, v in reg.group_versions()
+                if g == a.group and v != a.version and reg.get(g, v, a.resource) is not None]
 
     def _conditions_pass(self, wh: dict, a: Attributes) -> bool:
         conds = wh.get("matchConditions")
