@@ -285,3 +285,17 @@ async def test_match_policy_equivalent_and_exact(api):
         st, err, _ = await api.post(beta, dict(body, metadata={"name": "b"}))
         assert st == 400 and err["message"] == 'admission webhook "exact.example.com" denied the request: /exact'
         assert srv.requests[-1][1]["request"]["requestKind"]["version"] == "v1beta1"
+
+
+async def test_validating_webhooks_are_called_in_parallel(api):
+    with WebhookServer(deny_bad, delay=1.0) as srv:
+        hooks = [_hook(f"v{i}.example.com", srv.url(f"/{i}"), srv.ca_bundle) for i in range(3)]
+        st, obj, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration", *hooks))
+        assert st == 201, obj
+        t0 = time.monotonic()
+        st, obj, hdrs = await api.post(CM, _cm("p"))
+        took = time.monotonic() - t0
+        assert st == 201 and len(srv.requests) == 3 and hdrs.getall("Warning") == ['299 - "looked at it"']
+        assert took < 2.5, took  # three 1 s webhooks side by side
+        st, err, _ = await api.post(CM, _cm("q", bad="1"))
+        assert st == 403 and err["message"].startswith('admission webhook "v0.example.com" denied')

@@ -13,6 +13,7 @@ webhook is slow; the write's commit still checks the resourceVersion it started 
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import dataclasses
 import logging
 import uuid
@@ -206,9 +207,21 @@ class Webhooks:
     def validate(self, a: Attributes, warnings: list[str]) -> None:
         if not self.active():
             return
-        for _cfg, wh in self._matching(self._vrt, a):
-            if self._conditions_pass(wh, a):
+        hooks = [wh for _cfg, wh in self._matching(self._vrt, a) if self._conditions_pass(wh, a)]
+        if len(hooks) <= 1:
+            for wh in hooks:
                 self._call(wh, a, warnings)
+            return
+        # upstream calls validating webhooks in parallel; the first failure in order wins
+        own = [list(warnings) for _ in hooks]
+        with self.res.unlocked(), concurrent.futures.ThreadPoolExecutor(len(hooks)) as pool:
+            futures = [pool.submit(self._call, wh, a, w) for wh, w in zip(hooks, own)]
+            concurrent.futures.wait(futures)
+        for w in own:
+            warnings.extend(x for x in w if x not in warnings)
+        for f in futures:
+            if f.exception() is not None:
+                raise f.exception()
 
 
 __all__ = ["Webhooks", "review_request", "denied"]
