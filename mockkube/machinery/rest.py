@@ -625,6 +625,11 @@ class Resources:
             raise errors.conflict(rt.plural, rt.group, name,
                                   f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
                                   f"ResourceVersion in object meta: {obj['metadata'].get('resourceVersion')}")
+        delete_options = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **{
+            k: v for k, v in options.items() if k not in ("kind", "apiVersion")}}
+        # mutating admission sees a DELETE too (no object to change: webhooks are told, patches have no target)
+        self._admit_mutating(rt, "DELETE", None, obj, name, "", dry_run, warnings if warnings is not None else [],
+                             delete_options)
         self._admit_validating(rt, "DELETE", None, obj, name, "", dry_run, warnings if warnings is not None else [],
                                {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **{
                                    k: v for k, v in options.items() if k not in ("kind", "apiVersion")}})

@@ -299,3 +299,27 @@ async def test_validating_webhooks_are_called_in_parallel(api):
         assert took < 2.5, took  # three 1 s webhooks side by side
         st, err, _ = await api.post(CM, _cm("q", bad="1"))
         assert st == 403 and err["message"].startswith('admission webhook "v0.example.com" denied')
+
+
+async def test_mutating_webhooks_see_deletes(api):
+    def answer(path: str, review: dict) -> dict:
+        req = review["request"]
+        if req["oldObject"]["metadata"]["name"] == "keep":
+            return review_response(review, False, status={"code": 403, "reason": "Forbidden", "message": "kept"})
+        return review_response(review)
+
+    with WebhookServer(answer) as srv:
+        hook = _hook("del.example.com", srv.url(), srv.ca_bundle,
+                     rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"],
+                             "resources": ["configmaps"]}])
+        st, _, _ = await api.post(MWC, _config("MutatingWebhookConfiguration", hook))
+        for name in ("keep", "drop"):
+            st, _, _ = await api.post(CM, _cm(name))
+            assert st == 201
+        assert srv.requests == []
+        st, err, _ = await api.delete(CM + "/keep")
+        assert st == 403 and err["message"] == 'admission webhook "del.example.com" denied the request: kept'
+        st, _, _ = await api.delete(CM + "/drop")
+        assert st == 200
+        req = srv.requests[-1][1]["request"]
+        assert req["operation"] == "DELETE" and req["object"] is None and req["options"]["kind"] == "DeleteOptions"

@@ -160,6 +160,11 @@ class Webhooks:
     # -- mutating ------------------------------------------------------------------
     def mutate(self, a: Attributes, warnings: list[str]) -> dict | None:
         """The object after every matching mutating webhook (None: nothing matched)."""
+        if a.operation == "DELETE":  # called as upstream calls it; nothing to patch
+            for _cfg, wh in self._matching(self._mrt, a):
+                if self._conditions_pass(wh, a):
+                    self._call(wh, a, warnings)
+            return None
         if a.obj is None or a.operation not in ("CREATE", "UPDATE", "CONNECT"):
             return None
         hooks = self._matching(self._mrt, a)
