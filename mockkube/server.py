@@ -246,6 +246,7 @@ class Server:
         self.authorizer = Authorizer(self.authorization_modes, StorePolicy(self.store, self.registry))
         self.sa_tokens = ServiceAccountTokens(self.resources, self.sa_signer)
         app[AUTHORIZER] = self.authorizer
+        self.resources.authorize = self._cel_authorize
         from mockkube.api import authn
 
         if self.tls:
@@ -294,6 +295,18 @@ class Server:
             info["groups"] = list(groups)
         self.static_tokens[token] = info
         return token
+
+    def _cel_authorize(self, user: dict, attrs: dict) -> tuple[bool, str]:
+        """CEL's ``authorizer`` checks (admission policies) through this server's authorizer."""
+        from mockkube.machinery.authz.requestinfo import Attributes
+
+        if "path" in attrs:
+            a = Attributes(user=user, verb=attrs.get("verb", ""), resource_request=False, path=attrs["path"])
+        else:
+            a = Attributes(user=user, verb=attrs.get("verb", ""), api_group=attrs.get("group", ""),
+                           resource=attrs.get("resource", ""), subresource=attrs.get("subresource", ""),
+                           namespace=attrs.get("namespace", ""), name=attrs.get("name", ""))
+        return self.authorizer.authorize(a)
 
     def _role_rules(self, ref: dict, namespace: str) -> list[dict]:
         """The rules of a binding's roleRef (404 when the role does not exist)."""

@@ -88,6 +88,7 @@ class Resources:
         from mockkube.machinery.admission.validating import ValidatingPolicies
         from mockkube.machinery.admission.webhooks import Webhooks
 
+        self.authorize: Callable[[dict, dict], tuple[bool, str]] | None = None  # the server's, for CEL
         self.webhooks = Webhooks(self)  # admission webhooks; the server sets its service map
         self.validating: list[Callable[[Attributes, list[str]], None]] = [ValidatingPolicies(self).validate,
                                                                           self.webhooks.validate]
@@ -257,7 +258,7 @@ class Resources:
             e = self.store.get(self._ns_rt, "", ns)
             ns_obj = e.obj if e else None
         return Attributes(operation, rt.group, rt.version, rt.kind, rt.plural, subresource, ns, name, obj, old,
-                          rt.namespaced, identity.current_user(), dry_run, options, ns_obj)
+                          rt.namespaced, identity.current_user(), dry_run, options, ns_obj, self.authorize)
 
     def _admit_validating(self, rt: ResourceType, operation: str, obj: dict | None, old: dict | None,
                           name: str, subresource: str, dry_run: bool, warnings: list[str],

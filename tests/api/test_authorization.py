@@ -164,3 +164,21 @@ async def test_bootstrap_roles_charts_bind_exist(rbac):
     sa = {"Impersonate-User": "system:serviceaccount:default:x", "Impersonate-Group": "system:serviceaccounts"}
     assert (await rbac.get("/.well-known/openid-configuration", headers=sa))[0] == 200
     assert (await rbac.get("/openid/v1/jwks", headers=AS_BOB))[0] == 403
+
+
+async def test_cel_authorizer_in_policies_asks_rbac(rbac):
+    adm = "/apis/admissionregistration.k8s.io/v1"
+    policy = {"metadata": {"name": "secret-readers-only"}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                                "resources": ["configmaps"]}]},
+        "validations": [{"expression": "authorizer.group('').resource('secrets').namespace(object.metadata.namespace)"
+                                       ".check('list').allowed()", "message": "only secret readers"}]}}
+    assert (await rbac.post(f"{adm}/validatingadmissionpolicies", policy))[0] == 201
+    binding = {"metadata": {"name": "secret-readers-only"},
+               "spec": {"policyName": "secret-readers-only", "validationActions": ["Deny"]}}
+    assert (await rbac.post(f"{adm}/validatingadmissionpolicybindings", binding))[0] == 201
+    await _grant(rbac, "cm-maker", [{"verbs": ["create"], "apiGroups": [""], "resources": ["configmaps"]}])
+    code, body, _ = await rbac.post("/api/v1/namespaces/default/configmaps", {"metadata": {"name": "x"}},
+                                    headers=AS_BOB)
+    assert code == 422 and "only secret readers" in body["message"]  # Invalid: no reason given
+    assert (await rbac.post("/api/v1/namespaces/default/configmaps", {"metadata": {"name": "x"}}))[0] == 201

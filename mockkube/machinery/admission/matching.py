@@ -33,6 +33,9 @@ class Attributes:
     dry_run: bool = False
     options: dict | None = None
     namespace_object: dict | None = None
+    # (user, attributes dict) -> (allowed, reason): the server's authorizer for CEL's
+    # ``authorizer`` library; None allows every check (AlwaysAllow)
+    authorize: Any = None
 
     def request(self) -> dict:
         """The CEL `request` variable (an AdmissionRequest)."""

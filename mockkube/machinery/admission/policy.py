@@ -49,10 +49,12 @@ class _Variables(dict):
 
 
 def authorizer(a: Attributes) -> Authorizer:
-    """The ``authorizer`` variable for this request's user; RBAC is not enforced yet, so
-    every check is allowed (as the request itself was)."""
+    """The ``authorizer`` variable for this request's user: checks go to the server's
+    authorizer (``--authorization-mode``; AlwaysAllow allows them all)."""
     rr = {"group": a.group, "resource": a.resource, "subresource": a.subresource, "namespace": a.namespace,
           "name": a.name}
+    if a.authorize is not None:
+        return Authorizer(a.request()["userInfo"], a.authorize, request_resource=rr)
     return Authorizer(a.request()["userInfo"], request_resource=rr)
 
 
