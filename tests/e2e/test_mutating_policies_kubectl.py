@@ -13,7 +13,9 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "admission.md").read_text()
-SECTION = DOC[DOC.index("## MutatingAdmissionPolicy"):DOC.index("## Not yet")]
+_START = DOC.index("## MutatingAdmissionPolicy")
+_END = DOC.find("\n## ", _START + 1)
+SECTION = DOC[_START:_END if _END != -1 else len(DOC)]
 MANIFESTS = re.findall(r"<<'YAML'\n(.*?)\nYAML\n", SECTION, re.S)
 
 
