@@ -43,7 +43,8 @@ def _serve(args: argparse.Namespace) -> int:
                     service_account_issuer=args.service_account_issuer, tls=args.tls,
                     tls_cert_file=args.tls_cert_file, tls_private_key_file=args.tls_private_key_file,
                     client_ca_file=args.client_ca_file, cert_dir=args.cert_dir,
-                    service_addresses=args.service_address)
+                    service_addresses=args.service_address, scheduler_process=args.scheduler == "process",
+                    component_thread=os.environ.get("MOCKKUBE_COMPONENT_THREAD", "1") == "1")
     code = 0
     try:
         asyncio.run(serve_forever(server))
@@ -140,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="PEM private key (EC or RSA) that signs ServiceAccount tokens (default: one made at start)")
     s.add_argument("--service-account-issuer", default=None, metavar="URL",
                    help="the iss claim of ServiceAccount tokens (default https://kubernetes.default.svc.cluster.local)")
+    s.add_argument("--scheduler", choices=("process", "thread"), default="process",
+                   help="where the scheduler runs: a process of its own, a client of the API as kube-scheduler "
+                        "(default; it works on a second core), or a thread of the server's process")
     s.set_defaults(fn=_serve)
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
     k.add_argument("--server", default="http://127.0.0.1:6443")
@@ -152,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mockkube import cli_control
 
     cli_control.add_commands(sub)  # reset, clock
+    from mockkube.scheduler import standalone
+
+    standalone.add_command(sub)  # the scheduler as a process of its own
     return p
 
 

@@ -22,6 +22,7 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self._by_name: dict[str, object] = {}
         self._lock = threading.Lock()
+        self.sources: list = []  # async () -> bytes: exposition of component processes
 
     def _get(self, cls, name: str, doc: str, labels: Sequence[str], **kw):
         with self._lock:
@@ -43,6 +44,11 @@ class Metrics:
                   buckets: Sequence[float] | None = None) -> Histogram:
         kw = {"buckets": tuple(buckets)} if buckets else {}
         return self._get(Histogram, name, doc, labels, **kw)
+
+    def add_source(self, fn) -> None:
+        """More exposition text (``async fn() -> bytes``): a component process's metrics,
+        served on the same ``/metrics``."""
+        self.sources.append(fn)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus text format (what ``GET /metrics`` answers)."""

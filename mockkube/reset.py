@@ -103,7 +103,7 @@ async def quiesce(components: list, timeout: float = 5.0) -> bool:
     deadline = time.monotonic() + timeout
     idle_rounds = 0
     while time.monotonic() < deadline:
-        if all(_idle(c) for c in components):
+        if all(_idle(c) for c in components) and await _remote_idle(components):
             idle_rounds += 1
             if idle_rounds >= 3:  # what one round's callbacks queued has run too
                 return True
@@ -111,6 +111,15 @@ async def quiesce(components: list, timeout: float = 5.0) -> bool:
             idle_rounds = 0
         await asyncio.sleep(0)
     return False
+
+
+async def _remote_idle(components: list) -> bool:
+    """Components in processes of their own answer over their channel."""
+    for c in components:
+        fn = getattr(c, "remote_idle", None)
+        if fn is not None and not await fn():
+            return False
+    return True
 
 
 def _idle(component) -> bool:

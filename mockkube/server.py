@@ -76,7 +76,8 @@ class Server:
                  anonymous_auth: bool = True, authentication: bool | None = None, tls: bool = False,
                  tls_cert_file: str | None = None, tls_private_key_file: str | None = None,
                  client_ca_file: str | None = None, cert_dir: str | None = None,
-                 service_addresses: dict[str, str] | list[str] | None = None) -> None:
+                 service_addresses: dict[str, str] | list[str] | None = None,
+                 scheduler_process: bool = False) -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -89,6 +90,10 @@ class Server:
         # False keeps them on the caller's loop, for asyncio tests that reach into them
         self.component_thread = component_thread
         self._component_loop = None
+        # the scheduler as a process of its own (`mockkube serve`'s default): it works on the
+        # machine's other core and reaches the API over HTTP, as kube-scheduler does
+        self.scheduler_process = scheduler_process and components
+        self.scheduler_child = None  # mockkube.scheduler.process.Child while it runs
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
         self.event_window = event_window
@@ -267,6 +272,12 @@ class Server:
             self._escalation_checked = True
         auth = app[API_KEY].auth
         auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token
+
+    def client(self, manager: str):
+        """An in-process client writing as ``manager`` (what components use)."""
+        from mockkube.storage.client import Client
+
+        return Client(self.resources, manager)
 
     def write_kubeconfig(self, path: str | Path) -> None:
         """A kubeconfig for this server's admin: with TLS it trusts the CA and holds a client
@@ -495,7 +506,11 @@ def _remove_later(path: str) -> None:
 
 
 async def serve_forever(server: Server, ready_line: bool = True) -> None:
+    from mockkube import gctuning
+
+    gctuning.tune()
     url = await server.start()
+    gctuning.settle()
     if ready_line:
         print(f"mockkube ready at {url}", flush=True)
     stop = asyncio.Event()

@@ -97,6 +97,8 @@ def build_app(resources: Resources, registry: Registry, metrics=None) -> web.App
         from mockkube.metrics import CONTENT_TYPE_LATEST
 
         body = metrics.exposition() if metrics is not None else b""
+        for source in getattr(metrics, "sources", ()):
+            body += await source()
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def on_shutdown(app: web.Application) -> None:

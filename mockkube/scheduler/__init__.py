@@ -22,6 +22,10 @@ def binding_timeout(server: Any) -> float:
 
 
 async def start(server: Any) -> list:
+    if getattr(server, "scheduler_process", False):  # `mockkube serve`: a process of its own
+        from mockkube.scheduler import process
+
+        return await process.start(server)
     from mockkube.scheduler.scheduler import Scheduler
 
     sched = Scheduler(server, binding_timeout=binding_timeout(server))

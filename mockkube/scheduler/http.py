@@ -28,8 +28,15 @@ async def explain_pod(request: web.Request) -> web.Response:
     from mockkube.scheduler.explain import render_text
 
     server = request.app[SERVER_KEY]
-    report = await server.on_cluster(_explain_on_cluster, server, request.match_info["namespace"],
-                                     request.match_info["name"])
+    ns, name = request.match_info["namespace"], request.match_info["name"]
+    remote = next((c for c in server.components if hasattr(c, "explain") and getattr(c, "name", "") == "scheduler"),
+                  None)
+    if remote is not None:  # the scheduler runs in a process of its own
+        report = await server.on_cluster(remote.explain, ns, name)
+        if report is None:
+            raise errors.not_found("pods", "", name)
+    else:
+        report = await server.on_cluster(_explain_on_cluster, server, ns, name)
     if request.query.get("format") == "text":
         return web.Response(text=render_text(report, all_devices=request.query.get("all") == "true") + "\n")
     return web.Response(body=json.dumps(report).encode(), content_type="application/json")

@@ -15,6 +15,7 @@ import logging
 import random
 from typing import Any
 
+from mockkube.asyncbridge import spawn
 from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
@@ -96,7 +97,12 @@ class Scheduler:
                  binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT) -> None:
         self.server = server
         self.clock = server.clock
-        self.client = Client(server.resources, "kube-scheduler")
+        make_client = getattr(server, "client", None)
+        self.client = make_client("kube-scheduler") if callable(make_client) else Client(server.resources, "kube-scheduler")
+        # in a process of its own the binding cycle runs beside the next scheduling cycles
+        # (upstream binds in a goroutine) while its writes travel to the API
+        self.async_binding = bool(getattr(server, "async_binding", False))
+        self._binding_now: dict[str, asyncio.Task] = {}
         self.cache = Cache()
         self.dra = DRAManager()
         self.queue = SchedulingQueue(self.clock, initial_backoff, max_backoff)
@@ -187,7 +193,7 @@ class Scheduler:
 
     def idle(self) -> bool:
         """No pod waiting in activeQ or being scheduled, no undelivered events."""
-        return (not self.queue.has_active() and self.queue.in_flight is None
+        return (not self.queue.has_active() and self.queue.in_flight is None and not self._binding_now
                 and not any(inf.pending() for inf in self.informers.values()))
 
     def resync(self) -> None:
@@ -199,6 +205,8 @@ class Scheduler:
         self._stopping = True
         self.why.stop()
         self.binding.stop()
+        for task in list(self._binding_now.values()):
+            task.cancel()
         for inf in self.informers.values():
             inf.stop()
         if self._flush is not None:
@@ -227,6 +235,8 @@ class Scheduler:
             self.nominated[uid] = obj
         else:
             self.nominated.pop(uid, None)
+        if key in self._binding_now and typ != "DELETED" and not (obj.get("spec") or {}).get("nodeName"):
+            return  # its binding cycle is writing: the outcome decides
         if key in self.binding:
             if typ == "DELETED" or (obj.get("metadata") or {}).get("uid") != self._waiting_uid.get(key):
                 self._abandon_wait(key)
@@ -527,6 +537,26 @@ class Scheduler:
             if st is not None and not st.ok:
                 failure = f'running Reserve plugin "{p.name}": {st.message}'
                 break
+        if self.async_binding and not failure:
+            self.queue.release(key)
+            task = asyncio.get_running_loop().create_task(
+                spawn(self._binding_cycle, key, pod, state, node_name, reserved, failure), name=f"bind {key}")
+            self._binding_now[key] = task
+            task.add_done_callback(lambda t, key=key: self._bound(key, t))
+            return
+        self._binding_cycle(key, pod, state, node_name, reserved, failure)
+
+    def _bound(self, key: str, task: asyncio.Task) -> None:
+        if self._binding_now.get(key) is task:
+            del self._binding_now[key]
+        if not task.cancelled() and task.exception() is not None:
+            log.error("binding cycle of %s failed", key, exc_info=task.exception())
+            self.queue.requeue_failed(key, error=True)
+
+    def _binding_cycle(self, key: str, pod: dict, state: fw.CycleState, node_name: str,
+                       reserved: list[fw.Plugin], failure: str) -> None:
+        """PreBind and Bind. Inline in-process; under ``asyncbridge.spawn`` in a scheduler
+        process, where each write is awaited while the loop runs the next cycles."""
         started = self.clock()
         if not failure:
             for p in self.plugins:

@@ -316,6 +316,11 @@ class Store:
                     backlog.append(out)
         return w, backlog
 
+    def newest_rvs(self) -> dict[str, int]:
+        """Per storage key, the rv of its newest change (what a follower must have seen)."""
+        with self.lock:
+            return {key: log.newest for key, log in self._logs.items()}
+
     def oldest_rv(self, rt: ResourceType) -> int:
         return self._logs[rt.storage_key].window_start + 1
 

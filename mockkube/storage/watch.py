@@ -59,6 +59,11 @@ class EventLog:
         else:
             self.window_start = min(self.window_start, start_rv)
 
+    @property
+    def newest(self) -> int:
+        """The rv of the newest retained event (the window's start when there is none)."""
+        return self._rvs[-1] if self._rvs else self.window_start
+
     def since(self, rv: int) -> list[Event] | None:
         """Events after ``rv``, or None if some of them fell out of the window."""
         if rv < self.window_start:

@@ -97,6 +97,32 @@ async def watch_bound(s: aiohttp.ClientSession, url: str, want: int, rv: str, do
                     return
 
 
+def cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU time (user + system) of the server process and of each child it started (the
+    scheduler process), by command: where the cluster's work goes, whatever else the
+    machine runs meanwhile."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    procs = [pid]
+    for task in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else ():
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                procs += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    for p in procs:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{p}/cmdline") as f:
+                cmd = f.read().split("\0")
+        except OSError:
+            continue
+        name = "scheduler" if "scheduler" in cmd else ("server" if p == pid else os.path.basename(cmd[0]))
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def pod(i: int) -> dict:
     return {"metadata": {"name": f"pod-{i}"}, "spec": {
         "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
@@ -104,7 +130,7 @@ def pod(i: int) -> dict:
         "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
 
 
-async def measure(url: str, nodes: int, pods: int) -> dict:
+async def measure(url: str, nodes: int, pods: int, pid: int | None = None) -> dict:
     conn = aiohttp.TCPConnector(limit=CLIENTS + 4)
     async with aiohttp.ClientSession(connector=conn) as s:
         await wait_nodes_ready(s, url, nodes)
@@ -123,11 +149,14 @@ async def measure(url: str, nodes: int, pods: int) -> dict:
             rv = (await r.json())["metadata"]["resourceVersion"]
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         watcher = asyncio.create_task(watch_bound(s, url, pods, rv, done))
+        cpu0 = cpu_seconds(pid) if pid else {}
         first = await create_all(s, url, "/api/v1/namespaces/bench/pods", [pod(i) for i in range(pods)])
         created = time.perf_counter() - first
         last = await asyncio.wait_for(done, 900)
+        cpu1 = cpu_seconds(pid) if pid else {}
         watcher.cancel()
-        return {"pps": pods / (last - first), "baseline": baseline, "create_s": created}
+        cpu = {k: (v - cpu0.get(k, 0.0)) * 1000 / pods for k, v in cpu1.items()}
+        return {"pps": pods / (last - first), "baseline": baseline, "create_s": created, "cpu_ms_per_pod": cpu}
 
 
 def in_process(nodes: int, pods: int) -> float:
@@ -158,14 +187,15 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as d:
             p, url = start_server(d, n, args.server_arg)
             try:
-                r = asyncio.run(measure(url, n, args.pods))
+                r = asyncio.run(measure(url, n, args.pods, p.pid))
             finally:
                 p.send_signal(signal.SIGTERM)
                 p.wait(30)
         print(f"{n:>5} nodes, {args.pods} pods over HTTP ({CLIENTS} clients), every component: "
               f"{r['pps']:.0f} pods/s first create -> last bound = x{r['pps'] / UPSTREAM_THRESHOLD:.2f} of "
               f"upstream's CI threshold ({UPSTREAM_THRESHOLD:.0f}); creates alone took {r['create_s']:.1f}s; "
-              f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f})",
+              f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f}); "
+              f"CPU per pod: " + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items())),
               flush=True)
         if not args.no_in_process:
             ip = in_process(n, args.pods)
