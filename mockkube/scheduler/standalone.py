@@ -160,8 +160,18 @@ async def run(args: argparse.Namespace) -> int:
     host = Host(args, http_)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        # a plain handler runs between bytecodes, also while an allocation holds the loop:
+        # the allocator gives up at its next step, then the loop sees the stop
+        for c in host.components:
+            request_stop = getattr(c, "request_stop", None)
+            if request_stop is not None:
+                request_stop()
+        loop.call_soon_threadsafe(stop.set)
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        signal.signal(sig, on_signal)
     from mockkube import gctuning
 
     gctuning.tune()

@@ -75,8 +75,10 @@ def allocating(url: str) -> bool:
         return bool(json.load(r)["items"])
 
 
-def test_reads_and_writes_stay_prompt_and_sigterm_stops_during_an_endless_allocation(tmp_path):
-    p, url, kc = serve(tmp_path, "--dra-filter-timeout", "0")  # no timeout: the search never ends
+@pytest.mark.parametrize("where", ["process", "thread"])  # mockkube serve --scheduler=...
+def test_reads_and_writes_stay_prompt_and_sigterm_stops_during_an_endless_allocation(tmp_path, where):
+    # no timeout: the search never ends
+    p, url, kc = serve(tmp_path, "--dra-filter-timeout", "0", f"--scheduler={where}")
     try:
         kubectl(kc, "apply", "-f", "-", input=PATHOLOGICAL)
         until(lambda: allocating(url), what="the pod's claim")
@@ -96,8 +98,9 @@ def test_reads_and_writes_stay_prompt_and_sigterm_stops_during_an_endless_alloca
     assert took < 2.0, f"SIGTERM took {took:.2f}s"
 
 
-def test_sigint_stops_within_two_seconds_too(tmp_path):
-    p, url, kc = serve(tmp_path, "--dra-filter-timeout", "0")
+@pytest.mark.parametrize("where", ["process", "thread"])
+def test_sigint_stops_within_two_seconds_too(tmp_path, where):
+    p, url, kc = serve(tmp_path, "--dra-filter-timeout", "0", f"--scheduler={where}")
     try:
         kubectl(kc, "apply", "-f", "-", input=PATHOLOGICAL)
         until(lambda: allocating(url), what="the pod's claim")
