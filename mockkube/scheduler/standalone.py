@@ -11,7 +11,6 @@ line, each request with an ``id`` answered by a line with the same ``id``:
     {"op": "pause"} / {"op": "resume", "rvs": {...}}             a reset: stop, then start again
     {"op": "explain", "namespace": ns, "name": n} -> {"report": ...}
     {"op": "metrics"} -> {"text": exposition}
-It can also run by hand against any mockkube server (no control channel then).
 """
 
 from __future__ import annotations
@@ -205,7 +204,7 @@ def main(args: argparse.Namespace) -> int:
 def add_command(sub: argparse._SubParsersAction) -> None:
     from mockkube.cli import _duration, _positive_duration
 
-    p = sub.add_parser("scheduler", help="run the scheduler as a process of its own against a server")
+    p = sub.add_parser("scheduler", help=argparse.SUPPRESS)  # started by `mockkube serve`
     p.add_argument("--kubeconfig", required=True, help="how to reach the API server")
     p.add_argument("--cluster", default=None, help="the cluster profile (its scheduler: settings)")
     p.add_argument("--dra-filter-timeout", dest="filter_timeout", type=_duration, default=None, metavar="DURATION")
