@@ -58,7 +58,7 @@ class Child:
         return self.proc.returncode is None and not self._reader.done()
 
     async def request(self, op: str, **body: Any) -> dict:
-        await self.ready
+        await asyncio.shield(self.ready)  # a caller's timeout must not cancel the shared future
         rid = next(self._ids)
         fut = asyncio.get_running_loop().create_future()
         self._waiting[rid] = fut
