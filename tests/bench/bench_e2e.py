@@ -123,6 +123,16 @@ def cpu_seconds(pid: int) -> dict[str, float]:
     return out
 
 
+async def probe_gets(s: aiohttp.ClientSession, url: str, out: list[float]) -> None:
+    """What a user's kubectl feels meanwhile: a GET every 20 ms, its latency recorded."""
+    while True:
+        t = time.perf_counter()
+        async with s.get(f"{url}/api/v1/namespaces/default/services/kubernetes") as r:
+            await r.read()
+        out.append(time.perf_counter() - t)
+        await asyncio.sleep(0.02)
+
+
 def pod(i: int) -> dict:
     return {"metadata": {"name": f"pod-{i}"}, "spec": {
         "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
@@ -150,13 +160,18 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None) -> di
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         watcher = asyncio.create_task(watch_bound(s, url, pods, rv, done))
         cpu0 = cpu_seconds(pid) if pid else {}
+        latencies: list[float] = []
+        prober = asyncio.create_task(probe_gets(s, url, latencies))
         first = await create_all(s, url, "/api/v1/namespaces/bench/pods", [pod(i) for i in range(pods)])
         created = time.perf_counter() - first
         last = await asyncio.wait_for(done, 900)
         cpu1 = cpu_seconds(pid) if pid else {}
         watcher.cancel()
+        prober.cancel()
+        latencies.sort()
         cpu = {k: (v - cpu0.get(k, 0.0)) * 1000 / pods for k, v in cpu1.items()}
-        return {"pps": pods / (last - first), "baseline": baseline, "create_s": created, "cpu_ms_per_pod": cpu}
+        return {"pps": pods / (last - first), "baseline": baseline, "create_s": created, "cpu_ms_per_pod": cpu,
+                "get_p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000 if latencies else 0.0}
 
 
 def in_process(nodes: int, pods: int) -> float:
@@ -195,7 +210,8 @@ def main() -> None:
               f"{r['pps']:.0f} pods/s first create -> last bound = x{r['pps'] / UPSTREAM_THRESHOLD:.2f} of "
               f"upstream's CI threshold ({UPSTREAM_THRESHOLD:.0f}); creates alone took {r['create_s']:.1f}s; "
               f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f}); "
-              f"CPU per pod: " + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items())),
+              f"CPU per pod: " + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items()))
+              + f"; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
               flush=True)
         if not args.no_in_process:
             ip = in_process(n, args.pods)
