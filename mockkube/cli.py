@@ -43,7 +43,10 @@ def _serve(args: argparse.Namespace) -> int:
                     service_account_issuer=args.service_account_issuer, tls=args.tls,
                     tls_cert_file=args.tls_cert_file, tls_private_key_file=args.tls_private_key_file,
                     client_ca_file=args.client_ca_file, cert_dir=args.cert_dir,
-                    service_addresses=args.service_address, scheduler_process=args.scheduler == "process")
+                    service_addresses=args.service_address, scheduler_process=args.scheduler == "process",
+                    # with the scheduler out, the other components are many small writers that
+                    # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
+                    component_thread=args.scheduler != "process")
     code = 0
     try:
         asyncio.run(serve_forever(server))
