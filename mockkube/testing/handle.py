@@ -121,7 +121,11 @@ class Cluster(ClientTools):
     def start(self) -> "Cluster":
         t0 = time.perf_counter()
         if self.in_subprocess:
-            self._start_subprocess()
+            try:
+                self._start_subprocess()
+            except BaseException:
+                self.stop()  # a server that started but did not settle must not outlive the caller
+                raise
         else:
             from mockkube.testing.clock import FakeClock
             from mockkube.testing.cluster import ThreadedCluster
