@@ -273,6 +273,9 @@ class KubeletManager(Controller):
     def identity(self) -> dict | None:
         return None  # each write acts as the node it is for (``_act_as``)
 
+    def informer_identity(self) -> dict | None:
+        return None  # every node's kubelet watches its own pods (the Node authorizer allows it)
+
     def _act_as(self, node: str) -> None:
         """Make the rest of this reconcile (and tasks it starts) act as ``system:node:<node>``."""
         user = self._node_users.get(node)
