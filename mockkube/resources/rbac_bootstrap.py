@@ -122,17 +122,30 @@ def mockkube_cluster_role_bindings() -> list[dict]:
                      [{"apiGroup": GROUP, "kind": "Group", "name": "kubeadm:cluster-admins"}])]
 
 
+# mockkube serves resource.k8s.io/v1beta2 DeviceTaintRules, whose feature gate
+# (DRADeviceTaintRules) is off by default in v1.36: the rules upstream's policy adds to the
+# device-taint-eviction controller with that gate on, in a role of their own
+FEATURE_ROLE = "mockkube:feature:DRADeviceTaintRules"
+
+
+def feature_objects() -> tuple[list[dict], list[dict]]:
+    rules = [{"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules/status"], "verbs": ["patch", "update"]},
+             {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules"], "verbs": ["get", "list", "watch"]}]
+    sa = {"kind": "ServiceAccount", "name": "device-taint-eviction-controller", "namespace": "kube-system"}
+    return [_cluster_role(FEATURE_ROLE, rules)], [_binding(FEATURE_ROLE, FEATURE_ROLE, [sa])]
+
+
 # -- what the server creates ---------------------------------------------------------------
 def cluster_roles() -> list[dict]:
     """Every bootstrap ClusterRole: upstream's (aggregations computed), then mockkube's."""
-    roles = upstream_cluster_roles() + driver_objects()[0]
+    roles = upstream_cluster_roles() + feature_objects()[0] + driver_objects()[0]
     _aggregate(roles)
     return roles
 
 
 def cluster_role_bindings() -> list[dict]:
     return (golden("cluster-role-bindings.yaml") + golden("controller-role-bindings.yaml")
-            + mockkube_cluster_role_bindings() + driver_objects()[1])
+            + mockkube_cluster_role_bindings() + feature_objects()[1] + driver_objects()[1])
 
 
 def namespaced_roles() -> list[dict]:
