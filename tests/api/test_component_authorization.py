@@ -167,3 +167,26 @@ async def test_with_authorization_off_nothing_is_built(monkeypatch):
         c.update(c.rt("configmaps"), cm)
         c.patch(c.rt("configmaps"), "default", "x", {"data": {"a": "b"}})
         c.delete(c.rt("configmaps"), "default", "x")
+
+
+async def test_the_scheduler_needs_resourceclaims_binding_to_allocate(caplog):
+    """DRAResourceClaimGranularStatusAuthorization applies to the in-process scheduler too."""
+    caplog.set_level(logging.ERROR, logger="mockkube.scheduler")
+    async with running_server(components=True, authorization_mode="Node,RBAC") as server:
+        await server.settled()
+        c = Client(server.resources, "test")
+        cr = c.rt("clusterroles", RBAC)
+        role = c.get(cr, "", "system:kube-scheduler")
+        c.update(cr, dict(role, rules=[r for r in role["rules"] if "resourceclaims/binding" not in r["resources"]]))
+        c.create(c.rt("resourceclaims", "resource.k8s.io"), {
+            "metadata": {"name": "dev", "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "d", "exactly": {"deviceClassName": "gpu.example.com"}}]}}})
+        pod = _pod("p", resourceClaims=[{"name": "d", "resourceClaimName": "dev"}])
+        pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "d"}]}
+        c.create(c.rt("pods"), pod)
+        want = ('changing status.allocation or status.reservedFor requires resource="resourceclaims/binding", '
+                'verb="update" permission: resourceclaims.resource.k8s.io is forbidden: User "system:kube-scheduler"')
+        await eventually(lambda: any(want in m for m in _forbidden_logs(caplog)), timeout=10,
+                         what="the scheduler's claim status write is refused")
+        claim = c.get(c.rt("resourceclaims", "resource.k8s.io"), "default", "dev")
+        assert not (claim.get("status") or {}).get("allocation")
