@@ -123,16 +123,24 @@ def mockkube_cluster_role_bindings() -> list[dict]:
 
 
 # mockkube serves resource.k8s.io/v1beta2 DeviceTaintRules, whose feature gate
-# (DRADeviceTaintRules) is off by default in v1.36: the rules upstream's policy adds to the
-# device-taint-eviction controller with that gate on, in a role of their own
+# (DRADeviceTaintRules) is off by default in v1.36: the rules upstream's policy adds with
+# that gate on (its cluster-roles-featuregates/controller-roles-featuregates golden files) to
+# the scheduler and the device-taint-eviction controller, in roles of their own
 FEATURE_ROLE = "mockkube:feature:DRADeviceTaintRules"
 
 
 def feature_objects() -> tuple[list[dict], list[dict]]:
-    rules = [{"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules/status"], "verbs": ["patch", "update"]},
-             {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules"], "verbs": ["get", "list", "watch"]}]
-    sa = {"kind": "ServiceAccount", "name": "device-taint-eviction-controller", "namespace": "kube-system"}
-    return [_cluster_role(FEATURE_ROLE, rules)], [_binding(FEATURE_ROLE, FEATURE_ROLE, [sa])]
+    read = {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules"], "verbs": ["get", "list", "watch"]}
+    status = {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules/status"], "verbs": ["patch", "update"]}
+    scheduler = {"apiGroup": GROUP, "kind": "User", "name": "system:kube-scheduler"}
+    controller = {"kind": "ServiceAccount", "name": "device-taint-eviction-controller", "namespace": "kube-system"}
+    roles, bindings = [], []
+    for who, rules, subject in (("kube-scheduler", [read], scheduler),
+                                ("device-taint-eviction-controller", [status, read], controller)):
+        name = f"{FEATURE_ROLE}:{who}"
+        roles.append(_cluster_role(name, rules))
+        bindings.append(_binding(name, name, [subject]))
+    return roles, bindings
 
 
 # -- what the server creates ---------------------------------------------------------------
