@@ -1,8 +1,10 @@
 """Who the in-process components act as, by upstream's names: kube-controller-manager's
 controllers as their ServiceAccounts in kube-system (kubeadm runs it with
 ``--use-service-account-credentials``), the scheduler as ``system:kube-scheduler``, a
-kubelet as ``system:node:<name>``. Admission (``request.userInfo`` in policies and
-webhooks) sees these identities."""
+kubelet as ``system:node:<name>``, the built-in DRA drivers as ServiceAccounts of their own.
+Admission (``request.userInfo`` in policies and webhooks) sees these identities, and with an
+enforcing ``--authorization-mode`` their writes are authorized as theirs
+(mockkube/machinery/authz/components.py) against upstream's bootstrap roles for them."""
 
 from __future__ import annotations
 

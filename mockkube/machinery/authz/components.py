@@ -21,7 +21,7 @@ import contextlib
 import logging
 from typing import Iterator
 
-from mockkube.machinery.admission.identity import _current, current_user, set_request_verb
+from mockkube.machinery.admission.identity import current_user, set_request_verb
 from mockkube.machinery.authz.authorizer import Authorizer, forbidden
 from mockkube.machinery.authz.requestinfo import Attributes
 
@@ -68,8 +68,3 @@ def may_list_and_watch(authorizer: Authorizer, user: dict, rt) -> tuple[bool, st
         if not ok:
             return False, forbidden(attrs, why).message
     return True, ""
-
-
-def acting() -> dict | None:
-    """The identity set for the running component (None: the default admin)."""
-    return _current.get()
