@@ -190,3 +190,17 @@ async def test_the_scheduler_needs_resourceclaims_binding_to_allocate(caplog):
                          what="the scheduler's claim status write is refused")
         claim = c.get(c.rt("resourceclaims", "resource.k8s.io"), "default", "dev")
         assert not (claim.get("status") or {}).get("allocation")
+
+
+async def test_kubelets_need_the_node_authorizer(caplog):
+    """With RBAC alone (no Node mode) a kubelet may not even register its node, as upstream's:
+    the system:node ClusterRoleBinding has no subjects."""
+    caplog.set_level(logging.WARNING, logger="mockkube.kubelet")
+    async with running_server(components=True, authorization_mode="RBAC", cluster=ONE_NODE) as server:
+        await server.settled()
+        c = Client(server.resources, "test")
+        assert c.get(c.rt("nodes"), "", "n1") is None
+        logs = [r.getMessage() for r in caplog.records]
+        assert any("has no Node: the simulated kubelets (system:node:<name>) may do nothing" in m for m in logs)
+        assert any('node n1: unable to register node with API server: nodes is forbidden: User "system:node:n1" '
+                   'cannot create resource "nodes"' in m for m in logs)
