@@ -249,6 +249,8 @@ class Server:
         from mockkube.resources.serviceaccount_tokens import ServiceAccountTokens
 
         self.authorizer = Authorizer(self.authorization_modes, StorePolicy(self.store, self.registry))
+        # in-process components' writes are authorized too, only when something is enforced
+        self.store.authorizer = self.authorizer if self.authorizer.enforcing else None
         self.sa_tokens = ServiceAccountTokens(self.resources, self.sa_signer)
         app[AUTHORIZER] = self.authorizer
         self.resources.authorize = self._cel_authorize

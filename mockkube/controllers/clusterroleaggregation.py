@@ -7,28 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Hashable
 
 from mockkube.machinery import errors
-from mockkube.machinery.selectors import label_selector_from_object
+from mockkube.machinery.authz.rbac import aggregated_rules
 from mockkube.storage.client import Client
 from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
     from mockkube.server import Server
-
-
-def aggregated_rules(role: dict, roles: list[dict]) -> list[dict]:
-    """The rules ``role``'s aggregationRule selects from ``roles``."""
-    selectors = [label_selector_from_object(s) for s in
-                 (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or ()]
-    out: list[dict] = []
-    for other in sorted(roles, key=lambda r: r["metadata"]["name"]):
-        if other["metadata"]["name"] == role["metadata"]["name"]:
-            continue
-        labels = other["metadata"].get("labels") or {}
-        if any(s.matches(labels) for s in selectors):
-            for rule in other.get("rules") or ():
-                if rule not in out:
-                    out.append(rule)
-    return out
 
 
 class ClusterRoleAggregation(Controller):

@@ -63,6 +63,16 @@ def without_owner(obj: dict, owner_uid: str) -> dict:
     return obj
 
 
+def metadata_patch(obj: dict) -> dict:
+    """A merge patch that gives the live object ``obj``'s owner references and finalizers:
+    upstream's ControllerRefManager (adopt, release) and job controller (tracking finalizer)
+    patch pods, their roles grant ``patch`` and not ``update``. The resourceVersion makes it
+    conditional as an update is (409 when the pod changed meanwhile)."""
+    m = obj["metadata"]
+    return {"metadata": {"ownerReferences": m.get("ownerReferences"), "finalizers": m.get("finalizers"),
+                         "resourceVersion": m.get("resourceVersion")}}
+
+
 def resolve_owner(obj: dict, kind: str, get: Callable[[str, str], dict | None]) -> dict | None:
     """The controlling owner of ``obj`` of ``kind`` if it still exists with the same UID."""
     ref = controller_of(obj)

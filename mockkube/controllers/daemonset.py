@@ -102,7 +102,8 @@ class DaemonSetController(Controller):
                 new = cref.with_owner(clone(p), ref) if decision == "adopt" else cref.without_owner(
                     clone(p), ds["metadata"]["uid"])
                 try:
-                    updated = self.client.update(self.pod_rt, new)
+                    updated = self.client.patch(self.pod_rt, meta.namespace_of(new), meta.name_of(new),
+                                                cref.metadata_patch(new))
                 except errors.APIError as e:
                     if e.code not in (404, 409, 422):
                         raise

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.identities import APISERVER, controller_user
 from mockkube.machinery import errors
+from mockkube.machinery.admission.identity import acting_as
 from mockkube.resources.disruption import pod_ready
 from mockkube.storage.client import Client
 from mockkube.storage.informer import Controller, Informer
@@ -79,7 +81,8 @@ class EndpointsController(Controller):
                        and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")),
                       key=lambda p: p["metadata"]["name"])
         self._endpoints(svc, pods)
-        self._slice(svc, pods)
+        with acting_as(controller_user("endpointslice-controller")):  # a controller of its own upstream
+            self._slice(svc, pods)
 
     def _apiserver(self, svc: dict) -> None:
         """kube-apiserver's endpoint reconciler: the ``kubernetes`` Service points at the
@@ -95,21 +98,22 @@ class EndpointsController(Controller):
         port = int(getattr(self.server, "port", 0) or 6443)
         subsets = [{"addresses": [{"ip": ip}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]
         labels = {"endpointslice.kubernetes.io/skip-mirror": "true"}
-        cur = self.client.get(self.ep_rt, "default", "kubernetes")
-        if cur is None:
-            self.client.create(self.ep_rt, {"metadata": {"name": "kubernetes", "namespace": "default",
-                                                         "labels": labels}, "subsets": subsets})
-        elif cur.get("subsets") != subsets:
-            self.client.update(self.ep_rt, dict(cur, subsets=subsets))
-        endpoints = [{"addresses": [ip], "conditions": {"ready": True}}]
-        ports = [{"name": "https", "port": port, "protocol": "TCP"}]
-        sl = self.client.get(self.slice_rt, "default", "kubernetes")
-        if sl is None:
-            self.client.create(self.slice_rt, {"metadata": {"name": "kubernetes", "namespace": "default",
-                                                            "labels": {SERVICE_NAME: "kubernetes"}},
-                                               "addressType": "IPv4", "endpoints": endpoints, "ports": ports})
-        elif sl.get("endpoints") != endpoints or sl.get("ports") != ports:
-            self.client.update(self.slice_rt, dict(sl, endpoints=endpoints, ports=ports))
+        with acting_as(APISERVER):  # kube-apiserver reconciles its own endpoints
+            cur = self.client.get(self.ep_rt, "default", "kubernetes")
+            if cur is None:
+                self.client.create(self.ep_rt, {"metadata": {"name": "kubernetes", "namespace": "default",
+                                                             "labels": labels}, "subsets": subsets})
+            elif cur.get("subsets") != subsets:
+                self.client.update(self.ep_rt, dict(cur, subsets=subsets))
+            endpoints = [{"addresses": [ip], "conditions": {"ready": True}}]
+            ports = [{"name": "https", "port": port, "protocol": "TCP"}]
+            sl = self.client.get(self.slice_rt, "default", "kubernetes")
+            if sl is None:
+                self.client.create(self.slice_rt, {"metadata": {"name": "kubernetes", "namespace": "default",
+                                                                "labels": {SERVICE_NAME: "kubernetes"}},
+                                                   "addressType": "IPv4", "endpoints": endpoints, "ports": ports})
+            elif sl.get("endpoints") != endpoints or sl.get("ports") != ports:
+                self.client.update(self.slice_rt, dict(sl, endpoints=endpoints, ports=ports))
 
     def _ports(self, svc: dict, pod: dict | None) -> list[dict]:
         out = []

@@ -211,7 +211,8 @@ class JobController(Controller):
                     new["metadata"]["finalizers"] = list(new["metadata"].get("finalizers") or ()) + [
                         ju.TRACKING_FINALIZER]
                 try:
-                    out.append(self.client.update(self.pod_rt, new))
+                    out.append(self.client.patch(self.pod_rt, meta.namespace_of(new), meta.name_of(new),
+                                                 cref.metadata_patch(new)))
                 except errors.APIError as e:
                     if e.code not in (404, 409, 422):
                         raise
@@ -220,7 +221,7 @@ class JobController(Controller):
                 new["metadata"]["finalizers"] = [f for f in new["metadata"].get("finalizers") or ()
                                                  if f != ju.TRACKING_FINALIZER]
                 try:
-                    self.client.update(self.pod_rt, new)
+                    self.client.patch(self.pod_rt, meta.namespace_of(new), meta.name_of(new), cref.metadata_patch(new))
                 except errors.APIError as e:
                     if e.code not in (404, 409, 422):
                         raise
@@ -529,7 +530,7 @@ class JobController(Controller):
         new["metadata"]["finalizers"] = [f for f in new["metadata"].get("finalizers") or ()
                                          if f != ju.TRACKING_FINALIZER]
         try:
-            self.client.update(self.pod_rt, new)
+            self.client.patch(self.pod_rt, meta.namespace_of(new), meta.name_of(new), cref.metadata_patch(new))
         except errors.APIError as e:
             if e.code == 404:
                 return True

@@ -303,6 +303,9 @@ class ReplicaSetController(Controller):
         if manage_error is not None:
             raise errors.internal(manage_error)
 
+    def _patch_meta(self, pod: dict) -> dict:
+        return self.client.patch(self.pod_rt, meta.namespace_of(pod), meta.name_of(pod), cref.metadata_patch(pod))
+
     def _claim_pods(self, rs: dict, selector, pods: list[dict]) -> list[dict]:
         out = []
         ref = cref.new_controller_ref(rs, self.api_version, self.kind)
@@ -312,13 +315,13 @@ class ReplicaSetController(Controller):
                 out.append(p)
             elif decision == "adopt":
                 try:
-                    out.append(self.client.update(self.pod_rt, cref.with_owner(clone(p), ref)))
+                    out.append(self._patch_meta(cref.with_owner(clone(p), ref)))
                 except errors.APIError as e:
                     if e.code not in (404, 409, 422):
                         raise
             elif decision == "release":
                 try:
-                    self.client.update(self.pod_rt, cref.without_owner(clone(p), rs["metadata"]["uid"]))
+                    self._patch_meta(cref.without_owner(clone(p), rs["metadata"]["uid"]))
                 except errors.APIError as e:
                     if e.code not in (404, 409, 422):
                         raise

@@ -98,6 +98,16 @@ class FabricController(Controller):
         inf.add_handler(self._on_claim)
         self.informers.append(inf)
 
+    def identity(self) -> dict | None:
+        """The driver's controller acts as the driver's ServiceAccount (not bound to a node:
+        it attaches devices of every node, so it holds ``arbitrary-node`` rights)."""
+        from mockkube.identities import driver_user
+
+        return driver_user(DRIVER)
+
+    def informer_identity(self) -> dict | None:
+        return self.identity()
+
     def inject_fault(self, device: str) -> None:
         """Make the next attach of ``device`` (e.g. "fabric-a/fpga-1" or "fpga-1") fail."""
         self.faulty.add(device)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import copy
 
+from mockkube.identities import driver_user
 from mockkube.machinery import errors
+from mockkube.machinery.admission.identity import acting_as
 from mockkube.storage.client import Client, clone
 
 
@@ -35,7 +37,14 @@ class Publisher:
                                names + [s["metadata"]["name"]], contents + [_content(spec)])
 
     def sync(self, driver: str, pool: str, specs: list[dict], owner: dict | None = None) -> int:
-        """Make the pool's slices equal ``specs``; returns the pool generation now published."""
+        """Make the pool's slices equal ``specs``; returns the pool generation now published.
+        The driver writes as its own ServiceAccount: its kubelet plugin on the node of a
+        node-local pool, its controller for a pool of many nodes (mockkube/identities.py)."""
+        node = next((s.get("nodeName") for s in specs if s.get("nodeName")), "")
+        with acting_as(driver_user(driver, node)):
+            return self._sync(driver, pool, specs, owner)
+
+    def _sync(self, driver: str, pool: str, specs: list[dict], owner: dict | None) -> int:
         key = (driver, pool)
         gen, names, contents = self.known.get(key, (0, [], []))
         wanted = [_content(s) for s in specs]
@@ -70,5 +79,6 @@ class Publisher:
 
     def remove(self, driver: str, pool: str) -> None:
         _, names, _ = self.known.pop((driver, pool), (0, [], []))
-        for name in names:
-            self.client.delete(self.rt, "", name)
+        with acting_as(driver_user(driver)):
+            for name in names:
+                self.client.delete(self.rt, "", name)

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +35,12 @@ class _Component:
 
 
 async def start(server: "Server") -> list:
+    az = getattr(server.store, "authorizer", None)
+    if az is not None and "Node" not in az.modes and "AlwaysAllow" not in az.modes:
+        logging.getLogger("mockkube.kubelet").warning(
+            "--authorization-mode=%s has no Node: the simulated kubelets (system:node:<name>) may do nothing, "
+            "as upstream's (the system:node ClusterRoleBinding has no subjects); kubeadm runs Node,RBAC",
+            ",".join(az.modes))
     rt = ClusterRuntime(server)
     await rt.start(getattr(server, "profile", None) or load_profile(server.cluster))
     return [_Component(rt)]

@@ -207,6 +207,8 @@ class ClusterRuntime:
             self._device_classes(profile.drivers())
         for spec in profile.nodes:
             sim = self.kubelet.register(spec)
+            if not sim.uid:
+                continue  # its kubelet could not register it (logged)
             owner = nodes.owner_ref(spec.name, sim.uid)
             for dname, cfg in spec.drivers.items():
                 if dname in self.kubelet.external_drivers:

@@ -23,7 +23,7 @@ from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
 from mockkube.kubelet.profile import NodeSpec
 from mockkube.machinery import errors, meta
-from mockkube.machinery.admission.identity import set_user
+from mockkube.machinery.admission.identity import acting_as, set_user
 from mockkube.storage.client import Client, clone
 from mockkube.storage.informer import Controller, Informer
 
@@ -173,10 +173,24 @@ class KubeletManager(Controller):
 
     # -- nodes ------------------------------------------------------------------
     def register(self, spec: NodeSpec) -> NodeSim:
-        """Create or refresh the Node and its Lease now; start renewing."""
+        """Create or refresh the Node and its Lease now, as the node's kubelet registers itself
+        (``system:node:<name>``); start renewing. A kubelet that may not register (RBAC
+        without Node authorization) logs it, as upstream's, and its node stays away."""
         sim = self.nodes.get(spec.name) or NodeSim(spec)
         sim.spec, sim.running = spec, True
         self.nodes[spec.name] = sim
+        from mockkube.identities import node_user
+
+        try:
+            with acting_as(node_user(spec.name)):
+                return self._register(sim, spec)
+        except errors.APIError as e:
+            if e.code != 403:
+                raise
+            log.error("node %s: unable to register node with API server: %s", spec.name, e.message)
+            return sim
+
+    def _register(self, sim: NodeSim, spec: NodeSpec) -> NodeSim:
         now = self.clock()
         live = self.client.get(self.nodes_rt, "", spec.name)
         if live is None:
@@ -272,6 +286,9 @@ class KubeletManager(Controller):
     # -- reconcile -----------------------------------------------------------------
     def identity(self) -> dict | None:
         return None  # each write acts as the node it is for (``_act_as``)
+
+    def informer_identity(self) -> dict | None:
+        return None  # every node's kubelet watches its own pods (the Node authorizer allows it)
 
     def _act_as(self, node: str) -> None:
         """Make the rest of this reconcile (and tasks it starts) act as ``system:node:<node>``."""

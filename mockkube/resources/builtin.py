@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.resources.apiregistration import local_apiservices
-from mockkube.resources.rbac_bootstrap import cluster_role_bindings, cluster_roles, namespaced_roles
+from mockkube.resources.rbac_bootstrap import (cluster_role_bindings, cluster_roles, namespaced_role_bindings,
+                                               namespaced_roles)
 from mockkube.resources.scheduling import SYSTEM_PRIORITY_CLASSES
 
 SIMULATED_PROVISIONER = "mockkube.io/simulated"
@@ -29,11 +30,13 @@ def bootstrap_objects(registry: Registry) -> list[tuple[ResourceType, str, dict]
     out += [(crb, "", o) for o in cluster_role_bindings()]
     roles = registry.get("rbac.authorization.k8s.io", "v1", "roles")
     out += [(roles, o["metadata"]["namespace"], o) for o in namespaced_roles()]
-    from mockkube.identities import controller_service_accounts
+    rbs = registry.get("rbac.authorization.k8s.io", "v1", "rolebindings")
+    out += [(rbs, o["metadata"]["namespace"], o) for o in namespaced_role_bindings()]
+    from mockkube.identities import controller_service_accounts, driver_service_accounts
 
     sa = registry.get("", "v1", "serviceaccounts")
     out += [(sa, "kube-system", {"metadata": {"name": n, "namespace": "kube-system"}})
-            for n in controller_service_accounts()]
+            for n in controller_service_accounts() + driver_service_accounts()]
     sc = registry.get("storage.k8s.io", "v1", "storageclasses")
     out.append((sc, "", DEFAULT_STORAGE_CLASS))
     api = registry.get("apiregistration.k8s.io", "v1", "apiservices")

@@ -1,156 +1,164 @@
-"""The default ClusterRoles and ClusterRoleBindings of a fresh cluster.
+"""The RBAC objects of a fresh cluster: upstream's bootstrap policy, then mockkube's own.
 
-As upstream ``plugin/pkg/auth/authorizer/rbac/bootstrappolicy`` (a subset of the
-``system:`` roles): ``cluster-admin`` bound to ``system:masters``, the discovery, basic-user
-and public-info-viewer roles bound to authenticated (and, for public info, unauthenticated)
-users, and the user-facing ``admin``/``edit``/``view`` roles, which aggregate the
-``system:aggregate-to-*`` roles. The aggregated rules are written out here as the
-aggregation controller would compute them at start-up.
+Upstream's part comes from the golden files kube-apiserver's bootstrap policy is tested
+against (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata``), vendored in
+``bootstrappolicy/`` by scripts/update_bootstrappolicy.py (which says where each file comes
+from), plus ``v1.36-delta.yaml``: rules v1.36 has that the vendored snapshot lacks. The
+aggregated roles (``admin``, ``edit``, ``view``) ship with ``rules: null`` upstream and get
+their rules from the clusterrole-aggregation controller; they are written out here as that
+controller computes them, so a cluster without components has them too.
+
+mockkube's additions, kept apart below: the ``kubeadm:cluster-admins`` binding a kubeadm/kind
+cluster has (the default identity is in that group), and the ServiceAccount, ClusterRole and
+binding each built-in simulated DRA driver gets, as a real driver's Helm chart installs them.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+from pathlib import Path
+
+import yaml
+
+from mockkube.machinery.authz.rbac import aggregated_rules
+
 GROUP = "rbac.authorization.k8s.io"
+POLICY_DIR = Path(__file__).parent / "bootstrappolicy"
 _META_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 _AUTOUPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
-_RW = ["create", "delete", "deletecollection", "patch", "update"]
-_READ = ["get", "list", "watch"]
 
 
-def _rule(verbs: list[str], groups: list[str], resources: list[str]) -> dict:
-    return {"verbs": verbs, "apiGroups": groups, "resources": resources}
+@functools.cache
+def _items(name: str) -> tuple[dict, ...]:
+    return tuple((yaml.safe_load((POLICY_DIR / name).read_text()) or {}).get("items") or ())
 
 
-def _urls(verbs: list[str], urls: list[str]) -> dict:
-    return {"verbs": verbs, "nonResourceURLs": urls}
+def golden(name: str) -> list[dict]:
+    """The objects of one vendored file (fresh copies)."""
+    return copy.deepcopy(list(_items(name)))
 
 
-_VIEW_RULES = [
-    _rule(_READ, [""], ["configmaps", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status",
-                        "pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
-                        "services", "services/status"]),
-    _rule(_READ, [""], ["bindings", "events", "limitranges", "namespaces/status", "pods/log", "pods/status",
-                        "replicationcontrollers/status", "resourcequotas", "resourcequotas/status"]),
-    _rule(_READ, [""], ["namespaces"]),
-    _rule(_READ, ["discovery.k8s.io"], ["endpointslices"]),
-    _rule(_READ, ["apps"], ["controllerrevisions", "daemonsets", "daemonsets/status", "deployments",
-                            "deployments/scale", "deployments/status", "replicasets", "replicasets/scale",
-                            "replicasets/status", "statefulsets", "statefulsets/scale", "statefulsets/status"]),
-    _rule(_READ, ["autoscaling"], ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
-    _rule(_READ, ["batch"], ["cronjobs", "cronjobs/status", "jobs", "jobs/status"]),
-    _rule(_READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
-    _rule(_READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
-    _rule(_READ, ["resource.k8s.io"], ["resourceclaims", "resourceclaims/status", "resourceclaimtemplates"]),
-]
-_EDIT_RULES = [
-    _rule(["create", "delete", "deletecollection", "patch", "update"], [""],
-          ["pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"]),
-    _rule(["create"], [""], ["pods/eviction"]),
-    _rule(_RW, [""], ["configmaps", "events", "persistentvolumeclaims", "replicationcontrollers",
-                      "replicationcontrollers/scale", "secrets", "serviceaccounts", "services",
-                      "services/proxy"]),
-    _rule(["create"], [""], ["serviceaccounts/token"]),
-    _rule(_RW, ["apps"], ["daemonsets", "deployments", "deployments/rollback", "deployments/scale",
-                          "replicasets", "replicasets/scale", "statefulsets", "statefulsets/scale"]),
-    _rule(_RW, ["autoscaling"], ["horizontalpodautoscalers"]),
-    _rule(_RW, ["batch"], ["cronjobs", "jobs"]),
-    _rule(_RW, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
-    _rule(_RW, ["policy"], ["poddisruptionbudgets"]),
-    _rule(_RW, ["discovery.k8s.io"], ["endpointslices"]),
-    _rule(_RW, ["resource.k8s.io"], ["resourceclaims", "resourceclaimtemplates"]),
-    _rule(_READ, [""], ["secrets"]),
-]
-_ADMIN_RULES = [
-    _rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
-    _rule(_RW + _READ, [GROUP], ["rolebindings", "roles"]),
-]
+def _delta() -> dict:
+    return yaml.safe_load((POLICY_DIR / "v1.36-delta.yaml").read_text()) or {}
 
 
-def _cluster_role(name: str, rules: list[dict], labels: dict | None = None, aggregate_from: str = "") -> dict:
-    obj = {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole",
-           "metadata": {"name": name, "labels": {**_META_LABELS, **(labels or {})}, "annotations": dict(_AUTOUPDATE)},
-           "rules": rules}
-    if aggregate_from:
-        obj["aggregationRule"] = {"clusterRoleSelectors": [
-            {"matchLabels": {f"rbac.authorization.k8s.io/aggregate-to-{aggregate_from}": "true"}}]}
-    return obj
+def upstream_cluster_roles() -> list[dict]:
+    """ClusterRoles() + ControllerRoles() of a v1.36 kube-apiserver, as the golden files have
+    them (aggregated roles with ``rules: null``), with the v1.36 delta merged in."""
+    roles = golden("cluster-roles.yaml") + golden("controller-roles.yaml")
+    extra = _delta().get("clusterRoles") or {}
+    for r in roles:
+        for rule in extra.get(r["metadata"]["name"]) or ():
+            if rule not in (r.get("rules") or []):
+                r["rules"] = [*(r.get("rules") or []), rule]
+    return roles
 
 
-def _binding(name: str, role: str, groups: list[str]) -> dict:
+def _aggregate(roles: list[dict]) -> None:
+    """Fill the aggregated roles' rules as the clusterrole-aggregation controller does
+    (repeated until stable: ``admin`` aggregates ``edit``, which aggregates ``view``)."""
+    for _ in range(len(roles)):
+        changed = False
+        for r in roles:
+            if r.get("aggregationRule"):
+                rules = aggregated_rules(r, roles)
+                if rules != r.get("rules"):
+                    r["rules"], changed = rules, True
+        if not changed:
+            return
+
+
+# -- mockkube's additions ---------------------------------------------------------------
+def _cluster_role(name: str, rules: list[dict]) -> dict:
+    return {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole",
+            "metadata": {"name": name, "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
+            "rules": rules}
+
+
+def _binding(name: str, role: str, subjects: list[dict]) -> dict:
     return {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRoleBinding",
             "metadata": {"name": name, "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
-            "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": role},
-            "subjects": [{"apiGroup": GROUP, "kind": "Group", "name": g} for g in groups]}
+            "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": role}, "subjects": subjects}
 
 
-def _sa_binding(role: str, namespace: str, sa: str) -> dict:
-    b = _binding(role, role, [])
-    b["subjects"] = [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}]
-    return b
-
-
-def _agg(to: str) -> dict:
-    return {f"rbac.authorization.k8s.io/aggregate-to-{to}": "true"}
-
-
-def cluster_roles() -> list[dict]:
-    """ClusterRoles() of the bootstrap policy (the subset mockkube ships)."""
-    view, edit, admin = _VIEW_RULES, _VIEW_RULES + _EDIT_RULES, _VIEW_RULES + _EDIT_RULES + _ADMIN_RULES
+def driver_rules(driver: str, multi_node: bool = False) -> list[dict]:
+    """What a DRA driver's chart grants its ServiceAccount (kubelet plugin and controller):
+    publish ResourceSlices, read claims and classes, and write its own entries of a claim's
+    ``status.devices`` (``resourceclaims/driver`` with the driver as resource name:
+    ``associated-node:*`` from a node-bound token; ``arbitrary-node:*`` for a controller that
+    acts for devices of many nodes, such as a fabric attachment controller)."""
+    r = "resource.k8s.io"
+    scope = "arbitrary-node" if multi_node else "associated-node"
     return [
-        _cluster_role("cluster-admin", [_rule(["*"], ["*"], ["*"]), _urls(["*"], ["*"])]),
-        _cluster_role("admin", admin, aggregate_from="admin"),
-        _cluster_role("edit", edit, labels=_agg("admin"), aggregate_from="edit"),
-        _cluster_role("view", view, labels=_agg("edit"), aggregate_from="view"),
-        _cluster_role("system:aggregate-to-admin", _ADMIN_RULES, labels=_agg("admin")),
-        _cluster_role("system:aggregate-to-edit", _EDIT_RULES, labels=_agg("edit")),
-        _cluster_role("system:aggregate-to-view", _VIEW_RULES, labels=_agg("view")),
-        _cluster_role("system:discovery", [_urls(["get"], ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
-                                                           "/livez", "/openapi", "/openapi/*", "/readyz",
-                                                           "/version", "/version/"])]),
-        _cluster_role("system:basic-user", [
-            _rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
-            _rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"])]),
-        _cluster_role("system:public-info-viewer", [_urls(["get"], ["/healthz", "/livez", "/readyz", "/version",
-                                                                    "/version/"])]),
-        _cluster_role("system:auth-delegator", [
-            _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
-            _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"])]),
-        _cluster_role("system:service-account-issuer-discovery", [
-            _urls(["get"], ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
-                            "/openid/v1/jwks", "/openid/v1/jwks/"])]),
-        # controller roles (upstream's controller_policy.go), for the controllers whose writes
-        # RBAC checks in-process: the aggregation controller writes rules it does not hold
-        _cluster_role("system:controller:clusterrole-aggregation-controller", [
-            _rule(["escalate", "get", "list", "patch", "update", "watch"], [GROUP], ["clusterroles"])]),
-        _cluster_role("system:monitoring", [_urls(["get"], ["/healthz", "/healthz/*", "/livez", "/livez/*",
-                                                            "/metrics", "/metrics/slis", "/readyz",
-                                                            "/readyz/*"])]),
+        {"apiGroups": [r], "resources": ["resourceslices"],
+         "verbs": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]},
+        {"apiGroups": [r], "resources": ["resourceclaims", "deviceclasses"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [r], "resources": ["resourceclaims/status"], "verbs": ["update", "patch"]},
+        {"apiGroups": [r], "resources": ["resourceclaims/driver"], "resourceNames": [driver],
+         "verbs": [f"{scope}:update", f"{scope}:patch"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
     ]
 
 
-def namespaced_roles() -> list[dict]:
-    """Roles of the bootstrap policy in kube-system: the one charts of webhooks and
-    extension servers bind, to read the request-header authentication configuration."""
-    return [{"apiVersion": f"{GROUP}/v1", "kind": "Role",
-             "metadata": {"name": "extension-apiserver-authentication-reader", "namespace": "kube-system",
-                          "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
-             "rules": [{"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["configmaps"],
-                        "resourceNames": ["extension-apiserver-authentication"]}]}]
+def driver_objects() -> tuple[list[dict], list[dict]]:
+    """(ClusterRoles, ClusterRoleBindings) of the built-in simulated drivers."""
+    from mockkube.drivers import BUILTIN
+    from mockkube.identities import DRIVER_NAMESPACE, MULTI_NODE_DRIVERS, driver_service_account
+
+    roles, bindings = [], []
+    for driver in sorted(BUILTIN):
+        sa = driver_service_account(driver)
+        name = f"mockkube:dra-driver:{driver}"
+        roles.append(_cluster_role(name, driver_rules(driver, driver in MULTI_NODE_DRIVERS)))
+        bindings.append(_binding(name, name, [{"kind": "ServiceAccount", "name": sa, "namespace": DRIVER_NAMESPACE}]))
+    return roles, bindings
+
+
+def mockkube_cluster_role_bindings() -> list[dict]:
+    """kubeadm's binding of its admin group (the default identity's group) to cluster-admin."""
+    return [_binding("kubeadm:cluster-admins", "cluster-admin",
+                     [{"apiGroup": GROUP, "kind": "Group", "name": "kubeadm:cluster-admins"}])]
+
+
+# mockkube serves resource.k8s.io/v1beta2 DeviceTaintRules, whose feature gate
+# (DRADeviceTaintRules) is off by default in v1.36: the rules upstream's policy adds with
+# that gate on (its cluster-roles-featuregates/controller-roles-featuregates golden files) to
+# the scheduler and the device-taint-eviction controller, in roles of their own
+FEATURE_ROLE = "mockkube:feature:DRADeviceTaintRules"
+
+
+def feature_objects() -> tuple[list[dict], list[dict]]:
+    read = {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules"], "verbs": ["get", "list", "watch"]}
+    status = {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules/status"], "verbs": ["patch", "update"]}
+    scheduler = {"apiGroup": GROUP, "kind": "User", "name": "system:kube-scheduler"}
+    controller = {"kind": "ServiceAccount", "name": "device-taint-eviction-controller", "namespace": "kube-system"}
+    roles, bindings = [], []
+    for who, rules, subject in (("kube-scheduler", [read], scheduler),
+                                ("device-taint-eviction-controller", [status, read], controller)):
+        name = f"{FEATURE_ROLE}:{who}"
+        roles.append(_cluster_role(name, rules))
+        bindings.append(_binding(name, name, [subject]))
+    return roles, bindings
+
+
+# -- what the server creates ---------------------------------------------------------------
+def cluster_roles() -> list[dict]:
+    """Every bootstrap ClusterRole: upstream's (aggregations computed), then mockkube's."""
+    roles = upstream_cluster_roles() + feature_objects()[0] + driver_objects()[0]
+    _aggregate(roles)
+    return roles
 
 
 def cluster_role_bindings() -> list[dict]:
-    """ClusterRoleBindings() of the bootstrap policy (the subset mockkube ships)."""
-    return [
-        _binding("cluster-admin", "cluster-admin", ["system:masters"]),
-        # as kubeadm binds it: the default identity (kubernetes-admin) is in this group
-        _binding("kubeadm:cluster-admins", "cluster-admin", ["kubeadm:cluster-admins"]),
-        _binding("system:discovery", "system:discovery", ["system:authenticated"]),
-        _binding("system:basic-user", "system:basic-user", ["system:authenticated"]),
-        _binding("system:public-info-viewer", "system:public-info-viewer",
-                 ["system:authenticated", "system:unauthenticated"]),
-        _binding("system:monitoring", "system:monitoring", ["system:monitoring"]),
-        _binding("system:service-account-issuer-discovery", "system:service-account-issuer-discovery",
-                 ["system:serviceaccounts"]),
-        _sa_binding("system:controller:clusterrole-aggregation-controller", "kube-system",
-                    "clusterrole-aggregation-controller"),
-    ]
+    return (golden("cluster-role-bindings.yaml") + golden("controller-role-bindings.yaml")
+            + mockkube_cluster_role_bindings() + feature_objects()[1] + driver_objects()[1])
+
+
+def namespaced_roles() -> list[dict]:
+    return golden("namespace-roles.yaml")
+
+
+def namespaced_role_bindings() -> list[dict]:
+    return golden("namespace-role-bindings.yaml")

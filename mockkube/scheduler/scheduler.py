@@ -647,6 +647,8 @@ class Scheduler:
 
     def _fail(self, key: str, pod: dict, message: str, is_error: bool) -> None:
         self._attempt("error" if is_error else "unschedulable")
+        if is_error:  # as kube-scheduler: "Error scheduling pod; retrying" (a 403 in RBAC mode shows here)
+            log.error("error scheduling pod %s, retrying: %s", key, message)
         self.queue.requeue_failed(key, error=is_error)
         reason = "SchedulerError" if is_error else "Unschedulable"
         self.recorder.event(pod, "Warning", "FailedScheduling", message)

@@ -180,6 +180,7 @@ class Controller:
         self.queue = WorkQueue()
         self._tasks: list[asyncio.Task] = []
         self.informers: list[Informer] = []
+        self._informer_retries: dict[int, asyncio.TimerHandle] = {}  # informers waiting for list/watch rights
 
     def reconcile(self, key: Hashable) -> None | Awaitable[None]:
         raise NotImplementedError
@@ -218,7 +219,7 @@ class Controller:
             inf = make(rt)
             if inf is not None:
                 self.informers.append(inf)
-                inf.start()
+                self._start_informer(inf)
         elif change == "removed" and have and not any(r.storage_key == key for r in registry.all()):
             for inf in have:
                 inf.stop()
@@ -228,9 +229,37 @@ class Controller:
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         for inf in self.informers:
-            inf.start()
+            self._start_informer(inf)
         for _ in range(self.workers):
             self._tasks.append(asyncio.create_task(self._run(), name=self.name))
+
+    def _start_informer(self, inf: Informer, attempt: int = 0) -> None:
+        """Start ``inf`` once this controller may LIST and WATCH its resource, as a reflector
+        does: while the server's authorizer denies it, log the 403 and try again with
+        back-off (0.8 s doubling up to 30 s, client-go's reflector back-off)."""
+        self._informer_retries.pop(id(inf), None)
+        if getattr(self, "_loop", None) is None or inf not in self.informers:
+            return
+        az = inf.store.authorizer
+        user = self.informer_identity() if az is not None else None
+        if user is not None:
+            from mockkube.machinery.authz.components import may_list_and_watch
+
+            ok, why = may_list_and_watch(az, user, inf.rt)
+            if not ok:
+                log.error("%s: failed to list %s: %s", self.name, inf.rt.plural, why)
+                delay = min(30.0, 0.8 * 2 ** attempt)
+                self._informer_retries[id(inf)] = self._loop.call_later(delay, self._start_informer, inf, attempt + 1)
+                return
+        inf.start()
+
+    def informer_identity(self) -> dict | None:
+        """Whom this controller's informers LIST and WATCH as: kube-controller-manager's
+        shared informers use its own credentials (system:kube-controller-manager, whose role
+        lists and watches everything), also with --use-service-account-credentials."""
+        from mockkube.identities import CONTROLLER_MANAGER
+
+        return CONTROLLER_MANAGER
 
     def identity(self) -> dict | None:
         """Whom this controller's writes act as (mockkube/identities.py); None: the default."""
@@ -263,6 +292,8 @@ class Controller:
 
                 if isinstance(e, APIError) and e.code in (404, 409):
                     log.debug("%s: retry %s after %s", self.name, key, e)
+                elif isinstance(e, APIError) and e.code == 403:  # RBAC mode: the role lacks a rule
+                    log.error("%s: error syncing %s: %s", self.name, key, e.message)
                 else:
                     log.exception("%s: reconcile %s failed", self.name, key)
                 self.queue.add_rate_limited(key)
@@ -271,6 +302,9 @@ class Controller:
 
     async def stop(self) -> None:
         self._loop = None
+        for timer in self._informer_retries.values():
+            timer.cancel()
+        self._informer_retries.clear()
         follow = getattr(self, "_follow", None)
         if follow is not None:
             follow[0].unsubscribe(self._on_type)

@@ -82,6 +82,9 @@ class Store:
         self._sqlite = engine.dialect.name == "sqlite"
         self._wconn = None
         self._loaded = False
+        # the server's Authorizer while it enforces one (--authorization-mode): in-process
+        # components' writes and informers are authorized against it (storage/client.py)
+        self.authorizer = None
         registry.subscribe(self._on_registry_change)
 
     def _on_registry_change(self, change: str, rt: ResourceType) -> None:

@@ -92,15 +92,16 @@ class Cluster(ClientTools):
                  filter_timeout: float | None = None, binding_timeout: float | None = None,
                  frozen_clock: bool = False, db_url: str | None = None, workdir: str | None = None,
                  auth: dict | bool | None = None) -> None:
-        """``auth``: a secured cluster (``True``: RBAC with authentication), or a dict of
-        ``authorization_mode`` (default "RBAC"), ``token_auth_file``, ``anonymous_auth``; the
+        """``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
+        or a dict of ``authorization_mode`` (default "Node,RBAC"), ``token_auth_file``,
+        ``anonymous_auth``; the
         kubeconfig then holds an admin token and ``kubeconfig_for()`` hands out others."""
-        auth = {"authorization_mode": "RBAC"} if auth is True else dict(auth or {})
+        auth = {"authorization_mode": "Node,RBAC"} if auth is True else dict(auth or {})
         unknown = set(auth) - set(AUTH_OPTIONS)
         if unknown:
             raise ValueError(f"mockkube.Cluster(auth=...) takes {', '.join(AUTH_OPTIONS)}; got {sorted(unknown)}")
         if auth:
-            auth.setdefault("authorization_mode", "RBAC")
+            auth.setdefault("authorization_mode", "Node,RBAC")
         self.auth = auth
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))

@@ -270,11 +270,12 @@ def test_driver_crash_fault_deregisters_the_plugin_until_removed(cluster):
 
 
 def test_out_of_process_driver_publishes_to_a_secured_server(tmp_path):
-    """With --authorization-mode=RBAC (TLS, authentication) the plugin process reaches the
-    server with the kubeconfig's CA and admin certificate."""
+    """With --authorization-mode=Node,RBAC (TLS, authentication) the plugin process reaches the
+    server with the kubeconfig's CA and admin certificate (Node: the kubelets register their
+    nodes, as with kubeadm)."""
     (tmp_path / "profile.yaml").write_text(PROFILE)
     c = ThreadedCluster(workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"),
-                        authorization_mode="RBAC").start()
+                        authorization_mode="Node,RBAC").start()
     try:
         assert c.url.startswith("https://")
         until(lambda: len(slices(c, "oop")) == 1, what="slices published by the plugin process over TLS")

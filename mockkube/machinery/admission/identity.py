@@ -7,8 +7,9 @@ kubeconfig with the cluster-admin certificate does on a kind/kubeadm cluster.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
-from typing import Any
+from typing import Any, Iterator
 
 DEFAULT_USER: dict[str, Any] = {"username": "kubernetes-admin",
                                 "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
@@ -24,6 +25,18 @@ def current_user() -> dict:
 def set_user(user: dict | None) -> contextvars.Token:
     """Make ``user`` the identity of the rest of this task (one HTTP request)."""
     return _current.set(user)
+
+
+@contextlib.contextmanager
+def acting_as(user: dict | None) -> Iterator[None]:
+    """Make ``user`` the identity of the calls inside the block, then restore the previous
+    one (a component that, upstream, is two clients: e.g. the endpoint and endpointslice
+    controllers, or a driver's plugin per node)."""
+    token = _current.set(user)
+    try:
+        yield
+    finally:
+        _current.reset(token)
 
 
 _verb: contextvars.ContextVar[str] = contextvars.ContextVar("mockkube_request_verb", default="")
