@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable
 
+import orjson
+
 from mockkube.machinery.errors import APIError, bad_request, internal
 from mockkube.machinery.fieldset import (
     FieldSet, FieldSetError, Path, field_schema, fields_of, gojson, is_scalar_schema,
@@ -60,9 +62,12 @@ class Comparison:
                           self.removed.recursive_difference(reset))
 
 
-def compare(lhs: Any, rhs: Any, schema: Node | None) -> Comparison:
-    """Fields ``rhs`` added, modified and removed relative to ``lhs`` (``TypedValue.Compare``)."""
-    acc: tuple[set, set, set] = (set(), set(), set())
+def compare(lhs: Any, rhs: Any, schema: Node | None, skip: frozenset = frozenset()) -> Comparison:
+    """Fields ``rhs`` added, modified and removed relative to ``lhs`` (``TypedValue.Compare``).
+
+    Fields at the paths in ``skip`` are not walked: for callers that drop them and everything
+    under them from the result anyway (reset fields), e.g. ``spec`` on a status write."""
+    acc: tuple[set, set, set, frozenset] = (set(), set(), set(), skip)
     _cmp(lhs, rhs, schema, (), acc)
     return Comparison(FieldSet(acc[0]), FieldSet(acc[1]), FieldSet(acc[2]))
 
@@ -121,10 +126,22 @@ def _equal(a: Any, b: Any) -> bool:
     return a == b
 
 
+def _same(a: Any, b: Any) -> bool:
+    """``_equal`` for two values already known to be ``==``: equal compact JSON with sorted
+    keys settles it at C speed (true/1 and 1.0/1 print differently); otherwise walk."""
+    if isinstance(a, (dict, list)):
+        try:
+            if orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS):
+                return True
+        except TypeError:
+            pass
+    return _equal(a, b)
+
+
 def _cmp(l: Any, r: Any, node: Node | None, path: Path, acc: tuple) -> None:
-    if l is r or (type(l) is type(r) and l == r and _equal(l, r)):
+    if l is r or (type(l) is type(r) and l == r and _same(l, r)):
         return  # equal subtrees add, modify and remove nothing (the common case: skip the walk)
-    added, modified, removed = acc
+    added, modified, removed, skip = acc
     kl = _kind(l, node) if l is not _MISSING else None
     kr = _kind(r, node) if r is not _MISSING else None
     kind = kr or kl
@@ -146,7 +163,10 @@ def _cmp(l: Any, r: Any, node: Node | None, path: Path, acc: tuple) -> None:
                     rv = _zero_value(node, k)
                 if lv is _MISSING and rv is _MISSING:
                     continue
-                _cmp(lv, rv, field_schema(node, k), path + (("f", k),), acc)
+                sub = path + (("f", k),)
+                if sub in skip:
+                    continue
+                _cmp(lv, rv, field_schema(node, k), sub, acc)
     elif kind == "list":
         ll = l if isinstance(l, list) else None
         rl = r if isinstance(r, list) else None
@@ -181,7 +201,7 @@ def _group(node: Node | None, keys: list[str], items: list) -> tuple[list, dict]
 
 
 def _cmp_items(node: Node | None, keys: list[str], ll: list, rl: list, path: Path, acc: tuple) -> None:
-    added, modified, removed = acc
+    added, modified, removed, _skip = acc
     lorder, lg = _group(node, keys, ll)
     rorder, rg = _group(node, keys, rl)
     elem = item_schema(node)
@@ -460,7 +480,7 @@ class _Conflicts(Exception):
 def _update(old: Any, new: Any, schema: Node | None, managers: dict, workflow: ManagerId,
             force: bool, reset: FieldSet) -> Comparison:
     """``Updater.update``: take changed fields away from other managers (or report conflicts)."""
-    cmp = compare(old, new, schema).filtered(reset)
+    cmp = compare(old, new, schema, reset.paths).filtered(reset)
     changed = cmp.modified | cmp.added
     conflicts = {}
     for mid, e in managers.items():

@@ -191,15 +191,28 @@ class FieldSet:
     def __init__(self, paths: Iterable[Path] = ()) -> None:
         self.paths = frozenset(tuple(p) for p in paths if p)
 
-    # algebra
+    @classmethod
+    def _of(cls, paths: frozenset) -> "FieldSet":
+        """A set over ``paths`` as they are (non-empty tuples already: the algebra's results)."""
+        fs = object.__new__(cls)
+        fs.paths = paths
+        return fs
+
+    # algebra (results of operations on valid sets are valid: no re-checking of paths)
     def union(self, other: "FieldSet") -> "FieldSet":
-        return FieldSet(self.paths | other.paths)
+        if not other.paths:
+            return self
+        if not self.paths:
+            return other
+        return FieldSet._of(self.paths | other.paths)
 
     def intersection(self, other: "FieldSet") -> "FieldSet":
-        return FieldSet(self.paths & other.paths)
+        return FieldSet._of(self.paths & other.paths)
 
     def difference(self, other: "FieldSet") -> "FieldSet":
-        return FieldSet(self.paths - other.paths)
+        if not other.paths or not self.paths:
+            return self
+        return FieldSet._of(self.paths - other.paths)
 
     __or__ = union
     __and__ = intersection
@@ -207,8 +220,12 @@ class FieldSet:
 
     def recursive_difference(self, other: "FieldSet") -> "FieldSet":
         """Drop every path that is in ``other`` or lies under a path in ``other``."""
-        return FieldSet(p for p in self.paths
-                        if not any(p[:i] in other.paths for i in range(1, len(p) + 1)))
+        theirs = other.paths
+        if not theirs or not self.paths:
+            return self
+        heads = {p[0] for p in theirs}  # a path can only lie under one of theirs with the same head
+        return FieldSet._of(frozenset(p for p in self.paths if p[0] not in heads
+                                      or not any(p[:i] in theirs for i in range(1, len(p) + 1))))
 
     def with_prefix(self, pe: PathElement) -> "FieldSet":
         """The paths that start with ``pe``, with ``pe`` removed."""
