@@ -7,12 +7,11 @@ client accepts, or a Table / PartialObjectMetadata when the Accept header asks f
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import yaml
 
-from mockkube.machinery import errors
+from mockkube.machinery import errors, jsoncodec
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
 JSON = "application/json"
@@ -38,7 +37,7 @@ def _yaml_load(text: str):
 
 def decode_json(body: bytes):
     try:
-        return json.loads(body)
+        return jsoncodec.loads(body)
     except (ValueError, UnicodeDecodeError) as e:
         raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}")
     except RecursionError:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -11,7 +10,7 @@ from aiohttp import web
 
 from mockkube.api import discovery, encoding, identity, params, requestmetrics, subresources, watchstream
 from mockkube.api.encoding import Wanted
-from mockkube.machinery import errors
+from mockkube.machinery import errors, jsoncodec
 from mockkube.machinery.admission import identity as admission_identity
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.machinery.rest import PATCH_TYPES, Resources
@@ -57,7 +56,7 @@ def warning_header(text: str) -> str:
 
 
 def dumps(obj) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+    return jsoncodec.dumps(obj, ascii=True)
 
 
 def status_success(rt: ResourceType, obj: dict) -> dict:

@@ -15,7 +15,7 @@ from typing import Iterable
 
 from sqlalchemy import Engine, bindparam, delete, insert, select, update
 
-from mockkube.machinery import errors
+from mockkube.machinery import errors, jsoncodec
 from mockkube.machinery.meta import canonical_order
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage import schema as t
@@ -62,7 +62,7 @@ class _Compiled:
 
 
 def dumps(obj: dict) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    return jsoncodec.dumps(obj)
 
 
 class Store:
@@ -279,7 +279,7 @@ class Store:
             raise errors.not_found(rt.plural, rt.group, name)
         if expect_rv is not None and old.rv != expect_rv:
             raise errors.stale(rt.plural, rt.group, name)
-        obj = json.loads(old.raw)
+        obj = jsoncodec.loads(old.raw)
         entry = self._commit(rt, "DELETED", obj, None)
         cache.remove(ns, name)
         self._publish(rt, Event("DELETED", entry, old.obj))
