@@ -244,7 +244,7 @@ class API:
                 raise errors.bad_request("the body of the request must be an object")
             self.res.check_body(t.rt, obj, opts)
             return json_response(dumps(t.rt.strategy.review(obj, request_user(request), t.namespace, self.auth)), 201)
-        entry = await self._write(self.res.create, t.rt, t.namespace, obj, opts)
+        entry = await self._write(self.res.create, t.rt, t.namespace, obj, opts, owned=True)
         return self.render_one(request, t.rt, entry, 201, opts.warnings)
 
     async def update(self, request: web.Request, t: Target) -> web.Response:
@@ -255,9 +255,10 @@ class API:
                     and obj["metadata"].get("name", "") != t.name:
                 raise errors.bad_request(f"the name of the object ({obj['metadata'].get('name', '')}) does not "
                                          f"match the name on the URL ({t.name})")
-            entry = await self._write(self.res.create, t.rt, t.namespace, obj, opts)
+            entry = await self._write(self.res.create, t.rt, t.namespace, obj, opts, owned=True)
             return self.render_one(request, t.rt, entry, 201, opts.warnings)
-        entry = await self._write(self.res.update, t.rt, t.namespace, t.name, obj, opts, subresource=t.sub)
+        entry = await self._write(self.res.update, t.rt, t.namespace, t.name, obj, opts, subresource=t.sub,
+                                  owned=True)
         return self.render_one(request, t.rt, entry, 200, opts.warnings)
 
     async def patch(self, request: web.Request, t: Target) -> web.Response:

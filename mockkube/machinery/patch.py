@@ -20,6 +20,7 @@ from typing import Any
 
 from mockkube.machinery.errors import APIError, bad_request, invalid, request_entity_too_large
 from mockkube.machinery.fielderrors import FieldError
+from mockkube.machinery.meta import clone
 from mockkube.machinery.validation import json_kind
 
 MAX_JSON_PATCH_OPERATIONS = 10000
@@ -390,7 +391,7 @@ def apply_json_patch(doc: dict, ops: Any, field_validation: str = "Warn") -> dic
     ``ops`` is the decoded body (a list of operation objects) or its raw bytes/str.
     """
     ops = decode_json_patch(ops, field_validation)
-    applier = _Applier(copy.deepcopy(doc))
+    applier = _Applier(clone(doc))
     for op in ops:
         op = op or {}
         kind = op.get("op")
@@ -445,7 +446,7 @@ def apply_merge_patch(doc: dict, patch: Any, field_validation: str = "Warn") -> 
     if patch is None:
         raise bad_request("Invalid JSON Patch")
     if isinstance(patch, dict):
-        out = copy.deepcopy(doc)
+        out = clone(doc)
         _merge_docs(out, patch)
         return out
     if not isinstance(patch, list):

@@ -359,10 +359,11 @@ class Resources:
     # -- create ----------------------------------------------------------------
     @_serialized
     def create(self, rt: ResourceType, ns: str, obj: Any, opts: WriteOptions | None = None,
-               decoded: bool = True) -> Entry:
+               decoded: bool = True, owned: bool = False) -> Entry:
+        """``owned``: ``obj`` is the caller's to give away (a decoded request body)."""
         opts = opts or WriteOptions()
         self._check_type(rt, obj)
-        obj = _deep(obj)
+        obj = obj if owned else _deep(obj)
         obj["apiVersion"] = rt.api_version
         obj["kind"] = rt.kind
         m = obj.setdefault("metadata", {})
@@ -431,13 +432,16 @@ class Resources:
     # -- update ----------------------------------------------------------------
     @_serialized
     def update(self, rt: ResourceType, ns: str, name: str, obj: Any, opts: WriteOptions | None = None,
-               subresource: str = "", managed_done: bool = False, check_structure: bool = True) -> Entry:
-        """PUT semantics (also the tail of every patch)."""
+               subresource: str = "", managed_done: bool = False, check_structure: bool = True,
+               owned: bool = False) -> Entry:
+        """PUT semantics (also the tail of every patch). ``owned``: ``obj`` is the caller's to
+        give away (a decoded request body, a patch result), so it is changed in place rather
+        than copied."""
         opts = opts or WriteOptions()
         self._check_type(rt, obj)
         old_entry = self.store.must_get(rt, ns, name)
         old = old_entry.obj
-        new = _deep(obj)
+        new = obj if owned else _deep(obj)
         new["apiVersion"] = rt.api_version
         new["kind"] = rt.kind
         m = new.setdefault("metadata", {})
@@ -561,7 +565,7 @@ class Resources:
         # a patch that does not set resourceVersion applies to the current object
         if nm.get("resourceVersion") in (None, "") or nm.get("resourceVersion") == old["metadata"].get("resourceVersion"):
             nm["resourceVersion"] = old["metadata"].get("resourceVersion")
-        return self.update(rt, ns, name, new, opts, subresource), False
+        return self.update(rt, ns, name, new, opts, subresource, owned=True), False  # patches return new objects
 
     def _apply(self, rt: ResourceType, ns: str, name: str, body: Any, opts: WriteOptions, subresource: str,
                old_entry: Entry | None, root: Any) -> tuple[Entry, bool]:

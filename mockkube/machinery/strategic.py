@@ -19,12 +19,12 @@ has no metadata, which gives merge-patch semantics (maps merge, lists are replac
 
 from __future__ import annotations
 
-import copy
 import math
 from decimal import Decimal
 from typing import Any, Callable
 
 from mockkube.machinery.errors import APIError, bad_request
+from mockkube.machinery.meta import clone
 from mockkube.machinery.validation import json_kind
 from mockkube.machinery.schema import Node
 
@@ -708,7 +708,7 @@ def apply_strategic_merge_patch(doc: dict, patch: dict, schema: Node | None) -> 
     if not isinstance(patch, dict):
         raise bad_request(f"json: cannot unmarshal {json_kind(patch)} into Go value of type map[string]interface {{}}")
     try:
-        merged = _merge_map(copy.deepcopy(doc), copy.deepcopy(patch), schema)
+        merged = _merge_map(clone(doc), clone(patch), schema)  # JSON data: clone is 3x deepcopy's speed
     except SMPError as e:
         raise to_api_error(e) from e
     return _drop_null_fields(merged)
