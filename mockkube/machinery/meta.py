@@ -11,9 +11,19 @@ from typing import Callable
 Clock = Callable[[], float]
 
 
+_last_second: tuple[int, str] = (-1, "")  # one write after another mostly asks for the same second
+
+
 def rfc3339(ts: float) -> str:
     """Second-precision UTC timestamp as metav1.Time serialises it."""
-    return datetime.fromtimestamp(int(ts), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _last_second
+    sec = int(ts)
+    last = _last_second  # one read: another thread may replace it (the pair stays consistent)
+    if last[0] == sec:
+        return last[1]
+    text = datetime.fromtimestamp(sec, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _last_second = (sec, text)
+    return text
 
 
 def rfc3339_micro(ts: float) -> str:
