@@ -137,17 +137,21 @@ async def serve(api: "API", request: web.Request, t: "Target", p: "ListParams", 
                 remaining = deadline - loop.time()
                 if remaining <= 0 or api.stopping.is_set():
                     break
-                wait = min(remaining, BOOKMARK_INTERVAL) if p.allow_bookmarks else remaining
-                get = asyncio.ensure_future(watcher.queue.get())
-                done, _ = await asyncio.wait({get, stop_task}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-                if get not in done:
-                    get.cancel()
-                    if stop_task in done:
-                        break
-                    if p.allow_bookmarks and loop.time() < deadline:
-                        await resp.write(enc.bookmark(max(last_rv, 0)))
-                    continue
-                item = get.result()
+                if not watcher.queue.empty():  # events waiting: no task and wait set up for them
+                    item = watcher.queue.get_nowait()
+                else:
+                    wait = min(remaining, BOOKMARK_INTERVAL) if p.allow_bookmarks else remaining
+                    get = asyncio.ensure_future(watcher.queue.get())
+                    done, _ = await asyncio.wait({get, stop_task}, timeout=wait,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    if get not in done:
+                        get.cancel()
+                        if stop_task in done:
+                            break
+                        if p.allow_bookmarks and loop.time() < deadline:
+                            await resp.write(enc.bookmark(max(last_rv, 0)))
+                        continue
+                    item = get.result()
                 if item is None:
                     if watcher.overflowed:
                         st = errors.expired("watch of a slow client was closed; please re-list").status()

@@ -88,15 +88,33 @@ class Watcher:
         # the watch is read on the loop that opened it; writers may commit on another thread
         self._loop = _running_loop()
         self._thread = threading.get_ident()
+        self._pending: list = []  # from other threads, not yet on the queue
+        self._scheduled = False
 
     def _put(self, item: "tuple[str, Entry] | None") -> None:
-        if self._loop is None or threading.get_ident() == self._thread:
+        if self._loop is None:
             self.queue.put_nowait(item)
             return
-        try:
-            self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
-        except RuntimeError:  # that loop is closed: nobody reads this watch any more
-            pass
+        if threading.get_ident() == self._thread:
+            if self._pending:
+                self._flush()  # events committed earlier on another thread go first
+            self.queue.put_nowait(item)
+            return
+        # from another thread: one wake-up of the watch's loop for a burst of events, not one
+        # each (appending is atomic; writers hold the store's lock, so they come in order)
+        self._pending.append(item)
+        if not self._scheduled:
+            self._scheduled = True
+            try:
+                self._loop.call_soon_threadsafe(self._flush)
+            except RuntimeError:  # that loop is closed: nobody reads this watch any more
+                pass
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        pending, self._pending = self._pending, []
+        for item in pending:
+            self.queue.put_nowait(item)
 
     def _matches(self, obj: dict | None) -> bool:
         if obj is None:
