@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
+from mockkube.storage import loopcalls
 from mockkube.storage.cache import Entry
 
 Predicate = Callable[[dict], bool]
@@ -100,15 +101,13 @@ class Watcher:
                 self._flush()  # events committed earlier on another thread go first
             self.queue.put_nowait(item)
             return
-        # from another thread: one wake-up of the watch's loop for a burst of events, not one
-        # each (appending is atomic; writers hold the store's lock, so they come in order)
+        # from another thread: one wake-up of the watch's loop for a burst of events, shared
+        # with the loop's other watches (appending is atomic; writers hold the store's lock,
+        # so they come in order)
         self._pending.append(item)
         if not self._scheduled:
             self._scheduled = True
-            try:
-                self._loop.call_soon_threadsafe(self._flush)
-            except RuntimeError:  # that loop is closed: nobody reads this watch any more
-                pass
+            loopcalls.call_soon_threadsafe(self._loop, self._flush)
 
     def _flush(self) -> None:
         self._scheduled = False
