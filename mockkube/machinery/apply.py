@@ -86,9 +86,16 @@ _ZERO_PRESENT_PAIRS = {
 
 
 def _zero_value(parent: Node | None, name: str) -> Any:
-    """What a Go zero object serialises for field ``name``, or _MISSING if it omits it."""
+    """What a Go zero object serialises for field ``name``, or _MISSING if it omits it.
+
+    Kept with the schema node (the answer depends on the schema only; compare only reads
+    the value, so one ``{}`` serves every call)."""
     if parent is None or name not in parent.properties:
         return _MISSING
+    return parent.derived(("zero", name), lambda: _zero_value_of(parent, name))
+
+
+def _zero_value_of(parent: Node, name: str) -> Any:
     sub = parent.field(name)
     short = parent.name.rsplit(".", 1)[-1]
     struct = sub is not None and sub.is_object and bool(sub.properties)

@@ -21,6 +21,8 @@ import json
 import math
 from typing import Any, Iterable, Iterator
 
+import orjson
+
 from mockkube.machinery.schema import Node
 
 PathElement = tuple
@@ -47,7 +49,10 @@ class FieldSetError(ValueError):
 
 def gojson(value: Any) -> str:
     """Compact JSON as Go's encoding/json writes it: sorted keys, HTML characters escaped."""
-    text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    if isinstance(value, str) and type(value) is str:  # list keys and set items: mostly strings
+        text = orjson.dumps(value).decode()  # the bytes json.dumps writes for a string
+    else:
+        text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 

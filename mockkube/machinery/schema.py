@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Iterator
 
 _REF_PREFIX = "#/$defs/"
+_TYPES = ("types",)  # the key of a node's types among its cached children
+_NONE = object()
 
 
 def openapi_dir() -> Path:
@@ -45,6 +47,12 @@ class Node:
     # -- shape ---------------------------------------------------------------
     @property
     def types(self) -> tuple[str, ...]:
+        hit = self._children.get(_TYPES)
+        if hit is None:  # raw never changes: worked out once (managedFields and SMP ask per field)
+            hit = self._children[_TYPES] = self._types()
+        return hit
+
+    def _types(self) -> tuple[str, ...]:
         t = self.raw.get("type")
         if t is None:
             if "oneOf" in self.raw:  # Quantity, IntOrString: string or number
@@ -116,6 +124,14 @@ class Node:
     @property
     def format(self) -> str:
         return self.raw.get("format", "")
+
+    def derived(self, key: tuple, compute) -> object:
+        """A value worked out from this node's schema alone, computed once (``raw`` never
+        changes); ``key`` must not start with "f" or "i" (the cached children)."""
+        hit = self._children.get(key, _NONE)
+        if hit is _NONE:
+            hit = self._children[key] = compute()
+        return hit
 
     # -- navigation ----------------------------------------------------------
     def field(self, name: str) -> "Node | None":
