@@ -699,9 +699,11 @@ class Resources:
         if current:
             raise errors.conflict(rt.plural, rt.group, name,
                                   f"pod {name} is already assigned to node \"{current}\"")
-        new = _deep(pod)
+        # copies of what changes only (the stored pod is read-only, so the rest is shared)
+        new = dict(pod, metadata=dict(pod["metadata"]), spec=dict(pod.get("spec") or {}),
+                   status=dict(pod.get("status") or {}))
         new["spec"]["nodeName"] = node
-        conds = [c for c in new.setdefault("status", {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conds = [c for c in new["status"].get("conditions") or [] if c.get("type") != "PodScheduled"]
         conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                       "lastTransitionTime": self.now()})
         new["status"]["conditions"] = conds
