@@ -51,6 +51,19 @@ def middleware(metrics: Metrics):
                                  "Response latency distribution in seconds for each verb, dry run value, group, "
                                  "version, resource, subresource, scope and component.", _LABELS, DURATION_BUCKETS)
 
+    # the children of one label set, looked up once (prometheus_client's labels() takes a
+    # lock and validates the values on every call); metrics are never cleared
+    children: dict[tuple, tuple] = {}
+
+    def child(labels: tuple, code: str) -> tuple:
+        key = labels + (code,)
+        hit = children.get(key)
+        if hit is None:
+            # long-running requests have no latency SLI: no histogram series for them
+            timed = labels[0] not in ("WATCH", "CONNECT")
+            hit = children[key] = (total.labels(*labels, code), duration.labels(*labels) if timed else None)
+        return hit
+
     @web.middleware
     async def request_metrics(request: web.Request, handler):
         start = time.perf_counter()
@@ -68,9 +81,10 @@ def middleware(metrics: Metrics):
                 verb = verb_of(request, target)
                 labels = (verb, "All" if request.query.get("dryRun") == "All" else "", target.group, target.version,
                           target.rt.plural, target.sub, scope_of(target), "apiserver")
-                total.labels(*labels, str(code)).inc()
-                if verb not in ("WATCH", "CONNECT"):  # long-running requests have no latency SLI
-                    duration.labels(*labels).observe(time.perf_counter() - start)
+                counter, histogram = child(labels, str(code))
+                counter.inc()
+                if histogram is not None:
+                    histogram.observe(time.perf_counter() - start)
 
     return request_metrics
 

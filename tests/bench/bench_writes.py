@@ -12,6 +12,8 @@ the end-to-end burst, each kind timed on its own:
   - core/v1 Event creates (as the scheduler's and kubelet's recorders write them);
 printed as writes/s and as a ratio to a same-run baseline: GETs of one pod by the same
 clients on the same server (the HTTP stack alone). The best of ``--rounds`` rounds is kept.
+Also printed: the server process's CPU time per request (from /proc; the lowest of the
+rounds), which a loaded machine disturbs far less than requests/s.
 """
 
 from __future__ import annotations
@@ -89,17 +91,34 @@ async def patch_all(url: str, names: list[str], clients: int) -> float:
         return len(names) / (time.perf_counter() - t0)
 
 
-async def one_round(url: str, n: int, clients: int, r: int) -> dict[str, float]:
+def server_cpu(pid: int | None) -> float:
+    """CPU seconds (user + system) of the server process alone: what a request cost it,
+    whatever else this shared machine runs meanwhile."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def one_round(url: str, n: int, clients: int, r: int, pid: int | None) -> dict[str, tuple[float, float]]:
+    """Per kind: (requests/s, server CPU microseconds per request)."""
     base = url + "/api/v1/namespaces/default/pods"
     names = [f"pod-{r}-{time.monotonic_ns() % 10**6}-{i}" for i in range(n)]
+    steps = [
+        ("pod create", lambda: hammer("POST", lambda i: base, n, clients, lambda i: pod(names[i]))),
+        ("GET one pod (baseline)", lambda: hammer("GET", lambda i: f"{base}/{names[0]}", n, clients)),
+        ("pods/binding", lambda: hammer("POST", lambda i: f"{base}/{names[i]}/binding", n, clients,
+                                        lambda i: binding(names[i]))),
+        ("pod status patch", lambda: patch_all(base, names, clients)),
+        ("event create", lambda: hammer("POST", lambda i: url + "/api/v1/namespaces/default/events", n, clients,
+                                        lambda i: event(i, names[i]))),
+    ]
     out = {}
-    out["pod create"] = await hammer("POST", lambda i: base, n, clients, lambda i: pod(names[i]))
-    out["GET one pod (baseline)"] = await hammer("GET", lambda i: f"{base}/{names[0]}", n, clients)
-    out["pods/binding"] = await hammer("POST", lambda i: f"{base}/{names[i]}/binding", n, clients,
-                                       lambda i: binding(names[i]))
-    out["pod status patch"] = await patch_all(base, names, clients)
-    out["event create"] = await hammer("POST", lambda i: url + "/api/v1/namespaces/default/events", n, clients,
-                                       lambda i: event(i, names[i]))
+    for label, step in steps:
+        cpu0 = server_cpu(pid)
+        rate = await step()
+        out[label] = (rate, (server_cpu(pid) - cpu0) * 1e6 / n)
     return out
 
 
@@ -111,24 +130,30 @@ async def run(args) -> None:
         p, url = None, args.url
     else:
         p, url, _ = await start_mockkube("--cluster", EMPTY_PROFILE)
-    best: dict[str, float] = {}
+    rates: dict[str, float] = {}
+    cpus: dict[str, float] = {}
     try:
         for r in range(args.rounds):
-            for k, v in (await one_round(url, args.pods, args.clients, r + 1)).items():
-                best[k] = max(best.get(k, 0.0), v)
+            for k, (rate, cpu) in (await one_round(url, args.pods, args.clients, r + 1,
+                                                   p.pid if p else None)).items():
+                rates[k] = max(rates.get(k, 0.0), rate)
+                cpus[k] = min(cpus.get(k, 1e12), cpu)
     finally:
         if p is not None:
             p.terminate()
             p.wait()
-    get = best.pop("GET one pod (baseline)")
+    get, get_cpu = rates.pop("GET one pod (baseline)"), cpus.pop("GET one pod (baseline)")
     print(f"API write path, {args.pods} objects per kind, {args.clients} clients, best of {args.rounds} rounds; "
-          f"same-run baseline GET of one pod: {get:.0f} req/s")
-    per_pod = 0.0
-    for k, v in best.items():
-        print(f"  {k:18s}: {v:7.0f} writes/s = x{v / get:.2f} of GET")
+          f"same-run baseline GET of one pod: {get:.0f} req/s" + (f", {get_cpu:.0f} us server CPU each" if p else ""))
+    per_pod = cpu_pod = 0.0
+    for k, v in rates.items():
+        cpu = f"; server CPU {cpus[k]:5.0f} us/write = x{cpus[k] / get_cpu:.1f} of a GET" if p else ""
+        print(f"  {k:18s}: {v:7.0f} writes/s = x{v / get:.2f} of GET{cpu}")
         per_pod += 1 / v
-    mix = 1 / (per_pod / len(best))
-    print(f"  {'mix (one of each)':18s}: {mix:7.0f} writes/s = x{mix / get:.2f} of GET")
+        cpu_pod += cpus[k]
+    mix = 1 / (per_pod / len(rates))
+    cpu = f"; server CPU {cpu_pod / len(rates):5.0f} us/write" if p else ""
+    print(f"  {'mix (one of each)':18s}: {mix:7.0f} writes/s = x{mix / get:.2f} of GET{cpu}")
 
 
 def main() -> None:
