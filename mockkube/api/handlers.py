@@ -88,7 +88,7 @@ class API:
             if len(parts) == 2:
                 return {"doc": "group", "group": parts[1]}
             group, version, rest = parts[1], parts[2], parts[3:]
-            if (group, version) not in self.reg.group_versions():
+            if not self.reg.has_group_version(group, version):
                 raise _no_route()
         else:
             raise _no_route()

@@ -173,6 +173,8 @@ class Registry:
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
         self._by_gvk: dict[tuple[str, str, str], ResourceType] = {}
         self._listeners: list[Callable[[str, ResourceType], None]] = []
+        self._changes = 0  # bumped by every add and remove: derived views are keyed on it
+        self._gv_cache: tuple[int, dict[tuple[str, str], None]] = (-1, {})
 
     def child(self) -> Registry:
         """A registry serving everything this one serves now, changed independently."""
@@ -197,6 +199,7 @@ class Registry:
             self._types.remove(old)
             self._by_gvk.pop((old.group, old.version, old.kind), None)
         self._types.append(rt)
+        self._changes += 1
         self._by_gvr[(rt.group, rt.version, rt.plural)] = rt
         self._by_gvk[(rt.group, rt.version, rt.kind)] = rt
         for listener in list(self._listeners):
@@ -208,6 +211,7 @@ class Registry:
         if self._by_gvr.get((rt.group, rt.version, rt.plural)) is not rt:
             return
         self._types.remove(rt)
+        self._changes += 1
         del self._by_gvr[(rt.group, rt.version, rt.plural)]
         if self._by_gvk.get((rt.group, rt.version, rt.kind)) is rt:
             del self._by_gvk[(rt.group, rt.version, rt.kind)]
@@ -228,12 +232,22 @@ class Registry:
         return self.by_kind(group, version, kind)
 
     def group_versions(self) -> list[tuple[str, str]]:
-        seen: list[tuple[str, str]] = []
-        for rt in self._types:
-            gv = (rt.group, rt.version)
-            if gv not in seen:
-                seen.append(gv)
-        return seen
+        return list(self._group_versions())
+
+    def has_group_version(self, group: str, version: str) -> bool:
+        """Whether any resource is served at ``group/version`` (asked on every /apis request)."""
+        return (group, version) in self._group_versions()
+
+    def _group_versions(self) -> dict[tuple[str, str], None]:
+        """In first-served order; rebuilt after a type is added or removed."""
+        changes, gvs = self._gv_cache
+        if changes != self._changes:
+            changes = self._changes  # read first: a change meanwhile makes the next call rebuild
+            gvs = {}
+            for rt in list(self._types):
+                gvs.setdefault((rt.group, rt.version), None)
+            self._gv_cache = (changes, gvs)
+        return gvs
 
     def in_group_version(self, group: str, version: str) -> list[ResourceType]:
         return [rt for rt in self._types if rt.group == group and rt.version == version]
