@@ -17,6 +17,7 @@ OpenAPI extensions into SMD's element relationships the way kube-openapi's ``sch
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any, Iterable, Iterator
@@ -115,6 +116,7 @@ def index(i: int) -> PathElement:
 _KIND_ORDER = {"f": 0, "k": 1, "v": 2, "i": 3}
 
 
+@functools.lru_cache(maxsize=65536)  # every encoding sorts the same few elements again
 def pe_sort_key(pe: PathElement) -> tuple:
     kind, arg = pe
     if kind == "f":
