@@ -15,6 +15,7 @@ import time
 from typing import Any, Awaitable, Callable, Hashable
 
 from mockkube.machinery.registry import ResourceType
+from mockkube.storage import loopcalls
 from mockkube.storage.store import Store
 from mockkube.storage.watch import Event
 
@@ -67,11 +68,8 @@ class Informer:
             self._scheduled = True
             if threading.get_ident() == self._thread:
                 self._loop.call_soon(self._drain)
-            else:
-                try:
-                    self._loop.call_soon_threadsafe(self._drain)
-                except RuntimeError:  # the components' loop has closed
-                    pass
+            else:  # one wake-up of that loop for every informer and watch a burst reaches
+                loopcalls.call_soon_threadsafe(self._loop, self._drain)
 
     def _drain(self) -> None:
         self._scheduled = False
