@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import json
 import logging
 import ssl
 from typing import Any
@@ -21,7 +20,7 @@ import aiohttp
 
 from mockkube import asyncbridge
 from mockkube.kubeconfigs import Credentials
-from mockkube.machinery import errors
+from mockkube.machinery import errors, jsoncodec
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage.client import Client
 
@@ -45,7 +44,7 @@ def path_of(rt: ResourceType, namespace: str = "", name: str = "", subresource: 
 
 def _error(status: int, body: bytes) -> errors.APIError:
     try:
-        st = json.loads(body)
+        st = jsoncodec.loads(body)
     except ValueError:
         st = {}
     if not isinstance(st, dict):
@@ -68,7 +67,7 @@ class HTTP:
 
     # -- blocking ----------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
-        data = None if body is None else json.dumps(body).encode()
+        data = None if body is None else jsoncodec.dumps(body)
         headers = dict(self.headers)
         if data is not None:
             headers["Content-Type"] = content_type
@@ -89,7 +88,7 @@ class HTTP:
                     raise
         if r.status >= 300:
             raise _error(r.status, payload)
-        return json.loads(payload) if payload else None
+        return jsoncodec.loads(payload) if payload else None
 
     # -- async ---------------------------------------------------------------------------
     def session(self) -> aiohttp.ClientSession:
@@ -101,13 +100,13 @@ class HTTP:
 
     async def arequest(self, method: str, path: str, body: Any = None,
                        content_type: str = "application/json") -> Any:
-        data = None if body is None else json.dumps(body).encode()
+        data = None if body is None else jsoncodec.dumps(body)
         headers = {"Content-Type": content_type} if data is not None else None
         async with self.session().request(method, self.creds.server + path, data=data, headers=headers) as r:
             payload = await r.read()
             if r.status >= 300:
                 raise _error(r.status, payload)
-            return json.loads(payload) if payload else None
+            return jsoncodec.loads(payload) if payload else None
 
     def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
         """Awaited when the caller runs under ``asyncbridge.spawn``, else blocking."""

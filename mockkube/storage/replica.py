@@ -11,13 +11,13 @@ vanished meanwhile are delivered as DELETED), as a reflector does.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 from typing import Iterable
 
 import aiohttp
 
+from mockkube.machinery import jsoncodec
 from mockkube.machinery.registry import ResourceType
 from mockkube.storage.cache import Entry, ResourceCache
 from mockkube.storage.remote import HTTP, path_of
@@ -150,7 +150,7 @@ class Replica:
             async for line in r.content:
                 if not line.strip():
                     continue
-                ev = json.loads(line)
+                ev = jsoncodec.loads(line)
                 typ, obj = ev.get("type"), ev.get("object") or {}
                 if typ == "ERROR":
                     if obj.get("code") == 410:
