@@ -393,17 +393,15 @@ class Scheduler:
         for i in range(n):
             node = nodes[(start + i) % n]
             checked += 1
-            added = [self._add_nominated(q, node.name) for q in nominated.get(node.name, ())]
-            try:
+            if nominated and node.name in nominated:
+                p, st = self._filter_with_nominated(filters, state, pod, node, nominated[node.name])
+            else:
                 for p in filters:
                     st = p.filter(state, pod, node)
-                    if st is not None and not st.ok:
+                    if st is not None and st.code:  # not SUCCESS
                         break
                 else:
                     p = st = None
-            finally:
-                for uid in added:
-                    self.cache.remove_pod(uid)
             if st is not None:
                 if st.code == fw.ERROR:
                     return None, f'running "{p.name}" filter plugin: {st.message}', True
@@ -420,6 +418,20 @@ class Scheduler:
         if len(feasible) == 1:
             return feasible[0].name, "", False
         return self._select_host(state, pod, feasible), "", False
+
+    def _filter_with_nominated(self, filters: list[fw.Plugin], state: fw.CycleState, pod: dict, node: NodeInfo,
+                               nominated: list[dict]) -> tuple[fw.Plugin | None, fw.Status | None]:
+        """The filters with the pods nominated to this node counted as if they ran there."""
+        added = [self._add_nominated(q, node.name) for q in nominated]
+        try:
+            for p in filters:
+                st = p.filter(state, pod, node)
+                if st is not None and not st.ok:
+                    return p, st
+            return None, None
+        finally:
+            for uid in added:
+                self.cache.remove_pod(uid)
 
     def _post_filter(self, state, pod, statuses, num_all, prefilter=False) -> str:
         reasons: list[str] = []

@@ -90,7 +90,7 @@ class _State:
     __slots__ = ("claims", "to_allocate", "selectors", "allocations", "unavailable", "extended",
                  "ext_mappings", "ext_by_node", "demand", "reserved", "written", "ext_created", "now",
                  "alloc_claims", "allocated", "pod_claim_of", "demand_written",
-                 "binding_unavailable", "ext_index", "ext_stale")
+                 "binding_unavailable", "ext_index", "ext_stale", "plain", "interrupt", "deadline")
 
     def __init__(self) -> None:
         self.claims: list[dict] = []  # user claims (and an existing extended claim)
@@ -113,6 +113,24 @@ class _State:
         self.binding_unavailable: list[int] = []  # KEP-5007: binding failed or timed out
         self.ext_index: int | None = None  # index in claims of a reused special claim (KEP-5004)
         self.ext_stale: dict | None = None  # a special claim from an earlier cycle to delete
+        self.plain = False  # Filter is the allocation alone (no allocated, extended or unavailable claims)
+        self.interrupt: Callable[[], bool] | None = None  # the allocator's interrupt, see _Deadline
+        self.deadline: _Deadline | None = None  # re-armed at each Filter call
+
+
+class _Deadline:
+    """What the allocator asks at each search step: past the filter timeout (wall time, as
+    upstream's per-Filter context deadline) or the scheduler stopping. One per scheduling
+    cycle, re-armed at every Filter call (cheaper than a closure per node)."""
+
+    __slots__ = ("at", "stopping")
+
+    def __init__(self, stopping: Callable[[], bool]) -> None:
+        self.at = 0.0
+        self.stopping = stopping
+
+    def __call__(self) -> bool:
+        return time.monotonic() > self.at or self.stopping()
 
 
 class DynamicResources(fw.Plugin):
@@ -164,6 +182,10 @@ class DynamicResources(fw.Plugin):
     def pre_filter(self, state, pod):
         s = _State()
         state[self.name] = s
+        if self.filter_timeout > 0:
+            s.deadline = s.interrupt = _Deadline(self.stopping)
+        else:
+            s.interrupt = self.stopping
         try:
             s.claims = self._pod_claims(pod)
         except ClaimError as e:
@@ -202,6 +224,8 @@ class DynamicResources(fw.Plugin):
         s.alloc_claims = [s.claims[i] for i in s.to_allocate]
         s.pod_claim_of = {name: pod_claim for pod_claim, name, _ in claim_names(pod) if name}
         s.now = self.now()
+        s.plain = (not s.binding_unavailable and s.ext_stale is None and s.ext_index is None and not s.selectors
+                   and s.extended is None)
         return None
 
     @staticmethod
@@ -229,6 +253,8 @@ class DynamicResources(fw.Plugin):
     # -- Filter ---------------------------------------------------------------------
     def filter(self, state, pod, node: NodeInfo):
         s: _State = state[self.name]
+        if s.plain and not node.claim_consumers:  # the common case, per node: straight to allocation
+            return self._filter_allocate(s, pod, node)
         if s.binding_unavailable:  # node-independent, so checked once in PreFilter
             s.unavailable.update(s.binding_unavailable)
             return fw.unresolvable(ERR_NOT_AVAILABLE)
@@ -251,16 +277,6 @@ class DynamicResources(fw.Plugin):
                 return st
         return self._filter_allocate(s, pod, node)
 
-    def _interrupt(self) -> Callable[[], bool]:
-        """What the allocator asks at each search step: past the filter timeout (wall
-        time, as upstream's context deadline), or the scheduler is stopping."""
-        stopping = self.stopping
-        if self.filter_timeout <= 0:
-            return stopping
-        deadline = time.monotonic() + self.filter_timeout
-        monotonic = time.monotonic
-        return lambda: monotonic() > deadline or stopping()
-
     def _filter_allocated(self, s: _State, pod: dict, node: NodeInfo):
         for i, sel in s.selectors.items():
             if not node_selector_matches(sel, node.node):
@@ -276,8 +292,9 @@ class DynamicResources(fw.Plugin):
                 claims = claims + [ext]
         pairs: list[tuple[dict, dict]] = []
         if claims:
-            outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now,
-                                                  interrupt=self._interrupt())
+            if s.deadline is not None:
+                s.deadline.at = time.monotonic() + self.filter_timeout
+            outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now, interrupt=s.interrupt)
             if outcome.interrupted:
                 if self.stopping():
                     return fw.unresolvable("asked by caller to stop allocating devices: scheduler stopping")
@@ -291,7 +308,7 @@ class DynamicResources(fw.Plugin):
                     return fw.unschedulable(ERR_CANNOT_ALLOCATE)
                 return fw.unresolvable(outcome.reason)
             s.allocations[node.name] = outcome
-        if not self.dra.node_maps_allocatable(node.node):
+        if not self.dra.any_mappings or not self.dra.node_maps_allocatable(node.node):
             return None
         if claims:  # results are built lazily: only KEP-5517 nodes need them during Filter
             pairs = list(zip(claims, s.allocations[node.name].results or ()))
