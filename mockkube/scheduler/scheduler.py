@@ -510,23 +510,25 @@ class Scheduler:
         return f"preemption: 0/{num_all} nodes are available: {parts}."
 
     def _select_host(self, state, pod, feasible: list[NodeInfo]) -> str:
-        totals = {n.name: 0 for n in feasible}
+        totals = [0] * len(feasible)  # in feasible order (node names are unique)
         for p in self.scored:
             if p.skip_score(state, pod):  # PreScore Skip
                 continue
-            scores = {n.name: p.score(state, pod, n) for n in feasible}
+            scores = p.score_nodes(state, pod, feasible)
             p.normalize(state, pod, scores)
-            for k, v in scores.items():
-                totals[k] += v * p.weight
-        best, best_score, ties = "", -1, 0
-        for name, score in totals.items():  # reservoir sampling among the top scores
+            w = p.weight
+            totals = [t + v * w for t, v in zip(totals, scores.values())]
+        # randrange(n) is _randbelow(n) for a positive int; call it directly (hot loop)
+        randbelow = getattr(self.rng, "_randbelow", None) or self.rng.randrange
+        best, best_score, ties = -1, -1, 0
+        for i, score in enumerate(totals):  # reservoir sampling among the top scores
             if score > best_score:
-                best, best_score, ties = name, score, 1
+                best, best_score, ties = i, score, 1
             elif score == best_score:
                 ties += 1
-                if self.rng.randrange(ties) == 0:
-                    best = name
-        return best
+                if randbelow(ties) == 0:
+                    best = i
+        return feasible[best].name if best >= 0 else ""
 
     # -- binding ------------------------------------------------------------------------------
     def _assume_and_bind(self, key: str, pod: dict, state: fw.CycleState, node_name: str) -> None:
