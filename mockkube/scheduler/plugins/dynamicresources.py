@@ -456,7 +456,7 @@ class DynamicResources(fw.Plugin):
         ref = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
         uid = claim["metadata"]["uid"]
         if allocation is not None:
-            self._ensure_finalizer(claim)
+            claim = self._ensure_finalizer(claim)
         # v1.36 (DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on by default):
         # bindClaim stamps every allocation it writes or reserves that has no timestamp yet.
         now = self.now()
@@ -477,38 +477,48 @@ class DynamicResources(fw.Plugin):
             st["allocation"].setdefault("allocationTimestamp", now)
             return True
 
-        written = self._write_status(claim, change)
+        written = self._write_status(claim, change, refresh=False)
         s.written.append(written)
         self.dra.set_claim(written)
         self.dra.unreserve(uid)
 
-    def _ensure_finalizer(self, claim: dict) -> None:
+    def _current(self, claim: dict) -> dict:
         m = claim["metadata"]
-        for _ in range(CONFLICT_RETRIES):
-            cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
-            if cur is None or cur["metadata"].get("uid") != m.get("uid"):
-                raise errors.not_found("resourceclaims", "resource.k8s.io", m["name"])
+        cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
+        if cur is None or cur["metadata"].get("uid") != m.get("uid"):
+            raise errors.not_found("resourceclaims", "resource.k8s.io", m["name"])
+        return cur
+
+    def _ensure_finalizer(self, claim: dict) -> dict:
+        """The claim with the delete-protection finalizer, as written (or as it was when it
+        had it). As upstream's bindClaim: the claim we know is tried first, and read
+        again only after a conflict."""
+        m = claim["metadata"]
+        cur = claim
+        for attempt in range(CONFLICT_RETRIES):
+            if attempt or not cur["metadata"].get("resourceVersion"):
+                cur = self._current(claim)
             if FINALIZER in (cur["metadata"].get("finalizers") or []):
-                return
+                return cur
             upd = dict(cur)
             upd["metadata"] = dict(cur["metadata"])
             upd["metadata"]["finalizers"] = list(cur["metadata"].get("finalizers") or []) + [FINALIZER]
             try:
-                self.dra.set_claim(self.client.update(self._claims_rt, upd))
-                return
+                written = self.client.update(self._claims_rt, upd)
+                self.dra.set_claim(written)
+                return written
             except errors.APIError as e:
                 if e.code != 409:
                     raise
         raise errors.conflict("resourceclaims", "resource.k8s.io", m["name"], "too many conflicts")
 
-    def _write_status(self, claim: dict, change: Callable[[dict], Any]) -> dict:
-        """UpdateStatus with re-read and retry on conflict."""
-        m = claim["metadata"]
+    def _write_status(self, claim: dict, change: Callable[[dict], Any], refresh: bool = True) -> dict:
+        """UpdateStatus with re-read and retry on conflict; refresh=False tries the claim
+        as given first (upstream's bindClaim: it re-reads only after a conflict)."""
         last: errors.APIError | None = None
-        for _ in range(CONFLICT_RETRIES):
-            cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
-            if cur is None or cur["metadata"].get("uid") != m.get("uid"):
-                raise errors.not_found("resourceclaims", "resource.k8s.io", m["name"])
+        for attempt in range(CONFLICT_RETRIES):
+            cur = claim if not (refresh or attempt) and claim["metadata"].get("resourceVersion") \
+                else self._current(claim)
             upd = dict(cur)
             upd["status"] = json.loads(json.dumps(cur.get("status") or {}))
             change(upd)
