@@ -477,7 +477,7 @@ def _fast_path(plans: list[_Plan], view: _NodeView, node: dict, state: Allocated
             if cands is not None:
                 for dev in cands:
                     if dev.id not in in_use:
-                        return _Picked(plans, (((req, dev),),), node, now)
+                        return _Picked(plans, None, node, now, req, dev)
                 return _failure(view)
     taken: set = set()
     picks: list[list[tuple[_Req, DeviceInfo]]] = []
@@ -518,7 +518,7 @@ def _plain_candidates(view: _NodeView, plan: _Plan, req: _Req) -> list[DeviceInf
     return hit
 
 
-def _fast_outcome(plans: list[_Plan], picks: "list[list[tuple[_Req, DeviceInfo]]] | tuple", node: dict,
+def _fast_outcome(plans: list[_Plan], picks: list[list[tuple[_Req, DeviceInfo]]], node: dict,
                   now: str) -> AllocationOutcome:
     return _Picked(plans, picks, node, now)
 
@@ -528,12 +528,14 @@ class _Picked(AllocationOutcome):
     access (Filter runs on every node, only one is chosen) and nothing else is allocated
     per node until then."""
 
-    __slots__ = ("_plans", "_picks", "_node", "_now")
+    __slots__ = ("_plans", "_picks", "_node", "_now", "_req", "_dev")
 
-    def __init__(self, plans: list[_Plan], picks: "list[list[tuple[_Req, DeviceInfo]]] | tuple", node: dict,
-                 now: str) -> None:
+    def __init__(self, plans: list[_Plan], picks: "list[list[tuple[_Req, DeviceInfo]]] | None", node: dict,
+                 now: str, req: _Req | None = None, dev: DeviceInfo | None = None) -> None:
+        """picks per claim, or (one claim, one device) req and dev."""
         self._results = self._build = None
         self._plans, self._picks, self._node, self._now = plans, picks, node, now
+        self._req, self._dev = req, dev
         self.reason = ""
         self.fatal = self.interrupted = False
 
@@ -544,7 +546,8 @@ class _Picked(AllocationOutcome):
     @property  # type: ignore[override]
     def results(self) -> list[dict]:
         if self._results is None:
-            self._results = _fast_results(self._plans, self._picks, self._node, self._now)
+            picks = self._picks if self._picks is not None else [[(self._req, self._dev)]]
+            self._results = _fast_results(self._plans, picks, self._node, self._now)
         return self._results
 
     @property  # type: ignore[override]
@@ -556,7 +559,7 @@ class _Picked(AllocationOutcome):
         return [{} for _ in self._plans]
 
 
-def _fast_results(plans: list[_Plan], picks: "list[list[tuple[_Req, DeviceInfo]]] | tuple", node: dict,
+def _fast_results(plans: list[_Plan], picks: list[list[tuple[_Req, DeviceInfo]]], node: dict,
                   now: str) -> list[dict]:
     out = []
     for plan, claim_picks in zip(plans, picks):
