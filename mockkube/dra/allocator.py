@@ -416,7 +416,11 @@ class Allocator:
                 plans = [self._plan(c) for c in claims]
                 self._last_plans = plans
                 self._last_simple = all(p.simple for p in plans)
-            view = self.node_view(node)
+            view = None
+            if self._index_version == self._version and not self._global:  # node_view's cache hit, inline
+                view = self._views.get((node.get("metadata") or {}).get("name", ""))
+            if view is None:
+                view = self.node_view(node)
             if self._last_simple:
                 fast = _fast_path(plans, view, node, state, now)
                 if fast is not None:

@@ -254,6 +254,16 @@ class DynamicResources(fw.Plugin):
     def filter(self, state, pod, node: NodeInfo):
         s: _State = state[self.name]
         if s.plain and not node.claim_consumers:  # the common case, per node: straight to allocation
+            if s.alloc_claims and not self.dra.any_mappings:
+                # ... and nothing but the allocation to check (the rest of _filter_allocate)
+                if s.deadline is not None:
+                    s.deadline.at = time.monotonic() + self.filter_timeout
+                outcome = self.dra.allocator.allocate(s.alloc_claims, node.node, self.dra.state, s.now,
+                                                      interrupt=s.interrupt)
+                if outcome.fatal or outcome.interrupted or not outcome.ok:
+                    return self._rejection(outcome, node)
+                s.allocations[node.name] = outcome
+                return None
             return self._filter_allocate(s, pod, node)
         if s.binding_unavailable:  # node-independent, so checked once in PreFilter
             s.unavailable.update(s.binding_unavailable)
@@ -277,6 +287,20 @@ class DynamicResources(fw.Plugin):
                 return st
         return self._filter_allocate(s, pod, node)
 
+    def _rejection(self, outcome: AllocationOutcome, node: NodeInfo) -> fw.Status:
+        """Filter's verdict on a failed allocation."""
+        if outcome.interrupted:
+            if self.stopping():
+                return fw.unresolvable("asked by caller to stop allocating devices: scheduler stopping")
+            # v1.36: a timeout is an error (retried with backoff), naming the node
+            return fw.error(f"node {node.name}: timed out trying to allocate devices")
+        if outcome.fatal:
+            return fw.error(outcome.reason)
+        if not outcome.reason or outcome.reason == ERR_CANNOT_ALLOCATE:
+            # v1.36: Unschedulable, so preemption may free devices that victims hold
+            return fw.unschedulable(ERR_CANNOT_ALLOCATE)
+        return fw.unresolvable(outcome.reason)
+
     def _filter_allocated(self, s: _State, pod: dict, node: NodeInfo):
         for i, sel in s.selectors.items():
             if not node_selector_matches(sel, node.node):
@@ -295,18 +319,8 @@ class DynamicResources(fw.Plugin):
             if s.deadline is not None:
                 s.deadline.at = time.monotonic() + self.filter_timeout
             outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now, interrupt=s.interrupt)
-            if outcome.interrupted:
-                if self.stopping():
-                    return fw.unresolvable("asked by caller to stop allocating devices: scheduler stopping")
-                # v1.36: a timeout is an error (retried with backoff), naming the node
-                return fw.error(f"node {node.name}: timed out trying to allocate devices")
-            if outcome.fatal:
-                return fw.error(outcome.reason)
-            if not outcome.ok:
-                if not outcome.reason or outcome.reason == ERR_CANNOT_ALLOCATE:
-                    # v1.36: Unschedulable, so preemption may free devices that victims hold
-                    return fw.unschedulable(ERR_CANNOT_ALLOCATE)
-                return fw.unresolvable(outcome.reason)
+            if outcome.fatal or outcome.interrupted or not outcome.ok:
+                return self._rejection(outcome, node)
             s.allocations[node.name] = outcome
         if not self.dra.any_mappings or not self.dra.node_maps_allocatable(node.node):
             return None

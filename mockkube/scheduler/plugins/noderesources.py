@@ -30,6 +30,8 @@ class NodeResourcesFit(fw.Plugin):
 
     def filter(self, state, pod, node: NodeInfo):
         requests, dra = state[self.name]
+        if not requests and len(node.pods) < node.allocatable.get(res.PODS, 0):
+            return None  # room for one more pod, nothing else asked
         reasons = []
         allowed = node.allocatable.get(res.PODS, 0)
         if len(node.pods) + 1 > allowed:
