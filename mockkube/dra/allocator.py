@@ -186,6 +186,7 @@ class Allocator:
         self._pool_slices: dict[tuple[str, str], dict[str, dict]] = {}
         self._pools: dict[tuple[str, str], PoolInfo] = {}
         self._classes: dict[str, dict] = {}
+        self.classes_version = 0  # changes with every class update (for callers' caches)
         self._rules: dict[str, dict] = {}
         self._version = 0
         self._index_version = -1
@@ -243,11 +244,13 @@ class Allocator:
         self._classes[(klass.get("metadata") or {}).get("name", "")] = klass
         self._plans.clear()
         self._last_plans = None
+        self.classes_version += 1
 
     def remove_class(self, name: str) -> None:
         self._classes.pop(name, None)
         self._plans.clear()
         self._last_plans = None
+        self.classes_version += 1
 
     def update_taint_rule(self, rule: dict) -> None:
         self._rules[(rule.get("metadata") or {}).get("name", "")] = rule

@@ -199,7 +199,8 @@ class DynamicResources(fw.Plugin):
             else:
                 s.ext_stale = existing
         else:
-            claim, mappings = extended.extended_resource_claim(pod, self.dra.allocator.classes.values())
+            claim, mappings = extended.extended_resource_claim(pod, self.dra.allocator.classes.values(),
+                                                               mapping=self.dra.extended_mapping())
             if claim is not None:
                 s.extended, s.ext_mappings = self._special(pod, claim), mappings
         if not s.claims and s.extended is None and s.ext_stale is None:
