@@ -202,9 +202,8 @@ class ResourceClaimController(Controller):
                                       f"{pc.get('name')}: {e.message}") from e
         if new:
             entries = [{"name": k, "resourceClaimName": v} for k, v in sorted(new.items())]
-            self.client.patch(self.pods_rt, ns, name, {"status": {"resourceClaimStatuses": entries}},
-                              "strategic", "status")
-            pod = self.client.get(self.pods_rt, ns, name) or pod
+            pod = self.client.patch(self.pods_rt, ns, name, {"status": {"resourceClaimStatuses": entries}},
+                                    "strategic", "status") or pod  # the pod as written: no second read
         if not (pod.get("spec") or {}).get("nodeName"):
             return  # the scheduler reserves
         statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}

@@ -120,13 +120,14 @@ class _Req:
     tolerations: list[dict]
     capacity: dict | None
 
+    key: tuple = ()  # what selects the candidates: (class, class selectors, request selectors)
+
+    def __post_init__(self) -> None:
+        self.key = (self.class_name, self.class_exprs, self.exprs)
+
     @property
     def full_name(self) -> str:
         return f"{self.base}/{self.sub}" if self.sub else self.base
-
-    @property
-    def key(self) -> tuple:
-        return (self.class_name, self.class_exprs, self.exprs)
 
 
 @dataclass(eq=False)
@@ -140,6 +141,11 @@ class _Plan:
     claim: dict
     slots: list[_Slot]
     simple: bool  # fast path: plain ExactCount requests, no constraints/admin/capacity
+    single: "_Req | None" = None  # simple with exactly one request for one device
+
+    def __post_init__(self) -> None:
+        if self.simple and len(self.slots) == 1 and self.slots[0].alts[0].count == 1:
+            self.single = self.slots[0].alts[0]
 
 
 def _is_simple(claim: dict, slots: list[_Slot]) -> bool:
@@ -157,7 +163,7 @@ def _is_simple(claim: dict, slots: list[_Slot]) -> bool:
 class _NodeView:
     """Devices usable on one node, in pool order, with per-selector candidate caches."""
 
-    __slots__ = ("version", "labels", "pools", "usable", "has_binding", "candidates")
+    __slots__ = ("version", "labels", "pools", "usable", "has_binding", "candidates", "plain")
 
     def __init__(self, version: int, labels: dict, pools: list[tuple[PoolInfo, list[DeviceInfo]]]) -> None:
         self.version = version
@@ -166,6 +172,9 @@ class _NodeView:
         self.usable = [d for p, devs in pools if p.complete and not p.invalid for d in devs]
         self.has_binding = any(d.binding_conditions for d in self.usable)
         self.candidates: dict[tuple, list[tuple[DeviceInfo, tuple | None]]] = {}
+        # per selector key: the candidates when all are plain and matched without error
+        # (the fast path then only skips devices in use), else None
+        self.plain: dict[tuple, list[DeviceInfo] | None] = {}
 
 
 class Allocator:
@@ -177,10 +186,12 @@ class Allocator:
         self._pool_slices: dict[tuple[str, str], dict[str, dict]] = {}
         self._pools: dict[tuple[str, str], PoolInfo] = {}
         self._classes: dict[str, dict] = {}
+        self.classes_version = 0  # changes with every class update (for callers' caches)
         self._rules: dict[str, dict] = {}
         self._version = 0
         self._index_version = -1
         self._last_plans: list | None = None
+        self._last_simple = False
         self._by_node: dict[str, list[DeviceInfo]] = {}
         self._global: list[DeviceInfo] = []
         self._views: dict[str, _NodeView] = {}
@@ -233,11 +244,13 @@ class Allocator:
         self._classes[(klass.get("metadata") or {}).get("name", "")] = klass
         self._plans.clear()
         self._last_plans = None
+        self.classes_version += 1
 
     def remove_class(self, name: str) -> None:
         self._classes.pop(name, None)
         self._plans.clear()
         self._last_plans = None
+        self.classes_version += 1
 
     def update_taint_rule(self, rule: dict) -> None:
         self._rules[(rule.get("metadata") or {}).get("name", "")] = rule
@@ -400,11 +413,18 @@ class Allocator:
         no clock of its own; the caller's interrupt carries the deadline."""
         try:
             plans = self._last_plans  # the scheduler asks about the same claim objects for every node
-            if plans is None or len(plans) != len(claims) or any(p.claim is not c for p, c in zip(plans, claims)):
+            if plans is None or len(plans) != len(claims) or (
+                    plans[0].claim is not claims[0] if len(claims) == 1
+                    else any(p.claim is not c for p, c in zip(plans, claims))):
                 plans = [self._plan(c) for c in claims]
                 self._last_plans = plans
-            view = self.node_view(node)
-            if all(p.simple for p in plans):
+                self._last_simple = all(p.simple for p in plans)
+            view = None
+            if self._index_version == self._version and not self._global:  # node_view's cache hit, inline
+                view = self._views.get((node.get("metadata") or {}).get("name", ""))
+            if view is None:
+                view = self.node_view(node)
+            if self._last_simple:
                 fast = _fast_path(plans, view, node, state, now)
                 if fast is not None:
                     return fast
@@ -455,6 +475,17 @@ def _fast_path(plans: list[_Plan], view: _NodeView, node: dict, state: Allocated
     means "run the full search" (a non-plain device was met, or greedy failed where
     backtracking might still succeed)."""
     in_use = state.devices
+    if len(plans) == 1:
+        req = plans[0].single
+        if req is not None:  # the common case: one device for one request
+            cands = view.plain.get(req.key, _MISS)
+            if cands is _MISS:
+                cands = _plain_candidates(view, plans[0], req)
+            if cands is not None:
+                for dev in cands:
+                    if dev.id not in in_use:
+                        return _Picked(plans, None, node, now, req, dev)
+                return _failure(view)
     taken: set = set()
     picks: list[list[tuple[_Req, DeviceInfo]]] = []
     for plan in plans:
@@ -478,21 +509,77 @@ def _fast_path(plans: list[_Plan], view: _NodeView, node: dict, state: Allocated
                     return _failure(view)  # nothing to backtrack over
                 return None
         picks.append(claim_picks)
+    return _fast_outcome(plans, picks, node, now)
 
-    def build() -> list[dict]:
-        out = []
-        for plan, claim_picks in zip(plans, picks):
-            results = []
-            for req, dev in claim_picks:
-                entry: dict[str, Any] = {"request": req.full_name, "driver": dev.id[0], "pool": dev.id[1],
-                                         "device": dev.id[2]}
-                if req.tolerations:
-                    entry["tolerations"] = [dict(t) for t in req.tolerations]
-                results.append(entry)
-            out.append(_allocation(plan, results, [r for r, _ in claim_picks], [d for _, d in claim_picks],
-                                   node, now))
-        return out
-    return AllocationOutcome(build=build, subrequests=[{} for _ in plans])
+
+_MISS: Any = object()
+
+
+def _plain_candidates(view: _NodeView, plan: _Plan, req: _Req) -> list[DeviceInfo] | None:
+    """The request's candidates on the node if every one is plain and its selectors
+    evaluated without error (then the first free ones are the answer), else None."""
+    cands = _candidates(view, plan, req)
+    out = [dev for dev, error in cands if error is None and dev.plain]
+    hit = out if len(out) == len(cands) else None
+    view.plain[req.key] = hit
+    return hit
+
+
+def _fast_outcome(plans: list[_Plan], picks: list[list[tuple[_Req, DeviceInfo]]], node: dict,
+                  now: str) -> AllocationOutcome:
+    return _Picked(plans, picks, node, now)
+
+
+class _Picked(AllocationOutcome):
+    """A fast-path success: the devices picked per claim; results are built on first
+    access (Filter runs on every node, only one is chosen) and nothing else is allocated
+    per node until then."""
+
+    __slots__ = ("_plans", "_picks", "_node", "_now", "_req", "_dev")
+
+    def __init__(self, plans: list[_Plan], picks: "list[list[tuple[_Req, DeviceInfo]]] | None", node: dict,
+                 now: str, req: _Req | None = None, dev: DeviceInfo | None = None) -> None:
+        """picks per claim, or (one claim, one device) req and dev."""
+        self._results = self._build = None
+        self._plans, self._picks, self._node, self._now = plans, picks, node, now
+        self._req, self._dev = req, dev
+        self.reason = ""
+        self.fatal = self.interrupted = False
+
+    @property  # type: ignore[override]
+    def ok(self) -> bool:
+        return True
+
+    @property  # type: ignore[override]
+    def results(self) -> list[dict]:
+        if self._results is None:
+            picks = self._picks if self._picks is not None else [[(self._req, self._dev)]]
+            self._results = _fast_results(self._plans, picks, self._node, self._now)
+        return self._results
+
+    @property  # type: ignore[override]
+    def cel_errors(self) -> list[str]:
+        return []
+
+    @property  # type: ignore[override]
+    def subrequests(self) -> list[dict[str, int]]:
+        return [{} for _ in self._plans]
+
+
+def _fast_results(plans: list[_Plan], picks: list[list[tuple[_Req, DeviceInfo]]], node: dict,
+                  now: str) -> list[dict]:
+    out = []
+    for plan, claim_picks in zip(plans, picks):
+        results = []
+        for req, dev in claim_picks:
+            entry: dict[str, Any] = {"request": req.full_name, "driver": dev.id[0], "pool": dev.id[1],
+                                     "device": dev.id[2]}
+            if req.tolerations:
+                entry["tolerations"] = [dict(t) for t in req.tolerations]
+            results.append(entry)
+        out.append(_allocation(plan, results, [r for r, _ in claim_picks], [d for _, d in claim_picks],
+                               node, now))
+    return out
 
 
 def _selectable(plan: _Plan, req: _Req, dev: DeviceInfo) -> bool:

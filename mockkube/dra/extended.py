@@ -79,6 +79,8 @@ def pod_extended_requests(pod: dict, mapping: dict[str, str]) -> dict[str, int]:
     spec = pod.get("spec") or {}
     names = {k for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
              for k in ((c.get("resources") or {}).get("requests") or {})}
+    if not any(k in mapping for k in names):
+        return {}
     effective = pod_requests(pod)
     out = {}
     for k in sorted(names):
@@ -174,12 +176,14 @@ def special_claim(pod: dict) -> dict:
     }
 
 
-def extended_resource_claim(pod: dict, classes: Iterable[dict], node: dict | None = None
-                            ) -> tuple[dict | None, list[dict]]:
+def extended_resource_claim(pod: dict, classes: Iterable[dict], node: dict | None = None,
+                            mapping: dict[str, str] | None = None) -> tuple[dict | None, list[dict]]:
     """The in-memory special claim for the pod's DRA-backed extended resources on `node`
     (None if there are none there) and the requestMappings for
-    pod.status.extendedResourceClaimStatus."""
-    mapping = extended_resource_classes(classes)
+    pod.status.extendedResourceClaimStatus. `mapping`: extended_resource_classes(classes)
+    when the caller has it already."""
+    if mapping is None:
+        mapping = extended_resource_classes(classes)
     wanted = [r for r in pod_extended_requests(pod, mapping) if is_dra_backed(r, mapping, node)]
     requests, mappings = requests_and_mappings(pod, wanted, mapping)
     if not requests:

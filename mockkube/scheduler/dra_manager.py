@@ -27,6 +27,7 @@ class DRAManager:
         self._from_claims: dict[str, dict] = {}  # claim uid -> status.allocation
         self.in_flight: dict[str, dict] = {}  # claim uid -> allocation reserved, not yet written
         self._ext_map: dict[str, str] | None = None
+        self._ext_version = -1
         self._pool_mappings: dict[int, tuple[object, bool]] = {}
         self.any_mappings = False  # some slice maps node-allocatable resources (KEP-5517)
 
@@ -115,8 +116,9 @@ class DRAManager:
 
     def extended_mapping(self) -> dict[str, str]:
         """Extended resource name -> DeviceClass (KEP-5004), cached until a class changes."""
-        if self._ext_map is None:
+        if self._ext_map is None or self._ext_version != self.allocator.classes_version:
             self._ext_map = extended.extended_resource_classes(self.allocator.classes.values())
+            self._ext_version = self.allocator.classes_version
         return self._ext_map
 
     def dra_backed(self) -> set[str]:

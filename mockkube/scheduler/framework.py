@@ -86,6 +86,11 @@ class Plugin:
     def score(self, state: CycleState, pod: dict, node: Any) -> int:
         return 0
 
+    def score_nodes(self, state: CycleState, pod: dict, nodes: list[Any]) -> dict[str, int]:
+        """Score on every feasible node, by node name in the order given; plugins may
+        override it with a cheaper equivalent of calling `score` per node."""
+        return {n.name: self.score(state, pod, n) for n in nodes}
+
     def normalize(self, state: CycleState, pod: dict, scores: dict[str, int]) -> None:
         return None
 

@@ -393,17 +393,15 @@ class Scheduler:
         for i in range(n):
             node = nodes[(start + i) % n]
             checked += 1
-            added = [self._add_nominated(q, node.name) for q in nominated.get(node.name, ())]
-            try:
+            if nominated and node.name in nominated:
+                p, st = self._filter_with_nominated(filters, state, pod, node, nominated[node.name])
+            else:
                 for p in filters:
                     st = p.filter(state, pod, node)
-                    if st is not None and not st.ok:
+                    if st is not None and st.code:  # not SUCCESS
                         break
                 else:
                     p = st = None
-            finally:
-                for uid in added:
-                    self.cache.remove_pod(uid)
             if st is not None:
                 if st.code == fw.ERROR:
                     return None, f'running "{p.name}" filter plugin: {st.message}', True
@@ -420,6 +418,20 @@ class Scheduler:
         if len(feasible) == 1:
             return feasible[0].name, "", False
         return self._select_host(state, pod, feasible), "", False
+
+    def _filter_with_nominated(self, filters: list[fw.Plugin], state: fw.CycleState, pod: dict, node: NodeInfo,
+                               nominated: list[dict]) -> tuple[fw.Plugin | None, fw.Status | None]:
+        """The filters with the pods nominated to this node counted as if they ran there."""
+        added = [self._add_nominated(q, node.name) for q in nominated]
+        try:
+            for p in filters:
+                st = p.filter(state, pod, node)
+                if st is not None and not st.ok:
+                    return p, st
+            return None, None
+        finally:
+            for uid in added:
+                self.cache.remove_pod(uid)
 
     def _post_filter(self, state, pod, statuses, num_all, prefilter=False) -> str:
         reasons: list[str] = []
@@ -498,23 +510,25 @@ class Scheduler:
         return f"preemption: 0/{num_all} nodes are available: {parts}."
 
     def _select_host(self, state, pod, feasible: list[NodeInfo]) -> str:
-        totals = {n.name: 0 for n in feasible}
+        totals = [0] * len(feasible)  # in feasible order (node names are unique)
         for p in self.scored:
             if p.skip_score(state, pod):  # PreScore Skip
                 continue
-            scores = {n.name: p.score(state, pod, n) for n in feasible}
+            scores = p.score_nodes(state, pod, feasible)
             p.normalize(state, pod, scores)
-            for k, v in scores.items():
-                totals[k] += v * p.weight
-        best, best_score, ties = "", -1, 0
-        for name, score in totals.items():  # reservoir sampling among the top scores
+            w = p.weight
+            totals = [t + v * w for t, v in zip(totals, scores.values())]
+        # randrange(n) is _randbelow(n) for a positive int; call it directly (hot loop)
+        randbelow = getattr(self.rng, "_randbelow", None) or self.rng.randrange
+        best, best_score, ties = -1, -1, 0
+        for i, score in enumerate(totals):  # reservoir sampling among the top scores
             if score > best_score:
-                best, best_score, ties = name, score, 1
+                best, best_score, ties = i, score, 1
             elif score == best_score:
                 ties += 1
-                if self.rng.randrange(ties) == 0:
-                    best = name
-        return best
+                if randbelow(ties) == 0:
+                    best = i
+        return feasible[best].name if best >= 0 else ""
 
     # -- binding ------------------------------------------------------------------------------
     def _assume_and_bind(self, key: str, pod: dict, state: fw.CycleState, node_name: str) -> None:

@@ -90,7 +90,7 @@ class _State:
     __slots__ = ("claims", "to_allocate", "selectors", "allocations", "unavailable", "extended",
                  "ext_mappings", "ext_by_node", "demand", "reserved", "written", "ext_created", "now",
                  "alloc_claims", "allocated", "pod_claim_of", "demand_written",
-                 "binding_unavailable", "ext_index", "ext_stale")
+                 "binding_unavailable", "ext_index", "ext_stale", "plain", "interrupt", "deadline")
 
     def __init__(self) -> None:
         self.claims: list[dict] = []  # user claims (and an existing extended claim)
@@ -113,6 +113,24 @@ class _State:
         self.binding_unavailable: list[int] = []  # KEP-5007: binding failed or timed out
         self.ext_index: int | None = None  # index in claims of a reused special claim (KEP-5004)
         self.ext_stale: dict | None = None  # a special claim from an earlier cycle to delete
+        self.plain = False  # Filter is the allocation alone (no allocated, extended or unavailable claims)
+        self.interrupt: Callable[[], bool] | None = None  # the allocator's interrupt, see _Deadline
+        self.deadline: _Deadline | None = None  # re-armed at each Filter call
+
+
+class _Deadline:
+    """What the allocator asks at each search step: past the filter timeout (wall time, as
+    upstream's per-Filter context deadline) or the scheduler stopping. One per scheduling
+    cycle, re-armed at every Filter call (cheaper than a closure per node)."""
+
+    __slots__ = ("at", "stopping")
+
+    def __init__(self, stopping: Callable[[], bool]) -> None:
+        self.at = 0.0
+        self.stopping = stopping
+
+    def __call__(self) -> bool:
+        return time.monotonic() > self.at or self.stopping()
 
 
 class DynamicResources(fw.Plugin):
@@ -164,6 +182,10 @@ class DynamicResources(fw.Plugin):
     def pre_filter(self, state, pod):
         s = _State()
         state[self.name] = s
+        if self.filter_timeout > 0:
+            s.deadline = s.interrupt = _Deadline(self.stopping)
+        else:
+            s.interrupt = self.stopping
         try:
             s.claims = self._pod_claims(pod)
         except ClaimError as e:
@@ -177,7 +199,8 @@ class DynamicResources(fw.Plugin):
             else:
                 s.ext_stale = existing
         else:
-            claim, mappings = extended.extended_resource_claim(pod, self.dra.allocator.classes.values())
+            claim, mappings = extended.extended_resource_claim(pod, self.dra.allocator.classes.values(),
+                                                               mapping=self.dra.extended_mapping())
             if claim is not None:
                 s.extended, s.ext_mappings = self._special(pod, claim), mappings
         if not s.claims and s.extended is None and s.ext_stale is None:
@@ -202,6 +225,8 @@ class DynamicResources(fw.Plugin):
         s.alloc_claims = [s.claims[i] for i in s.to_allocate]
         s.pod_claim_of = {name: pod_claim for pod_claim, name, _ in claim_names(pod) if name}
         s.now = self.now()
+        s.plain = (not s.binding_unavailable and s.ext_stale is None and s.ext_index is None and not s.selectors
+                   and s.extended is None)
         return None
 
     @staticmethod
@@ -229,6 +254,18 @@ class DynamicResources(fw.Plugin):
     # -- Filter ---------------------------------------------------------------------
     def filter(self, state, pod, node: NodeInfo):
         s: _State = state[self.name]
+        if s.plain and not node.claim_consumers:  # the common case, per node: straight to allocation
+            if s.alloc_claims and not self.dra.any_mappings:
+                # ... and nothing but the allocation to check (the rest of _filter_allocate)
+                if s.deadline is not None:
+                    s.deadline.at = time.monotonic() + self.filter_timeout
+                outcome = self.dra.allocator.allocate(s.alloc_claims, node.node, self.dra.state, s.now,
+                                                      interrupt=s.interrupt)
+                if outcome.fatal or outcome.interrupted or not outcome.ok:
+                    return self._rejection(outcome, node)
+                s.allocations[node.name] = outcome
+                return None
+            return self._filter_allocate(s, pod, node)
         if s.binding_unavailable:  # node-independent, so checked once in PreFilter
             s.unavailable.update(s.binding_unavailable)
             return fw.unresolvable(ERR_NOT_AVAILABLE)
@@ -251,15 +288,19 @@ class DynamicResources(fw.Plugin):
                 return st
         return self._filter_allocate(s, pod, node)
 
-    def _interrupt(self) -> Callable[[], bool]:
-        """What the allocator asks at each search step: past the filter timeout (wall
-        time, as upstream's context deadline), or the scheduler is stopping."""
-        stopping = self.stopping
-        if self.filter_timeout <= 0:
-            return stopping
-        deadline = time.monotonic() + self.filter_timeout
-        monotonic = time.monotonic
-        return lambda: monotonic() > deadline or stopping()
+    def _rejection(self, outcome: AllocationOutcome, node: NodeInfo) -> fw.Status:
+        """Filter's verdict on a failed allocation."""
+        if outcome.interrupted:
+            if self.stopping():
+                return fw.unresolvable("asked by caller to stop allocating devices: scheduler stopping")
+            # v1.36: a timeout is an error (retried with backoff), naming the node
+            return fw.error(f"node {node.name}: timed out trying to allocate devices")
+        if outcome.fatal:
+            return fw.error(outcome.reason)
+        if not outcome.reason or outcome.reason == ERR_CANNOT_ALLOCATE:
+            # v1.36: Unschedulable, so preemption may free devices that victims hold
+            return fw.unschedulable(ERR_CANNOT_ALLOCATE)
+        return fw.unresolvable(outcome.reason)
 
     def _filter_allocated(self, s: _State, pod: dict, node: NodeInfo):
         for i, sel in s.selectors.items():
@@ -276,22 +317,13 @@ class DynamicResources(fw.Plugin):
                 claims = claims + [ext]
         pairs: list[tuple[dict, dict]] = []
         if claims:
-            outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now,
-                                                  interrupt=self._interrupt())
-            if outcome.interrupted:
-                if self.stopping():
-                    return fw.unresolvable("asked by caller to stop allocating devices: scheduler stopping")
-                # v1.36: a timeout is an error (retried with backoff), naming the node
-                return fw.error(f"node {node.name}: timed out trying to allocate devices")
-            if outcome.fatal:
-                return fw.error(outcome.reason)
-            if not outcome.ok:
-                if not outcome.reason or outcome.reason == ERR_CANNOT_ALLOCATE:
-                    # v1.36: Unschedulable, so preemption may free devices that victims hold
-                    return fw.unschedulable(ERR_CANNOT_ALLOCATE)
-                return fw.unresolvable(outcome.reason)
+            if s.deadline is not None:
+                s.deadline.at = time.monotonic() + self.filter_timeout
+            outcome = self.dra.allocator.allocate(claims, node.node, self.dra.state, s.now, interrupt=s.interrupt)
+            if outcome.fatal or outcome.interrupted or not outcome.ok:
+                return self._rejection(outcome, node)
             s.allocations[node.name] = outcome
-        if not self.dra.node_maps_allocatable(node.node):
+        if not self.dra.any_mappings or not self.dra.node_maps_allocatable(node.node):
             return None
         if claims:  # results are built lazily: only KEP-5517 nodes need them during Filter
             pairs = list(zip(claims, s.allocations[node.name].results or ()))
@@ -439,7 +471,7 @@ class DynamicResources(fw.Plugin):
         ref = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
         uid = claim["metadata"]["uid"]
         if allocation is not None:
-            self._ensure_finalizer(claim)
+            claim = self._ensure_finalizer(claim)
         # v1.36 (DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on by default):
         # bindClaim stamps every allocation it writes or reserves that has no timestamp yet.
         now = self.now()
@@ -460,38 +492,48 @@ class DynamicResources(fw.Plugin):
             st["allocation"].setdefault("allocationTimestamp", now)
             return True
 
-        written = self._write_status(claim, change)
+        written = self._write_status(claim, change, refresh=False)
         s.written.append(written)
         self.dra.set_claim(written)
         self.dra.unreserve(uid)
 
-    def _ensure_finalizer(self, claim: dict) -> None:
+    def _current(self, claim: dict) -> dict:
         m = claim["metadata"]
-        for _ in range(CONFLICT_RETRIES):
-            cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
-            if cur is None or cur["metadata"].get("uid") != m.get("uid"):
-                raise errors.not_found("resourceclaims", "resource.k8s.io", m["name"])
+        cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
+        if cur is None or cur["metadata"].get("uid") != m.get("uid"):
+            raise errors.not_found("resourceclaims", "resource.k8s.io", m["name"])
+        return cur
+
+    def _ensure_finalizer(self, claim: dict) -> dict:
+        """The claim with the delete-protection finalizer, as written (or as it was when it
+        had it). As upstream's bindClaim: the claim we know is tried first, and read
+        again only after a conflict."""
+        m = claim["metadata"]
+        cur = claim
+        for attempt in range(CONFLICT_RETRIES):
+            if attempt or not cur["metadata"].get("resourceVersion"):
+                cur = self._current(claim)
             if FINALIZER in (cur["metadata"].get("finalizers") or []):
-                return
+                return cur
             upd = dict(cur)
             upd["metadata"] = dict(cur["metadata"])
             upd["metadata"]["finalizers"] = list(cur["metadata"].get("finalizers") or []) + [FINALIZER]
             try:
-                self.dra.set_claim(self.client.update(self._claims_rt, upd))
-                return
+                written = self.client.update(self._claims_rt, upd)
+                self.dra.set_claim(written)
+                return written
             except errors.APIError as e:
                 if e.code != 409:
                     raise
         raise errors.conflict("resourceclaims", "resource.k8s.io", m["name"], "too many conflicts")
 
-    def _write_status(self, claim: dict, change: Callable[[dict], Any]) -> dict:
-        """UpdateStatus with re-read and retry on conflict."""
-        m = claim["metadata"]
+    def _write_status(self, claim: dict, change: Callable[[dict], Any], refresh: bool = True) -> dict:
+        """UpdateStatus with re-read and retry on conflict; refresh=False tries the claim
+        as given first (upstream's bindClaim: it re-reads only after a conflict)."""
         last: errors.APIError | None = None
-        for _ in range(CONFLICT_RETRIES):
-            cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
-            if cur is None or cur["metadata"].get("uid") != m.get("uid"):
-                raise errors.not_found("resourceclaims", "resource.k8s.io", m["name"])
+        for attempt in range(CONFLICT_RETRIES):
+            cur = claim if not (refresh or attempt) and claim["metadata"].get("resourceVersion") \
+                else self._current(claim)
             upd = dict(cur)
             upd["status"] = json.loads(json.dumps(cur.get("status") or {}))
             change(upd)

@@ -30,6 +30,8 @@ class NodeResourcesFit(fw.Plugin):
 
     def filter(self, state, pod, node: NodeInfo):
         requests, dra = state[self.name]
+        if not requests and len(node.pods) < node.allocatable.get(res.PODS, 0):
+            return None  # room for one more pod, nothing else asked
         reasons = []
         allowed = node.allocatable.get(res.PODS, 0)
         if len(node.pods) + 1 > allowed:
@@ -44,6 +46,25 @@ class NodeResourcesFit(fw.Plugin):
         if reasons:
             return fw.unschedulable(*reasons)
         return None
+
+    def score_nodes(self, state, pod, nodes: list[NodeInfo]) -> dict[str, int]:
+        """`score` on every node, with the pod's side computed once."""
+        requests = state[self.name][0]
+        want = [(name, requests.get(name) or default)
+                for name, default in ((res.CPU, DEFAULT_MILLI_CPU), (res.MEMORY, DEFAULT_MEMORY))]
+        out = {}
+        for node in nodes:
+            total = 0
+            alloc, used = node.allocatable, node.requested
+            for name, amount in want:
+                cap = alloc.get(name, 0)
+                if cap <= 0:
+                    continue
+                after = used.get(name, 0) + amount
+                if after <= cap:
+                    total += (cap - after) * fw.MAX_NODE_SCORE // cap
+            out[node.name] = total // 2
+        return out
 
     def score(self, state, pod, node: NodeInfo) -> int:
         requests = state[self.name][0]

@@ -118,6 +118,11 @@ class TaintToleration(fw.Plugin):
                     f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}")
         return None
 
+    def score_nodes(self, state, pod, nodes: list[NodeInfo]) -> dict[str, int]:
+        if not any(n.taints for n in nodes):
+            return dict.fromkeys([n.name for n in nodes], 0)
+        return super().score_nodes(state, pod, nodes)
+
     def score(self, state, pod, node: NodeInfo) -> int:
         if not node.taints:
             return 0
