@@ -265,10 +265,11 @@ class Resources:
                           options: dict | None = None) -> None:
         """Run the validating admission chain (after schema and strategy validation, before
         quota and the write), as kube-apiserver's validating admission plugins run."""
-        if not self.validating:
+        steps = [fn for fn in self.validating if _active(fn)]
+        if not steps:
             return
         a = self._attributes(rt, operation, obj, old, name, subresource, dry_run, options)
-        for fn in self.validating:
+        for fn in steps:
             fn(a, warnings)
 
     # -- reads -----------------------------------------------------------------
@@ -737,6 +738,13 @@ class Resources:
         gone = self.store.delete(rt, ns, name, expect_rv=entry.rv)
         self._notify(rt, "delete", gone.obj)
         return gone
+
+
+def _active(step: Callable) -> bool:
+    """Whether a validating admission step has anything to check: a step that is the method
+    of an object with ``active()`` (policies, webhooks) asks it, any other always runs."""
+    active = getattr(getattr(step, "__self__", None), "active", None)
+    return active() if callable(active) else True
 
 
 def _as_version(rt: ResourceType, obj: dict) -> dict:

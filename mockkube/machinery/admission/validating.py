@@ -93,6 +93,11 @@ class ValidatingPolicies:
     def __init__(self, resources: "Resources") -> None:
         self.source = PolicySource(resources, "validatingadmissionpolicies", "validatingadmissionpolicybindings")
 
+    def active(self) -> bool:
+        """Anything configured? (a write skips building attributes when nothing is)"""
+        store = self.source.res.store
+        return bool(len(store.cache(self.source.policy_rt)) and len(store.cache(self.source.binding_rt)))
+
     def validate(self, a: Attributes, warnings: list[str]) -> None:
         """Raise the first Deny; add Warn messages to ``warnings``."""
         for policy, binding in self.source.matching(a):
