@@ -124,3 +124,48 @@ def test_fast_path_agrees_with_full_search(monkeypatch):
     for f, s in zip(fast, slow):
         assert (f.ok, f.results, f.reason) == (s.ok, s.results, s.reason)
     assert [f.ok for f in fast] == [True, False, True, True, True]
+
+
+def test_one_device_fast_path_agrees_with_full_search(monkeypatch):
+    """The one-claim one-device path (cached plain candidates, first free one) answers as
+    the full search does, and hands over whenever a candidate is not plain or errs."""
+    import mockkube.dra.allocator as mod
+
+    used = {"devices": {"results": [{"request": "x", "driver": DRIVER, "pool": "n1", "device": d}
+                                    for d in ("g0", "g1")]}}
+    tainted = dict(dev("g2"), taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}])
+    bad = dev("g2")  # no model: the selector's lookup is a CEL runtime error
+    cases = [
+        ([dev("g0"), dev("g1"), dev("g2"), dev("g3")], [claim("c", req())], used),  # skips the used ones
+        ([dev("g0"), dev("g1")], [claim("c", req())], used),  # all in use
+        ([dev("g0"), dev("g1"), tainted, dev("g3")], [claim("c", req())], used),  # not plain: full search
+        ([dev("g0"), dev("g1"), tainted, dev("g3")],
+         [claim("c", req(tolerations=[{"operator": "Exists"}]))], used),
+        ([dev("g0", model="a"), dev("g1", model="a"), bad, dev("g3", model="a")],
+         [claim("c", req("gpu", "gpu", 1, f'{attr("model")} == "a"'))], used),  # CEL error reached
+        ([dev("g0", model="a"), bad, dev("g3", model="a")],
+         [claim("c", req("gpu", "gpu", 1, f'{attr("model")} == "a"'))], {}),  # error never reached
+    ]
+
+    def outcomes():
+        out = []
+        for devices, claims, taken in cases:
+            state = AllocatedState()
+            if taken:
+                state.add(taken)
+            alloc = Allocator([slice_("s", devices)], [dclass()])
+            first = alloc.allocate(claims, node(), state, NOW)
+            again = alloc.allocate(claims, node(), state, NOW)  # from the node's cached candidates
+            out.append([(o.ok, o.results, o.reason, o.fatal, o.cel_errors, o.subrequests) for o in (first, again)])
+        return out
+
+    fast = outcomes()
+    monkeypatch.setattr(mod, "_fast_path", lambda *a: None)
+    slow = outcomes()
+    assert fast == slow
+    assert [f[0][0] for f in fast] == [True, False, True, True, False, True]
+    assert picked_names(fast[0]) == ["g2"] and picked_names(fast[3]) == ["g2"] and picked_names(fast[2]) == ["g3"]
+
+
+def picked_names(outcomes: list) -> list[str]:
+    return [r["device"] for r in outcomes[0][1][0]["devices"]["results"]]
