@@ -21,7 +21,7 @@ from mockkube.storage.watch import Event
 
 log = logging.getLogger("mockkube.informer")
 
-YIELD_EVERY = 0.005  # seconds a controller works before letting the loop run others
+YIELD_EVERY = 0.002  # seconds a controller works before letting the loop run others
 
 Handler = Callable[[str, dict, dict | None], None]  # (type, obj, previous obj)
 
