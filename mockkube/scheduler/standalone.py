@@ -174,14 +174,20 @@ async def run(args: argparse.Namespace) -> int:
     from mockkube import gctuning
 
     gctuning.tune()
-    await host.store.start()
-    await host.start_scheduler()
-    gctuning.settle()
+    # the channel is read from the start: its end (the server gone) stops a process that is
+    # still waiting for its first lists (e.g. refused by RBAC)
     control = loop.create_task(_control(host, stop)) if args.control else None
-    if args.control:
-        sys.stdout.write(json.dumps({"ready": True}) + "\n")
-        sys.stdout.flush()
-    await stop.wait()
+    syncing = loop.create_task(host.store.start())
+    stopped = loop.create_task(stop.wait())
+    await asyncio.wait([syncing, stopped], return_when=asyncio.FIRST_COMPLETED)
+    if not stop.is_set():
+        await host.start_scheduler()
+        gctuning.settle()
+        if args.control:
+            sys.stdout.write(json.dumps({"ready": True}) + "\n")
+            sys.stdout.flush()
+        await stop.wait()
+    syncing.cancel()
     for c in host.components:
         request_stop = getattr(c, "request_stop", None)
         if request_stop is not None:

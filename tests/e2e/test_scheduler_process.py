@@ -203,3 +203,28 @@ def test_sigterm_stops_the_scheduler_process_too():
               open(f"/proc/{pids[0]}/stat").read().split(")")[1].split()[0] == "Z", timeout=5)
     finally:
         c.stop()
+
+
+def test_the_process_ends_with_its_channel_even_before_it_has_synced(tmp_path):
+    """A scheduler process whose server is gone (its stdin closed) exits, also while it is
+    still retrying its first lists (here: nothing listens at the kubeconfig's address)."""
+    import socket
+    import subprocess
+    import sys
+
+    from mockkube.server import write_kubeconfig
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: connections are refused
+    write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{port}")
+    p = subprocess.Popen([sys.executable, "-m", "mockkube", "scheduler", "--control", "--kubeconfig",
+                          str(tmp_path / "kc")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        until(lambda: b"failed to list" in p.stderr.read1(65536), timeout=30)  # retrying, not synced
+        p.stdin.close()
+        assert p.wait(10) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
