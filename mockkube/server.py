@@ -512,7 +512,8 @@ async def serve_forever(server: Server, ready_line: bool = True) -> None:
 
     gctuning.tune()
     url = await server.start()
-    gctuning.settle()
+    # once the start-up burst is over (not before the ready line: a full collection takes a while)
+    asyncio.get_running_loop().call_later(1.0, gctuning.settle)
     if ready_line:
         print(f"mockkube ready at {url}", flush=True)
     stop = asyncio.Event()
