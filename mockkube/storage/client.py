@@ -57,6 +57,11 @@ class Client:
         e = self.store.get(rt, namespace, name)
         return e.obj if e else None
 
+    def read(self, rt: ResourceType, namespace: str, name: str) -> dict | None:
+        """A read that must see the latest write (a retry after a conflict, as client-go's
+        live GET): the same as ``get`` here, where the cache is the store's."""
+        return self.get(rt, namespace, name)
+
     def list(self, rt: ResourceType, namespace: str | None = None, label_selector: str = "",
              field_selector: str = "") -> list[dict]:
         if not label_selector and not field_selector:

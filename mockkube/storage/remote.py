@@ -165,6 +165,15 @@ class RemoteClient(Client):
                 return None
             raise
 
+    def read(self, rt: ResourceType, namespace: str, name: str) -> dict | None:
+        """A GET to the API: the replica may not have delivered the latest write yet."""
+        try:
+            return self.http.call("GET", path_of(rt, namespace, name))
+        except errors.APIError as e:
+            if e.code == 404:
+                return None
+            raise
+
     def list(self, rt: ResourceType, namespace: str | None = None, label_selector: str = "",
              field_selector: str = "") -> list[dict]:
         if self.store.follows(rt) and not label_selector and not field_selector:

@@ -208,5 +208,8 @@ class Hub:
             for w in list(ws):
                 w.close()
 
-    def watcher_count(self) -> int:
+    def watcher_count(self, key: str | None = None) -> int:
+        """Open watches (of one storage key): a component process keeps some open all along."""
+        if key is not None:
+            return len(self._watchers.get(key, ()))
         return sum(len(ws) for ws in self._watchers.values())

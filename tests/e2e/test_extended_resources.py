@@ -466,15 +466,19 @@ def test_special_claim_is_reused_after_a_scheduler_restart(tmp_path):
         c.stop()
 
 
-def test_unreserve_deletes_the_special_claim_when_binding_fails(tmp_path):
+@pytest.mark.parametrize("scheduler_process", [False, True], ids=["thread", "process"])
+def test_unreserve_deletes_the_special_claim_when_binding_fails(tmp_path, scheduler_process):
     """PreBind created the special claim, then the device's binding failed (KEP-5007
-    failure condition): Unreserve deletes the claim and the next attempt makes a new one."""
+    failure condition): Unreserve deletes the claim and the next attempt makes a new one.
+    In a scheduler process the retry after a conflict reads the claim from the API (its
+    replica may not have the latest write yet), as upstream's deleteClaim does."""
     from mockkube.testing.clock import FakeClock
     from tests.e2e.test_binding_conditions_kubectl import events
 
     (tmp_path / "profile.yaml").write_text(FPGA_PROFILE.replace("attachDelay: 1h", "attachDelay: 30s, "
                                                                 "faultyDevices: [fpga-0]"))
-    c = ThreadedCluster(workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"), clock=FakeClock()).start()
+    c = ThreadedCluster(workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"), clock=FakeClock(),
+                        scheduler_process=scheduler_process).start()
     try:
         k = c.kubectl
         k("apply", "-f", "-", input=CLASS.replace("example-gpu", "fpga").replace("example.com/gpu", "example.com/fpga")

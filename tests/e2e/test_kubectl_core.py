@@ -180,7 +180,7 @@ def test_delete_and_wait_for_delete(kubectl):
     waiter = subprocess.Popen([binaries.kubectl(), "wait", "--for=delete", "configmap/held", "--timeout=30s"],
                               env=kubectl.__self__.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     cluster = kubectl.__self__
-    until(lambda: cluster.call(lambda: cluster.server.store.hub.watcher_count()) > 0)  # the waiter is watching
+    until(lambda: cluster.call(lambda: cluster.server.store.hub.watcher_count("core/configmaps")) > 0)  # the waiter watches
     kubectl("patch", "configmap", "held", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
     out, err = waiter.communicate(timeout=40)
     assert waiter.returncode == 0, err

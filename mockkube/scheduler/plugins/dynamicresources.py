@@ -499,7 +499,7 @@ class DynamicResources(fw.Plugin):
 
     def _current(self, claim: dict) -> dict:
         m = claim["metadata"]
-        cur = self.client.get(self._claims_rt, m["namespace"], m["name"])
+        cur = self.client.read(self._claims_rt, m["namespace"], m["name"])  # live: after a conflict
         if cur is None or cur["metadata"].get("uid") != m.get("uid"):
             raise errors.not_found("resourceclaims", "resource.k8s.io", m["name"])
         return cur

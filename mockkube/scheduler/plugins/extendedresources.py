@@ -71,7 +71,7 @@ def delete(client: Any, claims_rt: Any, claim: dict) -> None:
     """upstream deleteClaim: drop the delete-protection finalizer, then delete."""
     m = claim["metadata"]
     for _ in range(5):
-        cur = client.get(claims_rt, m["namespace"], m["name"])
+        cur = client.read(claims_rt, m["namespace"], m["name"])  # live, as upstream's retry
         if cur is None or cur["metadata"].get("uid") != m.get("uid"):
             return
         if FINALIZER not in (cur["metadata"].get("finalizers") or []):
