@@ -396,12 +396,7 @@ class Scheduler:
             if nominated and node.name in nominated:
                 p, st = self._filter_with_nominated(filters, state, pod, node, nominated[node.name])
             else:
-                for p in filters:
-                    st = p.filter(state, pod, node)
-                    if st is not None and st.code:  # not SUCCESS
-                        break
-                else:
-                    p = st = None
+                p, st = _run_filters(filters, state, pod, node)
             if st is not None:
                 if st.code == fw.ERROR:
                     return None, f'running "{p.name}" filter plugin: {st.message}', True
@@ -424,11 +419,7 @@ class Scheduler:
         """The filters with the pods nominated to this node counted as if they ran there."""
         added = [self._add_nominated(q, node.name) for q in nominated]
         try:
-            for p in filters:
-                st = p.filter(state, pod, node)
-                if st is not None and not st.ok:
-                    return p, st
-            return None, None
+            return _run_filters(filters, state, pod, node)
         finally:
             for uid in added:
                 self.cache.remove_pod(uid)
@@ -684,6 +675,16 @@ class Scheduler:
                               "strategic", "status")
         except errors.APIError as e:
             log.debug("pod condition update for %s failed: %s", m["name"], e)
+
+
+def _run_filters(filters: list[fw.Plugin], state: fw.CycleState, pod: dict,
+                 node: NodeInfo) -> tuple[fw.Plugin | None, fw.Status | None]:
+    """The first filter rejecting ``node`` and its status, else (None, None)."""
+    for p in filters:
+        st = p.filter(state, pod, node)
+        if st is not None and st.code:  # not SUCCESS
+            return p, st
+    return None, None
 
 
 def _node_changed(new: dict, old: dict | None) -> bool:
