@@ -25,7 +25,6 @@ from mockkube.storage.store import Store
 
 log = logging.getLogger("mockkube")
 
-DEFAULT_FILTER_TIMEOUT = 10.0  # upstream DynamicResourcesArgs.filterTimeout
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -404,18 +403,6 @@ class Server:
             return self.clock.state() if hasattr(self.clock, "state") else {"now": self.clock(), "frozen": False}
 
         return await self.on_cluster(apply)
-
-    @property
-    def dra_filter_timeout(self) -> float:
-        """DynamicResources filterTimeout in seconds: the flag's, else the profile's, else 10."""
-        if self.filter_timeout is not None:
-            return self.filter_timeout
-        setting = (self.profile.scheduler if self.profile is not None else {}).get("filterTimeout")
-        if setting is None:
-            return DEFAULT_FILTER_TIMEOUT
-        from mockkube.machinery.durations import parse_duration
-
-        return parse_duration(setting)
 
     async def _start_components(self) -> None:
         from mockkube import components

@@ -112,7 +112,9 @@ class Scheduler:
         self.next_start = 0
         self.pods_rt = self.client.rt("pods")
         self._stopping = False
-        timeout = filter_timeout if filter_timeout is not None else getattr(server, "dra_filter_timeout", 10.0)
+        from mockkube.scheduler import filter_timeout as configured_filter_timeout
+
+        timeout = filter_timeout if filter_timeout is not None else configured_filter_timeout(server)
         self.dra_plugin = DynamicResources(self.dra, self.client, lambda: meta.rfc3339(self.clock()),
                                            filter_timeout=timeout, stopping=lambda: self._stopping,
                                            clock=self.clock, binding_timeout=binding_timeout,

@@ -72,19 +72,6 @@ class Host:
         self.store = Replica(http_, rts)
         self.components: list = []
 
-    @property
-    def dra_filter_timeout(self) -> float:
-        from mockkube.server import DEFAULT_FILTER_TIMEOUT
-
-        if self.filter_timeout is not None:
-            return self.filter_timeout
-        setting = self.profile.scheduler.get("filterTimeout")
-        if setting is None:
-            return DEFAULT_FILTER_TIMEOUT
-        from mockkube.machinery.durations import parse_duration
-
-        return parse_duration(setting)
-
     def client(self, manager: str) -> RemoteClient:
         return RemoteClient(self.http, self.store, self.registry, manager)
 
@@ -99,8 +86,7 @@ class Host:
         self.components = []
 
     def idle(self, rvs: dict) -> bool:
-        return all(getattr(c, "idle", lambda: True)() for c in self.components) and \
-            all(self.store.position(k) >= rv for k, rv in rvs.items() if self.store.follows_key(k))
+        return all(getattr(c, "idle", lambda: True)() for c in self.components) and self.store.caught_up(rvs)
 
 
 async def _control(host: Host, stop: asyncio.Event) -> None:
@@ -134,7 +120,7 @@ async def _control(host: Host, stop: asyncio.Event) -> None:
                 if req.get("clock"):
                     apply_clock(host.clock, req["clock"])
                 rvs = req.get("rvs") or {}
-                while not all(host.store.position(k) >= rv for k, rv in rvs.items() if host.store.follows_key(k)):
+                while not host.store.caught_up(rvs):
                     await asyncio.sleep(0.002)  # the watches deliver what the reset wrote
                 await host.start_scheduler()
             elif op == "explain":

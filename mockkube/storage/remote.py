@@ -42,7 +42,8 @@ def path_of(rt: ResourceType, namespace: str = "", name: str = "", subresource: 
     return base
 
 
-def _error(status: int, body: bytes) -> errors.APIError:
+def status_error(status: int, body: bytes) -> errors.APIError:
+    """The APIError of a non-2xx answer, from its Status body."""
     try:
         st = jsoncodec.loads(body)
     except ValueError:
@@ -87,7 +88,7 @@ class HTTP:
                 if attempt:
                     raise
         if r.status >= 300:
-            raise _error(r.status, payload)
+            raise status_error(r.status, payload)
         return jsoncodec.loads(payload) if payload else None
 
     # -- async ---------------------------------------------------------------------------
@@ -105,7 +106,7 @@ class HTTP:
         async with self.session().request(method, self.creds.server + path, data=data, headers=headers) as r:
             payload = await r.read()
             if r.status >= 300:
-                raise _error(r.status, payload)
+                raise status_error(r.status, payload)
             return jsoncodec.loads(payload) if payload else None
 
     def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
@@ -158,12 +159,7 @@ class RemoteClient(Client):
     def get(self, rt: ResourceType, namespace: str, name: str) -> dict | None:
         if self.store.follows(rt):
             return super().get(rt, namespace, name)
-        try:
-            return self.http.call("GET", path_of(rt, namespace, name))
-        except errors.APIError as e:
-            if e.code == 404:
-                return None
-            raise
+        return self.read(rt, namespace, name)
 
     def read(self, rt: ResourceType, namespace: str, name: str) -> dict | None:
         """A GET to the API: the replica may not have delivered the latest write yet."""

@@ -20,7 +20,7 @@ import aiohttp
 from mockkube.machinery import jsoncodec
 from mockkube.machinery.registry import ResourceType
 from mockkube.storage.cache import Entry, ResourceCache
-from mockkube.storage.remote import HTTP, path_of
+from mockkube.storage.remote import HTTP, path_of, status_error
 from mockkube.storage.watch import Event, Hub
 
 log = logging.getLogger("mockkube.replica")
@@ -59,12 +59,14 @@ class Replica:
     def objects(self, rt: ResourceType, namespace: str | None = None) -> list[dict]:
         return [e.obj for e in self.entries(rt, namespace)]
 
-    def follows_key(self, key: str) -> bool:
-        return key in self._caches
-
     def position(self, key: str) -> int:
         """The resourceVersion up to which this resource's changes have been delivered."""
         return self._last_rv[key]
+
+    def caught_up(self, rvs: dict[str, int]) -> bool:
+        """Every followed resource has delivered its changes up to ``rvs`` (per storage key,
+        the server's ``Store.newest_rvs()``); keys not followed do not count."""
+        return all(self._last_rv[k] >= rv for k, rv in rvs.items() if k in self._last_rv)
 
     # -- feeding ----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -143,10 +145,7 @@ class Replica:
             f"?watch=1&allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=3600"
         async with self.http.session().get(url, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as r:
             if r.status != 200:
-                body = await r.read()
-                from mockkube.storage.remote import _error
-
-                raise _error(r.status, body)
+                raise status_error(r.status, await r.read())
             async for line in r.content:
                 if not line.strip():
                     continue
