@@ -12,6 +12,6 @@ setup(
         "mockkube._openapi": ["*.json", "v3/*.json"],
         "mockkube._migrations": ["*.py", "*.mako"],
         "mockkube._migrations.versions": ["*.py"],
-        "mockkube": ["**/*.json", "**/*.yaml", "ui/*.html", "pluginapi/*.proto", "pluginapi/*.pyi"],
+        "mockkube": ["**/*.json", "**/*.yaml", "control/ui/*.html", "generated/pluginapi/*.proto", "generated/pluginapi/*.pyi"],
     },
 )

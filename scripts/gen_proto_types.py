@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate ``mockkube/machinery/proto_types.py``: the protobuf field table for request bodies.
+"""Generate ``mockkube/generated/proto_types.py``: the protobuf field table for request bodies.
 
 client-go's typed clients send protobuf, so the server needs, for every message reachable from
 the kinds it accepts, each field's number, proto type and the Go JSON facts (json name,
@@ -11,7 +11,7 @@ Run (the paths are checkouts or bare git dirs, e.g. the mirrors the ``fetch`` to
 
     .venv/bin/python scripts/gen_proto_types.py \\
         /work/.mirror/kubernetes+api/repo /work/.mirror/kubernetes+apimachinery/repo \\
-        --ref v0.36.3 -o mockkube/machinery/proto_types.py
+        --ref v0.36.3 -o mockkube/generated/proto_types.py
 
 ``--ref`` is the git ref to read when a path is a git dir (default: HEAD); it is ignored for a
 plain directory. Nothing upstream is copied: the output is only the derived table.

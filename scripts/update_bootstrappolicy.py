@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Vendor kube-apiserver's bootstrap RBAC policy into mockkube/resources/bootstrappolicy/.
+"""Vendor kube-apiserver's bootstrap RBAC policy into mockkube/apiserver/resources/bootstrappolicy/.
 
 Upstream keeps the default policy of a fresh cluster (with default feature gates) as golden
 files next to the code that builds it, in kubernetes/kubernetes
 ``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/``: cluster-roles.yaml,
 cluster-role-bindings.yaml, controller-roles.yaml, controller-role-bindings.yaml,
 namespace-roles.yaml, namespace-role-bindings.yaml. mockkube's server creates its bootstrap
-RBAC objects from these files (mockkube/resources/rbac_bootstrap.py), and
+RBAC objects from these files (mockkube/apiserver/resources/rbac_bootstrap.py), and
 tests/unit/test_bootstrap_policy.py checks the server's objects against them.
 
 Usage::

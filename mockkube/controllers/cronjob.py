@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
-from mockkube.controllers import recorder
+from mockkube.client import recorder
 from mockkube.machinery import cron, errors, meta
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.cronjob")
 

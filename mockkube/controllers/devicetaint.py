@@ -15,14 +15,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from mockkube.controllers import recorder
+from mockkube.client import recorder
 from mockkube.dra import taints as dtaints
 from mockkube.machinery import errors, meta
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.devicetaint")
 

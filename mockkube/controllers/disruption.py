@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Hashable
 
 from mockkube.machinery import meta
-from mockkube.resources import disruption
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.rules import disruption
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 # controller kinds whose scale sets the expected pod count (upstream's finders)
 _SCALE_KINDS = {"ReplicaSet": ("replicasets", "apps"), "StatefulSet": ("statefulsets", "apps"),

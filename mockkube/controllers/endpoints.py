@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.identities import APISERVER, controller_user
+from mockkube.rules.identities import APISERVER, controller_user
 from mockkube.machinery import errors
-from mockkube.machinery.admission.identity import acting_as
-from mockkube.resources.disruption import pod_ready
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.apiserver.admission.identity import acting_as
+from mockkube.rules.disruption import pod_ready
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
 SLICE_CONTROLLER = "endpointslice-controller.k8s.io"

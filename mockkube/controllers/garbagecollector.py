@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Hashable
 
 from mockkube.machinery import errors
 from mockkube.machinery.registry import ResourceType
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.gc")
 

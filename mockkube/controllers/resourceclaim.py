@@ -18,8 +18,8 @@ import logging
 from typing import Any
 
 from mockkube.machinery import errors, meta
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 
 log = logging.getLogger("mockkube.resourceclaim")
 

@@ -1,6 +1,6 @@
 """The ResourceQuota controller (kube-controller-manager's pkg/controller/resourcequota):
 keeps every quota's status.hard equal to spec.hard and status.used equal to what the
-namespace's pods and ResourceClaims charge (mockkube.resources.quota), recomputed when a
+namespace's pods and ResourceClaims charge (mockkube.apiserver.resources.quota), recomputed when a
 quota, pod, claim or DeviceClass (its extendedResourceName decides which quota names a
 claim charges) changes.
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.resources import quota as q
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.apiserver.resources import quota as q
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 
 class ResourceQuotaController(Controller):

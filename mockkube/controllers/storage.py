@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Hashable
 
 from mockkube.machinery import errors
 from mockkube.machinery.quantity import parse_quantity
-from mockkube.resources.core_cluster import PV_PROTECTION, PVC_PROTECTION
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.apiserver.resources.core_cluster import PV_PROTECTION, PVC_PROTECTION
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 

@@ -10,12 +10,12 @@ import base64
 from typing import TYPE_CHECKING, Hashable
 
 from mockkube.machinery import errors
-from mockkube.machinery.satoken import legacy_claims
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.apiserver.satoken import legacy_claims
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 TYPE = "kubernetes.io/service-account-token"
 SA_NAME, SA_UID = "kubernetes.io/service-account.name", "kubernetes.io/service-account.uid"

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
 from mockkube.machinery import errors, meta
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 NAME = "ttl-after-finished-controller"
 

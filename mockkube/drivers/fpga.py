@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 from mockkube.drivers.base import Driver, PoolSlices, attr, chunk
 from mockkube.machinery import meta
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 
 log = logging.getLogger("mockkube.fpga")
 
@@ -101,7 +101,7 @@ class FabricController(Controller):
     def identity(self) -> dict | None:
         """The driver's controller acts as the driver's ServiceAccount (not bound to a node:
         it attaches devices of every node, so it holds ``arbitrary-node`` rights)."""
-        from mockkube.identities import driver_user
+        from mockkube.rules.identities import driver_user
 
         return driver_user(DRIVER)
 

@@ -21,7 +21,7 @@ from typing import Awaitable, Callable, Sequence
 
 import grpc
 
-from mockkube.pluginapi import (DRA_PLUGIN_TYPE, DRA_VERSIONS, health_grpc, health_pb2, reg_grpc, reg_pb2)
+from mockkube.generated.pluginapi import DRA_PLUGIN_TYPE, DRA_VERSIONS, health_grpc, health_pb2, reg_grpc, reg_pb2
 
 log = logging.getLogger("mockkube.kubeletplugin")
 

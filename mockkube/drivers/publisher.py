@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import copy
 
-from mockkube.identities import driver_user
+from mockkube.rules.identities import driver_user
 from mockkube.machinery import errors
-from mockkube.machinery.admission.identity import acting_as
-from mockkube.storage.client import Client, clone
+from mockkube.apiserver.admission.identity import acting_as
+from mockkube.client.client import Client, clone
 
 
 def slice_name(driver: str, pool: str, index: int) -> str:
@@ -39,7 +39,7 @@ class Publisher:
     def sync(self, driver: str, pool: str, specs: list[dict], owner: dict | None = None) -> int:
         """Make the pool's slices equal ``specs``; returns the pool generation now published.
         The driver writes as its own ServiceAccount: its kubelet plugin on the node of a
-        node-local pool, its controller for a pool of many nodes (mockkube/identities.py)."""
+        node-local pool, its controller for a pool of many nodes (mockkube/rules/identities.py)."""
         node = next((s.get("nodeName") for s in specs if s.get("nodeName")), "")
         with acting_as(driver_user(driver, node)):
             return self._sync(driver, pool, specs, owner)

@@ -24,7 +24,7 @@ from mockkube import drivers as driver_registry
 from mockkube.drivers.base import Driver
 from mockkube.drivers.kubeletplugin import KubeletPlugin, PreparedDevice
 from mockkube.drivers.publisher import slice_name
-from mockkube.kubelet.profile import NodeSpec
+from mockkube.config.profile import NodeSpec
 
 log = logging.getLogger("mockkube.driver")
 
@@ -35,7 +35,7 @@ class APIClient:
     """The few API calls a driver makes, over HTTP with the kubeconfig's server and token."""
 
     def __init__(self, kubeconfig: str) -> None:
-        from mockkube import kubeconfigs
+        from mockkube.client import kubeconfigs
 
         creds = kubeconfigs.load(kubeconfig)
         self.base, self.headers, self.ssl = creds.server, creds.headers, creds.ssl

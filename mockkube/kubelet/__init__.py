@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mockkube.kubelet.cluster import ClusterRuntime, load_profile, runtime_for
-from mockkube.kubelet.profile import Profile, ProfileError
+from mockkube.config.profile import Profile, ProfileError
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 
 class _Component:
@@ -59,7 +59,8 @@ def apply_profile(server: "Server", profile: "str | Path | dict | Profile") -> d
 
 
 def setup(app) -> None:
-    from mockkube.kubelet import http, streaming
+    from mockkube.control import cluster as http
+    from mockkube.kubelet import streaming
 
     http.setup(app)
     streaming.setup(app)  # pods/exec and pods/attach

@@ -22,12 +22,12 @@ from mockkube.kubelet import node as nodes
 from mockkube.kubelet.manager import KubeletManager
 from mockkube.kubelet.nodelifecycle import NodeLifecycleController
 from mockkube.kubelet.plugins import PluginWatcher
-from mockkube.kubelet.profile import Profile, load, parse_duration
+from mockkube.config.profile import Profile, load, parse_duration
 from mockkube.machinery import errors
-from mockkube.storage.client import Client
+from mockkube.client.client import Client
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.cluster")
 
@@ -87,7 +87,7 @@ class ClusterRuntime:
             faults.expire()
         self._expiry = asyncio.get_running_loop().call_later(FAULT_EXPIRY_INTERVAL, self._expire_faults)
 
-    # -- injected cluster faults (mockkube/faults.py) -------------------------------------
+    # -- injected cluster faults (mockkube/machinery/faults.py) -------------------------------------
     def _apply_fault(self, fault) -> None:
         spec = fault.spec
         if fault.kind in ("node-notready", "kubelet-restart"):

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Callable, Hashable
 
 import grpc
 
-from mockkube.controllers.recorder import event_for
+from mockkube.client.recorder import event_for
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
-from mockkube.kubelet.profile import NodeSpec
+from mockkube.config.profile import NodeSpec
 from mockkube.machinery import errors, meta
-from mockkube.machinery.admission.identity import acting_as, set_user
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
+from mockkube.apiserver.admission.identity import acting_as, set_user
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
     from mockkube.drivers.base import Driver, Prepared
@@ -125,7 +125,7 @@ class KubeletManager(Controller):
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
         self.run_programs = False  # kubelet.runPrograms: Python programs run for real (programs.py)
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
-        self.faults = None  # mockkube.faults.Faults: injected prepare/unprepare failures, slow drivers
+        self.faults = None  # mockkube.machinery.faults.Faults: injected prepare/unprepare failures, slow drivers
         self.prepares = None  # mockkube_claim_prepares_total{result}, set by the cluster runtime
         # (node, claim uid) -> the NodePrepareResources call under way or just finished
         self.ops: dict[tuple[str, str], asyncio.Task] = {}
@@ -179,7 +179,7 @@ class KubeletManager(Controller):
         sim = self.nodes.get(spec.name) or NodeSim(spec)
         sim.spec, sim.running = spec, True
         self.nodes[spec.name] = sim
-        from mockkube.identities import node_user
+        from mockkube.rules.identities import node_user
 
         try:
             with acting_as(node_user(spec.name)):
@@ -294,7 +294,7 @@ class KubeletManager(Controller):
         """Make the rest of this reconcile (and tasks it starts) act as ``system:node:<node>``."""
         user = self._node_users.get(node)
         if user is None:
-            from mockkube.identities import node_user
+            from mockkube.rules.identities import node_user
 
             user = self._node_users[node] = node_user(node)
         set_user(user)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from mockkube.kubelet.profile import NodeSpec
+from mockkube.config.profile import NodeSpec
 from mockkube.machinery import meta
 
 KUBELET_VERSION = "v1.36.0"

@@ -22,7 +22,7 @@ from typing import Callable, Protocol
 
 import grpc
 
-from mockkube.pluginapi import DRA_PLUGIN_TYPE, DRA_VERSIONS, health_grpc, health_pb2, reg_grpc, reg_pb2
+from mockkube.generated.pluginapi import DRA_PLUGIN_TYPE, DRA_VERSIONS, health_grpc, health_pb2, reg_grpc, reg_pb2
 
 log = logging.getLogger("mockkube.kubelet.plugins")
 

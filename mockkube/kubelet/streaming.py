@@ -98,7 +98,7 @@ def simulated_container(pod: dict, spec: dict, now, lookup: containerdata.Lookup
 
 def _lookup(request: web.Request) -> containerdata.Lookup:
     """Reads ConfigMaps and Secrets from the API's cache (this runs on the API's loop)."""
-    from mockkube.api.app import SERVER_KEY
+    from mockkube.apiserver.http.app import SERVER_KEY
 
     server = request.app[SERVER_KEY]
 
@@ -189,7 +189,7 @@ async def _exec(ch: Channels, shell: Shell, argv: list[str], stdin: bool) -> int
 
 async def handle(request: web.Request, pod: dict, sub: str) -> web.StreamResponse:
     """pods/exec, pods/attach and pods/portforward."""
-    from mockkube.api.app import SERVER_KEY
+    from mockkube.apiserver.http.app import SERVER_KEY
 
     if sub == "portforward":
         from mockkube.kubelet import portforward_stream
@@ -229,6 +229,6 @@ async def handle(request: web.Request, pod: dict, sub: str) -> web.StreamRespons
 
 
 def setup(app: web.Application) -> None:
-    from mockkube.api.subresources import STREAM_KEY
+    from mockkube.apiserver.http.subresources import STREAM_KEY
 
     app[STREAM_KEY] = handle

@@ -4,8 +4,8 @@ Version order (kube-aware), the schema of a version as the ``Node`` tree that ap
 strategic merge walk (metadata is upstream's ObjectMeta), conversion ``None`` (only
 ``apiVersion`` changes, objects are stored at the storage version), and the scale
 subresource's view through its declared paths. The strategy and the served types are
-in ``mockkube/resources/customresources.py``; printer columns in
-``mockkube/api/tables_custom.py``.
+in ``mockkube/apiserver/resources/customresources.py``; printer columns in
+``mockkube/apiserver/http/tables_custom.py``.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def set_path(obj: dict, path: str, value: Any) -> None:
 
 def convert(obj: dict, api_version: str, converter: Any = None) -> dict:
     """``obj`` as ``api_version``: through the CRD's conversion webhook when it has one
-    (``mockkube.machinery.conversion``), else conversion ``None`` (only apiVersion changes)."""
+    (``mockkube.apiserver.conversion``), else conversion ``None`` (only apiVersion changes)."""
     if obj.get("apiVersion") == api_version:
         return obj
     if converter is not None:

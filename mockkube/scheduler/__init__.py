@@ -41,7 +41,7 @@ def binding_timeout(server: Any) -> float:
 
 async def start(server: Any) -> list:
     if getattr(server, "scheduler_process", False):  # `mockkube serve`: a process of its own
-        from mockkube.scheduler import process
+        from mockkube.server import schedulerprocess as process
 
         return await process.start(server)
     from mockkube.scheduler.scheduler import Scheduler

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockkube.controllers.recorder import event_for
+from mockkube.client.recorder import event_for
 from mockkube.machinery import errors, meta
 
 COMPONENT = "default-scheduler"

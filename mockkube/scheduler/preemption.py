@@ -104,7 +104,7 @@ class Preemptor:
 
     def _split_by_pdb(self, pods: list[dict]) -> tuple[list[dict], list[dict]]:
         """filterPodsWithPDBViolation: evicting in this order, which pods exceed a budget."""
-        from mockkube.resources.disruption import selects
+        from mockkube.rules.disruption import selects
 
         pdbs = self.s.pdbs() if hasattr(self.s, "pdbs") else []
         allowed = {id(b): int((b.get("status") or {}).get("disruptionsAllowed", 0)) for b in pdbs}

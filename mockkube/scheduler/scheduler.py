@@ -15,7 +15,7 @@ import logging
 import random
 from typing import Any
 
-from mockkube.asyncbridge import spawn
+from mockkube.client.asyncbridge import spawn
 from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
@@ -29,8 +29,8 @@ from mockkube.scheduler.plugins.nodes import (NodeAffinity, NodeName, NodeUnsche
                                               TaintToleration)
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
 from mockkube.scheduler.queue import SchedulingQueue
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Informer
+from mockkube.client.client import Client
+from mockkube.client.informer import Informer
 
 log = logging.getLogger("mockkube.scheduler")
 
@@ -336,8 +336,8 @@ class Scheduler:
 
     # -- the loop -------------------------------------------------------------------------
     async def _run(self) -> None:
-        from mockkube.identities import SCHEDULER
-        from mockkube.machinery.admission.identity import set_user
+        from mockkube.rules.identities import SCHEDULER
+        from mockkube.apiserver.admission.identity import set_user
 
         set_user(SCHEDULER)  # the scheduler's writes (bindings, claims, conditions) as upstream's
         while True:

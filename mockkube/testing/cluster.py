@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
-from mockkube.server import Server, write_kubeconfig
+from mockkube.server.server import Server, write_kubeconfig
 from mockkube.testing.tools import ClientTools
 
 
@@ -101,7 +101,7 @@ class ThreadedCluster(ClientTools):
         self.on_server(self.server.move_clock, lambda: self.server.clock.advance(seconds))
 
     def inject(self, spec: dict):
-        """Inject a fault (mockkube/faults.py, docs/faults.md); returns it (``.id``)."""
+        """Inject a fault (mockkube/machinery/faults.py, docs/faults.md); returns it (``.id``)."""
         return self.call(self.server.faults.add, spec)
 
     def clear_faults(self) -> int:
@@ -109,7 +109,7 @@ class ThreadedCluster(ClientTools):
         return self.call(self.server.faults.clear)
 
     def client(self, manager: str = "test"):
-        from mockkube.storage.client import Client
+        from mockkube.client.client import Client
 
         return Client(self.server.resources, manager)
 

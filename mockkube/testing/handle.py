@@ -253,7 +253,7 @@ class Cluster(ClientTools):
 
     @property
     def server(self):
-        """The in-process ``mockkube.server.Server`` (in-process clusters only)."""
+        """The in-process ``mockkube.server.server.Server`` (in-process clusters only)."""
         if self._threaded is None:
             raise RuntimeError("server needs an in-process cluster (subprocess=False)")
         return self._threaded.server

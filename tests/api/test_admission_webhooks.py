@@ -14,7 +14,7 @@ import time
 import aiohttp
 import pytest
 
-from mockkube import certs
+from mockkube.apiserver import certs
 from mockkube.testing.cluster import running_server
 from tests.api.conftest import Api
 

@@ -10,7 +10,7 @@ import pytest
 import requests
 from _seeds import path, seed
 
-from mockkube.resources import registry
+from mockkube.apiserver.resources import registry
 from mockkube.testing.cluster import ThreadedCluster
 
 REG = registry()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from mockkube.scheduler.scheduler import Scheduler
-from mockkube.storage.client import Client
+from mockkube.client.client import Client
 from mockkube.testing.clock import FakeClock, resync_components
 from mockkube.testing.cluster import running_server
 from mockkube.testing.waiting import eventually

@@ -1,5 +1,5 @@
 """The bootstrap RBAC objects a fresh server holds are upstream's golden files (vendored in
-mockkube/resources/bootstrappolicy/ by scripts/update_bootstrappolicy.py), and the
+mockkube/apiserver/resources/bootstrappolicy/ by scripts/update_bootstrappolicy.py), and the
 in-process components' identities are the subjects upstream binds its roles to."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from mockkube.identities import CONTROLLERS, controller_user, driver_service_accounts
-from mockkube.machinery.authz.rbac import aggregated_rules
-from mockkube.resources import rbac_bootstrap as rb
+from mockkube.rules.identities import CONTROLLERS, controller_user, driver_service_accounts
+from mockkube.apiserver.authz.rbac import aggregated_rules
+from mockkube.apiserver.resources import rbac_bootstrap as rb
 from mockkube.testing.cluster import running_server
 
 RBAC = "rbac.authorization.k8s.io"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _lifecycle import eventually
 
-from mockkube.storage.client import Client
+from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 
 SEL = {"clusterRoleSelectors": [{"matchLabels": {"example.com/aggregate-to-monitoring": "true"}}]}

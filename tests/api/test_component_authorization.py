@@ -10,8 +10,8 @@ import pytest
 from _lifecycle import eventually
 
 from mockkube.machinery import errors
-from mockkube.machinery.authz import components as component_authz
-from mockkube.storage.client import Client
+from mockkube.apiserver.authz import components as component_authz
+from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 
 RBAC = "rbac.authorization.k8s.io"

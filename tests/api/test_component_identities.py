@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from _lifecycle import eventually
 
-from mockkube.identities import controller_user, node_user
-from mockkube.storage.client import Client
+from mockkube.rules.identities import controller_user, node_user
+from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 
 ADM = "admissionregistration.k8s.io"
@@ -22,7 +22,7 @@ BINDING = {"metadata": {"name": "only-the-publisher"},
 
 
 def test_controller_service_accounts_exist():
-    from mockkube.identities import controller_service_accounts
+    from mockkube.rules.identities import controller_service_accounts
 
     names = controller_service_accounts()
     assert "generic-garbage-collector" in names and "job-controller" in names and "garbage-collector" not in names

@@ -9,7 +9,7 @@ import copy
 import pytest
 from _lifecycle import cm, eventually, owner_ref
 
-from mockkube.storage.client import Client
+from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 
 CRD = {

@@ -8,7 +8,7 @@ import copy
 import aiohttp
 from test_crds import BASE, CRD, widget
 
-from mockkube.server import Server
+from mockkube.server.server import Server
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 

@@ -9,7 +9,7 @@ from _lifecycle import eventually, settle
 from mockkube.controllers import deployment, replicaset
 from mockkube.controllers import deployment_util as du
 from mockkube.machinery import errors, meta
-from mockkube.storage.client import Client, clone
+from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 NOW = 1_800_000_000.0

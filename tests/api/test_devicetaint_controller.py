@@ -8,7 +8,7 @@ from _lifecycle import eventually, settle
 
 from mockkube.controllers import devicetaint
 from mockkube.machinery import meta
-from mockkube.storage.client import Client, clone
+from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 NOW = 1_800_000_000.0

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mockkube.machinery import names, schema, validation
-from mockkube.resources import registry
+from mockkube.apiserver.resources import registry
 from mockkube.testing.cluster import ThreadedCluster
 
 REG = registry()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from _lifecycle import cm, eventually, owner_ref, settle
 
-from mockkube.storage.client import Client, clone
+from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 

@@ -14,8 +14,8 @@ from mockkube.controllers import job as jobctl
 from mockkube.controllers import job_util as ju
 from mockkube.controllers import ttlafterfinished
 from mockkube.machinery import meta
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Informer
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Informer
 from mockkube.testing.cluster import running_server
 
 NOW = 1_900_000_000.0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.api import health
-from mockkube.api.handlers import Target, _require_verb
+from mockkube.apiserver.http import health
+from mockkube.apiserver.http.handlers import Target, _require_verb
 from mockkube.machinery import errors
 from mockkube.machinery.registry import ResourceType
 

@@ -18,7 +18,7 @@ async def test_metrics_endpoint_serves_the_servers_registry(api):
 
 
 async def test_each_server_has_its_own_registry(api):
-    from mockkube.metrics import Metrics
+    from mockkube.machinery.metrics import Metrics
 
     other = Metrics()
     other.counter("mockkube_only_elsewhere_total", "not on this server").inc()

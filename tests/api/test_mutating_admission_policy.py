@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mockkube.machinery import schema
-from mockkube.machinery.admission.mutating import apply_configuration
-from mockkube.machinery.cel.engine import CelObject
+from mockkube.apiserver.admission.mutating import apply_configuration
+from mockkube.cel.engine import CelObject
 
 ADM = "/apis/admissionregistration.k8s.io/v1"
 CMS = "/api/v1/namespaces/default/configmaps"

@@ -8,7 +8,7 @@ from _lifecycle import cm, eventually, settle
 
 from mockkube.controllers.namespace import NamespaceController, deletion_conditions, merge_conditions
 from mockkube.machinery import errors
-from mockkube.storage.client import Client, clone
+from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 

@@ -8,7 +8,7 @@ import json
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from mockkube.api import openapi
+from mockkube.apiserver.http import openapi
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 

@@ -1,4 +1,4 @@
-"""The scheduler process's view of the cluster (mockkube/storage/replica.py): list, then
+"""The scheduler process's view of the cluster (mockkube/client/replica.py): list, then
 watch over HTTP; informers see ADDED/MODIFIED/DELETED in order with the previous object;
 a broken watch resumes, and one too far behind (410 Gone) relists, turning what vanished
 meanwhile into DELETED. Also the remote client's writes and their errors."""
@@ -9,10 +9,10 @@ import asyncio
 
 import pytest
 
-from mockkube import kubeconfigs
+from mockkube.client import kubeconfigs
 from mockkube.machinery import errors
-from mockkube.storage.remote import HTTP, RemoteClient
-from mockkube.storage.replica import Replica
+from mockkube.client.remote import HTTP, RemoteClient
+from mockkube.client.replica import Replica
 
 CM = "/api/v1/namespaces/default/configmaps"
 

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from _lifecycle import eventually
 
-from mockkube.clock import Clock
+from mockkube.machinery.clock import Clock
 from mockkube.testing.cluster import running_server
 from tests.api.conftest import Api
 

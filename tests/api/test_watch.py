@@ -115,7 +115,7 @@ async def test_table_watch_headers_only_first(api):
 
 
 async def test_bookmarks_when_allowed(api, monkeypatch):
-    from mockkube.api import watchstream
+    from mockkube.apiserver.http import watchstream
 
     monkeypatch.setattr(watchstream, "BOOKMARK_INTERVAL", 0.05)
     rv = str(api.server.store.rv)
@@ -126,6 +126,6 @@ async def test_bookmarks_when_allowed(api, monkeypatch):
 async def test_watch_ends_cleanly_on_shutdown(api):
     rv = str(api.server.store.rv)
     async with api.s.get(api.url + CM, params={"watch": "true", "resourceVersion": rv}) as r:
-        api.server.app[__import__("mockkube.api.app", fromlist=["STOPPING"]).STOPPING].set()
+        api.server.app[__import__("mockkube.apiserver.http.app", fromlist=["STOPPING"]).STOPPING].set()
         body = await asyncio.wait_for(r.read(), 5)
     assert body == b""

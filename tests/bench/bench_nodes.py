@@ -16,7 +16,7 @@ import time
 import pytest
 
 from mockkube.kubelet.cluster import ClusterRuntime
-from mockkube.kubelet.profile import load
+from mockkube.config.profile import load
 from mockkube.testing.cluster import running_server
 
 

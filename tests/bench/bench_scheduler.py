@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from mockkube.controllers.resourceclaim import ResourceClaimController  # noqa: E402
 from mockkube.scheduler.scheduler import Scheduler  # noqa: E402
-from mockkube.storage.client import Client  # noqa: E402
+from mockkube.client.client import Client  # noqa: E402
 from mockkube.testing.cluster import running_server  # noqa: E402
 
 DRIVER = "test-driver.cdi.k8s.io"

@@ -134,7 +134,7 @@ def test_filter_timeout_flag_turns_the_search_into_a_scheduling_error(tmp_path):
 
 
 def test_profile_sets_the_filter_timeout(tmp_path):
-    from mockkube.kubelet.profile import DEMO_PROFILE
+    from mockkube.config.profile import DEMO_PROFILE
 
     import yaml
 

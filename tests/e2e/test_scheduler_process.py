@@ -212,7 +212,7 @@ def test_the_process_ends_with_its_channel_even_before_it_has_synced(tmp_path):
     import subprocess
     import sys
 
-    from mockkube.server import write_kubeconfig
+    from mockkube.server.server import write_kubeconfig
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 import yaml
 
-from mockkube import certs
+from mockkube.apiserver import certs
 from mockkube.testing import binaries
 
 pytestmark = pytest.mark.e2e

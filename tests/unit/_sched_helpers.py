@@ -6,7 +6,7 @@ from typing import AsyncIterator, Callable
 
 from mockkube.controllers.resourceclaim import ResourceClaimController
 from mockkube.scheduler.scheduler import Scheduler
-from mockkube.storage.client import Client
+from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 from mockkube.testing.waiting import eventually, settle
 

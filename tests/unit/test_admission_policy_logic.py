@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.machinery.admission.matching import Attributes, resources_match, rule_matches
-from mockkube.machinery.admission.validating import evaluate
-from mockkube.machinery.admission.validating import compile_program
-from mockkube.machinery.cel import CELError
+from mockkube.apiserver.admission.matching import Attributes, resources_match, rule_matches
+from mockkube.apiserver.admission.validating import evaluate
+from mockkube.apiserver.admission.validating import compile_program
+from mockkube.cel import CELError
 
 
 def _attrs(op="CREATE", resource="resourceslices", sub="", obj=None, old=None, user=None, ns="", **kw) -> Attributes:
@@ -128,6 +128,6 @@ def test_failure_policy_and_default_message():
     "authorizer.serviceAccount('ns', 'sa').group('').resource('pods').check('get').reason() == ''",
 ])
 def test_authorizer_library_allows_until_rbac_is_enforced(expr):
-    from mockkube.machinery.admission.validating import activation
+    from mockkube.apiserver.admission.validating import activation
 
     assert compile_program(expr).evaluate(activation(_attrs(), None, {})) is True

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.machinery.authz.authorizer import Authorizer, forbidden, parse_modes
-from mockkube.machinery.authz.rbac import Policy, covers
-from mockkube.machinery.authz.requestinfo import request_attributes
+from mockkube.apiserver.authz.authorizer import Authorizer, forbidden, parse_modes
+from mockkube.apiserver.authz.rbac import Policy, covers
+from mockkube.apiserver.authz.requestinfo import request_attributes
 
 BOB = {"username": "bob", "groups": ["devs", "system:authenticated"]}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mockkube.machinery import errors
-from mockkube.resources import disruption
+from mockkube.rules import disruption
 
 
 def _pod(name: str, ready: bool = True, deleting: bool = False) -> dict:

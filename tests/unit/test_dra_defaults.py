@@ -1,4 +1,4 @@
-from mockkube.resources import dra_defaults as d
+from mockkube.apiserver.resources import dra_defaults as d
 
 
 def test_claim_request_defaults():

@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from mockkube.resources.dra_validation import validate_resource_slice, validate_resource_slice_update
+from mockkube.apiserver.resources.dra_validation import validate_resource_slice, validate_resource_slice_update
 
 
 def slice_(**spec):

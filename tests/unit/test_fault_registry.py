@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.faults import FaultError, Faults
+from mockkube.machinery.faults import FaultError, Faults
 
 
 class Clock:

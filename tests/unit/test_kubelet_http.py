@@ -3,11 +3,11 @@
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from mockkube.api.app import SERVER_KEY, status_errors
-from mockkube.kubelet import http
+from mockkube.apiserver.http.app import SERVER_KEY, status_errors
+from mockkube.control import cluster as http
 from mockkube.kubelet.cluster import ClusterRuntime
-from mockkube.kubelet.profile import load
-from mockkube.storage.client import Client
+from mockkube.config.profile import load
+from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet.cluster import ClusterRuntime
-from mockkube.kubelet.profile import load
-from mockkube.storage.client import Client, clone
+from mockkube.config.profile import load
+from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mockkube.kubelet.profile import DEMO_PROFILE, ProfileError, load, parse_duration, validate
+from mockkube.config.profile import DEMO_PROFILE, ProfileError, load, parse_duration, validate
 
 
 def test_demo_profile_passes_the_schema():

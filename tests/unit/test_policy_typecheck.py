@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from mockkube.machinery import schema
-from mockkube.machinery.admission.typecheck import expression_warnings, undefined_fields
-from mockkube.resources import registry
+from mockkube.apiserver.admission.typecheck import expression_warnings, undefined_fields
+from mockkube.apiserver.resources import registry
 
 
 def _deployments() -> schema.Node:

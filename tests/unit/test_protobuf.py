@@ -1,4 +1,4 @@
-"""Protobuf request bodies <-> JSON dicts (mockkube.machinery.protobuf).
+"""Protobuf request bodies <-> JSON dicts (mockkube.apiserver.http.protobuf).
 
 Fixtures under fixtures/protobuf/ are REAL bodies, recorded from kubectl v1.35.2 and helm
 (/tmp/kbin/layer) against a throw-away aiohttp stub: `kubectl create configmap cm1
@@ -21,11 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from mockkube.machinery import protobuf
+from mockkube.apiserver.http import protobuf
 from mockkube.machinery.errors import APIError
-from mockkube.machinery.proto_types import KINDS, MESSAGES
-from mockkube.machinery.protobuf import (
-    MEDIA_TYPE, decode, decode_message, encode, encode_message, format_duration, parse_duration)
+from mockkube.generated.proto_types import KINDS, MESSAGES
+from mockkube.apiserver.http.protobuf import (
+    MEDIA_TYPE, decode, decode_message, encode, encode_message, format_duration, parse_duration,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "protobuf"
 REPO = Path(__file__).resolve().parents[2]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockkube.machinery.registry import ResourceType
-from mockkube.resources import registry
+from mockkube.apiserver.resources import registry
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from mockkube.machinery import errors
-from mockkube.resources import registry
+from mockkube.apiserver.resources import registry
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 

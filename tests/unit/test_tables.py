@@ -2,15 +2,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mockkube.api.tables import (
-    COLUMNS,
-    columns_for,
-    human_duration,
-    make_table,
-    node_roles,
-    resource_claim_state,
-    row_cells,
-    since,
+from mockkube.apiserver.http.tables import (
+    COLUMNS, columns_for, human_duration, make_table, node_roles, resource_claim_state, row_cells, since,
 )
 
 NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)

@@ -1,0 +1,18 @@
+"""One module per API group; importing this package registers every served resource.
+
+``registry()`` is the process-wide registry with all of them (the machinery layer only
+defines the registry; this layer fills it, so machinery never imports resources).
+"""
+
+from mockkube.apiserver.resources import apps, batch, coordination, core, dra, events  # noqa: F401
+from mockkube.apiserver.resources import (
+    admissionregistration, apiextensions, apiregistration, authreviews, core_cluster, discovery, networking, node,
+    policy, rbac, scheduling, storage, webhookconfigurations,
+)
+
+from mockkube.machinery.registry import REGISTRY, Registry  # noqa: E402
+
+
+def registry() -> Registry:
+    """The process-wide registry with every built-in resource registered."""
+    return REGISTRY
