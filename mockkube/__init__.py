@@ -4,7 +4,7 @@
 ``with mockkube.Cluster(profile=...) as cluster: ...``.
 """
 
-__version__ = "0.1.0"
+from mockkube.machinery.version import MOCKKUBE_VERSION as __version__
 
 
 def __getattr__(name: str):

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from mockkube.machinery import errors, meta, validation
 from mockkube.machinery import fielderrors as fe
-from mockkube.apiserver.admission import identity
+from mockkube.machinery import requestcontext as identity
 from mockkube.apiserver.admission.matching import Attributes
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage.cache import Entry

@@ -9,6 +9,8 @@ import sys
 
 import yaml
 
+from mockkube.cli.args import duration, positive_duration
+
 
 def _bool(text: str) -> bool:
     low = text.strip().lower()
@@ -66,15 +68,6 @@ def _serve(args: argparse.Namespace) -> int:
     sys.stderr.flush()
     os._exit(code)
 
-def _duration(text: str) -> float:
-    from mockkube.machinery.durations import parse_duration
-
-    try:
-        return parse_duration(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 def _kubeconfig(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -94,13 +87,6 @@ def _kubeconfig(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_duration(text: str) -> float:
-    seconds = _duration(text)
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"duration must be positive, got {text!r}")
-    return seconds
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mockkube", description="A Kubernetes v1.36 API server with DRA, for tests.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -110,11 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--db", default=None, help="SQLAlchemy URL (default: embedded in-memory SQLite)")
     s.add_argument("--kubeconfig", default=None, help="write a kubeconfig for this server to PATH")
     s.add_argument("--cluster", default=None, help="cluster profile YAML (default: the built-in demo cluster)")
-    s.add_argument("--dra-filter-timeout", type=_duration, default=None, metavar="DURATION",
+    s.add_argument("--dra-filter-timeout", type=duration, default=None, metavar="DURATION",
                    help="DynamicResources filterTimeout: how long Filter may search for devices on one node "
                         "(e.g. 10s, 500ms; 0 turns it off; default: the profile's scheduler.filterTimeout, else 10s)")
     s.add_argument("--log-level", default="WARNING")
-    s.add_argument("--binding-timeout", type=_positive_duration, default=None, metavar="DURATION",
+    s.add_argument("--binding-timeout", type=positive_duration, default=None, metavar="DURATION",
                    help="how long the scheduler waits in PreBind for device binding conditions, e.g. 90s or 10m "
                         "(default: the cluster profile's scheduler.bindingTimeout, else 10m)")
     s.add_argument("--authorization-mode", type=_authorization_mode, default="AlwaysAllow", metavar="MODES",
@@ -158,9 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mockkube.cli import control as cli_control
 
     cli_control.add_commands(sub)  # reset, clock
-    from mockkube.server import schedulermain as standalone
+    from mockkube.cli import scheduler as scheduler_command
 
-    standalone.add_command(sub)  # the scheduler as a process of its own
+    scheduler_command.add_command(sub)  # the scheduler as a process of its own
     return p
 
 

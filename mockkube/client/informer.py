@@ -266,7 +266,7 @@ class Controller:
         return controller_user(self.name)
 
     async def _run(self) -> None:
-        from mockkube.apiserver.admission.identity import set_user
+        from mockkube.machinery.requestcontext import set_user
 
         set_user(self.identity())  # this task's writes, as admission sees them
         # asyncio.Queue.get() does not yield while keys are waiting: hand the loop back every

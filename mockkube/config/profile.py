@@ -213,3 +213,8 @@ def expand(data: dict) -> Profile:
                    scheduler=dict(data.get("scheduler") or {}), kubelet=dict(data.get("kubelet") or {}))
 
 
+
+
+def load_profile(source: "str | Path | dict | Profile | None") -> Profile:
+    """A profile from whatever names one (None: the built-in demo profile)."""
+    return source if isinstance(source, Profile) else load(source)

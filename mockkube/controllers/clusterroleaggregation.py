@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Hashable
 
 from mockkube.machinery import errors
-from mockkube.apiserver.authz.rbac import aggregated_rules
+from mockkube.rules.rbac import aggregated_rules
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Hashable
 
 from mockkube.rules.identities import APISERVER, controller_user
 from mockkube.machinery import errors
-from mockkube.apiserver.admission.identity import acting_as
+from mockkube.machinery.requestcontext import acting_as
 from mockkube.rules.disruption import pod_ready
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer

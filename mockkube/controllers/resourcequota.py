@@ -1,6 +1,6 @@
 """The ResourceQuota controller (kube-controller-manager's pkg/controller/resourcequota):
 keeps every quota's status.hard equal to spec.hard and status.used equal to what the
-namespace's pods and ResourceClaims charge (mockkube.apiserver.resources.quota), recomputed when a
+namespace's pods and ResourceClaims charge (mockkube.rules.quota), recomputed when a
 quota, pod, claim or DeviceClass (its extendedResourceName decides which quota names a
 claim charges) changes.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.apiserver.resources import quota as q
+from mockkube.rules import quota as q
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 

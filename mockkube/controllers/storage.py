@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Hashable
 
 from mockkube.machinery import errors
 from mockkube.machinery.quantity import parse_quantity
-from mockkube.apiserver.resources.core_cluster import PV_PROTECTION, PVC_PROTECTION
+from mockkube.rules.volumes import PV_PROTECTION, PVC_PROTECTION
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 

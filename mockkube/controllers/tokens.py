@@ -10,7 +10,7 @@ import base64
 from typing import TYPE_CHECKING, Hashable
 
 from mockkube.machinery import errors
-from mockkube.apiserver.satoken import legacy_claims
+from mockkube.rules.satoken import legacy_claims
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 

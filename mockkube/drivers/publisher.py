@@ -8,7 +8,7 @@ import copy
 
 from mockkube.rules.identities import driver_user
 from mockkube.machinery import errors
-from mockkube.apiserver.admission.identity import acting_as
+from mockkube.machinery.requestcontext import acting_as
 from mockkube.client.client import Client, clone
 
 

@@ -3,7 +3,6 @@
 ``start(server)`` (a COMPONENTS entry) brings up the cluster described by
 ``server.cluster`` (a profile path; None = the built-in demo profile).
 ``apply_profile(server, profile)`` adds or updates nodes and drivers of a running server.
-``setup(app)`` adds the mockkube-specific HTTP endpoints under ``/mockkube/v1/``.
 """
 
 from __future__ import annotations
@@ -13,8 +12,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mockkube.kubelet.cluster import ClusterRuntime, load_profile, runtime_for
-from mockkube.config.profile import Profile, ProfileError
+from mockkube.config.profile import Profile, ProfileError, load_profile
+from mockkube.kubelet.cluster import ClusterRuntime, runtime_for
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server
@@ -58,12 +57,4 @@ def apply_profile(server: "Server", profile: "str | Path | dict | Profile") -> d
     return runtime(server).apply(load_profile(profile))
 
 
-def setup(app) -> None:
-    from mockkube.control import cluster as http
-    from mockkube.kubelet import streaming
-
-    http.setup(app)
-    streaming.setup(app)  # pods/exec and pods/attach
-
-
-__all__ = ["ClusterRuntime", "Profile", "ProfileError", "apply_profile", "runtime", "setup", "start"]
+__all__ = ["ClusterRuntime", "Profile", "ProfileError", "apply_profile", "runtime", "start"]

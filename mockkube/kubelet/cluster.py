@@ -289,7 +289,3 @@ class ClusterRuntime:
         self.lifecycle.resync()
         if self.fabric is not None:
             self.fabric.resync()
-
-
-def load_profile(source: "str | Path | dict | Profile | None") -> Profile:
-    return source if isinstance(source, Profile) else load(source)

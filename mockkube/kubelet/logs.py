@@ -68,7 +68,7 @@ def command_output(pod: dict, container: str) -> str:
     """What the container's command and args print when the simulated shell knows every
     command in them and they succeed; "" otherwise (an image's own entrypoint is unknown)."""
     from mockkube.kubelet.shell import Shell
-    from mockkube.kubelet.streaming import simulated_container
+    from mockkube.kubelet.containerdata import simulated_container
 
     spec = next((c for key in ("containers", "initContainers") for c in (pod.get("spec") or {}).get(key) or ()
                  if isinstance(c, dict) and c.get("name") == container), None)

@@ -23,7 +23,7 @@ from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
 from mockkube.config.profile import NodeSpec
 from mockkube.machinery import errors, meta
-from mockkube.apiserver.admission.identity import acting_as, set_user
+from mockkube.machinery.requestcontext import acting_as, set_user
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 from aiohttp import WSMsgType, web
 
 from mockkube.kubelet import containerdata, logs
-from mockkube.kubelet.shell import Container, Shell
-from mockkube.machinery import errors, meta
+from mockkube.kubelet.containerdata import simulated_container
+from mockkube.kubelet.shell import Shell
+from mockkube.machinery import errors
 
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
@@ -49,64 +51,6 @@ def container_of(pod: dict, name: str) -> tuple[str, dict]:
     if not _running(pod, chosen):
         raise errors.bad_request(f'unable to upgrade connection: container not found ("{chosen}")')
     return chosen, spec
-
-
-def simulated_container(pod: dict, spec: dict, now, lookup: containerdata.Lookup | None = None) -> Container:
-    """The environment and files a process in the container would see; ``lookup`` reads the
-    ConfigMaps and Secrets it refers to."""
-    lookup = lookup or (lambda kind, ns, name: None)
-    m = pod["metadata"]
-    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-           "HOSTNAME": (pod.get("spec") or {}).get("hostname") or m["name"],
-           "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
-    fields = {"metadata.name": m["name"], "metadata.namespace": m.get("namespace", ""),
-              "metadata.uid": m.get("uid", ""), "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
-              "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
-              "status.podIP": (pod.get("status") or {}).get("podIP", ""),
-              "status.hostIP": (pod.get("status") or {}).get("hostIP", "")}
-    env.update(containerdata.env_from(spec, m.get("namespace", "default"), lookup))
-    for e in spec.get("env") or ():
-        keyed = containerdata.key_ref(e.get("valueFrom") or {}, m.get("namespace", "default"), lookup)
-        if "value" in e:
-            env[e["name"]] = e["value"]
-        elif keyed is not None:
-            env[e["name"]] = keyed
-        else:
-            ref = ((e.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath", "")
-            if ref in fields:
-                env[e["name"]] = fields[ref]
-            elif ref.startswith("metadata.annotations['"):
-                env[e["name"]] = (m.get("annotations") or {}).get(ref[len("metadata.annotations['"):-2], "")
-            elif ref.startswith("metadata.labels['"):
-                env[e["name"]] = (m.get("labels") or {}).get(ref[len("metadata.labels['"):-2], "")
-    hostname = env["HOSTNAME"]
-    files = {"/etc/hostname": hostname + "\n",
-             "/etc/hosts": f"127.0.0.1\tlocalhost\n{fields['status.podIP'] or '10.244.0.2'}\t{hostname}\n",
-             "/etc/resolv.conf": f"search {m.get('namespace', 'default')}.svc.cluster.local svc.cluster.local "
-                                 "cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n",
-             "/dev/null": "", "/dev/zero": "", "/dev/random": "", "/dev/urandom": "", "/dev/tty": "",
-             "/var/run/secrets/kubernetes.io/serviceaccount/namespace": m.get("namespace", "")}
-    started = next((meta.parse_time(st["state"]["running"]["startedAt"])
-                    for st in (pod.get("status") or {}).get("containerStatuses") or ()
-                    if st.get("name") == spec.get("name") and (st.get("state") or {}).get("running", {}).get("startedAt")),
-                   now())
-    files.update(containerdata.volume_files(pod, spec, lookup))
-    anns = m.get("annotations") or {}
-    answers = containerdata.canned_answers(anns.get(f"mockkube.io/exec.{spec.get('name')}", anns.get("mockkube.io/exec")))
-    return Container(hostname=hostname, env=env, files=files, started=started, now=now, answers=answers)
-
-
-def _lookup(request: web.Request) -> containerdata.Lookup:
-    """Reads ConfigMaps and Secrets from the API's cache (this runs on the API's loop)."""
-    from mockkube.apiserver.http.app import SERVER_KEY
-
-    server = request.app[SERVER_KEY]
-
-    def lookup(kind: str, namespace: str, name: str) -> dict | None:
-        rt = server.registry.get("", "v1", {"ConfigMap": "configmaps", "Secret": "secrets"}[kind])
-        entry = server.resources.store.get(rt, namespace, name) if rt is not None else None
-        return entry.obj if entry is not None else None
-    return lookup
 
 
 class Channels:
@@ -187,48 +131,64 @@ async def _exec(ch: Channels, shell: Shell, argv: list[str], stdin: bool) -> int
     return await shell.exec(argv, data)
 
 
-async def handle(request: web.Request, pod: dict, sub: str) -> web.StreamResponse:
-    """pods/exec, pods/attach and pods/portforward."""
-    from mockkube.apiserver.http.app import SERVER_KEY
+class NodeStreams:
+    """What the API server asks of a pod's node (upstream's kubelet client): pods/log,
+    pods/exec, pods/attach and pods/portforward. The server puts one on its app
+    (``subresources.NODE_KEY``), so the HTTP layer never imports the node simulation.
+    ``server`` is the assembled server: its registry and store (ConfigMaps and Secrets a
+    container refers to) and its clock."""
 
-    if sub == "portforward":
-        from mockkube.kubelet import portforward_stream
+    def __init__(self, server: Any) -> None:
+        self.server = server
 
-        return await portforward_stream.serve(request, pod)
-    q = request.query
-    argv = q.getall("command", [])
-    if sub == "exec" and not argv:
-        raise errors.bad_request("you must specify at least one command for the container")
-    name, spec = container_of(pod, q.get("container", ""))
-    if request.headers.get("Upgrade", "").lower() != "websocket":
-        raise errors.bad_request("Upgrade request required")
-    ws = web.WebSocketResponse(protocols=PROTOCOLS)
-    await ws.prepare(request)
-    ch = Channels(ws)
-    reader = asyncio.get_running_loop().create_task(ch.read_loop())
-    clock = request.app[SERVER_KEY].clock
-    out, err = _flag(q, "stdout"), _flag(q, "stderr") and not _flag(q, "tty")
+    def _lookup(self) -> containerdata.Lookup:
+        """Reads ConfigMaps and Secrets from the API's cache (this runs on the API's loop)."""
+        server = self.server
 
-    async def write(channel: int, data: bytes) -> None:
-        if (channel == STDOUT and out) or (channel == STDERR and (err or _flag(q, "tty"))):
-            await ch.write(STDOUT if channel == STDERR and _flag(q, "tty") else channel, data)
+        def lookup(kind: str, namespace: str, name: str) -> dict | None:
+            rt = server.registry.get("", "v1", {"ConfigMap": "configmaps", "Secret": "secrets"}[kind])
+            entry = server.resources.store.get(rt, namespace, name) if rt is not None else None
+            return entry.obj if entry is not None else None
+        return lookup
 
-    try:
-        if sub == "attach":
-            text = logs.container_log(pod, name)
-            if text and out:
-                await ch.write(STDOUT, text.encode())
-            await reader  # until the client leaves
+    def log(self, pod: dict, container: str, tail_lines: int | None, timestamps: bool) -> str:
+        """pods/log: what the container printed."""
+        return logs.container_log(pod, logs.pick_container(pod, container), tail_lines, timestamps)
+
+    async def stream(self, request: web.Request, pod: dict, sub: str) -> web.StreamResponse:
+        """pods/exec, pods/attach and pods/portforward."""
+        if sub == "portforward":
+            from mockkube.kubelet import portforward_stream
+
+            return await portforward_stream.serve(request, pod)
+        q = request.query
+        argv = q.getall("command", [])
+        if sub == "exec" and not argv:
+            raise errors.bad_request("you must specify at least one command for the container")
+        name, spec = container_of(pod, q.get("container", ""))
+        if request.headers.get("Upgrade", "").lower() != "websocket":
+            raise errors.bad_request("Upgrade request required")
+        ws = web.WebSocketResponse(protocols=PROTOCOLS)
+        await ws.prepare(request)
+        ch = Channels(ws)
+        reader = asyncio.get_running_loop().create_task(ch.read_loop())
+        clock = self.server.clock
+        out, err = _flag(q, "stdout"), _flag(q, "stderr") and not _flag(q, "tty")
+
+        async def write(channel: int, data: bytes) -> None:
+            if (channel == STDOUT and out) or (channel == STDERR and (err or _flag(q, "tty"))):
+                await ch.write(STDOUT if channel == STDERR and _flag(q, "tty") else channel, data)
+
+        try:
+            if sub == "attach":
+                text = logs.container_log(pod, name)
+                if text and out:
+                    await ch.write(STDOUT, text.encode())
+                await reader  # until the client leaves
+                return ws
+            shell = Shell(simulated_container(pod, spec, clock, self._lookup()), write)
+            code = await _exec(ch, shell, argv, _flag(q, "stdin"))
+            await ch.finish(code, argv)
             return ws
-        shell = Shell(simulated_container(pod, spec, clock, _lookup(request)), write)
-        code = await _exec(ch, shell, argv, _flag(q, "stdin"))
-        await ch.finish(code, argv)
-        return ws
-    finally:
-        reader.cancel()
-
-
-def setup(app: web.Application) -> None:
-    from mockkube.apiserver.http.subresources import STREAM_KEY
-
-    app[STREAM_KEY] = handle
+        finally:
+            reader.cancel()

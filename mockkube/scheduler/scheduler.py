@@ -112,7 +112,7 @@ class Scheduler:
         self.next_start = 0
         self.pods_rt = self.client.rt("pods")
         self._stopping = False
-        from mockkube.scheduler import filter_timeout as configured_filter_timeout
+        from mockkube.scheduler.settings import filter_timeout as configured_filter_timeout
 
         timeout = filter_timeout if filter_timeout is not None else configured_filter_timeout(server)
         self.dra_plugin = DynamicResources(self.dra, self.client, lambda: meta.rfc3339(self.clock()),
@@ -337,7 +337,7 @@ class Scheduler:
     # -- the loop -------------------------------------------------------------------------
     async def _run(self) -> None:
         from mockkube.rules.identities import SCHEDULER
-        from mockkube.apiserver.admission.identity import set_user
+        from mockkube.machinery.requestcontext import set_user
 
         set_user(SCHEDULER)  # the scheduler's writes (bindings, claims, conditions) as upstream's
         while True:

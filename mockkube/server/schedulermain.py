@@ -50,7 +50,7 @@ class Host:
     async_binding = True
 
     def __init__(self, args: argparse.Namespace, http_: HTTP) -> None:
-        from mockkube.kubelet.cluster import load_profile
+        from mockkube.config.profile import load_profile
         from mockkube.apiserver.resources import registry
         from mockkube.client.replica import Replica
 
@@ -191,17 +191,3 @@ async def run(args: argparse.Namespace) -> int:
 
 def main(args: argparse.Namespace) -> int:
     return asyncio.run(run(args))
-
-
-def add_command(sub: argparse._SubParsersAction) -> None:
-    from mockkube.cli.main import _duration, _positive_duration
-
-    p = sub.add_parser("scheduler", help=argparse.SUPPRESS)  # started by `mockkube serve`
-    p.add_argument("--kubeconfig", required=True, help="how to reach the API server")
-    p.add_argument("--cluster", default=None, help="the cluster profile (its scheduler: settings)")
-    p.add_argument("--dra-filter-timeout", dest="filter_timeout", type=_duration, default=None, metavar="DURATION")
-    p.add_argument("--binding-timeout", type=_positive_duration, default=None, metavar="DURATION")
-    p.add_argument("--clock", default=None, help=argparse.SUPPRESS)  # the server's clock state (JSON)
-    p.add_argument("--control", action="store_true", help=argparse.SUPPRESS)  # requests on stdin
-    p.add_argument("--log-level", default="WARNING")
-    p.set_defaults(fn=main)

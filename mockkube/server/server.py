@@ -108,7 +108,7 @@ class Server:
         from mockkube.apiserver.authz.authorizer import parse_modes
 
         self.authorization_modes = parse_modes(authorization_mode)  # --authorization-mode
-        from mockkube.apiserver.satoken import ISSUER, Signer
+        from mockkube.rules.satoken import ISSUER, Signer
 
         key = Path(service_account_key_file).read_bytes() if service_account_key_file else None
         self.sa_signer = Signer(key, service_account_issuer or ISSUER)  # ServiceAccount tokens
@@ -203,23 +203,14 @@ class Server:
         app = build_app(self.resources, self.registry, self.metrics)
         app[SERVER_KEY] = self
         self._setup_auth(app)
-        from mockkube import kubelet
-        from mockkube.control import reset as control
-
-        kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
-        control.setup(app)  # /mockkube/v1/reset and /mockkube/v1/clock
+        from mockkube import control
         from mockkube.apiserver.http import oidc
+        from mockkube.apiserver.http.subresources import NODE_KEY
+        from mockkube.kubelet.streaming import NodeStreams
 
+        app[NODE_KEY] = NodeStreams(self)  # pods/log, exec, attach and portforward reach the node through it
         oidc.setup(app)  # ServiceAccount issuer discovery
-        from mockkube.control import explain as scheduler_http
-
-        scheduler_http.setup(app)  # /mockkube/v1/namespaces/NS/pods/NAME/explain
-        from mockkube.control import faults as faults_http
-
-        faults_http.setup(app)  # /mockkube/v1/faults and the injecting middleware
-        from mockkube.control import ui
-
-        ui.setup(app)  # /mockkube/ui: the live dashboard
+        control.setup(app)  # mockkube's own endpoints: /mockkube/v1/... and the dashboard
         self.app = app
         # kube-apiserver takes long request lines (huge label selectors); aiohttp stops at 8 KiB
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0,
@@ -406,7 +397,7 @@ class Server:
 
     async def _start_components(self) -> None:
         from mockkube.server import components
-        from mockkube.kubelet.cluster import load_profile
+        from mockkube.config.profile import load_profile
 
         self.profile = load_profile(self.cluster)
 

@@ -189,7 +189,7 @@ def test_timeout_clears_the_allocation_and_requeues(tmp_path):
 def _restart_scheduler(c: ThreadedCluster) -> None:
     """Stop the scheduler and start a new one on the same cluster: nothing survives but
     what the API holds."""
-    from mockkube.scheduler import binding_timeout
+    from mockkube.scheduler.settings import binding_timeout
     from mockkube.scheduler.scheduler import Scheduler
 
     async def restart():

@@ -140,7 +140,7 @@ def test_the_python_client_drives_a_cronjob(mockkube, mockkube_namespace, mockku
                 restart_policy="OnFailure", containers=[client.V1Container(name="c", image="busybox")]))))))
     made = batch.create_namespaced_cron_job(mockkube_namespace, body)
     assert made.spec.concurrency_policy == "Allow" and made.spec.successful_jobs_history_limit == 3
-    mockkube.machinery.clock.advance(timedelta(minutes=1))
+    mockkube.clock.advance(timedelta(minutes=1))
     done = mockkube.wait_for("cronjob", "pycron", lambda o: (o.get("status") or {}).get("lastSuccessfulTime"),
                              mockkube_namespace, timeout=30)
     got = batch.read_namespaced_cron_job_status("pycron", mockkube_namespace)

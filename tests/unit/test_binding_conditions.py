@@ -117,7 +117,7 @@ class _Server:
 def test_binding_timeout_flag_then_profile_then_ten_minutes():
     from mockkube.cli.main import build_parser
     from mockkube.config.profile import ProfileError
-    from mockkube.scheduler import binding_timeout
+    from mockkube.scheduler.settings import binding_timeout
 
     assert build_parser().parse_args(["serve", "--binding-timeout", "90s"]).binding_timeout == 90.0
     assert build_parser().parse_args(["serve"]).binding_timeout is None

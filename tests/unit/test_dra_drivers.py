@@ -142,3 +142,12 @@ async def test_fabric_failure_rate_is_seeded():
         assert first == outcomes(3)
         assert any(first) and not all(first)
         assert first != outcomes(4)
+
+
+def test_the_identities_name_every_builtin_driver():
+    """The bootstrap policy and ServiceAccounts are made for rules.identities.BUILTIN_DRIVERS,
+    which sits below the drivers (the API server may not import them): the two lists agree."""
+    from mockkube.drivers import BUILTIN
+    from mockkube.rules.identities import BUILTIN_DRIVERS
+
+    assert sorted(BUILTIN) == sorted(BUILTIN_DRIVERS)

@@ -3,7 +3,7 @@ createRequestsAndMappings), and ResourceQuota counting (the KEP's adjusted examp
 from __future__ import annotations
 
 from mockkube.dra.extended import extended_resource_claim, extended_resource_classes
-from mockkube.apiserver.resources import quota
+from mockkube.rules import quota
 
 
 def dclass(name, ts="2026-01-01T00:00:00Z", ern=None):

@@ -7,7 +7,7 @@ informers' LIST and WATCH. mockkube's components call the store in-process
 (``mockkube.client.client.Client``), so the same attributes are built here from the
 call: the verb (create/update/patch/delete), the resource and subresource (``status``,
 ``binding``), the namespace and the name, for the identity the component acts under
-(``mockkube.apiserver.admission.identity.current_user``, set per component from
+(``mockkube.machinery.requestcontext.current_user``, set per component from
 ``mockkube/rules/identities.py``). A denial raises the same 403 ``Forbidden`` an HTTP client gets.
 
 The server sets ``Store.authorizer`` only when its authorizer enforces (any
@@ -21,7 +21,7 @@ import contextlib
 import logging
 from typing import Iterator
 
-from mockkube.apiserver.admission.identity import current_user, set_request_verb
+from mockkube.machinery.requestcontext import current_user, set_request_verb
 from mockkube.apiserver.authz.authorizer import Authorizer, forbidden
 from mockkube.apiserver.authz.requestinfo import Attributes
 

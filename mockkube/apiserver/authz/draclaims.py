@@ -15,7 +15,7 @@ from typing import Callable
 
 from mockkube.machinery import errors
 from mockkube.machinery import fielderrors as fe
-from mockkube.apiserver.admission.identity import current_request_verb
+from mockkube.machinery.requestcontext import current_request_verb
 from mockkube.apiserver.admission.matching import Attributes as Admission
 from mockkube.apiserver.authz.authorizer import Authorizer, forbidden
 from mockkube.apiserver.authz.rbac import SA_PREFIX

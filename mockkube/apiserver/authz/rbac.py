@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from mockkube.apiserver.authz.requestinfo import Attributes
-from mockkube.machinery.selectors import label_selector_from_object
 
 GROUP = "rbac.authorization.k8s.io"
 SA_PREFIX = "system:serviceaccount:"
@@ -250,17 +249,3 @@ def _rule_covers(owner: dict, sub: dict) -> bool:
     return bool(want) and want[0] in owner_names
 
 
-def aggregated_rules(role: dict, roles: list[dict]) -> list[dict]:
-    """The rules ``role``'s aggregationRule selects from ``roles``."""
-    selectors = [label_selector_from_object(s) for s in
-                 (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or ()]
-    out: list[dict] = []
-    for other in sorted(roles, key=lambda r: r["metadata"]["name"]):
-        if other["metadata"]["name"] == role["metadata"]["name"]:
-            continue
-        labels = other["metadata"].get("labels") or {}
-        if any(s.matches(labels) for s in selectors):
-            for rule in other.get("rules") or ():
-                if rule not in out:
-                    out.append(rule)
-    return out

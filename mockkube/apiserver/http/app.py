@@ -9,7 +9,8 @@ import traceback
 from aiohttp import web
 
 from mockkube.apiserver.http import discovery, health, openapi
-from mockkube.apiserver.http.handlers import API, json_response
+from mockkube.apiserver.http.handlers import API
+from mockkube.apiserver.http.responses import json_response
 from mockkube.machinery import errors
 from mockkube.machinery.registry import Registry
 from mockkube.apiserver.rest import Resources

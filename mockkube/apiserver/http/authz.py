@@ -7,7 +7,7 @@ from aiohttp import web
 
 from mockkube.apiserver.http import identity
 from mockkube.machinery import errors
-from mockkube.apiserver.admission.identity import set_request_verb
+from mockkube.machinery.requestcontext import set_request_verb
 from mockkube.apiserver.authz.authorizer import Authorizer, forbidden
 from mockkube.apiserver.authz.rbac import SA_PREFIX, Policy
 from mockkube.apiserver.authz.requestinfo import Attributes, request_attributes

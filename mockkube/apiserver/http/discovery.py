@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import platform
 
-from mockkube import __version__
+from mockkube.machinery.version import KUBE_VERSION, MOCKKUBE_VERSION
 from mockkube.machinery.registry import Registry, ResourceType
 
 AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-KUBE_VERSION = "v1.36.0"
+
 
 # preferred version first; resource.k8s.io serves v1 (and v1beta2 for DeviceTaintRule)
 _VERSION_ORDER = {"resource.k8s.io": ["v1", "v1beta2"]}
@@ -24,7 +24,7 @@ def version_info() -> dict:
         "emulationMinor": "36",
         "minCompatibilityMajor": "1",
         "minCompatibilityMinor": "35",
-        "gitVersion": f"{KUBE_VERSION}-mockkube.{__version__}",
+        "gitVersion": f"{KUBE_VERSION}-mockkube.{MOCKKUBE_VERSION}",
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
         "buildDate": "2026-11-01T00:00:00Z",

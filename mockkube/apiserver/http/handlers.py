@@ -9,14 +9,13 @@ from datetime import datetime, timezone
 from aiohttp import web
 
 from mockkube.apiserver.http import discovery, encoding, identity, params, requestmetrics, subresources, watchstream
-from mockkube.apiserver.http.encoding import Wanted
+from mockkube.apiserver.http.responses import json_response
 from mockkube.machinery import errors, jsoncodec
-from mockkube.apiserver.admission import identity as admission_identity
+from mockkube.machinery import requestcontext as admission_identity
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.apiserver.rest import PATCH_TYPES, Resources
 from mockkube.storage.cache import Entry
 
-JSON_CT = "application/json"
 
 
 @dataclass
@@ -27,32 +26,6 @@ class Target:
     namespace: str = ""
     name: str = ""
     sub: str = ""
-
-
-def json_response(body: bytes, status: int = 200, warnings: list[str] | None = None) -> web.Response:
-    """A JSON body as upstream's serializer writes it: Go's json.Encoder ends it with a
-    newline (clients that print error bodies, like the Python client's utils, show it)."""
-    if not body.endswith(b"\n"):
-        body += b"\n"
-    headers = {}
-    resp = web.Response(body=body, status=status, content_type=JSON_CT, headers=headers)
-    for w in warnings or []:
-        resp.headers.add("Warning", warning_header(w))
-    return resp
-
-
-def warning_header(text: str) -> str:
-    """``299 - "text"`` with the text quoted as upstream does (quotes and backslashes
-    escaped; control and non-ASCII characters escaped so the header stays valid)."""
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif " " <= ch <= "~":
-            out.append(ch)
-        else:
-            out.append(f"\\u{ord(ch):04x}")
-    return f'299 - "{"".join(out)}"'
 
 
 def dumps(obj) -> bytes:

@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from mockkube.apiserver.admission.identity import DEFAULT_USER
+from mockkube.machinery.requestcontext import DEFAULT_USER
 from mockkube.apiserver.authz.rbac import SA_PREFIX
 
 # request key: the authenticated userInfo

@@ -11,12 +11,16 @@ from aiohttp import web
 
 from mockkube.machinery import errors
 from mockkube.machinery import fielderrors as fe
+from mockkube.apiserver.http import params
+from mockkube.apiserver.http.responses import json_response
 from mockkube.apiserver.rest import PATCH_TYPES
 from mockkube.storage.cache import Entry
 
-# pods/exec, pods/attach and pods/portforward: the node simulation puts its handler here (mockkube/kubelet/streaming.py),
-# ``async (request, pod, subresource) -> response``; the API layer does not import the kubelet
-STREAM_KEY: web.AppKey = web.AppKey("mockkube.stream", object)
+# pods/log, pods/exec, pods/attach and pods/portforward reach the pod's node through this object (upstream's
+# kubelet client), which the server puts here (mockkube/kubelet/streaming.py: NodeStreams):
+# ``log(pod, container, tail_lines, timestamps) -> str`` and ``async stream(request, pod, subresource) -> response``.
+# The API layer does not import the node simulation.
+NODE_KEY: web.AppKey = web.AppKey("mockkube.node", object)
 
 if TYPE_CHECKING:
     from mockkube.apiserver.http.handlers import API, Target
@@ -27,15 +31,13 @@ def _dumps(o) -> bytes:
 
 
 async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamResponse:
-    from mockkube.apiserver.http import handlers, params
-
     m = request.method
     sub = t.sub
     if sub == "binding" and m == "POST":
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
         body = await api._body(request)
         bind(api, t, body, opts.dry_run)
-        return handlers.json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
+        return json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                                "status": "Success", "code": 201}), 201)
     if sub == "token" and m == "POST" and t.rt.plural == "serviceaccounts":
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
@@ -45,15 +47,15 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
         api.res.check_body(t.rt, body, opts, "TokenRequest", "authentication.k8s.io/v1")
         if api.auth.tokens is None:
             raise errors.service_unavailable("ServiceAccount tokens are not served")
-        return handlers.json_response(_dumps(api.auth.tokens.request(t.namespace, t.name, body)), 201)
+        return json_response(_dumps(api.auth.tokens.request(t.namespace, t.name, body)), 201)
     if sub == "eviction" and m == "POST":
         body = await api._body(request)
         evict(api, t, body)
-        return handlers.json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
+        return json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                                "status": "Success", "code": 201}), 201)
     if sub == "scale":
         if m == "GET":
-            return handlers.json_response(_dumps(scale_of(api, t)))
+            return json_response(_dumps(scale_of(api, t)))
         if m in ("PUT", "PATCH"):
             opts = params.write_options(request.query, request.headers.get("User-Agent"), "UpdateOptions")
             if m == "PUT":
@@ -77,14 +79,11 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
 
                     body = strategic.apply_strategic_merge_patch(cur, pbody,
                                                                  schema.for_kind("autoscaling", "v1", "Scale"))
-            return handlers.json_response(_dumps(set_scale(api, t, body, opts)))
+            return json_response(_dumps(set_scale(api, t, body, opts)))
     if sub == "log" and m == "GET":
         return pod_log(api, request, t)
     if sub in ("exec", "attach", "portforward") and m in ("GET", "POST"):
-        stream = request.app.get(STREAM_KEY)
-        if stream is None:
-            raise errors.APIError(503, "ServiceUnavailable", "the node simulation is not running on this server")
-        return await stream(request, api.res.get(t.rt, t.namespace, t.name).obj, sub)
+        return await _node(request).stream(request, api.res.get(t.rt, t.namespace, t.name).obj, sub)
     if sub == "finalize" and m == "PUT":
         body = await api._body(request)
         entry = finalize_namespace(api, t, body)
@@ -92,11 +91,16 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
     raise errors.method_not_allowed("the server does not allow this method on the requested resource")
 
 
+def _node(request: web.Request):
+    node = request.app.get(NODE_KEY)
+    if node is None:
+        raise errors.APIError(503, "ServiceUnavailable", "the node simulation is not running on this server")
+    return node
+
+
 def pod_log(api: "API", request: web.Request, t: "Target") -> web.Response:
     """pods/log as text/plain (``kubectl logs``); what a simulated container printed comes
-    from its pod's ``mockkube.io/log`` annotations (see mockkube/kubelet/logs.py)."""
-    from mockkube.kubelet import logs
-
+    from its pod's ``mockkube.io/log`` annotations (see mockkube/kubelet/logs.py, reached through ``NODE_KEY``)."""
     pod = api.res.get(t.rt, t.namespace, t.name).obj
     q = request.query
     tail = q.get("tailLines")
@@ -104,8 +108,7 @@ def pod_log(api: "API", request: web.Request, t: "Target") -> web.Response:
         tail_lines = int(tail) if tail not in (None, "") else None
     except ValueError:
         raise errors.bad_request(f'invalid value for "tailLines": strconv.ParseInt: parsing "{tail}": invalid syntax')
-    container = logs.pick_container(pod, q.get("container", ""))
-    text = logs.container_log(pod, container, tail_lines, q.get("timestamps") in ("true", "1"))
+    text = _node(request).log(pod, q.get("container", ""), tail_lines, q.get("timestamps") in ("true", "1"))
     return web.Response(text=text, content_type="text/plain")
 
 

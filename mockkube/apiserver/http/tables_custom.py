@@ -58,7 +58,7 @@ class PrinterColumns:
         return [dict(c) for c in self._defs]
 
     def cells(self, obj: dict, now: datetime) -> list:
-        from mockkube.apiserver.http.tables import since
+        from mockkube.apiserver.http.tablecells import since
 
         out: list = [(obj.get("metadata") or {}).get("name", "")]
         for typ, steps in self._paths:

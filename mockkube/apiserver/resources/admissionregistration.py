@@ -204,9 +204,9 @@ def _policy_status(obj: dict) -> dict:
     """What upstream's type-checking controller reports (written with the spec here): the
     expressions checked against the matched kinds' schemas (admission/typecheck.py)."""
     from mockkube.apiserver.admission.typecheck import expression_warnings
-    from mockkube.apiserver.resources import registry
+    from mockkube.machinery.registry import REGISTRY  # filled by this package once it is imported
 
-    warnings = expression_warnings(obj, registry())
+    warnings = expression_warnings(obj, REGISTRY)
     return {"observedGeneration": obj.get("metadata", {}).get("generation", 1),
             "typeChecking": {"expressionWarnings": warnings} if warnings else {}}
 

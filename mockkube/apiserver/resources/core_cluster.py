@@ -7,11 +7,10 @@ from __future__ import annotations
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.quantity import parse_quantity
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
+from mockkube.rules.volumes import PV_PROTECTION, PVC_PROTECTION
 from mockkube.apiserver.resources import pod_defaults
 from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 
-PVC_PROTECTION = "kubernetes.io/pvc-protection"
-PV_PROTECTION = "kubernetes.io/pv-protection"
 ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
 _VOLUME_MODES = ["Block", "Filesystem"]
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from mockkube.apiserver.authz.rbac import aggregated_rules
+from mockkube.rules.rbac import aggregated_rules
 
 GROUP = "rbac.authorization.k8s.io"
 POLICY_DIR = Path(__file__).parent / "bootstrappolicy"
@@ -112,11 +112,10 @@ def driver_rules(driver: str, multi_node: bool = False) -> list[dict]:
 
 def driver_objects() -> tuple[list[dict], list[dict]]:
     """(ClusterRoles, ClusterRoleBindings) of the built-in simulated drivers."""
-    from mockkube.drivers import BUILTIN
-    from mockkube.rules.identities import DRIVER_NAMESPACE, MULTI_NODE_DRIVERS, driver_service_account
+    from mockkube.rules.identities import BUILTIN_DRIVERS, DRIVER_NAMESPACE, MULTI_NODE_DRIVERS, driver_service_account
 
     roles, bindings = [], []
-    for driver in sorted(BUILTIN):
+    for driver in sorted(BUILTIN_DRIVERS):
         sa = driver_service_account(driver)
         name = f"mockkube:dra-driver:{driver}"
         roles.append(_cluster_role(name, driver_rules(driver, driver in MULTI_NODE_DRIVERS)))

@@ -13,7 +13,7 @@ import base64
 from mockkube.machinery import errors, meta
 from mockkube.machinery import fielderrors as fe
 from mockkube.apiserver.rest import Resources
-from mockkube.apiserver.satoken import ISSUER, MIN_EXPIRATION, Bound, Signer, bound_claims, user_info
+from mockkube.rules.satoken import ISSUER, MIN_EXPIRATION, Bound, Signer, bound_claims, user_info
 
 DEFAULT_EXPIRATION = 3600
 LEGACY_TYPE = "kubernetes.io/service-account-token"
