@@ -6,6 +6,8 @@
 
 from mockkube.machinery.version import MOCKKUBE_VERSION as __version__
 
+__all__ = ["Cluster", "__version__"]
+
 
 def __getattr__(name: str):
     if name == "Cluster":  # imported on first use: `import mockkube` stays light for the CLI

@@ -14,9 +14,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from mockkube.apiserver.webhookclient import CallError, ServiceMap, WebhookClient
 from mockkube.machinery import errors
 from mockkube.machinery.meta import clone
-from mockkube.apiserver.webhookclient import CallError, ServiceMap, WebhookClient
 
 TIMEOUT = 30.0  # seconds, upstream's fixed conversion webhook timeout
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mockkube.machinery import fielderrors as fe
 from mockkube.cel import CELError, compile_with
 from mockkube.cel.engine import COST_KEY
 from mockkube.cel.k8slib import FORMAT, optional_type
+from mockkube.machinery import fielderrors as fe
 
 # upstream's per-expression static cost limit (StaticEstimatedCostLimit) and per-request budget
 STATIC_COST_LIMIT = 10_000_000

@@ -15,10 +15,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from mockkube.apiserver.admission.matching import Attributes
 from mockkube.machinery import errors, meta, validation
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import requestcontext as identity
-from mockkube.apiserver.admission.matching import Attributes
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage.cache import Entry
 from mockkube.storage.store import Store
@@ -123,11 +123,11 @@ class Resources:
         want_av = version or rt.api_version
         k = obj.get("kind")
         av = obj.get("apiVersion")
-        for field, value in (("apiVersion", av), ("kind", k)):
+        for fname, value in (("apiVersion", av), ("kind", k)):
             if value is not None and not isinstance(value, str):
                 raise errors.bad_request(f"{want_kind} in version \"{want_av.rpartition('/')[2]}\" cannot be "
                                          f"handled as a {want_kind}: json: cannot unmarshal "
-                                         f"{validation.json_kind(value)} into Go struct field {want_kind}.{field} of type string")
+                                         f"{validation.json_kind(value)} into Go struct field {want_kind}.{fname} of type string")
         if obj.get("metadata", {}) is None:
             obj["metadata"] = {}
         if av and av != want_av:

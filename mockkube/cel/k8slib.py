@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 from mockkube.cel import engine
 from mockkube.cel.lib import CELRuntimeError
 
-
 optional_type = engine.optional_type  # the engine owns it: `.?f` and `[?k]` build optionals
 
 

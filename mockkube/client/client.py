@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockkube.machinery import errors
 from mockkube.apiserver.authz import components as authz
+from mockkube.apiserver.rest import Resources, WriteOptions
+from mockkube.machinery import errors
 from mockkube.machinery.meta import clone  # noqa: F401  (re-exported: components copy before changing)
 from mockkube.machinery.registry import ResourceType
-from mockkube.apiserver.rest import Resources, WriteOptions
 
 
 class Client:
@@ -33,9 +33,9 @@ class Client:
     def rt(self, plural: str, group: str = "", version: str = "") -> ResourceType:
         """``client.rt("pods")``, ``client.rt("resourceclaims", "resource.k8s.io")``."""
         if not version:
-            for r in self.registry.all():
-                if r.plural == plural and r.group == group:
-                    return r
+            for each in self.registry.all():
+                if each.plural == plural and each.group == group:
+                    return each
             raise KeyError(f"no resource {plural!r} in group {group!r}")
         r = self.registry.get(group, version, plural)
         if r is None:

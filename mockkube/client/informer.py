@@ -66,10 +66,12 @@ class Informer:
         self._pending.append(ev)
         if not self._scheduled:
             self._scheduled = True
+            loop = self._loop
+            assert loop is not None, "an informer gets events only while started"
             if threading.get_ident() == self._thread:
-                self._loop.call_soon(self._drain)
+                loop.call_soon(self._drain)
             else:  # one wake-up of that loop for every informer and watch a burst reaches
-                loopcalls.call_soon_threadsafe(self._loop, self._drain)
+                loopcalls.call_soon_threadsafe(loop, self._drain)
 
     def _drain(self) -> None:
         self._scheduled = False
@@ -224,7 +226,7 @@ class Controller:
                 self.informers.remove(inf)
 
     async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         for inf in self.informers:
             self._start_informer(inf)

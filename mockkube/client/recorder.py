@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 import logging
 
-from mockkube.machinery import meta
 from mockkube.client.client import Client
+from mockkube.machinery import meta
 
 log = logging.getLogger("mockkube.events")
 _seq = itertools.count()  # keeps names unique when an injected clock stands still

@@ -19,10 +19,10 @@ from urllib.parse import quote, urlencode, urlsplit
 import aiohttp
 
 from mockkube.client import asyncbridge
+from mockkube.client.client import Client
 from mockkube.client.kubeconfigs import Credentials
 from mockkube.machinery import errors, jsoncodec
 from mockkube.machinery.registry import Registry, ResourceType
-from mockkube.client.client import Client
 
 log = logging.getLogger("mockkube.remote")
 
@@ -148,8 +148,8 @@ class RemoteClient(Client):
 
     def __init__(self, http_: HTTP, store: Any, registry: Registry, manager: str) -> None:
         self.http = http_
-        self.res = None
-        self.store = store
+        self.res = None  # type: ignore[assignment]  # no registry in this process: every write is a REST call
+        self.store: Any = store  # a Replica: the resources it follows, filled by list-and-watch
         self.registry = registry
         self.manager = manager
 

@@ -17,10 +17,10 @@ from typing import Iterable
 
 import aiohttp
 
+from mockkube.client.remote import HTTP, path_of, status_error
 from mockkube.machinery import jsoncodec
 from mockkube.machinery.registry import ResourceType
 from mockkube.storage.cache import Entry, ResourceCache
-from mockkube.client.remote import HTTP, path_of, status_error
 from mockkube.storage.watch import Event, Hub
 
 log = logging.getLogger("mockkube.replica")

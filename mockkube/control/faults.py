@@ -17,8 +17,8 @@ import yaml
 from aiohttp import web
 
 from mockkube.apiserver.http.app import SERVER_KEY
-from mockkube.machinery.faults import CLUSTER_KINDS, FaultError
 from mockkube.machinery import errors
+from mockkube.machinery.faults import CLUSTER_KINDS, FaultError
 
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 

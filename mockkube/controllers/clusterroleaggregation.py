@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.machinery import errors
-from mockkube.rules.rbac import aggregated_rules
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
+from mockkube.machinery import errors
+from mockkube.rules.rbac import aggregated_rules
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

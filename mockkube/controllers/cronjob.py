@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from mockkube.controllers import controllerref as cref
-from mockkube.controllers import job_util as ju
 from mockkube.client import recorder
-from mockkube.machinery import cron, errors, meta
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
+from mockkube.controllers import controllerref as cref
+from mockkube.controllers import job_util as ju
+from mockkube.machinery import cron, errors, meta
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

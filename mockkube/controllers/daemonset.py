@@ -9,14 +9,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from mockkube.client import recorder
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import daemonset_util as du
-from mockkube.client import recorder
 from mockkube.controllers.replicaset import is_pod_ready
 from mockkube.machinery import errors, meta
 from mockkube.machinery.selectors import label_selector_from_object
-from mockkube.client.client import Client, clone
-from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

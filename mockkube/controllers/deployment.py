@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from mockkube.controllers import controllerref as cref
-from mockkube.controllers import deployment_util as du
 from mockkube.client import recorder
-from mockkube.machinery import errors, meta
-from mockkube.machinery.selectors import label_selector_from_object
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
+from mockkube.controllers import controllerref as cref
+from mockkube.controllers import deployment_util as du
+from mockkube.machinery import errors, meta
+from mockkube.machinery.selectors import label_selector_from_object
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from mockkube.client import recorder
-from mockkube.dra import taints as dtaints
-from mockkube.machinery import errors, meta
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
+from mockkube.dra import taints as dtaints
+from mockkube.machinery import errors, meta
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.machinery import meta
-from mockkube.rules import disruption
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
+from mockkube.machinery import meta
+from mockkube.rules import disruption
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

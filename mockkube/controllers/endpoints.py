@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.rules.identities import APISERVER, controller_user
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 from mockkube.machinery.requestcontext import acting_as
 from mockkube.rules.disruption import pod_ready
-from mockkube.client.client import Client
-from mockkube.client.informer import Controller, Informer
+from mockkube.rules.identities import APISERVER, controller_user
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

@@ -21,14 +21,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from mockkube.client import recorder
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
-from mockkube.client import recorder
 from mockkube.controllers.replicaset import is_active, is_pod_ready, is_terminating, rank_for_deletion
 from mockkube.machinery import errors, meta
 from mockkube.machinery.selectors import label_selector_from_object
-from mockkube.client.client import Client, clone
-from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

@@ -27,10 +27,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.machinery import errors, meta
-from mockkube.machinery.registry import ResourceType
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
+from mockkube.machinery import errors, meta
+from mockkube.machinery.registry import ResourceType
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

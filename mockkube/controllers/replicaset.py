@@ -13,12 +13,12 @@ import logging
 import math
 from typing import TYPE_CHECKING
 
-from mockkube.controllers import controllerref as cref
 from mockkube.client import recorder
-from mockkube.machinery import errors, meta
-from mockkube.machinery.selectors import label_selector_from_object, selector_from_set
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
+from mockkube.controllers import controllerref as cref
+from mockkube.machinery import errors, meta
+from mockkube.machinery.selectors import label_selector_from_object, selector_from_set
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from mockkube.machinery import errors, meta
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
+from mockkube.machinery import errors, meta
 
 log = logging.getLogger("mockkube.resourceclaim")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.rules import quota as q
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
+from mockkube.rules import quota as q
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.machinery import errors
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
+from mockkube.machinery import errors
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

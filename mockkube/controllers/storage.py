@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 from mockkube.machinery.quantity import parse_quantity
 from mockkube.rules.volumes import PV_PROTECTION, PVC_PROTECTION
-from mockkube.client.client import Client
-from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

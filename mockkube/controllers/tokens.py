@@ -9,10 +9,10 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.machinery import errors
-from mockkube.rules.satoken import legacy_claims
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
+from mockkube.machinery import errors
+from mockkube.rules.satoken import legacy_claims
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

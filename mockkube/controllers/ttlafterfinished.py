@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
 from mockkube.machinery import errors, meta
-from mockkube.client.client import Client
-from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

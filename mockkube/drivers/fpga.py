@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Any, Callable
+from typing import Callable
 
-from mockkube.drivers.base import Driver, PoolSlices, attr, chunk
-from mockkube.machinery import meta
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
+from mockkube.drivers.base import Driver, PoolSlices, attr, chunk
+from mockkube.machinery import meta
 
 log = logging.getLogger("mockkube.fpga")
 

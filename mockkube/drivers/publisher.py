@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import copy
 
-from mockkube.rules.identities import driver_user
+from mockkube.client.client import Client, clone
 from mockkube.machinery import errors
 from mockkube.machinery.requestcontext import acting_as
-from mockkube.client.client import Client, clone
+from mockkube.rules.identities import driver_user
 
 
 def slice_name(driver: str, pool: str, index: int) -> str:

@@ -21,10 +21,10 @@ from urllib.parse import quote
 import aiohttp
 
 from mockkube import drivers as driver_registry
+from mockkube.config.profile import NodeSpec
 from mockkube.drivers.base import Driver
 from mockkube.drivers.kubeletplugin import KubeletPlugin, PreparedDevice
 from mockkube.drivers.publisher import slice_name
-from mockkube.config.profile import NodeSpec
 
 log = logging.getLogger("mockkube.driver")
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mockkube import drivers as driver_registry
+from mockkube.client.client import Client
+from mockkube.config.profile import Profile, parse_duration
 from mockkube.drivers.base import Driver
 from mockkube.drivers.fpga import FabricController, FPGADriver
 from mockkube.drivers.publisher import Publisher
@@ -22,9 +23,7 @@ from mockkube.kubelet import node as nodes
 from mockkube.kubelet.manager import KubeletManager
 from mockkube.kubelet.nodelifecycle import NodeLifecycleController
 from mockkube.kubelet.plugins import PluginWatcher
-from mockkube.config.profile import Profile, load, parse_duration
 from mockkube.machinery import errors
-from mockkube.client.client import Client
 
 if TYPE_CHECKING:
     from mockkube.server.server import Server

@@ -102,7 +102,7 @@ def canned_answers(text: str | None) -> dict[str, dict]:
     return out
 
 
-def simulated_container(pod: dict, spec: dict, now, lookup: containerdata.Lookup | None = None) -> Container:
+def simulated_container(pod: dict, spec: dict, now, lookup: Lookup | None = None) -> Container:
     """The environment and files a process in the container would see; ``lookup`` reads the
     ConfigMaps and Secrets it refers to."""
     lookup = lookup or (lambda kind, ns, name: None)
@@ -115,9 +115,9 @@ def simulated_container(pod: dict, spec: dict, now, lookup: containerdata.Lookup
               "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
               "status.podIP": (pod.get("status") or {}).get("podIP", ""),
               "status.hostIP": (pod.get("status") or {}).get("hostIP", "")}
-    env.update(containerdata.env_from(spec, m.get("namespace", "default"), lookup))
+    env.update(env_from(spec, m.get("namespace", "default"), lookup))
     for e in spec.get("env") or ():
-        keyed = containerdata.key_ref(e.get("valueFrom") or {}, m.get("namespace", "default"), lookup)
+        keyed = key_ref(e.get("valueFrom") or {}, m.get("namespace", "default"), lookup)
         if "value" in e:
             env[e["name"]] = e["value"]
         elif keyed is not None:
@@ -141,7 +141,7 @@ def simulated_container(pod: dict, spec: dict, now, lookup: containerdata.Lookup
                     for st in (pod.get("status") or {}).get("containerStatuses") or ()
                     if st.get("name") == spec.get("name") and (st.get("state") or {}).get("running", {}).get("startedAt")),
                    now())
-    files.update(containerdata.volume_files(pod, spec, lookup))
+    files.update(volume_files(pod, spec, lookup))
     anns = m.get("annotations") or {}
-    answers = containerdata.canned_answers(anns.get(f"mockkube.io/exec.{spec.get('name')}", anns.get("mockkube.io/exec")))
+    answers = canned_answers(anns.get(f"mockkube.io/exec.{spec.get('name')}", anns.get("mockkube.io/exec")))
     return Container(hostname=hostname, env=env, files=files, started=started, now=now, answers=answers)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from mockkube.machinery.durations import parse_duration
 from mockkube.machinery import meta
+from mockkube.machinery.durations import parse_duration
 
 PREFIX = "mockkube.io/"
 

@@ -67,8 +67,8 @@ def container_log(pod: dict, container: str, tail_lines: int | None = None, time
 def command_output(pod: dict, container: str) -> str:
     """What the container's command and args print when the simulated shell knows every
     command in them and they succeed; "" otherwise (an image's own entrypoint is unknown)."""
-    from mockkube.kubelet.shell import Shell
     from mockkube.kubelet.containerdata import simulated_container
+    from mockkube.kubelet.shell import Shell
 
     spec = next((c for key in ("containers", "initContainers") for c in (pod.get("spec") or {}).get(key) or ()
                  if isinstance(c, dict) and c.get("name") == container), None)

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Callable, Hashable
 
 import grpc
 
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.client.recorder import event_for
+from mockkube.config.profile import NodeSpec
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
-from mockkube.config.profile import NodeSpec
 from mockkube.machinery import errors, meta
 from mockkube.machinery.requestcontext import acting_as, set_user
-from mockkube.client.client import Client, clone
-from mockkube.client.informer import Controller, Informer
 
 if TYPE_CHECKING:
     from mockkube.drivers.base import Driver, Prepared

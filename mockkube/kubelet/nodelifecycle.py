@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mockkube.machinery import meta
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
+from mockkube.machinery import meta
 
 GRACE_PERIOD = 50.0  # --node-monitor-grace-period (v1.32+ default)
 UNREACHABLE = "node.kubernetes.io/unreachable"

@@ -25,8 +25,18 @@ import orjson
 
 from mockkube.machinery.errors import APIError, bad_request, internal
 from mockkube.machinery.fieldset import (
-    FieldSet, FieldSetError, Path, field_schema, fields_of, gojson, is_scalar_schema,
-    item_schema, list_item_pe, list_shape, map_is_atomic, path_str,
+    FieldSet,
+    FieldSetError,
+    Path,
+    field_schema,
+    fields_of,
+    gojson,
+    is_scalar_schema,
+    item_schema,
+    list_item_pe,
+    list_shape,
+    map_is_atomic,
+    path_str,
 )
 from mockkube.machinery.schema import Node
 

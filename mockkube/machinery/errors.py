@@ -93,7 +93,7 @@ def method_not_allowed(message: str) -> APIError:
 
 def unsupported_media_type(content_type: str, accepted: Iterable[str]) -> APIError:
     return APIError(415, "UnsupportedMediaType",
-                    f"the body of the request was in an unknown format - accepted media types include: "
+                    "the body of the request was in an unknown format - accepted media types include: "
                     + ", ".join(accepted))
 
 

@@ -27,8 +27,8 @@ import orjson
 
 from mockkube.machinery.errors import APIError, bad_request
 from mockkube.machinery.meta import clone
-from mockkube.machinery.validation import json_kind
 from mockkube.machinery.schema import Node
+from mockkube.machinery.validation import json_kind
 
 DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"

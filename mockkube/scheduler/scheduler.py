@@ -16,6 +16,8 @@ import random
 from typing import Any
 
 from mockkube.client.asyncbridge import spawn
+from mockkube.client.client import Client
+from mockkube.client.informer import Informer
 from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
@@ -25,12 +27,9 @@ from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
 from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
-from mockkube.scheduler.plugins.nodes import (NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates,
-                                              TaintToleration)
+from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates, TaintToleration
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
 from mockkube.scheduler.queue import SchedulingQueue
-from mockkube.client.client import Client
-from mockkube.client.informer import Informer
 
 log = logging.getLogger("mockkube.scheduler")
 
@@ -336,8 +335,8 @@ class Scheduler:
 
     # -- the loop -------------------------------------------------------------------------
     async def _run(self) -> None:
-        from mockkube.rules.identities import SCHEDULER
         from mockkube.machinery.requestcontext import set_user
+        from mockkube.rules.identities import SCHEDULER
 
         set_user(SCHEDULER)  # the scheduler's writes (bindings, claims, conditions) as upstream's
         while True:
@@ -532,7 +531,6 @@ class Scheduler:
         if demand:
             assumed["status"] = dict(pod.get("status") or {})
             assumed["status"]["nodeAllocatableResourceClaimStatuses"] = demand
-        uid = pod["metadata"]["uid"]
         self.cache.set_pod(assumed)
         reserved: list[fw.Plugin] = []
         failure = ""

@@ -30,8 +30,8 @@ def binding_timeout(server: Any) -> float:
 
     if getattr(server, "binding_timeout", None) is not None:
         return float(server.binding_timeout)
-    from mockkube.machinery.durations import parse_duration
     from mockkube.config.profile import load_profile
+    from mockkube.machinery.durations import parse_duration
 
     profile = getattr(server, "profile", None) or load_profile(getattr(server, "cluster", None))
     setting = profile.scheduler.get("bindingTimeout")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 log = logging.getLogger("mockkube.components")
 

@@ -23,9 +23,9 @@ import signal
 import sys
 from typing import Any
 
+from mockkube.client.remote import HTTP, RemoteClient
 from mockkube.machinery.clock import Clock
 from mockkube.machinery.metrics import Metrics
-from mockkube.client.remote import HTTP, RemoteClient
 
 log = logging.getLogger("mockkube.scheduler")
 
@@ -50,9 +50,9 @@ class Host:
     async_binding = True
 
     def __init__(self, args: argparse.Namespace, http_: HTTP) -> None:
-        from mockkube.config.profile import load_profile
         from mockkube.apiserver.resources import registry
         from mockkube.client.replica import Replica
+        from mockkube.config.profile import load_profile
 
         self.http = http_
         self.registry = registry()

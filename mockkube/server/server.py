@@ -16,9 +16,9 @@ import yaml
 from aiohttp import web
 
 from mockkube.apiserver.http.app import SERVER_KEY, build_app
-from mockkube.machinery.clock import Clock
 from mockkube.apiserver.resources import registry
 from mockkube.apiserver.rest import Resources
+from mockkube.machinery.clock import Clock
 from mockkube.machinery.metrics import Metrics
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
@@ -232,10 +232,9 @@ class Server:
         return self.url
 
     def _setup_auth(self, app: web.Application) -> None:
+        from mockkube.apiserver.authz.authorizer import Authorizer
         from mockkube.apiserver.http.app import API_KEY
         from mockkube.apiserver.http.authz import AUTHORIZER, StorePolicy
-        from mockkube.apiserver.authz.authorizer import Authorizer
-
         from mockkube.apiserver.resources.serviceaccount_tokens import ServiceAccountTokens
 
         self.authorizer = Authorizer(self.authorization_modes, StorePolicy(self.store, self.registry))
@@ -252,9 +251,8 @@ class Server:
                                               lambda token: self.sa_tokens.authenticate(token)[0]]
         app[authn.AUTHN] = self.authn
         if not getattr(self, "_escalation_checked", False):  # one check per store, across restarts
-            from mockkube.apiserver.authz.escalation import EscalationCheck
-
             from mockkube.apiserver.authz import node
+            from mockkube.apiserver.authz.escalation import EscalationCheck
 
             self.resources.validating.append(EscalationCheck(lambda: self.authorizer, self._role_rules).validate)
             self.resources.validating.append(lambda a, warnings: node.restrict(a))  # NodeRestriction
@@ -396,8 +394,8 @@ class Server:
         return await self.on_cluster(apply)
 
     async def _start_components(self) -> None:
-        from mockkube.server import components
         from mockkube.config.profile import load_profile
+        from mockkube.server import components
 
         self.profile = load_profile(self.cluster)
 

@@ -98,7 +98,8 @@ class ThreadedCluster(ClientTools):
 
     def advance(self, seconds: float) -> None:
         """Move the cluster's clock forward and let components see the new time."""
-        self.on_server(self.server.move_clock, lambda: self.server.clock.advance(seconds))
+        # the server's clock is a Clock or a FakeClock here, both of which advance
+        self.on_server(self.server.move_clock, lambda: self.server.clock.advance(seconds))  # type: ignore[attr-defined]
 
     def inject(self, spec: dict):
         """Inject a fault (mockkube/machinery/faults.py, docs/faults.md); returns it (``.id``)."""
@@ -111,6 +112,7 @@ class ThreadedCluster(ClientTools):
     def client(self, manager: str = "test"):
         from mockkube.client.client import Client
 
+        assert self.server.resources is not None, "the store opens when the cluster starts"
         return Client(self.server.resources, manager)
 
     def install_crds(self, *paths: str) -> list[dict]:

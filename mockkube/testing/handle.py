@@ -21,13 +21,16 @@ import time
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import requests
 import yaml
 
 from mockkube.testing import waiting
 from mockkube.testing.tools import ClientTools
+
+if TYPE_CHECKING:
+    from mockkube.testing.cluster import ThreadedCluster
 
 
 def profile_file(profile: str | dict | None, workdir: Path) -> str | None:
@@ -108,12 +111,12 @@ class Cluster(ClientTools):
         self.kubeconfig = str(self.workdir / "kubeconfig")
         self.profile_path = profile_file(profile, self.workdir)
         self.in_subprocess = subprocess
-        self.options = {"filter_timeout": filter_timeout, "binding_timeout": binding_timeout,
+        self.options: dict[str, Any] = {"filter_timeout": filter_timeout, "binding_timeout": binding_timeout,
                         "frozen_clock": frozen_clock, "db_url": db_url}
         self.url = ""
         self.http = requests.Session()
         self.clock = ClockControl(self)
-        self._threaded = None
+        self._threaded: ThreadedCluster | None = None
         self._proc: Any = None
         self._api_client = None
         self._kinds: dict[str, tuple[str, str, bool]] | None = None

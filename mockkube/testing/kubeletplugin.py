@@ -40,6 +40,7 @@ class ThreadedPlugin:
         self.prepare_calls += 1
         if self.fail_prepare:
             return self.fail_prepare
+        assert self.proc is not None, "prepare is served only after start"
         return await self.proc.prepare(ref)
 
     async def _start(self) -> None:
@@ -59,7 +60,10 @@ class ThreadedPlugin:
         return self.plugin is not None and self.plugin.registered.is_set()
 
     def set_health(self, pool: str, device: str, health: str, message: str = "") -> None:
-        self.call(lambda: self.plugin.set_health(pool, device, health, message))
+        plugin = self.plugin
+        if plugin is None:
+            raise RuntimeError("the plugin is not running (start() it first)")
+        self.call(lambda: plugin.set_health(pool, device, health, message))
 
     def stop(self) -> None:
         if self._thread.is_alive():

@@ -63,6 +63,7 @@ class ClientTools:
             token = self.kubectl("create", "token", name, "-n", ns or "default", "--duration", duration).stdout.strip()
             slug = f"sa-{ns or 'default'}-{name}"
         else:
+            assert user is not None
             body = json.dumps({"user": user, "groups": list(groups)})
             out = self.kubectl("create", "--raw", "/mockkube/v1/tokens", "-f", "-", input=body).stdout
             token = json.loads(out)["token"]

@@ -7,7 +7,6 @@ import aiohttp
 import pytest
 
 from mockkube.testing.cluster import running_server
-
 from tests.api.conftest import Api
 
 AS_BOB = {"Impersonate-User": "bob"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from mockkube.scheduler.scheduler import Scheduler
 from mockkube.client.client import Client
+from mockkube.scheduler.scheduler import Scheduler
 from mockkube.testing.clock import FakeClock, resync_components
 from mockkube.testing.cluster import running_server
 from mockkube.testing.waiting import eventually

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
+from mockkube.apiserver.resources import rbac_bootstrap as rb
 from mockkube.rules.identities import CONTROLLERS, controller_user, driver_service_accounts
 from mockkube.rules.rbac import aggregated_rules
-from mockkube.apiserver.resources import rbac_bootstrap as rb
 from mockkube.testing.cluster import running_server
 
 RBAC = "rbac.authorization.k8s.io"

@@ -9,9 +9,9 @@ import logging
 import pytest
 from _lifecycle import eventually
 
-from mockkube.machinery import errors
 from mockkube.apiserver.authz import components as component_authz
 from mockkube.client.client import Client
+from mockkube.machinery import errors
 from mockkube.testing.cluster import running_server
 
 RBAC = "rbac.authorization.k8s.io"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from _lifecycle import eventually
 
-from mockkube.rules.identities import controller_user, node_user
 from mockkube.client.client import Client
+from mockkube.rules.identities import controller_user, node_user
 from mockkube.testing.cluster import running_server
 
 ADM = "admissionregistration.k8s.io"

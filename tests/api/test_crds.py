@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 
 import aiohttp
-import pytest
 
 from mockkube.testing.cluster import running_server
 

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 import pytest
 from _lifecycle import eventually, settle
 
+from mockkube.client.client import Client, clone
 from mockkube.controllers import cronjob
 from mockkube.machinery import meta
-from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 T0 = datetime(2030, 1, 1, 12, 1, tzinfo=timezone.utc).timestamp()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from _lifecycle import eventually, settle
 
+from mockkube.client.client import Client, clone
 from mockkube.controllers import deployment, replicaset
 from mockkube.controllers import deployment_util as du
 from mockkube.machinery import errors, meta
-from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 NOW = 1_800_000_000.0

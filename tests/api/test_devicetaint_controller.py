@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from _lifecycle import eventually, settle
 
+from mockkube.client.client import Client, clone
 from mockkube.controllers import devicetaint
 from mockkube.machinery import meta
-from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 NOW = 1_800_000_000.0

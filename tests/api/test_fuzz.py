@@ -25,8 +25,8 @@ from _seeds import path, seed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockkube.machinery import names, schema, validation
 from mockkube.apiserver.resources import registry
+from mockkube.machinery import names, schema, validation
 from mockkube.testing.cluster import ThreadedCluster
 
 REG = registry()

@@ -10,12 +10,12 @@ import aiohttp
 import pytest
 from _lifecycle import eventually, settle
 
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Informer
 from mockkube.controllers import job as jobctl
 from mockkube.controllers import job_util as ju
 from mockkube.controllers import ttlafterfinished
 from mockkube.machinery import meta
-from mockkube.client.client import Client, clone
-from mockkube.client.informer import Informer
 from mockkube.testing.cluster import running_server
 
 NOW = 1_900_000_000.0

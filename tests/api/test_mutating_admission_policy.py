@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.machinery import schema
 from mockkube.apiserver.admission.mutating import apply_configuration
 from mockkube.cel.engine import CelObject
+from mockkube.machinery import schema
 
 ADM = "/apis/admissionregistration.k8s.io/v1"
 CMS = "/api/v1/namespaces/default/configmaps"

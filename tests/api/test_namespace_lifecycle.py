@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from _lifecycle import cm, eventually, settle
 
+from mockkube.client.client import Client, clone
 from mockkube.controllers.namespace import NamespaceController, deletion_conditions, merge_conditions
 from mockkube.machinery import errors
-from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 

@@ -10,9 +10,9 @@ import asyncio
 import pytest
 
 from mockkube.client import kubeconfigs
-from mockkube.machinery import errors
 from mockkube.client.remote import HTTP, RemoteClient
 from mockkube.client.replica import Replica
+from mockkube.machinery import errors
 
 CM = "/api/v1/namespaces/default/configmaps"
 

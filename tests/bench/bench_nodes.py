@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from mockkube.kubelet.cluster import ClusterRuntime
 from mockkube.config.profile import load
+from mockkube.kubelet.cluster import ClusterRuntime
 from mockkube.testing.cluster import running_server
 
 

@@ -22,9 +22,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from mockkube.client.client import Client  # noqa: E402
 from mockkube.controllers.resourceclaim import ResourceClaimController  # noqa: E402
 from mockkube.scheduler.scheduler import Scheduler  # noqa: E402
-from mockkube.client.client import Client  # noqa: E402
 from mockkube.testing.cluster import running_server  # noqa: E402
 
 DRIVER = "test-driver.cdi.k8s.io"

@@ -189,8 +189,8 @@ def test_timeout_clears_the_allocation_and_requeues(tmp_path):
 def _restart_scheduler(c: ThreadedCluster) -> None:
     """Stop the scheduler and start a new one on the same cluster: nothing survives but
     what the API holds."""
-    from mockkube.scheduler.settings import binding_timeout
     from mockkube.scheduler.scheduler import Scheduler
+    from mockkube.scheduler.settings import binding_timeout
 
     async def restart():
         comps = c.server.components

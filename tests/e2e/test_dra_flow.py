@@ -65,7 +65,7 @@ def devices(claim: dict) -> list[tuple[str, str, str]]:
 
 
 def wait_running(k, pod: str, timeout: str = "60s") -> dict:
-    k("wait", f"--for=jsonpath={{.status.phase}}=Running", f"pod/{pod}", f"--timeout={timeout}")
+    k("wait", "--for=jsonpath={.status.phase}=Running", f"pod/{pod}", f"--timeout={timeout}")
     return get(k, "pod", pod)
 
 

@@ -134,9 +134,9 @@ def test_filter_timeout_flag_turns_the_search_into_a_scheduling_error(tmp_path):
 
 
 def test_profile_sets_the_filter_timeout(tmp_path):
-    from mockkube.config.profile import DEMO_PROFILE
-
     import yaml
+
+    from mockkube.config.profile import DEMO_PROFILE
 
     profile = dict(DEMO_PROFILE, scheduler={"filterTimeout": "250ms"})
     (tmp_path / "profile.yaml").write_text(yaml.safe_dump(profile))

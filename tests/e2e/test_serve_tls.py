@@ -80,7 +80,8 @@ def test_serve_tls_rbac(tmp_path):
         until(lambda: _kubectl(kc, "get", "configmap", "kube-root-ca.crt", "-o",
                                "jsonpath={.data.ca\\.crt}").stdout.strip() == ca.strip(), timeout=30)
         # the Python client with the written kubeconfig
-        from kubernetes import client, config as kconfig
+        from kubernetes import client
+        from kubernetes import config as kconfig
 
         api = client.CoreV1Api(kconfig.new_client_from_config(config_file=kc))
         assert "kube-system" in [n.metadata.name for n in api.list_namespace().items]

@@ -4,9 +4,9 @@ from __future__ import annotations
 import contextlib
 from typing import AsyncIterator, Callable
 
+from mockkube.client.client import Client
 from mockkube.controllers.resourceclaim import ResourceClaimController
 from mockkube.scheduler.scheduler import Scheduler
-from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 from mockkube.testing.waiting import eventually, settle
 

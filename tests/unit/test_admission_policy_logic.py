@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mockkube.apiserver.admission.matching import Attributes, resources_match, rule_matches
-from mockkube.apiserver.admission.validating import evaluate
-from mockkube.apiserver.admission.validating import compile_program
+from mockkube.apiserver.admission.validating import compile_program, evaluate
 from mockkube.cel import CELError
 
 

@@ -6,7 +6,11 @@ import pytest
 
 from mockkube.machinery import schema as S
 from mockkube.machinery.apply import (
-    LAST_APPLIED, compare, merge, server_side_apply, update_managed_fields,
+    LAST_APPLIED,
+    compare,
+    merge,
+    server_side_apply,
+    update_managed_fields,
 )
 from mockkube.machinery.errors import APIError
 

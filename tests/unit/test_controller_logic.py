@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.dra import taints as dtaints
-
 from mockkube.controllers import deployment_util as du
 from mockkube.controllers import devicetaint as dt
 from mockkube.controllers import replicaset as rsc
+from mockkube.dra import taints as dtaints
 from mockkube.machinery import meta
 
 NOW = 1_800_000_000.0

@@ -9,14 +9,14 @@ from datetime import datetime, timezone
 import pytest
 
 from mockkube.apiserver import crdcel
-from mockkube.machinery import structural
-from mockkube.cel import CELError, compile_with
 from mockkube.apiserver.http.tables_custom import PrinterColumns
-from mockkube.machinery.customresource import version_priority
+from mockkube.apiserver.resources.apiextensions_validation import validate_crd, validate_structural
 from mockkube.apiserver.resources.customresources import served_types
+from mockkube.cel import CELError, compile_with
+from mockkube.machinery import structural
+from mockkube.machinery.customresource import version_priority
 from mockkube.machinery.fielderrors import Path
 from mockkube.machinery.jsonpath import find, parse
-from mockkube.apiserver.resources.apiextensions_validation import validate_crd, validate_structural
 
 OBJ = {"metadata": {"name": "x", "labels": {"app.kubernetes.io/name": "web"},
                     "creationTimestamp": "2026-01-01T00:00:00Z"},

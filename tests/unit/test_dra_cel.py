@@ -27,7 +27,7 @@ C = 'device.capacity["gpu.example.com"]'
     (f'{A}.index > 2 && {A}.index < 4', True),
     (f'{A}.index >= 3.0', True),
     (f"{A}.healthy", True),
-    (f'device.attributes["pcie.dev"].root == "pci0"', True),
+    ('device.attributes["pcie.dev"].root == "pci0"', True),
     (f"has({A}.model)", True),
     (f"has({A}.nope)", False),
     ('"gpu.example.com" in device.attributes', True),

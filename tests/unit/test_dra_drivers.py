@@ -5,11 +5,11 @@ import asyncio
 
 import pytest
 
+from mockkube.client.client import Client, clone
+from mockkube.config.profile import NodeSpec, load
 from mockkube.drivers import make
 from mockkube.drivers.fpga import ATTACH_FAILED, ATTACHED, FabricController
 from mockkube.drivers.publisher import Publisher
-from mockkube.config.profile import NodeSpec, load
-from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 NODE = NodeSpec(name="n1")

@@ -3,8 +3,11 @@ import copy
 import pytest
 
 from mockkube.apiserver.resources.dra_validation import (
-    validate_resource_claim, validate_resource_claim_status_update, validate_resource_claim_template,
-    validate_resource_claim_template_update, validate_resource_claim_update,
+    validate_resource_claim,
+    validate_resource_claim_status_update,
+    validate_resource_claim_template,
+    validate_resource_claim_template_update,
+    validate_resource_claim_update,
 )
 
 

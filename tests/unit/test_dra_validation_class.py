@@ -3,8 +3,11 @@ import copy
 import pytest
 
 from mockkube.apiserver.resources.dra_validation import (
-    validate_device_class, validate_device_class_update, validate_device_taint_rule,
-    validate_device_taint_rule_status_update, validate_device_taint_rule_update,
+    validate_device_class,
+    validate_device_class_update,
+    validate_device_taint_rule,
+    validate_device_taint_rule_status_update,
+    validate_device_taint_rule_update,
 )
 
 

@@ -4,7 +4,13 @@ import pytest
 
 from mockkube.machinery import schema as S
 from mockkube.machinery.fieldset import (
-    FieldSet, FieldSetError, field, fields_of, key, path_str, value_element,
+    FieldSet,
+    FieldSetError,
+    field,
+    fields_of,
+    key,
+    path_str,
+    value_element,
 )
 
 CM = S.for_kind("", "v1", "ConfigMap")

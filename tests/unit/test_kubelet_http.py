@@ -4,10 +4,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from mockkube.apiserver.http.app import SERVER_KEY, status_errors
+from mockkube.client.client import Client
+from mockkube.config.profile import load
 from mockkube.control import cluster as http
 from mockkube.kubelet.cluster import ClusterRuntime
-from mockkube.config.profile import load
-from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 
 

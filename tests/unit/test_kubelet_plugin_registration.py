@@ -5,9 +5,9 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+from mockkube.generated.pluginapi import reg_pb2
 from mockkube.kubelet.manager import health_rule_name
 from mockkube.kubelet.plugins import PluginWatcher, is_registration_socket
-from mockkube.generated.pluginapi import reg_pb2
 
 
 def test_only_unix_sockets_that_are_not_dot_files_count(tmp_path: Path):

@@ -5,10 +5,10 @@ import asyncio
 
 import pytest
 
+from mockkube.client.client import Client, clone
+from mockkube.config.profile import load
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet.cluster import ClusterRuntime
-from mockkube.config.profile import load
-from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 

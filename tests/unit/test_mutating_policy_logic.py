@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.machinery import schema
 from mockkube.apiserver.admission.matching import Attributes
 from mockkube.apiserver.admission.mutating import TYPES, MutationError, check_patch_expression, mutate
 from mockkube.cel import CELError, compile_with
+from mockkube.machinery import schema
 
 DEPLOY = schema.for_kind("apps", "v1", "Deployment")
 CM = schema.for_kind("", "v1", "ConfigMap")

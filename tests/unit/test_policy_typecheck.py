@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mockkube.machinery import schema
 from mockkube.apiserver.admission.typecheck import expression_warnings, undefined_fields
 from mockkube.apiserver.resources import registry
+from mockkube.machinery import schema
 
 
 def _deployments() -> schema.Node:

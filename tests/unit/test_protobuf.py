@@ -22,11 +22,17 @@ from pathlib import Path
 import pytest
 
 from mockkube.apiserver.http import protobuf
-from mockkube.machinery.errors import APIError
-from mockkube.generated.proto_types import KINDS, MESSAGES
 from mockkube.apiserver.http.protobuf import (
-    MEDIA_TYPE, decode, decode_message, encode, encode_message, format_duration, parse_duration,
+    MEDIA_TYPE,
+    decode,
+    decode_message,
+    encode,
+    encode_message,
+    format_duration,
+    parse_duration,
 )
+from mockkube.generated.proto_types import KINDS, MESSAGES
+from mockkube.machinery.errors import APIError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "protobuf"
 REPO = Path(__file__).resolve().parents[2]

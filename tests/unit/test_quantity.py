@@ -4,8 +4,14 @@ import pytest
 
 from mockkube.machinery.quantity import (
     BINARY_SI as BIN,
+)
+from mockkube.machinery.quantity import (
     DECIMAL_EXPONENT as EXP,
+)
+from mockkube.machinery.quantity import (
     DECIMAL_SI as DEC,
+)
+from mockkube.machinery.quantity import (
     ERR_FORMAT_WRONG,
     ERR_NUMERIC,
     ERR_SUFFIX,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mockkube.machinery.registry import ResourceType
 from mockkube.apiserver.resources import registry
+from mockkube.machinery.registry import ResourceType
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 

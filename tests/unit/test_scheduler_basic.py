@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.scheduler.scheduler import fit_error, num_feasible_nodes_to_find
 from mockkube.scheduler import framework as fw
+from mockkube.scheduler.scheduler import fit_error, num_feasible_nodes_to_find
 from tests.unit._sched_helpers import env
 
 

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from mockkube.machinery import errors
 from mockkube.apiserver.resources import registry
+from mockkube.machinery import errors
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 

@@ -4,7 +4,12 @@ import pytest
 
 from mockkube.apiserver.http.tablecells import human_duration, since
 from mockkube.apiserver.http.tables import (
-    COLUMNS, columns_for, make_table, node_roles, resource_claim_state, row_cells,
+    COLUMNS,
+    columns_for,
+    make_table,
+    node_roles,
+    resource_claim_state,
+    row_cells,
 )
 
 NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mockkube.machinery.schema import for_kind
-from mockkube.machinery.validation import (check_structure, decode_error, unknown_field_warnings,
-                                           valid_quantity)
+from mockkube.machinery.validation import check_structure, decode_error, unknown_field_warnings, valid_quantity
 
 POD = for_kind("", "v1", "Pod")
 CLAIM = for_kind("resource.k8s.io", "v1", "ResourceClaim")

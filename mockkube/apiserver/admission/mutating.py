@@ -17,13 +17,17 @@ import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mockkube.machinery import errors
 from mockkube.apiserver.admission.matching import Attributes
 from mockkube.apiserver.admission.policy import (
-    ParamsError, PolicySource, activation, compile_program, match_conditions_pass,
+    ParamsError,
+    PolicySource,
+    activation,
+    compile_program,
+    match_conditions_pass,
 )
 from mockkube.cel import CELError
 from mockkube.cel.engine import CelObject, type_name
+from mockkube.machinery import errors
 
 if TYPE_CHECKING:
     from mockkube.apiserver.rest import Resources

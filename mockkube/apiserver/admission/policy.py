@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
-from mockkube.machinery import selectors
 from mockkube.apiserver.admission.matching import EXEMPT, Attributes, resources_match
 from mockkube.cel import CELError, CompiledExpression, compile_with
 from mockkube.cel.authz import Authorizer
 from mockkube.cel.lib import CELRuntimeError
+from mockkube.machinery import selectors
 
 if TYPE_CHECKING:
     from mockkube.apiserver.rest import Resources

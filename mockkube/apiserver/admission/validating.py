@@ -11,13 +11,18 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mockkube.machinery import errors
 from mockkube.apiserver.admission.matching import Attributes
-from mockkube.apiserver.admission.policy import (
-    VARIABLES, ParamsError, PolicySource, activation, compile_program, match_conditions_pass,
+from mockkube.apiserver.admission.policy import (  # noqa: F401  (VARIABLES and compile_program are re-exported)
+    VARIABLES,
+    ParamsError,
+    PolicySource,
+    activation,
+    compile_program,
+    match_conditions_pass,
 )
 from mockkube.apiserver.admission.policy import run as _run
 from mockkube.cel import CELError
+from mockkube.machinery import errors
 
 if TYPE_CHECKING:
     from mockkube.apiserver.rest import Resources

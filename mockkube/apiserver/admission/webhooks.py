@@ -19,13 +19,16 @@ import logging
 import uuid
 from typing import TYPE_CHECKING
 
-from mockkube.machinery import errors
 from mockkube.apiserver.admission.matching import (
-    Attributes, namespace_selector_matches, object_selector_matches, rule_matches,
+    Attributes,
+    namespace_selector_matches,
+    object_selector_matches,
+    rule_matches,
 )
 from mockkube.apiserver.admission.policy import activation, match_conditions_pass
-from mockkube.machinery.meta import clone
 from mockkube.apiserver.webhookclient import CallError, ServiceMap, WebhookClient
+from mockkube.machinery import errors
+from mockkube.machinery.meta import clone
 
 if TYPE_CHECKING:
     from mockkube.apiserver.rest import Resources

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mockkube.machinery import errors
 from mockkube.apiserver.authz import node
 from mockkube.apiserver.authz.rbac import Policy
 from mockkube.apiserver.authz.requestinfo import Attributes
+from mockkube.machinery import errors
 
 MODES = ("AlwaysAllow", "AlwaysDeny", "RBAC", "Node")
 MASTERS = "system:masters"

@@ -21,9 +21,9 @@ import contextlib
 import logging
 from typing import Iterator
 
-from mockkube.machinery.requestcontext import current_user, set_request_verb
 from mockkube.apiserver.authz.authorizer import Authorizer, forbidden
 from mockkube.apiserver.authz.requestinfo import Attributes
+from mockkube.machinery.requestcontext import current_user, set_request_verb
 
 log = logging.getLogger("mockkube.authz")
 

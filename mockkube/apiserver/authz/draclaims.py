@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mockkube.machinery import errors
-from mockkube.machinery import fielderrors as fe
-from mockkube.machinery.requestcontext import current_request_verb
 from mockkube.apiserver.admission.matching import Attributes as Admission
 from mockkube.apiserver.authz.authorizer import Authorizer, forbidden
 from mockkube.apiserver.authz.rbac import SA_PREFIX
 from mockkube.apiserver.authz.requestinfo import Attributes
+from mockkube.machinery import errors
+from mockkube.machinery import fielderrors as fe
+from mockkube.machinery.requestcontext import current_request_verb
 
 GROUP = "resource.k8s.io"
 NODE_NAME = "authentication.kubernetes.io/node-name"

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mockkube.machinery import errors
 from mockkube.apiserver.admission.matching import Attributes as Admission
 from mockkube.apiserver.authz.authorizer import MASTERS, Authorizer
 from mockkube.apiserver.authz.rbac import GROUP, _expand, _rule_covers
 from mockkube.apiserver.authz.requestinfo import Attributes
+from mockkube.machinery import errors
 
 _FULL = [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, {"verbs": ["*"], "nonResourceURLs": ["*"]}]
 

@@ -7,8 +7,8 @@ NodeRestriction)."""
 
 from __future__ import annotations
 
-from mockkube.apiserver.authz.requestinfo import Attributes
 from mockkube.apiserver.authz.rbac import rule_allows
+from mockkube.apiserver.authz.requestinfo import Attributes
 
 NODES_GROUP = "system:nodes"
 NODE_PREFIX = "system:node:"

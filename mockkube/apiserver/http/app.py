@@ -11,9 +11,9 @@ from aiohttp import web
 from mockkube.apiserver.http import discovery, health, openapi
 from mockkube.apiserver.http.handlers import API
 from mockkube.apiserver.http.responses import json_response
+from mockkube.apiserver.rest import Resources
 from mockkube.machinery import errors
 from mockkube.machinery.registry import Registry
-from mockkube.apiserver.rest import Resources
 
 log = logging.getLogger("mockkube.api")
 

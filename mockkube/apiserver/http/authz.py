@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from mockkube.apiserver.http import identity
-from mockkube.machinery import errors
-from mockkube.machinery.requestcontext import set_request_verb
 from mockkube.apiserver.authz.authorizer import Authorizer, forbidden
 from mockkube.apiserver.authz.rbac import SA_PREFIX, Policy
 from mockkube.apiserver.authz.requestinfo import Attributes, request_attributes
+from mockkube.apiserver.http import identity
+from mockkube.machinery import errors
 from mockkube.machinery.registry import Registry
+from mockkube.machinery.requestcontext import set_request_verb
 
 AUTHORIZER = web.AppKey("authorizer", Authorizer)
 _STREAMS = ("exec", "attach", "portforward")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import platform
 
-from mockkube.machinery.version import KUBE_VERSION, MOCKKUBE_VERSION
 from mockkube.machinery.registry import Registry, ResourceType
+from mockkube.machinery.version import KUBE_VERSION, MOCKKUBE_VERSION
 
 AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 

@@ -10,12 +10,11 @@ from aiohttp import web
 
 from mockkube.apiserver.http import discovery, encoding, identity, params, requestmetrics, subresources, watchstream
 from mockkube.apiserver.http.responses import json_response
+from mockkube.apiserver.rest import PATCH_TYPES, Resources
 from mockkube.machinery import errors, jsoncodec
 from mockkube.machinery import requestcontext as admission_identity
 from mockkube.machinery.registry import Registry, ResourceType
-from mockkube.apiserver.rest import PATCH_TYPES, Resources
 from mockkube.storage.cache import Entry
-
 
 
 @dataclass
@@ -118,7 +117,7 @@ class API:
 
     def discovery(self, request: web.Request, doc: dict) -> web.Response:
         if request.method != "GET":
-            raise errors.method_not_allowed(f"the server does not allow this method on the requested resource")
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
         kind = doc["doc"]
         accept = request.headers.get("Accept")
         if kind in ("api", "apis"):
@@ -322,4 +321,4 @@ def _require_verb(method: str, t: Target) -> None:
 
 
 def _not_allowed(method: str, t: Target) -> errors.APIError:
-    return errors.method_not_allowed(f"the server does not allow this method on the requested resource")
+    return errors.method_not_allowed("the server does not allow this method on the requested resource")

@@ -12,8 +12,8 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from mockkube.machinery.requestcontext import DEFAULT_USER
 from mockkube.apiserver.authz.rbac import SA_PREFIX
+from mockkube.machinery.requestcontext import DEFAULT_USER
 
 # request key: the authenticated userInfo
 USER = web.RequestKey("mockkube.user", dict) if hasattr(web, "RequestKey") else "mockkube.user"

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from multidict import MultiMapping
 
+from mockkube.apiserver.rest import WriteOptions
 from mockkube.machinery import errors
 from mockkube.machinery import fielderrors as fe
-from mockkube.apiserver.rest import WriteOptions
 
 _VALIDATIONS = ("Ignore", "Warn", "Strict")
 

@@ -21,8 +21,8 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
-from mockkube.machinery.errors import APIError, bad_request
 from mockkube.generated.proto_types import KINDS, MESSAGES
+from mockkube.machinery.errors import APIError, bad_request
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from mockkube.machinery import errors
-from mockkube.machinery import fielderrors as fe
 from mockkube.apiserver.http import params
 from mockkube.apiserver.http.responses import json_response
 from mockkube.apiserver.rest import PATCH_TYPES
+from mockkube.machinery import errors
+from mockkube.machinery import fielderrors as fe
 from mockkube.storage.cache import Entry
 
 # pods/log, pods/exec, pods/attach and pods/portforward reach the pod's node through this object (upstream's

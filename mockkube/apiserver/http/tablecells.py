@@ -9,7 +9,6 @@ from typing import Any
 from mockkube.machinery.errors import APIError
 from mockkube.machinery.selectors import label_selector_from_object
 
-
 Obj = dict[str, Any]
 
 

@@ -12,9 +12,23 @@ from datetime import datetime
 from typing import Any, Callable
 
 from mockkube.apiserver.http.tablecells import (
-    Obj, _doc, _col, _CORE, _APPS, _name_col, _age_col, parse_time, since, _meta, _age, _format_labels, _selector_string, _format_label_selector, _layout_containers, _template_containers,
+    _APPS,
+    _CORE,
+    Obj,
+    _age,
+    _age_col,
+    _col,
+    _doc,
+    _format_label_selector,
+    _format_labels,
+    _layout_containers,
+    _meta,
+    _name_col,
+    _selector_string,
+    _template_containers,
+    parse_time,
+    since,
 )
-
 
 # --- column definitions -------------------------------------------------------------------------
 

@@ -8,8 +8,21 @@ from datetime import datetime
 from typing import Callable
 
 from mockkube.apiserver.http.tablecells import (
-    Obj, _age, _age_col, _col, _doc, _format_label_selector, _format_labels, _layout_containers, _meta, _name_col,
-    _template_containers, human_duration, parse_time, since, _NS,
+    _NS,
+    Obj,
+    _age,
+    _age_col,
+    _col,
+    _doc,
+    _format_label_selector,
+    _format_labels,
+    _layout_containers,
+    _meta,
+    _name_col,
+    _template_containers,
+    human_duration,
+    parse_time,
+    since,
 )
 
 _APPS = "io.k8s.api.apps.v1."

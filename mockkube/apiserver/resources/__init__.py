@@ -4,12 +4,27 @@
 defines the registry; this layer fills it, so machinery never imports resources).
 """
 
-from mockkube.apiserver.resources import apps, batch, coordination, core, dra, events  # noqa: F401
-from mockkube.apiserver.resources import (
-    admissionregistration, apiextensions, apiregistration, authreviews, core_cluster, discovery, networking, node,
-    policy, rbac, scheduling, storage, webhookconfigurations,
+from mockkube.apiserver.resources import (  # noqa: F401
+    admissionregistration,
+    apiextensions,
+    apiregistration,
+    apps,
+    authreviews,
+    batch,
+    coordination,
+    core,
+    core_cluster,
+    discovery,
+    dra,
+    events,
+    networking,
+    node,
+    policy,
+    rbac,
+    scheduling,
+    storage,
+    webhookconfigurations,
 )
-
 from mockkube.machinery.registry import REGISTRY, Registry  # noqa: E402
 
 

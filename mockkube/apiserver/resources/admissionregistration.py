@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkube.apiserver.admission.policy import compile_program
+from mockkube.apiserver.resources.strategies import SpecStatusStrategy
+from mockkube.cel import CELError
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import meta
-from mockkube.apiserver.admission.policy import compile_program
-from mockkube.cel import CELError
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 
 GROUP = "admissionregistration.k8s.io"
 _FAILURE_POLICIES = ["Fail", "Ignore"]

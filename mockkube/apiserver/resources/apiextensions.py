@@ -15,12 +15,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from mockkube.apiserver.resources.apiextensions_validation import validate_crd
+from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery import errors
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.meta import clone
 from mockkube.machinery.registry import REGISTRY, Registry, ResourceType, Subresource
-from mockkube.apiserver.resources.apiextensions_validation import validate_crd
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 
 log = logging.getLogger("mockkube.crd")
 
@@ -163,8 +163,8 @@ crds = REGISTRY.add(ResourceType(
 # -- serving -----------------------------------------------------------------------------------
 
 def _types_of(crd: dict) -> list[ResourceType]:
-    from mockkube.machinery.customresource import is_established
     from mockkube.apiserver.resources.customresources import served_types
+    from mockkube.machinery.customresource import is_established
 
     if not is_established(crd):
         return []

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkube.cel import CELError
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import names
-from mockkube.cel import CELError
 from mockkube.machinery.fielderrors import Path
 
 _COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]

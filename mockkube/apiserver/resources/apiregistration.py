@@ -4,9 +4,9 @@ controller creates them on a fresh cluster."""
 
 from __future__ import annotations
 
+from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 
 # kube-apiserver's apiVersionPriorities (group -> group priority, version priority)
 _GROUP_PRIORITY = {

@@ -3,10 +3,10 @@ subresources) and ControllerRevisions."""
 
 from __future__ import annotations
 
-from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
 from mockkube.apiserver.resources import apps_validation, pod_defaults
-from mockkube.machinery import fielderrors as fe
 from mockkube.apiserver.resources.strategies import GenerationStrategy, SpecStatusStrategy
+from mockkube.machinery import fielderrors as fe
+from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
 
 
 def _default_template(spec: dict) -> None:

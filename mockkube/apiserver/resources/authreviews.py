@@ -7,11 +7,11 @@ reports the request's identity (mockkube/apiserver/http/identity.py).
 
 from __future__ import annotations
 
-from mockkube.machinery import errors
-from mockkube.machinery import fielderrors as fe
 from mockkube.apiserver.authz.authorizer import Authorizer
 from mockkube.apiserver.authz.context import AuthContext
 from mockkube.apiserver.authz.requestinfo import Attributes
+from mockkube.machinery import errors
+from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy
 
 AUTHZ, AUTHN = "authorization.k8s.io", "authentication.k8s.io"

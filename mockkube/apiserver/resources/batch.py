@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
 from mockkube.apiserver.resources import batch_validation, pod_defaults
 from mockkube.apiserver.resources.strategies import SpecStatusStrategy
+from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
 
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 JOB_NAME = "batch.kubernetes.io/job-name"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockkube.machinery import fielderrors as fe
 from mockkube.apiserver.resources.apps_validation import non_negative, validate_selector
+from mockkube.machinery import fielderrors as fe
 
 _POLICY_ACTIONS = ["Count", "FailIndex", "FailJob", "Ignore"]
 _OPERATORS = ["In", "NotIn"]

@@ -4,12 +4,15 @@ kind/minikube cluster ships one, a default StorageClass for the simulated provis
 
 from __future__ import annotations
 
-from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.apiserver.resources.apiregistration import local_apiservices
 from mockkube.apiserver.resources.rbac_bootstrap import (
-    cluster_role_bindings, cluster_roles, namespaced_role_bindings, namespaced_roles,
+    cluster_role_bindings,
+    cluster_roles,
+    namespaced_role_bindings,
+    namespaced_roles,
 )
 from mockkube.apiserver.resources.scheduling import SYSTEM_PRIORITY_CLASSES
+from mockkube.machinery.registry import Registry, ResourceType
 
 SIMULATED_PROVISIONER = "mockkube.io/simulated"
 DEFAULT_STORAGE_CLASS = {

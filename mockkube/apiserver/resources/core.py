@@ -3,9 +3,9 @@ resourcequotas."""
 
 from __future__ import annotations
 
-from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
 from mockkube.apiserver.resources import core_validation, pod_admission, pod_defaults, pod_resize
 from mockkube.apiserver.resources.strategies import SpecStatusStrategy
+from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
 
 
 def _get(obj: dict, *path: str) -> str:

@@ -4,12 +4,12 @@ LimitRanges (applied by the LimitRanger admission step on pods) and PodTemplates
 
 from __future__ import annotations
 
+from mockkube.apiserver.resources import pod_defaults
+from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.quantity import parse_quantity
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
 from mockkube.rules.volumes import PV_PROTECTION, PVC_PROTECTION
-from mockkube.apiserver.resources import pod_defaults
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 
 ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
 _VOLUME_MODES = ["Block", "Filesystem"]
@@ -35,7 +35,7 @@ def _storage_errors(res_list: dict | None, path: str, what: str) -> list[fe.Fiel
     except Exception:
         return [fe.invalid(f"{path}[storage]", value, "must be a valid quantity")]
     if q.sign() <= 0:
-        return [fe.invalid(f"{path}[storage]", value, f"must be greater than zero")]
+        return [fe.invalid(f"{path}[storage]", value, "must be greater than zero")]
     return []
 
 

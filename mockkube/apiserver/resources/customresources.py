@@ -16,14 +16,21 @@ import functools
 from typing import Any
 
 from mockkube.apiserver import crdcel
-from mockkube.machinery import structural, validation
-from mockkube.machinery import fielderrors as fe
 from mockkube.apiserver.conversion import converter_for
-from mockkube.machinery.customresource import (OBJECT_META, convert, schema_node, storage_version, value_at,
-                                               version_priority, version_schema)
+from mockkube.apiserver.resources.strategies import SpecStatusStrategy
+from mockkube.machinery import fielderrors as fe
+from mockkube.machinery import structural, validation
+from mockkube.machinery.customresource import (
+    OBJECT_META,
+    convert,
+    schema_node,
+    storage_version,
+    value_at,
+    version_priority,
+    version_schema,
+)
 from mockkube.machinery.registry import ResourceType, Subresource
 from mockkube.machinery.schema import Node
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 
 
 @functools.lru_cache(maxsize=1)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mockkube.machinery import fielderrors as fe
-from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
 from mockkube.apiserver.resources import dra_defaults as d
 from mockkube.apiserver.resources import dra_validation as v
 from mockkube.apiserver.resources.strategies import SpecStatusStrategy
+from mockkube.machinery import fielderrors as fe
+from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
 
 GROUP = "resource.k8s.io"
 

@@ -7,15 +7,18 @@ modules (re-exported here); DeviceClass and DeviceTaintRule are small enough to 
 
 from __future__ import annotations
 
+from mockkube.apiserver.resources import dra_validation_common as c
+from mockkube.apiserver.resources.dra_validation_claim import (
+    validate_resource_claim,
+    validate_resource_claim_status_update,
+    validate_resource_claim_template,
+    validate_resource_claim_template_update,
+    validate_resource_claim_update,
+)
+from mockkube.apiserver.resources.dra_validation_slice import validate_resource_slice, validate_resource_slice_update
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import names
 from mockkube.machinery.fielderrors import FieldError, Path
-from mockkube.apiserver.resources import dra_validation_common as c
-from mockkube.apiserver.resources.dra_validation_claim import (
-    validate_resource_claim, validate_resource_claim_status_update, validate_resource_claim_template,
-    validate_resource_claim_template_update, validate_resource_claim_update,
-)
-from mockkube.apiserver.resources.dra_validation_slice import validate_resource_slice, validate_resource_slice_update
 
 
 def validate_device_class(obj: dict) -> list[FieldError]:
@@ -75,3 +78,12 @@ def _validate_taint_rule_spec(spec: dict, old: dict | None, path: Path) -> list[
     old_taint = (old or {}).get("taint") if old is not None else None
     errs += c.validate_device_taint(spec.get("taint") or {}, old_taint if old is not None else None, path.child("taint"))
     return errs
+
+
+__all__ = [
+    "validate_device_class", "validate_device_class_update", "validate_device_taint_rule",
+    "validate_device_taint_rule_status_update", "validate_device_taint_rule_update", "validate_resource_claim",
+    "validate_resource_claim_status_update", "validate_resource_claim_template",
+    "validate_resource_claim_template_update", "validate_resource_claim_update", "validate_resource_slice",
+    "validate_resource_slice_update",
+]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkube.apiserver.resources import dra_validation_common as c
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import names
 from mockkube.machinery.fielderrors import FieldError, Path
-from mockkube.apiserver.resources import dra_validation_common as c
 
 _REQ_REF_MSG = "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mockkube.apiserver.resources import dra_validation_common as c
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import names
 from mockkube.machinery.fielderrors import FieldError, Path
-from mockkube.apiserver.resources import dra_validation_common as c
 
 _NUM = r"(0|[1-9]\d*)"
 _PRE = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"

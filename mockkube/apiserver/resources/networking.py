@@ -4,9 +4,9 @@ network plugin enforcing policies."""
 
 from __future__ import annotations
 
+from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 
 _PATH_TYPES = ["Exact", "ImplementationSpecific", "Prefix"]
 _POLICY_TYPES = ["Egress", "Ingress"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mockkube.apiserver.resources.pod_defaults import qos_class
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.quantity import parse_quantity
-from mockkube.apiserver.resources.pod_defaults import qos_class
 
 ERR_DRA = "pods with node allocatable resource claims cannot be resized"
 ERR_ONLY_CPU_MEMORY = "only cpu and memory resources are mutable"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 
 _PERCENT = re.compile(r"^[0-9]+%$")
 _POLICIES = ["AlwaysAllow", "IfHealthyBudget"]

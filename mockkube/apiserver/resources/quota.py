@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mockkube.rules.quota import Usage, _q, claim_matches, claim_usage, class_extended_names, exceeded, pod_matches, pod_usage
+from mockkube.rules.quota import (
+    Usage,
+    _q,
+    claim_matches,
+    claim_usage,
+    class_extended_names,
+    exceeded,
+    pod_matches,
+    pod_usage,
+)
 
 
 class QuotaAdmission:
@@ -63,8 +72,9 @@ class QuotaAdmission:
         return None
 
     def _charge(self, quota: dict, delta: Usage, matches: Callable[[str], bool]) -> None:
-        from mockkube.machinery import errors, meta as objmeta
         from mockkube.apiserver.rest import WriteOptions
+        from mockkube.machinery import errors
+        from mockkube.machinery import meta as objmeta
 
         m = quota["metadata"]
         for _ in range(5):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import base64
 
+from mockkube.apiserver.rest import Resources
 from mockkube.machinery import errors, meta
 from mockkube.machinery import fielderrors as fe
-from mockkube.apiserver.rest import Resources
 from mockkube.rules.satoken import ISSUER, MIN_EXPIRATION, Bound, Signer, bound_claims, user_info
 
 DEFAULT_EXPIRATION = 3600

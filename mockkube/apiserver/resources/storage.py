@@ -3,9 +3,9 @@ CSINodes and VolumeAttachments (stored with validation)."""
 
 from __future__ import annotations
 
+from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 
 _BINDING_MODES = ["Immediate", "WaitForFirstConsumer"]
 _RECLAIM = ["Delete", "Retain"]

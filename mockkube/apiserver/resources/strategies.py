@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from mockkube.machinery.meta import clone
 from mockkube.machinery.registry import Strategy
 

@@ -8,11 +8,16 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlparse
 
+from mockkube.apiserver.resources.admissionregistration import (
+    _FAILURE_POLICIES,
+    _MATCH_POLICIES,
+    GROUP,
+    _default_rules,
+    _match_condition_errors,
+    _rule_errors,
+)
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy
-from mockkube.apiserver.resources.admissionregistration import (
-    GROUP, _FAILURE_POLICIES, _MATCH_POLICIES, _match_condition_errors, _rule_errors, _default_rules,
-)
 
 _SIDE_EFFECTS = ["None", "NoneOnDryRun"]
 _REINVOCATION = ["IfNeeded", "Never"]

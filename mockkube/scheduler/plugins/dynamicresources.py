@@ -22,9 +22,9 @@ from mockkube.machinery import errors
 from mockkube.machinery.selectors import node_selector_matches
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import NodeInfo
+from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins import extendedresources as extres
-from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.plugins import nodeallocatable
 
 FINALIZER = "resource.kubernetes.io/delete-protection"

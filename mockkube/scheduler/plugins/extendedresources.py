@@ -17,7 +17,6 @@ from typing import Any
 
 from mockkube.dra import extended
 from mockkube.machinery import errors
-from mockkube.scheduler import framework as fw
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
 ERR_STALE = "cannot schedule extended resource claim"
