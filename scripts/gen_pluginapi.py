@@ -31,8 +31,16 @@ def main() -> int:
     from grpc_tools import protoc
 
     for name in PROTOS:
-        rc = protoc.main(["grpc_tools.protoc", f"-I{ROOT}", f"--python_out={ROOT}", f"--pyi_out={ROOT}",
-                          f"--grpc_python_out={ROOT}", str((PKG / name).relative_to(ROOT))])
+        rc = protoc.main(
+            [
+                "grpc_tools.protoc",
+                f"-I{ROOT}",
+                f"--python_out={ROOT}",
+                f"--pyi_out={ROOT}",
+                f"--grpc_python_out={ROOT}",
+                str((PKG / name).relative_to(ROOT)),
+            ]
+        )
         if rc != 0:
             print(f"protoc failed for {name}", file=sys.stderr)
             return rc

@@ -48,35 +48,48 @@ class WebhookConverter:
         what = self.gk.format(from_version)
         review_version = "v1" if "v1" in self.review_versions else self.review_versions[0]
         req_uid = str(uuid.uuid4())
-        review = {"apiVersion": f"apiextensions.k8s.io/{review_version}", "kind": "ConversionReview",
-                  "request": {"uid": req_uid, "desiredAPIVersion": api_version,
-                              "objects": [objs[i] for i in todo]}}
+        review = {
+            "apiVersion": f"apiextensions.k8s.io/{review_version}",
+            "kind": "ConversionReview",
+            "request": {"uid": req_uid, "desiredAPIVersion": api_version, "objects": [objs[i] for i in todo]},
+        }
         try:
             body = self.client.post(review, TIMEOUT, f"timeout={int(TIMEOUT)}s")
         except CallError as e:
-            raise _failed(what, f"conversion webhook for {what} failed: "
-                                f"{str(e).removeprefix('failed to call webhook: ')}") from None
+            raise _failed(
+                what, f"conversion webhook for {what} failed: {str(e).removeprefix('failed to call webhook: ')}"
+            ) from None
         resp = (body or {}).get("response") or {}
         if resp.get("uid") != req_uid:
-            raise _failed(what, f"conversion webhook for {what} returned invalid response: expected response uid "
-                                f"{req_uid!r}, got {resp.get('uid')!r}")
+            raise _failed(
+                what,
+                f"conversion webhook for {what} returned invalid response: expected response uid "
+                f"{req_uid!r}, got {resp.get('uid')!r}",
+            )
         result = resp.get("result") or {}
         if result.get("status") != "Success":
             raise _failed(what, f"conversion webhook for {what} failed: {result.get('message', '')}")
         converted = resp.get("convertedObjects") or []
         if len(converted) != len(todo):
-            raise _failed(what, f"conversion webhook for {what} returned {len(converted)} objects, "
-                                f"expected {len(todo)}")
+            raise _failed(
+                what, f"conversion webhook for {what} returned {len(converted)} objects, expected {len(todo)}"
+            )
         out = list(objs)
         for i, new in zip(todo, converted):
             old = objs[i]
             if not isinstance(new, dict) or new.get("apiVersion") != api_version:
-                raise _failed(what, f"conversion webhook for {what} returned invalid converted object: "
-                                    f"expected apiVersion {api_version}")
+                raise _failed(
+                    what,
+                    f"conversion webhook for {what} returned invalid converted object: "
+                    f"expected apiVersion {api_version}",
+                )
             nm = new.get("metadata") or {}
             if nm.get("uid") != (old.get("metadata") or {}).get("uid"):
-                raise _failed(what, f"conversion webhook for {what} returned invalid metadata: expected uid "
-                                    f"{(old.get('metadata') or {}).get('uid')}, got {nm.get('uid')}")
+                raise _failed(
+                    what,
+                    f"conversion webhook for {what} returned invalid metadata: expected uid "
+                    f"{(old.get('metadata') or {}).get('uid')}, got {nm.get('uid')}",
+                )
             meta = clone(old.get("metadata") or {})
             for key in ("labels", "annotations"):  # the only metadata a webhook may change
                 if key in nm:

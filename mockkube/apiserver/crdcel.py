@@ -92,8 +92,9 @@ def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool
             _walk(v, o, items, path.index(i), errs, o is not None, budget)
 
 
-def _check(value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list,
-           budget: _Budget) -> None:
+def _check(
+    value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list, budget: _Budget
+) -> None:
     for rule in rules:
         if budget.exhausted:
             return
@@ -121,8 +122,13 @@ def _check(value: Any, old: Any, has_old: bool, node: dict, rules: list, path: A
             budget.remaining -= start - call[0]
             if budget.remaining <= 0 and start < PER_CALL_LIMIT:
                 budget.exhausted = True
-                errs.append(fe.invalid(str(where), _type_of(node), "validation failed due to running out of cost "
-                                       "budget, no further validation rules will be run"))
+                errs.append(
+                    fe.invalid(
+                        str(where),
+                        _type_of(node),
+                        "validation failed due to running out of cost budget, no further validation rules will be run",
+                    )
+                )
                 return
             errs.append(fe.invalid(str(where), _type_of(node), f"rule evaluation error: {exc}"))
             continue

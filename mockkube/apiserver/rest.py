@@ -36,8 +36,7 @@ PATCH_TYPES = {
 _UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
 
 # metadata fields a client never sets directly
-_SYSTEM_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-                "generation", "selfLink")
+_SYSTEM_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink")
 
 
 @dataclass
@@ -65,10 +64,12 @@ _deep = meta.clone
 def _serialized(fn: Callable) -> Callable:
     """One write at a time across threads: a verb's read-check-write (strategy, admission,
     managedFields, the rv check) is atomic, as it was when everything shared one loop."""
+
     @functools.wraps(fn)
     def wrapper(self: "Resources", *args: Any, **kwargs: Any) -> Any:
         with self.store.lock:
             return fn(self, *args, **kwargs)
+
     return wrapper
 
 
@@ -90,8 +91,10 @@ class Resources:
 
         self.authorize: Callable[[dict, dict], tuple[bool, str]] | None = None  # the server's, for CEL
         self.webhooks = Webhooks(self)  # admission webhooks; the server sets its service map
-        self.validating: list[Callable[[Attributes, list[str]], None]] = [ValidatingPolicies(self).validate,
-                                                                          self.webhooks.validate]
+        self.validating: list[Callable[[Attributes, list[str]], None]] = [
+            ValidatingPolicies(self).validate,
+            self.webhooks.validate,
+        ]
         # the generic mutating admission chain: objects with active() (anything configured?) and
         # mutate(attributes, warnings) -> the new object or None
         from mockkube.apiserver.admission.mutating import MutatingPolicies
@@ -111,11 +114,14 @@ class Resources:
         if entry is None:
             raise errors.not_found("namespaces", "", ns)
         if creating and entry.obj.get("metadata", {}).get("deletionTimestamp"):
-            raise errors.forbidden(rt.plural, rt.group, name,
-                                   f"unable to create new content in namespace {ns} because it is being terminated")
+            raise errors.forbidden(
+                rt.plural,
+                rt.group,
+                name,
+                f"unable to create new content in namespace {ns} because it is being terminated",
+            )
 
-    def _check_type(self, rt: ResourceType, obj: Any, kind: str | None = None,
-                    version: str | None = None) -> None:
+    def _check_type(self, rt: ResourceType, obj: Any, kind: str | None = None, version: str | None = None) -> None:
         """The body must be an object of this resource's kind and apiVersion (when given)."""
         if not isinstance(obj, dict):
             raise errors.bad_request("the object provided is not a JSON object")
@@ -125,24 +131,30 @@ class Resources:
         av = obj.get("apiVersion")
         for fname, value in (("apiVersion", av), ("kind", k)):
             if value is not None and not isinstance(value, str):
-                raise errors.bad_request(f"{want_kind} in version \"{want_av.rpartition('/')[2]}\" cannot be "
-                                         f"handled as a {want_kind}: json: cannot unmarshal "
-                                         f"{validation.json_kind(value)} into Go struct field {want_kind}.{fname} of type string")
+                raise errors.bad_request(
+                    f'{want_kind} in version "{want_av.rpartition("/")[2]}" cannot be '
+                    f"handled as a {want_kind}: json: cannot unmarshal "
+                    f"{validation.json_kind(value)} into Go struct field {want_kind}.{fname} of type string"
+                )
         if obj.get("metadata", {}) is None:
             obj["metadata"] = {}
         if av and av != want_av:
             raise errors.bad_request(
-                f"the API version in the data ({av}) does not match the expected API version ({want_av})")
+                f"the API version in the data ({av}) does not match the expected API version ({want_av})"
+            )
         if k and k != want_kind:
             raise errors.bad_request(f"the kind in the data ({k}) does not match the expected kind ({want_kind})")
         m = obj.get("metadata")
         if m is not None and not isinstance(m, dict):
-            raise errors.bad_request(f"{want_kind} in version \"{want_av.rpartition('/')[2]}\" cannot be handled as a "
-                                     f"{want_kind}: json: cannot unmarshal {type(m).__name__} into Go struct field "
-                                     f"{want_kind}.metadata of type v1.ObjectMeta")
+            raise errors.bad_request(
+                f'{want_kind} in version "{want_av.rpartition("/")[2]}" cannot be handled as a '
+                f"{want_kind}: json: cannot unmarshal {type(m).__name__} into Go struct field "
+                f"{want_kind}.metadata of type v1.ObjectMeta"
+            )
 
-    def _structure(self, rt: ResourceType, obj: dict, opts: WriteOptions, kind: str | None = None,
-                   version: str | None = None) -> None:
+    def _structure(
+        self, rt: ResourceType, obj: dict, opts: WriteOptions, kind: str | None = None, version: str | None = None
+    ) -> None:
         """Schema check of a decoded body: type errors are 400, unknown fields per fieldValidation."""
         from mockkube.machinery import schema
 
@@ -170,8 +182,9 @@ class Resources:
             if opts.field_validation == "Warn":
                 opts.warnings.extend(validation.unknown_field_warnings(res.unknown_fields))
 
-    def check_body(self, rt: ResourceType, obj: dict, opts: WriteOptions, kind: str | None = None,
-                   version: str | None = None) -> None:
+    def check_body(
+        self, rt: ResourceType, obj: dict, opts: WriteOptions, kind: str | None = None, version: str | None = None
+    ) -> None:
         """The decode check of a body that is answered rather than stored (reviews,
         TokenRequest): 400 on type errors, unknown fields per fieldValidation."""
         self._structure(rt, obj, opts, kind, version)
@@ -190,15 +203,27 @@ class Resources:
     def _meta_errors(self, rt: ResourceType, obj: dict, old: dict | None) -> list[fe.FieldError]:
         from mockkube.machinery import names
 
-        errs = names.validate_object_meta(obj.get("metadata", {}), rt.namespaced, fe.Path("metadata"),
-                                          rt.name_validator or names.name_is_dns_subdomain)
+        errs = names.validate_object_meta(
+            obj.get("metadata", {}),
+            rt.namespaced,
+            fe.Path("metadata"),
+            rt.name_validator or names.name_is_dns_subdomain,
+        )
         if old is not None:
-            errs += names.validate_object_meta_update(obj.get("metadata", {}), old.get("metadata", {}),
-                                                      fe.Path("metadata"))
+            errs += names.validate_object_meta_update(
+                obj.get("metadata", {}), old.get("metadata", {}), fe.Path("metadata")
+            )
         return errs
 
-    def _managed(self, rt: ResourceType, old: dict | None, new: dict, opts: WriteOptions,
-                 subresource: str, api_version: str | None = None) -> None:
+    def _managed(
+        self,
+        rt: ResourceType,
+        old: dict | None,
+        new: dict,
+        opts: WriteOptions,
+        subresource: str,
+        api_version: str | None = None,
+    ) -> None:
         if not opts.field_manager:
             return
         from mockkube.machinery import apply, schema
@@ -207,8 +232,16 @@ class Resources:
         if root is None:
             return
         try:
-            mf = apply.update_managed_fields(old, new, opts.field_manager, api_version or rt.api_version,
-                                             subresource, root, self.now(), reset_fields=_reset_fields(rt, subresource))
+            mf = apply.update_managed_fields(
+                old,
+                new,
+                opts.field_manager,
+                api_version or rt.api_version,
+                subresource,
+                root,
+                self.now(),
+                reset_fields=_reset_fields(rt, subresource),
+            )
         except Exception:  # upstream's UpdateNoErrors: tracking never fails a write; keep what was there
             log.warning("managedFields not updated for %s %s", rt.plural, new["metadata"].get("name"), exc_info=True)
             mf = (old or {}).get("metadata", {}).get("managedFields") or []
@@ -232,8 +265,18 @@ class Resources:
         finally:
             lock._acquire_restore(state)
 
-    def _admit_mutating(self, rt: ResourceType, operation: str, obj: dict, old: dict | None, name: str,
-                        subresource: str, dry_run: bool, warnings: list[str], options: dict | None) -> dict:
+    def _admit_mutating(
+        self,
+        rt: ResourceType,
+        operation: str,
+        obj: dict,
+        old: dict | None,
+        name: str,
+        subresource: str,
+        dry_run: bool,
+        warnings: list[str],
+        options: dict | None,
+    ) -> dict:
         """Run the mutating admission chain (after defaulting, before validation); returns the
         object to go on with."""
         steps = [m for m in self.mutating if m.active()]
@@ -249,20 +292,54 @@ class Resources:
             rt.strategy.default(a.obj, self.now())
         return a.obj
 
-    def _attributes(self, rt: ResourceType, operation: str, obj: dict | None, old: dict | None, name: str,
-                    subresource: str, dry_run: bool, options: dict | None) -> Attributes:
+    def _attributes(
+        self,
+        rt: ResourceType,
+        operation: str,
+        obj: dict | None,
+        old: dict | None,
+        name: str,
+        subresource: str,
+        dry_run: bool,
+        options: dict | None,
+    ) -> Attributes:
         target = obj if obj is not None else old
         ns = (target or {}).get("metadata", {}).get("namespace", "") if rt.namespaced else ""
         ns_obj = None
         if ns:
             e = self.store.get(self._ns_rt, "", ns)
             ns_obj = e.obj if e else None
-        return Attributes(operation, rt.group, rt.version, rt.kind, rt.plural, subresource, ns, name, obj, old,
-                          rt.namespaced, identity.current_user(), dry_run, options, ns_obj, self.authorize)
+        return Attributes(
+            operation,
+            rt.group,
+            rt.version,
+            rt.kind,
+            rt.plural,
+            subresource,
+            ns,
+            name,
+            obj,
+            old,
+            rt.namespaced,
+            identity.current_user(),
+            dry_run,
+            options,
+            ns_obj,
+            self.authorize,
+        )
 
-    def _admit_validating(self, rt: ResourceType, operation: str, obj: dict | None, old: dict | None,
-                          name: str, subresource: str, dry_run: bool, warnings: list[str],
-                          options: dict | None = None) -> None:
+    def _admit_validating(
+        self,
+        rt: ResourceType,
+        operation: str,
+        obj: dict | None,
+        old: dict | None,
+        name: str,
+        subresource: str,
+        dry_run: bool,
+        warnings: list[str],
+        options: dict | None = None,
+    ) -> None:
         """Run the validating admission chain (after schema and strategy validation, before
         quota and the write), as kube-apiserver's validating admission plugins run."""
         steps = [fn for fn in self.validating if _active(fn)]
@@ -277,8 +354,16 @@ class Resources:
         return self.store.must_get(rt, ns, name)
 
     @_serialized  # a list is one consistent snapshot at list_rv, even while another thread writes
-    def list(self, rt: ResourceType, ns: str | None, label_selector: str = "", field_selector: str = "",
-             limit: int = 0, continue_token: str = "", resource_version: str = "") -> ListResult:
+    def list(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_token: str = "",
+        resource_version: str = "",
+    ) -> ListResult:
         pred = self.predicate(rt, label_selector, field_selector)
         after = None
         list_rv = self.store.rv
@@ -290,8 +375,10 @@ class Resources:
             except Exception:
                 raise errors.bad_request("continue key is not valid: illegal base64 data")
             if list_rv < self.store.oldest_rv(rt) - 1 and list_rv < self.store.rv - 100_000:
-                raise errors.expired("The provided continue parameter is too old to display a consistent list "
-                                     "result. You can start a new list without the continue parameter.")
+                raise errors.expired(
+                    "The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter."
+                )
         elif resource_version and resource_version != "0":
             try:
                 want = int(resource_version)
@@ -319,8 +406,11 @@ class Resources:
                 continue
             if limit and len(out) >= limit:
                 last = out[-1].key
-                token = base64.urlsafe_b64encode(json.dumps(
-                    {"rv": list_rv, "ns": last[0], "name": last[1]}).encode()).decode().rstrip("=")
+                token = (
+                    base64.urlsafe_b64encode(json.dumps({"rv": list_rv, "ns": last[0], "name": last[1]}).encode())
+                    .decode()
+                    .rstrip("=")
+                )
                 if match is None:
                     remaining = len(keys) - i
                 break
@@ -336,8 +426,9 @@ class Resources:
         if fs is not None:
             for f, op, v in fs.requirements:
                 if f not in ("metadata.name", "metadata.namespace") and f not in rt.selectable_fields:
-                    allowed = ", ".join(json.dumps(x) for x in ["metadata.name", "metadata.namespace",
-                                                                *rt.selectable_fields])
+                    allowed = ", ".join(
+                        json.dumps(x) for x in ["metadata.name", "metadata.namespace", *rt.selectable_fields]
+                    )
                     raise errors.bad_request(f'"{f}" is not a known field selector: only {allowed}')
                 if op == "=" and f in rt.selectable_fields and indexed is None:
                     indexed = (f, v)
@@ -359,8 +450,15 @@ class Resources:
 
     # -- create ----------------------------------------------------------------
     @_serialized
-    def create(self, rt: ResourceType, ns: str, obj: Any, opts: WriteOptions | None = None,
-               decoded: bool = True, owned: bool = False) -> Entry:
+    def create(
+        self,
+        rt: ResourceType,
+        ns: str,
+        obj: Any,
+        opts: WriteOptions | None = None,
+        decoded: bool = True,
+        owned: bool = False,
+    ) -> Entry:
         """``owned``: ``obj`` is the caller's to give away (a decoded request body)."""
         opts = opts or WriteOptions()
         self._check_type(rt, obj)
@@ -373,8 +471,9 @@ class Resources:
         if rt.namespaced:
             body_ns = m.get("namespace")
             if body_ns and ns and body_ns != ns:
-                raise errors.bad_request("the namespace of the provided object does not match the namespace "
-                                         "sent on the request")
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
             m["namespace"] = ns or body_ns or ""
         else:
             m.pop("namespace", None)
@@ -404,17 +503,36 @@ class Resources:
                 obj["metadata"].pop("name", None)
             else:
                 obj["metadata"]["name"] = generated
-        obj = self._admit_mutating(rt, "CREATE", obj, None, requested_name, "", bool(opts.dry_run), opts.warnings,
-                                   {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"})
+        obj = self._admit_mutating(
+            rt,
+            "CREATE",
+            obj,
+            None,
+            requested_name,
+            "",
+            bool(opts.dry_run),
+            opts.warnings,
+            {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"},
+        )
         m = obj["metadata"]
         rt.strategy.prepare_create(obj)
-        self._validate(rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj)
-                       + self._namespace_errors(rt, obj, ""))
+        self._validate(
+            rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj) + self._namespace_errors(rt, obj, "")
+        )
         if not m.get("managedFields"):
             m.pop("managedFields", None)
             self._managed(rt, None, obj, opts, "")
-        self._admit_validating(rt, "CREATE", obj, None, requested_name, "", bool(opts.dry_run), opts.warnings,
-                               {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"})
+        self._admit_validating(
+            rt,
+            "CREATE",
+            obj,
+            None,
+            requested_name,
+            "",
+            bool(opts.dry_run),
+            opts.warnings,
+            {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"},
+        )
         for admit in self.admission:
             admit(rt, obj, shown, bool(opts.dry_run))
         if opts.dry_run:
@@ -432,9 +550,18 @@ class Resources:
 
     # -- update ----------------------------------------------------------------
     @_serialized
-    def update(self, rt: ResourceType, ns: str, name: str, obj: Any, opts: WriteOptions | None = None,
-               subresource: str = "", managed_done: bool = False, check_structure: bool = True,
-               owned: bool = False) -> Entry:
+    def update(
+        self,
+        rt: ResourceType,
+        ns: str,
+        name: str,
+        obj: Any,
+        opts: WriteOptions | None = None,
+        subresource: str = "",
+        managed_done: bool = False,
+        check_structure: bool = True,
+        owned: bool = False,
+    ) -> Entry:
         """PUT semantics (also the tail of every patch). ``owned``: ``obj`` is the caller's to
         give away (a decoded request body, a patch result), so it is changed in place rather
         than copied."""
@@ -447,12 +574,14 @@ class Resources:
         new["kind"] = rt.kind
         m = new.setdefault("metadata", {})
         if m.get("name", "") != name:  # checkName: an update must name its object
-            raise errors.bad_request(f"the name of the object ({m.get('name', '')}) does not match the name on "
-                                     f"the URL ({name})")
+            raise errors.bad_request(
+                f"the name of the object ({m.get('name', '')}) does not match the name on the URL ({name})"
+            )
         if rt.namespaced:
             if m.get("namespace") and m["namespace"] != ns:
-                raise errors.bad_request("the namespace of the provided object does not match the namespace "
-                                         "sent on the request")
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
             m["namespace"] = ns
         if check_structure:
             self._structure(rt, new, opts)
@@ -462,13 +591,20 @@ class Resources:
                 if int(rv) != old_entry.rv:
                     raise errors.stale(rt.plural, rt.group, name)
             except ValueError:
-                raise errors.invalid(rt.kind, rt.group, name,
-                                     [fe.invalid("metadata.resourceVersion", rv, "must be specified for an update")])
+                raise errors.invalid(
+                    rt.kind,
+                    rt.group,
+                    name,
+                    [fe.invalid("metadata.resourceVersion", rv, "must be specified for an update")],
+                )
         uid = m.get("uid")
         if uid and uid != old["metadata"].get("uid"):
-            raise errors.conflict(rt.plural, rt.group, name,
-                                  f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
-                                  f"{old['metadata'].get('uid')}")
+            raise errors.conflict(
+                rt.plural,
+                rt.group,
+                name,
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old['metadata'].get('uid')}",
+            )
         om = old["metadata"]
         for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
             if k in om:
@@ -487,28 +623,58 @@ class Resources:
             changed = getattr(rt.strategy, "generation_changed", meta.spec_changed)
             if getattr(rt.strategy, "tracks_generation", False) and changed(new, old):
                 m["generation"] = om.get("generation", 0) + 1
-        mutated = self._admit_mutating(rt, "UPDATE", new, old, name, subresource, bool(opts.dry_run), opts.warnings,
-                                       {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"})
+        mutated = self._admit_mutating(
+            rt,
+            "UPDATE",
+            new,
+            old,
+            name,
+            subresource,
+            bool(opts.dry_run),
+            opts.warnings,
+            {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"},
+        )
         if mutated is not new:
             new, m = mutated, mutated["metadata"]
         if om.get("deletionTimestamp"):
             # a terminating object may only lose finalizers, never gain them
             added = set(m.get("finalizers") or []) - set(om.get("finalizers") or [])
             if added:
-                raise errors.invalid(rt.kind, rt.group, name, [fe.forbidden(
-                    "metadata.finalizers", f"no new finalizers can be added if the object is being deleted, "
-                    f"found new finalizers {json.dumps(sorted(added))}")])
+                raise errors.invalid(
+                    rt.kind,
+                    rt.group,
+                    name,
+                    [
+                        fe.forbidden(
+                            "metadata.finalizers",
+                            f"no new finalizers can be added if the object is being deleted, "
+                            f"found new finalizers {json.dumps(sorted(added))}",
+                        )
+                    ],
+                )
         if subresource == "status":
-            errs = self._meta_errors(rt, new, old) + rt.strategy.validate_status_update(new, old) \
+            errs = (
+                self._meta_errors(rt, new, old)
+                + rt.strategy.validate_status_update(new, old)
                 + self._namespace_errors(rt, new, "status")
+            )
         elif subresource == "resize":
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_resize_update(new, old)
         else:
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_update(new, old)
         self._validate(rt, new, errs)
         if new != old or opts.dry_run:
-            self._admit_validating(rt, "UPDATE", new, old, name, subresource, bool(opts.dry_run), opts.warnings,
-                                   {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"})
+            self._admit_validating(
+                rt,
+                "UPDATE",
+                new,
+                old,
+                name,
+                subresource,
+                bool(opts.dry_run),
+                opts.warnings,
+                {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"},
+            )
         if not managed_done:
             if m.get("managedFields") == om.get("managedFields") or "managedFields" not in m:
                 m["managedFields"] = om.get("managedFields")
@@ -521,8 +687,12 @@ class Resources:
             return old_entry  # a no-op write does not bump the resourceVersion
         if opts.dry_run:
             return Entry(new, b"", old_entry.rv)
-        if om.get("deletionTimestamp") and not m.get("finalizers") and not m.get("deletionGracePeriodSeconds") \
-                and not rt.strategy.delays_deletion(new):
+        if (
+            om.get("deletionTimestamp")
+            and not m.get("finalizers")
+            and not m.get("deletionGracePeriodSeconds")
+            and not rt.strategy.delays_deletion(new)
+        ):
             entry = self.store.delete(rt, ns, name, expect_rv=old_entry.rv)
             self._notify(rt, "delete", entry.obj)
             return entry
@@ -532,16 +702,25 @@ class Resources:
 
     # -- patch -----------------------------------------------------------------
     @_serialized
-    def patch(self, rt: ResourceType, ns: str, name: str, patch_type: str, body: Any,
-              opts: WriteOptions | None = None, subresource: str = "") -> tuple[Entry, bool]:
+    def patch(
+        self,
+        rt: ResourceType,
+        ns: str,
+        name: str,
+        patch_type: str,
+        body: Any,
+        opts: WriteOptions | None = None,
+        subresource: str = "",
+    ) -> tuple[Entry, bool]:
         """Apply a patch; returns (entry, created) — only apply patches may create."""
         from mockkube.machinery import patch as jpatch
         from mockkube.machinery import schema, strategic
 
         opts = opts or WriteOptions()
         if patch_type == "strategic" and rt.schema is not None:  # custom resources have no patch strategies
-            raise errors.unsupported_media_type("application/strategic-merge-patch+json",
-                                                [k for k, v in PATCH_TYPES.items() if v != "strategic"])
+            raise errors.unsupported_media_type(
+                "application/strategic-merge-patch+json", [k for k, v in PATCH_TYPES.items() if v != "strategic"]
+            )
         old_entry = self.store.get(rt, ns, name)
         root = schema.for_type(rt)
         if patch_type == "apply":
@@ -564,17 +743,29 @@ class Resources:
         nm = new.get("metadata") if isinstance(new.get("metadata"), dict) else {}
         new.setdefault("metadata", nm)
         # a patch that does not set resourceVersion applies to the current object
-        if nm.get("resourceVersion") in (None, "") or nm.get("resourceVersion") == old["metadata"].get("resourceVersion"):
+        if nm.get("resourceVersion") in (None, "") or nm.get("resourceVersion") == old["metadata"].get(
+            "resourceVersion"
+        ):
             nm["resourceVersion"] = old["metadata"].get("resourceVersion")
         return self.update(rt, ns, name, new, opts, subresource, owned=True), False  # patches return new objects
 
-    def _apply(self, rt: ResourceType, ns: str, name: str, body: Any, opts: WriteOptions, subresource: str,
-               old_entry: Entry | None, root: Any) -> tuple[Entry, bool]:
+    def _apply(
+        self,
+        rt: ResourceType,
+        ns: str,
+        name: str,
+        body: Any,
+        opts: WriteOptions,
+        subresource: str,
+        old_entry: Entry | None,
+        root: Any,
+    ) -> tuple[Entry, bool]:
         from mockkube.machinery import apply
 
         if not opts.field_manager:
-            raise errors.invalid("PatchOptions", "meta.k8s.io", "", [fe.required(
-                "fieldManager", "is required for apply patch")])
+            raise errors.invalid(
+                "PatchOptions", "meta.k8s.io", "", [fe.required("fieldManager", "is required for apply patch")]
+            )
         if not isinstance(body, dict):
             raise errors.bad_request("apply patch must be a YAML or JSON object")
         self._check_type(rt, body)
@@ -584,14 +775,23 @@ class Resources:
         bm = body.get("metadata") or {}
         if bm.get("name") and bm["name"] != name:
             raise errors.bad_request(
-                f"the name of the object ({bm['name']}) does not match the name on the URL ({name})")
+                f"the name of the object ({bm['name']}) does not match the name on the URL ({name})"
+            )
         self._structure(rt, body, opts)
         live = _as_version(rt, old_entry.obj) if old_entry else None
         if live is None:
             self._check_namespace(rt, ns, creating=True, name=name)
-            merged = apply.server_side_apply(None, body, opts.field_manager, opts.force, rt.api_version,
-                                             subresource, root, self.now(),
-                                             reset_fields=_reset_fields(rt, subresource))
+            merged = apply.server_side_apply(
+                None,
+                body,
+                opts.field_manager,
+                opts.force,
+                rt.api_version,
+                subresource,
+                root,
+                self.now(),
+                reset_fields=_reset_fields(rt, subresource),
+            )
             merged["metadata"]["name"] = name
             if rt.namespaced:
                 merged["metadata"]["namespace"] = ns
@@ -604,15 +804,31 @@ class Resources:
             elif opts.dry_run:
                 entry.obj["metadata"]["managedFields"] = mf
             return entry, True
-        merged = apply.server_side_apply(live, body, opts.field_manager, opts.force, rt.api_version,
-                                         subresource, root, self.now(), reset_fields=_reset_fields(rt, subresource))
+        merged = apply.server_side_apply(
+            live,
+            body,
+            opts.field_manager,
+            opts.force,
+            rt.api_version,
+            subresource,
+            root,
+            self.now(),
+            reset_fields=_reset_fields(rt, subresource),
+        )
         merged["metadata"]["resourceVersion"] = live["metadata"].get("resourceVersion")
         return self.update(rt, ns, name, merged, opts, subresource, managed_done=True, check_structure=False), False
 
     # -- delete ----------------------------------------------------------------
     @_serialized
-    def delete(self, rt: ResourceType, ns: str, name: str, options: dict | None = None,
-               dry_run: bool = False, warnings: list[str] | None = None) -> tuple[Entry, bool]:
+    def delete(
+        self,
+        rt: ResourceType,
+        ns: str,
+        name: str,
+        options: dict | None = None,
+        dry_run: bool = False,
+        warnings: list[str] | None = None,
+    ) -> tuple[Entry, bool]:
         """Delete or start deleting; returns (entry, gone) — gone is False while finalizers remain."""
         options = options or {}
         entry = self.store.must_get(rt, ns, name)
@@ -624,27 +840,55 @@ class Resources:
             raise errors.forbidden(rt.plural, rt.group, name, why)
         pre = options.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != obj["metadata"].get("uid"):
-            raise errors.conflict(rt.plural, rt.group, name,
-                                  f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                                  f"{obj['metadata'].get('uid')}")
+            raise errors.conflict(
+                rt.plural,
+                rt.group,
+                name,
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                f"{obj['metadata'].get('uid')}",
+            )
         if pre.get("resourceVersion") and pre["resourceVersion"] != obj["metadata"].get("resourceVersion"):
-            raise errors.conflict(rt.plural, rt.group, name,
-                                  f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
-                                  f"ResourceVersion in object meta: {obj['metadata'].get('resourceVersion')}")
-        delete_options = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **{
-            k: v for k, v in options.items() if k not in ("kind", "apiVersion")}}
+            raise errors.conflict(
+                rt.plural,
+                rt.group,
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+                f"ResourceVersion in object meta: {obj['metadata'].get('resourceVersion')}",
+            )
+        delete_options = {
+            "kind": "DeleteOptions",
+            "apiVersion": "meta.k8s.io/v1",
+            **{k: v for k, v in options.items() if k not in ("kind", "apiVersion")},
+        }
         # mutating admission sees a DELETE too (no object to change: webhooks are told, patches have no target)
-        self._admit_mutating(rt, "DELETE", None, obj, name, "", dry_run, warnings if warnings is not None else [],
-                             delete_options)
-        self._admit_validating(rt, "DELETE", None, obj, name, "", dry_run, warnings if warnings is not None else [],
-                               {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **{
-                                   k: v for k, v in options.items() if k not in ("kind", "apiVersion")}})
+        self._admit_mutating(
+            rt, "DELETE", None, obj, name, "", dry_run, warnings if warnings is not None else [], delete_options
+        )
+        self._admit_validating(
+            rt,
+            "DELETE",
+            None,
+            obj,
+            name,
+            "",
+            dry_run,
+            warnings if warnings is not None else [],
+            {
+                "kind": "DeleteOptions",
+                "apiVersion": "meta.k8s.io/v1",
+                **{k: v for k, v in options.items() if k not in ("kind", "apiVersion")},
+            },
+        )
         policy = options.get("propagationPolicy")
         if policy is None and options.get("orphanDependents") is not None:
             policy = "Orphan" if options["orphanDependents"] else "Background"
         if policy not in (None, "Orphan", "Background", "Foreground"):
-            raise errors.invalid("DeleteOptions", "meta.k8s.io", "", [fe.not_supported(
-                "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])])
+            raise errors.invalid(
+                "DeleteOptions",
+                "meta.k8s.io",
+                "",
+                [fe.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])],
+            )
         new = _deep(obj)
         m = new["metadata"]
         fins = list(m.get("finalizers") or [])
@@ -694,19 +938,21 @@ class Resources:
         entry = self.store.must_get(rt, ns, name)
         pod = entry.obj
         if pod["metadata"].get("deletionTimestamp"):
-            raise errors.conflict(rt.plural, rt.group, name,
-                                  f"pod {name} is being deleted, cannot be assigned to a host")
+            raise errors.conflict(
+                rt.plural, rt.group, name, f"pod {name} is being deleted, cannot be assigned to a host"
+            )
         current = pod.get("spec", {}).get("nodeName")
         if current:
-            raise errors.conflict(rt.plural, rt.group, name,
-                                  f"pod {name} is already assigned to node \"{current}\"")
+            raise errors.conflict(rt.plural, rt.group, name, f'pod {name} is already assigned to node "{current}"')
         # copies of what changes only (the stored pod is read-only, so the rest is shared)
-        new = dict(pod, metadata=dict(pod["metadata"]), spec=dict(pod.get("spec") or {}),
-                   status=dict(pod.get("status") or {}))
+        new = dict(
+            pod, metadata=dict(pod["metadata"]), spec=dict(pod.get("spec") or {}), status=dict(pod.get("status") or {})
+        )
         new["spec"]["nodeName"] = node
         conds = [c for c in new["status"].get("conditions") or [] if c.get("type") != "PodScheduled"]
-        conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                      "lastTransitionTime": self.now()})
+        conds.append(
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": self.now()}
+        )
         new["status"]["conditions"] = conds
         if dry_run:
             return Entry(new, b"", entry.rv)

@@ -15,8 +15,14 @@ ADMIN = ("kubernetes-admin", ["system:masters"])
 
 
 class TLSConfig:
-    def __init__(self, directory: Path, ca: certs.KeyPair | None, cert_file: str | None, key_file: str | None,
-                 client_ca_pem: bytes | None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        ca: certs.KeyPair | None,
+        cert_file: str | None,
+        key_file: str | None,
+        client_ca_pem: bytes | None,
+    ) -> None:
         self.dir = directory
         self.ca = ca  # the CA the server made (or found in the cert dir); None with the user's certificate
         self.cert_file, self.key_file = cert_file, key_file
@@ -24,8 +30,15 @@ class TLSConfig:
         self._admin: tuple[bytes, bytes] | None = None
 
     @classmethod
-    def choose(cls, on: bool, cert_file: str | None, key_file: str | None, client_ca_file: str | None,
-               cert_dir: str | None, temp_dirs: list[str]) -> "TLSConfig | None":
+    def choose(
+        cls,
+        on: bool,
+        cert_file: str | None,
+        key_file: str | None,
+        client_ca_file: str | None,
+        cert_dir: str | None,
+        temp_dirs: list[str],
+    ) -> "TLSConfig | None":
         if not (on or cert_file):
             return None
         if bool(cert_file) != bool(key_file):
@@ -53,8 +66,18 @@ class TLSConfig:
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         cert, key = self.cert_file, self.key_file
         if self.ca is not None:
-            pair = certs.make_serving(self.ca, ["127.0.0.1", "::1", "localhost", "kubernetes",
-                                                "kubernetes.default", "kubernetes.default.svc", address])
+            pair = certs.make_serving(
+                self.ca,
+                [
+                    "127.0.0.1",
+                    "::1",
+                    "localhost",
+                    "kubernetes",
+                    "kubernetes.default",
+                    "kubernetes.default.svc",
+                    address,
+                ],
+            )
             cert, key = str(self.dir / "apiserver.crt"), str(self.dir / "apiserver.key")
             certs.write_pair(pair, Path(cert), Path(key))
         ctx.load_cert_chain(cert, key)

@@ -61,8 +61,9 @@ class WebhookClient:
             else:
                 conn = http.client.HTTPConnection(*(target or (host, port)), timeout=timeout)
             try:
-                conn.request("POST", path, body=data, headers={"Content-Type": "application/json",
-                                                               "Accept": "application/json"})
+                conn.request(
+                    "POST", path, body=data, headers={"Content-Type": "application/json", "Accept": "application/json"}
+                )
                 r = conn.getresponse()
                 raw = r.read()
             finally:
@@ -75,8 +76,9 @@ class WebhookClient:
             raise CallError(f'failed to call webhook: Post "{shown}": tls: {e.reason or e}') from None
         except OSError as e:
             dialled = "%s:%s" % (target or (host, port))
-            why = f"connect: {e.strerror.lower()}" if isinstance(e, ConnectionError) and e.strerror \
-                else (e.strerror or e)
+            why = (
+                f"connect: {e.strerror.lower()}" if isinstance(e, ConnectionError) and e.strerror else (e.strerror or e)
+            )
             raise CallError(f'failed to call webhook: Post "{shown}": dial tcp {dialled}: {why}') from None
         if r.status != 200:
             raise CallError(f"received invalid webhook response with status code {r.status}: {raw[:200]!r}")
@@ -106,8 +108,9 @@ def _x509_error(e: ssl.SSLCertVerificationError, host: str) -> str:
 class _Https(http.client.HTTPSConnection):
     """HTTPS to ``target`` when given, verifying the certificate for ``host``."""
 
-    def __init__(self, host: str, port: int, context: ssl.SSLContext, target: tuple[str, int] | None,
-                 timeout: float) -> None:
+    def __init__(
+        self, host: str, port: int, context: ssl.SSLContext, target: tuple[str, int] | None, timeout: float
+    ) -> None:
         super().__init__(host, port, context=context, timeout=timeout)
         self._target = target
 

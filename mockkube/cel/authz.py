@@ -66,11 +66,25 @@ _SA = "system:serviceaccount:"
 _FUNCTIONS = {
     "group": [("Authorizer", ("string",), "GroupCheck", lambda a, g: GroupCheck(a, g))],
     "path": [("Authorizer", ("string",), "PathCheck", lambda a, p: PathCheck(a, p))],
-    "serviceAccount": [("Authorizer", ("string", "string"), "Authorizer", lambda a, ns, n: Authorizer(
-        {"username": f"{_SA}{ns}:{n}", "groups": ["system:serviceaccounts", f"system:serviceaccounts:{ns}"]},
-        a.allow))],
-    "resource": [("GroupCheck", ("string",), "ResourceCheck",
-                  lambda g, r: ResourceCheck(g.authz, {"group": g.group, "resource": r}))],
+    "serviceAccount": [
+        (
+            "Authorizer",
+            ("string", "string"),
+            "Authorizer",
+            lambda a, ns, n: Authorizer(
+                {"username": f"{_SA}{ns}:{n}", "groups": ["system:serviceaccounts", f"system:serviceaccounts:{ns}"]},
+                a.allow,
+            ),
+        )
+    ],
+    "resource": [
+        (
+            "GroupCheck",
+            ("string",),
+            "ResourceCheck",
+            lambda g, r: ResourceCheck(g.authz, {"group": g.group, "resource": r}),
+        )
+    ],
     "subresource": [("ResourceCheck", ("string",), "ResourceCheck", lambda c, s: c.with_("subresource", s))],
     "namespace": [("ResourceCheck", ("string",), "ResourceCheck", lambda c, s: c.with_("namespace", s))],
     "name": [("ResourceCheck", ("string",), "ResourceCheck", lambda c, s: c.with_("name", s))],

@@ -8,6 +8,7 @@ by the size of the range) with the DRA environment's size bounds: at most 32 dom
 attributes per domain, strings of at most 64 characters. It is an approximation: plain
 selectors cost tens, nested comprehensions over attribute maps cost what they multiply to.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,9 +19,31 @@ MAX_ENTRIES = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice
 MAX_STRING = 64  # DeviceAttributeMaxValueLength
 UNKNOWN = 1 << 20
 
-_STRING_FUNCS = {"contains", "startsWith", "endsWith", "lowerAscii", "upperAscii", "trim", "replace",
-                 "split", "substring", "indexOf", "lastIndexOf", "_==_", "_!=_", "_<_", "_<=_", "_>_",
-                 "_>=_", "_+_", "quantity", "isQuantity", "semver", "isSemver", "string"}
+_STRING_FUNCS = {
+    "contains",
+    "startsWith",
+    "endsWith",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "replace",
+    "split",
+    "substring",
+    "indexOf",
+    "lastIndexOf",
+    "_==_",
+    "_!=_",
+    "_<_",
+    "_<=_",
+    "_>_",
+    "_>=_",
+    "_+_",
+    "quantity",
+    "isQuantity",
+    "semver",
+    "isSemver",
+    "string",
+}
 _COMPREHENSIONS = {"all", "exists", "exists_one", "map", "filter"}
 
 
@@ -75,8 +98,13 @@ def _est(n: Node, scope: dict[str, int]) -> tuple[int, int]:
         inner[n.args[0].name] = MAX_STRING
         body = sum(_est(a, inner)[0] for a in n.args[1:])
         return rcost + rsize * (body + 2) + 1, rsize
-    if n.target is not None and n.name == "bind" and n.target.kind == "ident" and n.target.name == "cel" \
-            and len(n.args) == 3:
+    if (
+        n.target is not None
+        and n.name == "bind"
+        and n.target.kind == "ident"
+        and n.target.name == "cel"
+        and len(n.args) == 3
+    ):
         icost, isize = _est(n.args[1], scope)
         inner = dict(scope)
         inner[n.args[0].name] = isize
@@ -99,5 +127,10 @@ def _est(n: Node, scope: dict[str, int]) -> tuple[int, int]:
 
 def _is_domain_map(n: Node) -> bool:
     """device.attributes / device.capacity: indexing yields a map of up to 32 entries."""
-    return (n.kind == "select" and n.name in ("attributes", "capacity")
-            and n.target is not None and n.target.kind == "ident" and n.target.name == "device")
+    return (
+        n.kind == "select"
+        and n.name in ("attributes", "capacity")
+        and n.target is not None
+        and n.target.kind == "ident"
+        and n.target.name == "device"
+    )

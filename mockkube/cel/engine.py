@@ -13,6 +13,7 @@ Public API:
 - `CompiledExpression.matches(env) -> bool` (raises CELError on runtime errors)
 - `mockkube.dra.cel.device_env` builds the `device` value for a ResourceSlice device
 """
+
 from __future__ import annotations
 
 import math
@@ -62,8 +63,11 @@ class optional_type:  # noqa: N801 - the runtime type name cel-go prints
         self.value, self.present = value, present
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, optional_type) and self.present == other.present and \
-            (not self.present or cel_equals(self.value, other.value))
+        return (
+            isinstance(other, optional_type)
+            and self.present == other.present
+            and (not self.present or cel_equals(self.value, other.value))
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -93,8 +97,9 @@ def type_name(t: T) -> str:
         if t[0] == "list":
             return f"list({type_name(t[1])})"
         return f"map({type_name(t[1])}, {type_name(t[2])})"
-    return {"device": "kubernetes.DRADevice", "quantity": "kubernetes.Quantity",
-            "semver": "kubernetes.Semver"}.get(t, t)
+    return {"device": "kubernetes.DRADevice", "quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver"}.get(
+        t, t
+    )
 
 
 def runtime_type(v: Any) -> str:
@@ -176,7 +181,8 @@ def cel_equals(a: Any, b: Any) -> bool:
 def _compare(a: Any, b: Any) -> int:
     ta, tb = type(a), type(b)
     if (ta is tb and ta in (int, UInt, float, str, bytes, bool)) or (
-            ta in (int, UInt, float) and tb in (int, UInt, float)):
+        ta in (int, UInt, float) and tb in (int, UInt, float)
+    ):
         return (a > b) - (a < b)
     raise CELRuntimeError(f"no such overload: {runtime_type(a)} < {runtime_type(b)}")
 
@@ -218,6 +224,7 @@ def _arith(op: str) -> Callable[[Any, Any], Any]:
         if ta is UInt:
             return _check_uint(r)
         return r
+
     return fn
 
 
@@ -397,23 +404,27 @@ def _substring(s: str, start: int, end: int | None = None) -> str:
 def _char_at(s: str, i: int) -> str:
     if i < 0 or i > len(s):
         raise CELRuntimeError(f"index out of range: {i}")
-    return s[i:i + 1]
+    return s[i : i + 1]
 
 
 LS = ("list", "string")
 # name -> list of (receiver type or None for global, param types, result type, impl)
 _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
-    "size": [(None, ("string",), "int", len), (None, ("bytes",), "int", len),
-             (None, ("list",), "int", len), (None, ("map",), "int", len),
-             ("string", (), "int", len), ("bytes", (), "int", len),
-             ("list", (), "int", len), ("map", (), "int", len)],
+    "size": [
+        (None, ("string",), "int", len),
+        (None, ("bytes",), "int", len),
+        (None, ("list",), "int", len),
+        (None, ("map",), "int", len),
+        ("string", (), "int", len),
+        ("bytes", (), "int", len),
+        ("list", (), "int", len),
+        ("map", (), "int", len),
+    ],
     "int": [(None, (t,), "int", _to_int) for t in ("int", "uint", "double", "string")],
     "uint": [(None, (t,), "uint", lambda v: _check_uint(int(v))) for t in ("int", "uint", "double")],
     "double": [(None, (t,), "double", float) for t in ("int", "uint", "double", "string")],
-    "string": [(None, (t,), "string", _to_string)
-               for t in ("int", "uint", "double", "string", "bytes", "bool")],
-    "bool": [(None, ("bool",), "bool", bool),
-             (None, ("string",), "bool", lambda s: {"true": True, "false": False}[s])],
+    "string": [(None, (t,), "string", _to_string) for t in ("int", "uint", "double", "string", "bytes", "bool")],
+    "bool": [(None, ("bool",), "bool", bool), (None, ("string",), "bool", lambda s: {"true": True, "false": False}[s])],
     "bytes": [(None, ("string",), "bytes", lambda s: s.encode()), (None, ("bytes",), "bytes", bytes)],
     "dyn": [(None, ("dyn",), "dyn", lambda v: v)],
     "contains": [("string", ("string",), "bool", lambda s, x: x in s)],
@@ -425,37 +436,40 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     "trim": [("string", (), "string", lambda s: s.strip())],
     "replace": [("string", ("string", "string"), "string", lambda s, a, b: s.replace(a, b))],
     "split": [("string", ("string",), LS, lambda s, sep: s.split(sep) if sep else list(s))],
-    "substring": [("string", ("int",), "string", _substring),
-                  ("string", ("int", "int"), "string", _substring)],
+    "substring": [("string", ("int",), "string", _substring), ("string", ("int", "int"), "string", _substring)],
     "charAt": [("string", ("int",), "string", _char_at)],
-    "indexOf": [("string", ("string",), "int", lambda s, x: s.find(x)),
-                ("list", ("dyn",), "int",
-                 lambda xs, v: next((i for i, x in enumerate(xs) if cel_equals(x, v)), -1))],
+    "indexOf": [
+        ("string", ("string",), "int", lambda s, x: s.find(x)),
+        ("list", ("dyn",), "int", lambda xs, v: next((i for i, x in enumerate(xs) if cel_equals(x, v)), -1)),
+    ],
     "lastIndexOf": [("string", ("string",), "int", lambda s, x: s.rfind(x))],
-    "join": [(LS, (), "string", lambda xs: "".join(xs)),
-             (LS, ("string",), "string", lambda xs, sep: sep.join(xs))],
+    "join": [(LS, (), "string", lambda xs: "".join(xs)), (LS, ("string",), "string", lambda xs, sep: sep.join(xs))],
     "isSorted": [("list", (), "bool", _list_sorted)],
     "min": [("list", (), "dyn", _list_min)],
     "max": [("list", (), "dyn", _list_max)],
     "sum": [("list", (), "dyn", _list_sum)],
     "quantity": [(None, ("string",), "quantity", lib.quantity_parse)],
     "isQuantity": [(None, ("string",), "bool", lib.is_quantity)],
-    "semver": [(None, ("string",), "semver", lib.semver_parse),
-               (None, ("string", "bool"), "semver", lib.semver_parse)],
-    "isSemver": [(None, ("string",), "bool", lib.is_semver),
-                 (None, ("string", "bool"), "bool", lib.is_semver)],
+    "semver": [(None, ("string",), "semver", lib.semver_parse), (None, ("string", "bool"), "semver", lib.semver_parse)],
+    "isSemver": [(None, ("string",), "bool", lib.is_semver), (None, ("string", "bool"), "bool", lib.is_semver)],
     "sign": [("quantity", (), "int", lambda q: (_q_fraction(q) > 0) - (_q_fraction(q) < 0))],
     "isInteger": [("quantity", (), "bool", lambda q: _q_fraction(q).denominator == 1)],
     "asInteger": [("quantity", (), "int", _q_int)],
     "asApproximateFloat": [("quantity", (), "double", lambda q: float(_q_fraction(q)))],
     "add": [("quantity", ("quantity",), "quantity", _q_add), ("quantity", ("int",), "quantity", _q_add)],
     "sub": [("quantity", ("quantity",), "quantity", _q_sub), ("quantity", ("int",), "quantity", _q_sub)],
-    "compareTo": [("quantity", ("quantity",), "int", lib.quantity_cmp),
-                  ("semver", ("semver",), "int", lib.quantity_cmp)],
-    "isGreaterThan": [("quantity", ("quantity",), "bool", lambda a, b: a.cmp(b) > 0),
-                      ("semver", ("semver",), "bool", lambda a, b: a > b)],
-    "isLessThan": [("quantity", ("quantity",), "bool", lambda a, b: a.cmp(b) < 0),
-                   ("semver", ("semver",), "bool", lambda a, b: a < b)],
+    "compareTo": [
+        ("quantity", ("quantity",), "int", lib.quantity_cmp),
+        ("semver", ("semver",), "int", lib.quantity_cmp),
+    ],
+    "isGreaterThan": [
+        ("quantity", ("quantity",), "bool", lambda a, b: a.cmp(b) > 0),
+        ("semver", ("semver",), "bool", lambda a, b: a > b),
+    ],
+    "isLessThan": [
+        ("quantity", ("quantity",), "bool", lambda a, b: a.cmp(b) < 0),
+        ("semver", ("semver",), "bool", lambda a, b: a < b),
+    ],
     "or": [("optional_type", ("optional_type",), "optional_type", lambda o, p: o if o.present else p)],
     "optional.of": [(None, ("dyn",), "optional_type", lambda v: optional_type(v, True))],
     "optional.ofNonZeroValue": [(None, ("dyn",), "optional_type", _opt_non_zero)],
@@ -528,6 +542,7 @@ class _Compiler:
                         raise CELRuntimeError(f"Failed with repeated key: {key}")
                     out[key] = vf(act)
                 return out
+
             return ("map", kt, vt), build
         if k == "message":
             return self._message(n)
@@ -565,6 +580,7 @@ class _Compiler:
                 if value is not None:
                     out[name] = value
             return out
+
         return type_name_, build
 
     def _join_types(self, types: list[T], n: Node, what: str) -> T:
@@ -592,11 +608,13 @@ class _Compiler:
             if _kind(tt) == "map" and tt[1] not in ("string", "dyn"):
                 raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
             if n.test_only:
+
                 def has(act: dict) -> bool:
                     obj = tf(act)
                     if isinstance(obj, dict):
                         return dict.__contains__(obj, name)
                     raise CELRuntimeError(f"no such overload: has({runtime_type(obj)}.{name})")
+
                 return "bool", has
             return (tt[2] if _kind(tt) == "map" else "dyn"), lambda act: _select(tf(act), name)
         raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
@@ -635,6 +653,7 @@ class _Compiler:
             if type(c) is not bool:
                 raise CELRuntimeError(f"no such overload: {runtime_type(c)} ? _ : _")
             return af(act) if c else bf(act)
+
         return rt, cond
 
     # -- calls
@@ -687,6 +706,7 @@ class _Compiler:
             if err is not None:
                 raise err
             return not short
+
         return "bool", logic
 
     def _operator(self, n: Node) -> tuple[T, Fn]:
@@ -705,6 +725,7 @@ class _Compiler:
                 if type(v) is not bool:
                     raise CELRuntimeError(f"no such overload: !{runtime_type(v)}")
                 return not v
+
             return "bool", not_
         if name == "-_":
             if types[0] not in ("int", "double", "dyn"):
@@ -718,6 +739,7 @@ class _Compiler:
                 if type(v) is float:
                     return -v
                 raise CELRuntimeError(f"no such overload: -{runtime_type(v)}")
+
             return types[0], neg
         a, b = types
         fa, fb = fns
@@ -732,12 +754,16 @@ class _Compiler:
             ok = dyn or (a in _NUMERIC and b in _NUMERIC) or (a == b and a in ("string", "bytes", "bool"))
             if not ok:
                 raise _no_overload(display, n, types)
-            test = {"_<_": lambda c: c < 0, "_<=_": lambda c: c <= 0,
-                    "_>_": lambda c: c > 0, "_>=_": lambda c: c >= 0}[name]
+            test = {"_<_": lambda c: c < 0, "_<=_": lambda c: c <= 0, "_>_": lambda c: c > 0, "_>=_": lambda c: c >= 0}[
+                name
+            ]
             return "bool", lambda act: test(_compare(fa(act), fb(act)))
         if name == "@in":
-            if not (b == "dyn" or (_kind(b) == "list" and _assignable(b[1], a))
-                    or (_kind(b) == "map" and _assignable(b[1], a))):
+            if not (
+                b == "dyn"
+                or (_kind(b) == "list" and _assignable(b[1], a))
+                or (_kind(b) == "map" and _assignable(b[1], a))
+            ):
                 raise _no_overload(display, n, types)
             return "bool", lambda act: _contains(fb(act), fa(act))
         if name == "_+_":
@@ -810,6 +836,7 @@ class _Compiler:
                 if all(_rt_matches(p, v) for p, v in zip(params, args)):
                     return impl(*values)
             raise CELRuntimeError(f"no such overload: {name}")
+
         return dispatch
 
     def _comprehension(self, n: Node) -> tuple[T, Fn]:
@@ -823,8 +850,11 @@ class _Compiler:
         elif tt == "dyn":
             vt = "dyn"
         else:
-            raise _CheckError(f"expression of type '{type_name(tt)}' cannot be the range of a "
-                              f"comprehension (must be list, map, or dynamic)", n.target.pos)
+            raise _CheckError(
+                f"expression of type '{type_name(tt)}' cannot be the range of a "
+                f"comprehension (must be list, map, or dynamic)",
+                n.target.pos,
+            )
         expected = {"all": 2, "exists": 2, "exists_one": 2, "filter": 2, "map": (2, 3)}[macro]
         if len(n.args) not in (expected if isinstance(expected, tuple) else (expected,)):
             raise _CheckError(f"no matching overload for macro '{macro}'", n.pos)
@@ -871,8 +901,10 @@ class _Compiler:
                 if err is not None:
                     raise err
                 return not want
+
             return "bool", quant
         if macro == "exists_one":
+
             def one(act: dict) -> bool:
                 scope = dict(act)
                 count = 0
@@ -881,8 +913,10 @@ class _Compiler:
                     if pf(scope) is True:
                         count += 1
                 return count == 1
+
             return "bool", one
         if macro == "filter":
+
             def filt(act: dict) -> list:
                 scope = dict(act)
                 out = []
@@ -891,6 +925,7 @@ class _Compiler:
                     if pf(scope) is True:
                         out.append(x)
                 return out
+
             return ("list", vt), filt
         mt, mf = bodies[-1]
 
@@ -903,6 +938,7 @@ class _Compiler:
                     continue
                 out.append(mf(scope))
             return out
+
         return ("list", mt), mapper
 
     def _bind(self, n: Node) -> tuple[T, Fn]:
@@ -924,6 +960,7 @@ class _Compiler:
             scope = dict(act)
             scope[var] = ifn(act)
             return bf(scope)
+
         return bt, bind
 
 

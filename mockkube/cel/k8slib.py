@@ -26,6 +26,7 @@ def _opt_value(o: optional_type) -> Any:
 
 # -- urls ------------------------------------------------------------------------------------
 
+
 class URL:
     __slots__ = ("parts",)
 
@@ -68,6 +69,7 @@ def _query(u: URL) -> dict:
 
 
 # -- ip / cidr -------------------------------------------------------------------------------
+
 
 class IP:
     __slots__ = ("addr",)
@@ -131,6 +133,7 @@ def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
 
 # -- format ----------------------------------------------------------------------------------
 
+
 class FormatLibrary:
     """The ``format`` variable: ``format.dns1123Label()``, ``format.named("uuid")``."""
 
@@ -184,12 +187,18 @@ def _format_checks() -> dict:
         return [] if ok else ["invalid datetime"]
 
     return {
-        "dns1123Label": names.dns1123_label, "dns1123Subdomain": names.dns1123_subdomain,
-        "dns1035Label": names.dns1035_label, "qualifiedName": names.qualified_name,
+        "dns1123Label": names.dns1123_label,
+        "dns1123Subdomain": names.dns1123_subdomain,
+        "dns1035Label": names.dns1035_label,
+        "qualifiedName": names.qualified_name,
         "dns1123LabelPrefix": prefixed(names.dns1123_label),
         "dns1123SubdomainPrefix": prefixed(names.dns1123_subdomain),
         "dns1035LabelPrefix": prefixed(names.dns1035_label),
-        "labelValue": names.label_value, "uri": uri, "uuid": uuid, "byte": byte, "date": date,
+        "labelValue": names.label_value,
+        "uri": uri,
+        "uuid": uuid,
+        "byte": byte,
+        "date": date,
         "datetime": datetime_,
     }
 
@@ -200,14 +209,28 @@ def _named(_lib: Any, name: str) -> optional_type:
 
 
 def _format_functions() -> dict:
-    out: dict = {"named": [("format_lib", ("string",), "optional_type", _named)],
-                 "validate": [("kubernetes.NamedFormat", ("string",), "optional_type",
-                               lambda f, v: f.validate(v))]}
-    for name in ("dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "dns1123LabelPrefix",
-                 "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte", "date",
-                 "datetime"):
-        out[name] = [("format_lib", (), "kubernetes.NamedFormat",
-                      lambda _lib, n=name: NamedFormat(n, _format_checks()[n]))]
+    out: dict = {
+        "named": [("format_lib", ("string",), "optional_type", _named)],
+        "validate": [("kubernetes.NamedFormat", ("string",), "optional_type", lambda f, v: f.validate(v))],
+    }
+    for name in (
+        "dns1123Label",
+        "dns1123Subdomain",
+        "dns1035Label",
+        "qualifiedName",
+        "dns1123LabelPrefix",
+        "dns1123SubdomainPrefix",
+        "dns1035LabelPrefix",
+        "labelValue",
+        "uri",
+        "uuid",
+        "byte",
+        "date",
+        "datetime",
+    ):
+        out[name] = [
+            ("format_lib", (), "kubernetes.NamedFormat", lambda _lib, n=name: NamedFormat(n, _format_checks()[n]))
+        ]
     return out
 
 
@@ -216,8 +239,10 @@ _MORE = {
     "value": [("optional_type", (), "dyn", _opt_value)],
     "orValue": [("optional_type", ("dyn",), "dyn", lambda o, d: o.value if o.present else d)],
     "find": [("string", ("string",), "string", _find)],
-    "findAll": [("string", ("string",), ("list", "string"), _find_all),
-                ("string", ("string", "int"), ("list", "string"), _find_all)],
+    "findAll": [
+        ("string", ("string",), ("list", "string"), _find_all),
+        ("string", ("string", "int"), ("list", "string"), _find_all),
+    ],
     "url": [(None, ("string",), "url", URL)],
     "isURL": [(None, ("string",), "bool", _is_url)],
     "getScheme": [("url", (), "string", lambda u: u.parts.scheme)],
@@ -236,12 +261,24 @@ _MORE = {
     "isGlobalUnicast": [("net.IP", (), "bool", lambda i: i.addr.is_global and not i.addr.is_multicast)],
     "cidr": [(None, ("string",), "net.CIDR", CIDR)],
     "isCIDR": [(None, ("string",), "bool", lambda s: _ok(CIDR, s))],
-    "containsIP": [("net.CIDR", ("net.IP",), "bool", lambda c, i: i.addr in c.net),
-                   ("net.CIDR", ("string",), "bool", lambda c, s: IP(s).addr in c.net)],
-    "containsCIDR": [("net.CIDR", ("net.CIDR",), "bool", lambda c, o: o.net.subnet_of(c.net)
-                      if o.net.version == c.net.version else False),
-                     ("net.CIDR", ("string",), "bool", lambda c, s: CIDR(s).net.subnet_of(c.net)
-                      if CIDR(s).net.version == c.net.version else False)],
+    "containsIP": [
+        ("net.CIDR", ("net.IP",), "bool", lambda c, i: i.addr in c.net),
+        ("net.CIDR", ("string",), "bool", lambda c, s: IP(s).addr in c.net),
+    ],
+    "containsCIDR": [
+        (
+            "net.CIDR",
+            ("net.CIDR",),
+            "bool",
+            lambda c, o: o.net.subnet_of(c.net) if o.net.version == c.net.version else False,
+        ),
+        (
+            "net.CIDR",
+            ("string",),
+            "bool",
+            lambda c, s: CIDR(s).net.subnet_of(c.net) if CIDR(s).net.version == c.net.version else False,
+        ),
+    ],
     "prefixLength": [("net.CIDR", (), "int", lambda c: c.net.prefixlen)],
     "masked": [("net.CIDR", (), "net.CIDR", lambda c: CIDR(str(c.net)))],
 }

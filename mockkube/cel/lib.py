@@ -3,6 +3,7 @@
 Quantities come from `mockkube.machinery.quantity` (imported lazily so this module has no
 import-order coupling); semantic versions follow semver 2.0 as blang/semver does.
 """
+
 from __future__ import annotations
 
 import re
@@ -110,8 +111,9 @@ def quantity_parse(text: Any) -> Any:
     try:
         return _quantity_module().parse_quantity(text)
     except Exception:  # noqa: BLE001 - any parse failure is the CEL error below
-        raise CELRuntimeError("quantities must match the regular expression "
-                              "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'") from None
+        raise CELRuntimeError(
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        ) from None
 
 
 def is_quantity(text: Any) -> bool:

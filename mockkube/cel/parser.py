@@ -4,6 +4,7 @@ Hand-written so that the DRA selector environment can be type-checked statically
 cel-go's error wording (neither installed Python CEL library exposes a checker), and so
 that expressions compile to plain Python closures (microseconds per evaluation).
 """
+
 from __future__ import annotations
 
 import re
@@ -59,13 +60,38 @@ _TOKEN_RE = re.compile(
 )
 
 _RESERVED = {
-    "as", "break", "const", "continue", "else", "for", "function", "if", "import", "let",
-    "loop", "package", "namespace", "return", "var", "void", "while",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
 }
 
 _ESCAPES = {
-    "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
-    "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "`": "`",
+    "?": "?",
 }
 
 
@@ -91,16 +117,16 @@ def _unescape(body: str, pos: int) -> str:
             out.append(_ESCAPES[nxt])
             i += 2
         elif nxt in "xX":
-            out.append(chr(int(body[i + 2:i + 4], 16)))
+            out.append(chr(int(body[i + 2 : i + 4], 16)))
             i += 4
         elif nxt == "u":
-            out.append(chr(int(body[i + 2:i + 6], 16)))
+            out.append(chr(int(body[i + 2 : i + 6], 16)))
             i += 6
         elif nxt == "U":
-            out.append(chr(int(body[i + 2:i + 10], 16)))
+            out.append(chr(int(body[i + 2 : i + 10], 16)))
             i += 10
         elif nxt.isdigit():
-            out.append(chr(int(body[i + 1:i + 4], 8)))
+            out.append(chr(int(body[i + 1 : i + 4], 8)))
             i += 4
         else:
             raise CELSyntaxError(f"Syntax error: invalid escape sequence '\\{nxt}'", pos)
@@ -129,7 +155,7 @@ def tokenize(src: str) -> list[Token]:
             prefix = ""
             while text[len(prefix)] in "rRbB":
                 prefix += text[len(prefix)]
-            quoted = text[len(prefix):]
+            quoted = text[len(prefix) :]
             q = 3 if quoted[:3] in ('"""', "'''") else 1
             body = quoted[q:-q]
             value = body if "r" in prefix.lower() else _unescape(body, pos)
@@ -180,8 +206,7 @@ class Parser:
         tok = self.accept(text)
         if tok is None:
             bad = self.peek()
-            raise CELSyntaxError(
-                f"Syntax error: mismatched input '{bad.text}' expecting '{text}'", bad.pos)
+            raise CELSyntaxError(f"Syntax error: mismatched input '{bad.text}' expecting '{text}'", bad.pos)
         return tok
 
     def parse(self) -> Node:
@@ -270,8 +295,8 @@ class Parser:
                 name_tok = self.next()
                 if name_tok.kind != "ident":
                     raise CELSyntaxError(
-                        f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER",
-                        name_tok.pos)
+                        f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER", name_tok.pos
+                    )
                 if self.accept("(") is not None:
                     node = Node("call", name_tok.pos, name=name_tok.text, target=node, args=self.args(")"))
                 else:
@@ -296,8 +321,9 @@ class Parser:
                 opt = "?" if self.accept("?") is not None else ""  # `?field: optional`
                 name_tok = self.next()
                 if name_tok.kind != "ident":
-                    raise CELSyntaxError(f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER",
-                                         name_tok.pos)
+                    raise CELSyntaxError(
+                        f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER", name_tok.pos
+                    )
                 self.expect(":")
                 fields.append((opt + name_tok.text, self.expr()))
                 if self.accept(",") is not None:
@@ -372,7 +398,8 @@ class Parser:
             raise CELSyntaxError(
                 "Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', "
                 "'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}",
-                tok.pos)
+                tok.pos,
+            )
         raise CELSyntaxError(f"Syntax error: extraneous input '{tok.text}'", tok.pos)
 
 

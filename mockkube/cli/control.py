@@ -23,8 +23,13 @@ def clock(args: argparse.Namespace) -> int:
 
         print(f"mockkube: clock {action} needs a value (advance 10m, set 2030-01-01T00:00:00Z)", file=sys.stderr)
         return 2
-    body = {"advance": {"advance": args.value}, "set": {"set": args.value}, "freeze": {"freeze": True},
-            "unfreeze": {"freeze": False}, "reset": {"reset": True}}[action]
+    body = {
+        "advance": {"advance": args.value},
+        "set": {"set": args.value},
+        "freeze": {"freeze": True},
+        "unfreeze": {"freeze": False},
+        "reset": {"reset": True},
+    }[action]
     return post(url, json.dumps(body).encode(), "application/json")
 
 

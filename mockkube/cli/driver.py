@@ -11,8 +11,9 @@ import urllib.request
 from pathlib import Path
 
 
-def request(method: str, url: str, body: bytes | None = None, content_type: str = "application/json",
-            end: str = "") -> int:
+def request(
+    method: str, url: str, body: bytes | None = None, content_type: str = "application/json", end: str = ""
+) -> int:
     """One call to the server: the answer on stdout (then ``end``), or its Status message on
     stderr and exit code 1."""
     headers, context = {"Content-Type": content_type}, None
@@ -53,13 +54,19 @@ def driver_health(args: argparse.Namespace) -> int:
     body = {"pool": args.pool, "device": args.device, "healthy": args.state == "healthy"}
     if args.effect:
         body["effect"] = args.effect
-    return post(f"{args.server.rstrip('/')}/mockkube/v1/drivers/{args.driver}/health",
-                 json.dumps(body).encode(), "application/json")
+    return post(
+        f"{args.server.rstrip('/')}/mockkube/v1/drivers/{args.driver}/health",
+        json.dumps(body).encode(),
+        "application/json",
+    )
 
 
 def kubelet_state(args: argparse.Namespace) -> int:
-    return post(f"{args.server.rstrip('/')}/mockkube/v1/nodes/{args.node}/kubelet",
-                 json.dumps({"running": args.state == "start"}).encode(), "application/json")
+    return post(
+        f"{args.server.rstrip('/')}/mockkube/v1/nodes/{args.node}/kubelet",
+        json.dumps({"running": args.state == "start"}).encode(),
+        "application/json",
+    )
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -95,8 +102,10 @@ def explain_pod(args: argparse.Namespace) -> int:
     from urllib.parse import quote
 
     fmt = "json" if args.output == "json" else "text"
-    url = (f"{args.server.rstrip('/')}/mockkube/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}"
-           f"/explain?format={fmt}" + ("&all=true" if args.all_devices else ""))
+    url = (
+        f"{args.server.rstrip('/')}/mockkube/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}"
+        f"/explain?format={fmt}" + ("&all=true" if args.all_devices else "")
+    )
     try:
         with urllib.request.urlopen(url, timeout=60) as resp:
             text = resp.read().decode()
@@ -137,9 +146,19 @@ def fault_add(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value:
             spec[name] = [v for v in value.split(",") if v]
-    for flag, key in (("code", "code"), ("probability", "probability"), ("seed", "seed"), ("count", "count"),
-                      ("retry_after", "retryAfterSeconds"), ("node", "node"), ("driver", "driver"),
-                      ("pool", "pool"), ("device", "device"), ("effect", "effect"), ("message", "message")):
+    for flag, key in (
+        ("code", "code"),
+        ("probability", "probability"),
+        ("seed", "seed"),
+        ("count", "count"),
+        ("retry_after", "retryAfterSeconds"),
+        ("node", "node"),
+        ("driver", "driver"),
+        ("pool", "pool"),
+        ("device", "device"),
+        ("effect", "effect"),
+        ("message", "message"),
+    ):
         value = getattr(args, flag)
         if value is not None:
             spec[key] = value

@@ -37,18 +37,30 @@ def _serve(args: argparse.Namespace) -> int:
 
     from mockkube.server.server import Server, serve_forever
 
-    server = Server(address=args.address, port=args.port, db_url=args.db, kubeconfig_path=args.kubeconfig,
-                    cluster=args.cluster, filter_timeout=args.dra_filter_timeout,
-                    binding_timeout=args.binding_timeout, authorization_mode=args.authorization_mode,
-                    token_auth_file=args.token_auth_file, anonymous_auth=args.anonymous_auth,
-                    service_account_key_file=args.service_account_signing_key_file,
-                    service_account_issuer=args.service_account_issuer, tls=args.tls,
-                    tls_cert_file=args.tls_cert_file, tls_private_key_file=args.tls_private_key_file,
-                    client_ca_file=args.client_ca_file, cert_dir=args.cert_dir,
-                    service_addresses=args.service_address, scheduler_process=args.scheduler == "process",
-                    # with the scheduler out, the other components are many small writers that
-                    # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
-                    component_thread=args.scheduler != "process")
+    server = Server(
+        address=args.address,
+        port=args.port,
+        db_url=args.db,
+        kubeconfig_path=args.kubeconfig,
+        cluster=args.cluster,
+        filter_timeout=args.dra_filter_timeout,
+        binding_timeout=args.binding_timeout,
+        authorization_mode=args.authorization_mode,
+        token_auth_file=args.token_auth_file,
+        anonymous_auth=args.anonymous_auth,
+        service_account_key_file=args.service_account_signing_key_file,
+        service_account_issuer=args.service_account_issuer,
+        tls=args.tls,
+        tls_cert_file=args.tls_cert_file,
+        tls_private_key_file=args.tls_private_key_file,
+        client_ca_file=args.client_ca_file,
+        cert_dir=args.cert_dir,
+        service_addresses=args.service_address,
+        scheduler_process=args.scheduler == "process",
+        # with the scheduler out, the other components are many small writers that
+        # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
+        component_thread=args.scheduler != "process",
+    )
     code = 0
     try:
         asyncio.run(serve_forever(server))
@@ -67,6 +79,7 @@ def _serve(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
 
 def _kubeconfig(args: argparse.Namespace) -> int:
     from pathlib import Path
@@ -96,47 +109,102 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--db", default=None, help="SQLAlchemy URL (default: embedded in-memory SQLite)")
     s.add_argument("--kubeconfig", default=None, help="write a kubeconfig for this server to PATH")
     s.add_argument("--cluster", default=None, help="cluster profile YAML (default: the built-in demo cluster)")
-    s.add_argument("--dra-filter-timeout", type=duration, default=None, metavar="DURATION",
-                   help="DynamicResources filterTimeout: how long Filter may search for devices on one node "
-                        "(e.g. 10s, 500ms; 0 turns it off; default: the profile's scheduler.filterTimeout, else 10s)")
+    s.add_argument(
+        "--dra-filter-timeout",
+        type=duration,
+        default=None,
+        metavar="DURATION",
+        help="DynamicResources filterTimeout: how long Filter may search for devices on one node "
+        "(e.g. 10s, 500ms; 0 turns it off; default: the profile's scheduler.filterTimeout, else 10s)",
+    )
     s.add_argument("--log-level", default="WARNING")
-    s.add_argument("--binding-timeout", type=positive_duration, default=None, metavar="DURATION",
-                   help="how long the scheduler waits in PreBind for device binding conditions, e.g. 90s or 10m "
-                        "(default: the cluster profile's scheduler.bindingTimeout, else 10m)")
-    s.add_argument("--authorization-mode", type=_authorization_mode, default="AlwaysAllow", metavar="MODES",
-                   help="comma-separated authorizers as kube-apiserver's flag: AlwaysAllow (default), RBAC, Node, "
-                        "AlwaysDeny; system:masters is always allowed")
-    s.add_argument("--service-address", action="append", default=[], metavar="NS/NAME=HOST:PORT",
-                   help="where a webhook clientConfig.service reference connects (repeatable; simulated pods have "
-                        "no network); the certificate is still checked for NAME.NS.svc")
-    s.add_argument("--tls", action="store_true",
-                   help="serve HTTPS with a generated CA and serving certificate (authentication turns it on too); "
-                        "the kubeconfig trusts the CA and holds an admin client certificate")
-    s.add_argument("--cert-dir", default=None, metavar="DIR",
-                   help="where the generated CA and certificates live (reused at the next start; default: a "
-                        "temporary directory)")
+    s.add_argument(
+        "--binding-timeout",
+        type=positive_duration,
+        default=None,
+        metavar="DURATION",
+        help="how long the scheduler waits in PreBind for device binding conditions, e.g. 90s or 10m "
+        "(default: the cluster profile's scheduler.bindingTimeout, else 10m)",
+    )
+    s.add_argument(
+        "--authorization-mode",
+        type=_authorization_mode,
+        default="AlwaysAllow",
+        metavar="MODES",
+        help="comma-separated authorizers as kube-apiserver's flag: AlwaysAllow (default), RBAC, Node, "
+        "AlwaysDeny; system:masters is always allowed",
+    )
+    s.add_argument(
+        "--service-address",
+        action="append",
+        default=[],
+        metavar="NS/NAME=HOST:PORT",
+        help="where a webhook clientConfig.service reference connects (repeatable; simulated pods have "
+        "no network); the certificate is still checked for NAME.NS.svc",
+    )
+    s.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a generated CA and serving certificate (authentication turns it on too); "
+        "the kubeconfig trusts the CA and holds an admin client certificate",
+    )
+    s.add_argument(
+        "--cert-dir",
+        default=None,
+        metavar="DIR",
+        help="where the generated CA and certificates live (reused at the next start; default: a temporary directory)",
+    )
     s.add_argument("--tls-cert-file", default=None, metavar="PATH", help="serve HTTPS with this certificate")
     s.add_argument("--tls-private-key-file", default=None, metavar="PATH", help="the key of --tls-cert-file")
-    s.add_argument("--client-ca-file", default=None, metavar="PATH",
-                   help="client certificates signed by this CA authenticate as CN (user) and O (groups)")
-    s.add_argument("--token-auth-file", default=None, metavar="PATH",
-                   help="static bearer tokens, kube-apiserver's CSV format: token,user,uid[,\"group1,group2\"] "
-                        "(turns authentication on)")
-    s.add_argument("--anonymous-auth", type=_bool, default=True, metavar="BOOL",
-                   help="serve requests without credentials as system:anonymous (default true; false turns "
-                        "authentication on and answers them 401)")
-    s.add_argument("--service-account-signing-key-file", default=None, metavar="PATH",
-                   help="PEM private key (EC or RSA) that signs ServiceAccount tokens (default: one made at start)")
-    s.add_argument("--service-account-issuer", default=None, metavar="URL",
-                   help="the iss claim of ServiceAccount tokens (default https://kubernetes.default.svc.cluster.local)")
-    s.add_argument("--scheduler", choices=("process", "thread"), default="process",
-                   help="where the scheduler runs: a process of its own, a client of the API as kube-scheduler "
-                        "(default; it works on a second core), or a thread of the server's process")
+    s.add_argument(
+        "--client-ca-file",
+        default=None,
+        metavar="PATH",
+        help="client certificates signed by this CA authenticate as CN (user) and O (groups)",
+    )
+    s.add_argument(
+        "--token-auth-file",
+        default=None,
+        metavar="PATH",
+        help='static bearer tokens, kube-apiserver\'s CSV format: token,user,uid[,"group1,group2"] '
+        "(turns authentication on)",
+    )
+    s.add_argument(
+        "--anonymous-auth",
+        type=_bool,
+        default=True,
+        metavar="BOOL",
+        help="serve requests without credentials as system:anonymous (default true; false turns "
+        "authentication on and answers them 401)",
+    )
+    s.add_argument(
+        "--service-account-signing-key-file",
+        default=None,
+        metavar="PATH",
+        help="PEM private key (EC or RSA) that signs ServiceAccount tokens (default: one made at start)",
+    )
+    s.add_argument(
+        "--service-account-issuer",
+        default=None,
+        metavar="URL",
+        help="the iss claim of ServiceAccount tokens (default https://kubernetes.default.svc.cluster.local)",
+    )
+    s.add_argument(
+        "--scheduler",
+        choices=("process", "thread"),
+        default="process",
+        help="where the scheduler runs: a process of its own, a client of the API as kube-scheduler "
+        "(default; it works on a second core), or a thread of the server's process",
+    )
     s.set_defaults(fn=_serve)
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
     k.add_argument("--server", default="http://127.0.0.1:6443")
-    k.add_argument("--cert-dir", default=None, metavar="DIR",
-                   help="the --cert-dir of a server serving TLS: trust its CA and use its admin certificate")
+    k.add_argument(
+        "--cert-dir",
+        default=None,
+        metavar="DIR",
+        help="the --cert-dir of a server serving TLS: trust its CA and use its admin certificate",
+    )
     k.set_defaults(fn=_kubeconfig)
     from mockkube.cli.driver import add_commands
 

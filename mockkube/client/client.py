@@ -62,8 +62,9 @@ class Client:
         live GET): the same as ``get`` here, where the cache is the store's."""
         return self.get(rt, namespace, name)
 
-    def list(self, rt: ResourceType, namespace: str | None = None, label_selector: str = "",
-             field_selector: str = "") -> list[dict]:
+    def list(
+        self, rt: ResourceType, namespace: str | None = None, label_selector: str = "", field_selector: str = ""
+    ) -> list[dict]:
         if not label_selector and not field_selector:
             return self.store.objects(rt, namespace)
         return [e.obj for e in self.res.list(rt, namespace, label_selector, field_selector).entries]
@@ -77,17 +78,18 @@ class Client:
     def update(self, rt: ResourceType, obj: dict) -> dict:
         m = obj["metadata"]
         with self._authorized("update", rt, m.get("namespace", ""), m["name"]):
-            return self.res.update(rt, m.get("namespace", ""), m["name"], obj, self._opts(),
-                                   check_structure=False).obj
+            return self.res.update(rt, m.get("namespace", ""), m["name"], obj, self._opts(), check_structure=False).obj
 
     def update_status(self, rt: ResourceType, obj: dict) -> dict:
         m = obj["metadata"]
         with self._authorized("update", rt, m.get("namespace", ""), m["name"], "status"):
-            return self.res.update(rt, m.get("namespace", ""), m["name"], obj, self._opts(), subresource="status",
-                                   check_structure=False).obj
+            return self.res.update(
+                rt, m.get("namespace", ""), m["name"], obj, self._opts(), subresource="status", check_structure=False
+            ).obj
 
-    def patch(self, rt: ResourceType, namespace: str, name: str, body: Any, patch_type: str = "merge",
-              subresource: str = "") -> dict:
+    def patch(
+        self, rt: ResourceType, namespace: str, name: str, body: Any, patch_type: str = "merge", subresource: str = ""
+    ) -> dict:
         with self._authorized("patch", rt, namespace, name, subresource):
             return self.res.patch(rt, namespace, name, patch_type, body, self._opts(), subresource)[0].obj
 

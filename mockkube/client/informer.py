@@ -140,7 +140,7 @@ class WorkQueue:
     def add_rate_limited(self, key: Hashable, base: float = 0.005, cap: float = 10.0) -> None:
         n = self._failures.get(key, 0)
         self._failures[key] = n + 1
-        self.add_after(key, min(cap, base * (2 ** n)))
+        self.add_after(key, min(cap, base * (2**n)))
 
     def forget(self, key: Hashable) -> None:
         self._failures.pop(key, None)
@@ -248,7 +248,7 @@ class Controller:
             ok, why = may_list_and_watch(az, user, inf.rt)
             if not ok:
                 log.error("%s: failed to list %s: %s", self.name, inf.rt.plural, why)
-                delay = min(30.0, 0.8 * 2 ** attempt)
+                delay = min(30.0, 0.8 * 2**attempt)
                 self._informer_retries[id(inf)] = self._loop.call_later(delay, self._start_informer, inf, attempt + 1)
                 return
         inf.start()

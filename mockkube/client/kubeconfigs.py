@@ -40,8 +40,10 @@ def load(path: str | Path) -> Credentials:
 
 def _context(cluster: dict, user: dict) -> ssl.SSLContext:
     ca = cluster.get("certificate-authority-data")
-    ctx = ssl.create_default_context(cadata=base64.b64decode(ca).decode() if ca else None,
-                                     cafile=None if ca else cluster.get("certificate-authority"))
+    ctx = ssl.create_default_context(
+        cadata=base64.b64decode(ca).decode() if ca else None,
+        cafile=None if ca else cluster.get("certificate-authority"),
+    )
     if user.get("client-certificate-data"):
         with tempfile.TemporaryDirectory() as d:
             crt, key = Path(d, "c.crt"), Path(d, "c.key")

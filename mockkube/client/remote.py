@@ -26,8 +26,12 @@ from mockkube.machinery.registry import Registry, ResourceType
 
 log = logging.getLogger("mockkube.remote")
 
-PATCH_TYPES = {"merge": "application/merge-patch+json", "strategic": "application/strategic-merge-patch+json",
-               "json": "application/json-patch+json", "apply": "application/apply-patch+yaml"}
+PATCH_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
 
 
 def path_of(rt: ResourceType, namespace: str = "", name: str = "", subresource: str = "") -> str:
@@ -50,8 +54,9 @@ def status_error(status: int, body: bytes) -> errors.APIError:
         st = {}
     if not isinstance(st, dict):
         st = {}
-    return errors.APIError(status, st.get("reason") or "Unknown", st.get("message") or body.decode(errors="replace"),
-                           st.get("details"))
+    return errors.APIError(
+        status, st.get("reason") or "Unknown", st.get("message") or body.decode(errors="replace"), st.get("details")
+    )
 
 
 class HTTP:
@@ -74,9 +79,13 @@ class HTTP:
             headers["Content-Type"] = content_type
         for attempt in (0, 1):  # a keep-alive connection the server closed is reopened once
             if self._conn is None:
-                self._conn = (http.client.HTTPSConnection(self._host, self._port, context=self.creds.ssl or
-                                                          ssl.create_default_context(), timeout=60)
-                              if self._tls else http.client.HTTPConnection(self._host, self._port, timeout=60))
+                self._conn = (
+                    http.client.HTTPSConnection(
+                        self._host, self._port, context=self.creds.ssl or ssl.create_default_context(), timeout=60
+                    )
+                    if self._tls
+                    else http.client.HTTPConnection(self._host, self._port, timeout=60)
+                )
             try:
                 self._conn.request(method, path, data, headers)
                 r = self._conn.getresponse()
@@ -95,12 +104,13 @@ class HTTP:
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                headers=self.headers, connector=aiohttp.TCPConnector(ssl=self.creds.ssl or False, limit=32),
-                timeout=aiohttp.ClientTimeout(total=60))
+                headers=self.headers,
+                connector=aiohttp.TCPConnector(ssl=self.creds.ssl or False, limit=32),
+                timeout=aiohttp.ClientTimeout(total=60),
+            )
         return self._session
 
-    async def arequest(self, method: str, path: str, body: Any = None,
-                       content_type: str = "application/json") -> Any:
+    async def arequest(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
         data = None if body is None else jsoncodec.dumps(body)
         headers = {"Content-Type": content_type} if data is not None else None
         async with self.session().request(method, self.creds.server + path, data=data, headers=headers) as r:
@@ -117,6 +127,7 @@ class HTTP:
 
     def send_later(self, method: str, path: str, body: Any) -> None:
         """Fire and forget (events): failures are logged, as the event broadcaster does."""
+
         async def send() -> None:
             try:
                 await self.arequest(method, path, body)
@@ -170,8 +181,9 @@ class RemoteClient(Client):
                 return None
             raise
 
-    def list(self, rt: ResourceType, namespace: str | None = None, label_selector: str = "",
-             field_selector: str = "") -> list[dict]:
+    def list(
+        self, rt: ResourceType, namespace: str | None = None, label_selector: str = "", field_selector: str = ""
+    ) -> list[dict]:
         if self.store.follows(rt) and not label_selector and not field_selector:
             return self.store.objects(rt, namespace)
         q = urlencode({k: v for k, v in (("labelSelector", label_selector), ("fieldSelector", field_selector)) if v})
@@ -193,24 +205,32 @@ class RemoteClient(Client):
 
     def update(self, rt: ResourceType, obj: dict) -> dict:
         m = obj["metadata"]
-        return self.http.call("PUT", path_of(rt, m.get("namespace", ""), m["name"]) + self._q(fieldValidation="Ignore"),
-                              obj)
+        return self.http.call(
+            "PUT", path_of(rt, m.get("namespace", ""), m["name"]) + self._q(fieldValidation="Ignore"), obj
+        )
 
     def update_status(self, rt: ResourceType, obj: dict) -> dict:
         m = obj["metadata"]
-        return self.http.call("PUT", path_of(rt, m.get("namespace", ""), m["name"], "status")
-                              + self._q(fieldValidation="Ignore"), obj)
+        return self.http.call(
+            "PUT", path_of(rt, m.get("namespace", ""), m["name"], "status") + self._q(fieldValidation="Ignore"), obj
+        )
 
-    def patch(self, rt: ResourceType, namespace: str, name: str, body: Any, patch_type: str = "merge",
-              subresource: str = "") -> dict:
-        return self.http.call("PATCH", path_of(rt, namespace, name, subresource) + self._q(fieldValidation="Ignore"),
-                              body, PATCH_TYPES[patch_type])
+    def patch(
+        self, rt: ResourceType, namespace: str, name: str, body: Any, patch_type: str = "merge", subresource: str = ""
+    ) -> dict:
+        return self.http.call(
+            "PATCH",
+            path_of(rt, namespace, name, subresource) + self._q(fieldValidation="Ignore"),
+            body,
+            PATCH_TYPES[patch_type],
+        )
 
     def apply(self, rt: ResourceType, obj: dict, force: bool = True, subresource: str = "") -> dict:
         m = obj["metadata"]
         q = self._q(force="true") if force else self._q()
-        return self.http.call("PATCH", path_of(rt, m.get("namespace", ""), m["name"], subresource) + q, obj,
-                              PATCH_TYPES["apply"])
+        return self.http.call(
+            "PATCH", path_of(rt, m.get("namespace", ""), m["name"], subresource) + q, obj, PATCH_TYPES["apply"]
+        )
 
     def delete(self, rt: ResourceType, namespace: str, name: str, options: dict | None = None) -> dict | None:
         try:
@@ -220,16 +240,25 @@ class RemoteClient(Client):
                 return None
             raise
         meta_ = (out or {}).get("metadata") or {}
-        return out if out and out.get("kind") != "Status" and meta_.get("deletionTimestamp") \
-            and meta_.get("finalizers") else None
+        return (
+            out
+            if out and out.get("kind") != "Status" and meta_.get("deletionTimestamp") and meta_.get("finalizers")
+            else None
+        )
 
     def bind(self, namespace: str, name: str, node: str) -> dict:
         pods = self.rt("pods")
         current = self.get(pods, namespace, name) or {"metadata": {"namespace": namespace, "name": name}}
-        self.http.call("POST", path_of(pods, namespace, name, "binding"),
-                       {"apiVersion": "v1", "kind": "Binding",
-                        "metadata": {"name": name, "namespace": namespace, "uid": current["metadata"].get("uid")},
-                        "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+        self.http.call(
+            "POST",
+            path_of(pods, namespace, name, "binding"),
+            {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": name, "namespace": namespace, "uid": current["metadata"].get("uid")},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+            },
+        )
         bound = dict(current)
         bound["spec"] = {**(current.get("spec") or {}), "nodeName": node}
         return bound

@@ -141,8 +141,11 @@ class Replica:
                 backoff = min(backoff * 2, 5.0)
 
     async def _watch(self, key: str, rt: ResourceType, rv: int) -> int:
-        url = self.http.creds.server + path_of(rt) + \
-            f"?watch=1&allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=3600"
+        url = (
+            self.http.creds.server
+            + path_of(rt)
+            + f"?watch=1&allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=3600"
+        )
         async with self.http.session().get(url, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as r:
             if r.status != 200:
                 raise status_error(r.status, await r.read())

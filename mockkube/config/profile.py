@@ -20,32 +20,50 @@ from mockkube.machinery.durations import parse_duration  # noqa: F401  (profiles
 
 SCHEMA_PATH = Path(__file__).with_name("profile.schema.json")
 
-DEFAULT_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi",
-                    "hugepages-1Gi": "0", "hugepages-2Mi": "0"}
+DEFAULT_CAPACITY = {
+    "cpu": "8",
+    "memory": "32Gi",
+    "pods": "110",
+    "ephemeral-storage": "100Gi",
+    "hugepages-1Gi": "0",
+    "hugepages-2Mi": "0",
+}
 
 DEMO_PROFILE: dict = {
     "apiVersion": "mockkube.io/v1alpha1",
     "kind": "ClusterProfile",
     "name": "demo",
     "nodes": [
-        {"name": "gpu-node", "count": 2,
-         "labels": {"node-role.kubernetes.io/worker": "", "example.com/accelerator": "gpu"},
-         "capacity": {"cpu": "32", "memory": "128Gi"},
-         "drivers": {"gpu.example.com": {"count": 4, "model": "LATEST-GPU-MODEL", "memory": "80Gi",
-                                         "partitions": True}}},
-        {"name": "fpga-node",
-         "labels": {"node-role.kubernetes.io/worker": "", "example.com/fabric": "fabric-a"},
-         "capacity": {"cpu": "16", "memory": "64Gi"},
-         "extendedResources": {"example.com/nic": "2"},
-         "drivers": {"fpga.example.com": {}}},
-        {"name": "cpu-node",
-         "labels": {"node-role.kubernetes.io/worker": ""},
-         "capacity": {"cpu": "64", "memory": "256Gi"},
-         "drivers": {"cpu.example.com": {"shape": "cores", "sockets": 2, "coresPerSocket": 8}}},
+        {
+            "name": "gpu-node",
+            "count": 2,
+            "labels": {"node-role.kubernetes.io/worker": "", "example.com/accelerator": "gpu"},
+            "capacity": {"cpu": "32", "memory": "128Gi"},
+            "drivers": {
+                "gpu.example.com": {"count": 4, "model": "LATEST-GPU-MODEL", "memory": "80Gi", "partitions": True}
+            },
+        },
+        {
+            "name": "fpga-node",
+            "labels": {"node-role.kubernetes.io/worker": "", "example.com/fabric": "fabric-a"},
+            "capacity": {"cpu": "16", "memory": "64Gi"},
+            "extendedResources": {"example.com/nic": "2"},
+            "drivers": {"fpga.example.com": {}},
+        },
+        {
+            "name": "cpu-node",
+            "labels": {"node-role.kubernetes.io/worker": ""},
+            "capacity": {"cpu": "64", "memory": "256Gi"},
+            "drivers": {"cpu.example.com": {"shape": "cores", "sockets": 2, "coresPerSocket": 8}},
+        },
     ],
     "fabric": [
-        {"driver": "fpga.example.com", "pool": "fabric-a", "devices": 4,
-         "nodeSelector": {"example.com/fabric": "fabric-a"}},
+        {
+            "driver": "fpga.example.com",
+            "pool": "fabric-a",
+            "devices": 4,
+            "nodeSelector": {"example.com/fabric": "fabric-a"},
+        },
     ],
     "drivers": {"fpga.example.com": {"attachDelay": "1s", "failureRate": 0, "seed": 1}},
 }
@@ -86,8 +104,7 @@ class Profile:
 
     def drivers(self) -> list[str]:
         """Every driver the profile uses, in a stable order."""
-        names = {d for n in self.nodes for d in n.drivers} | {f.get("driver", "fpga.example.com")
-                                                                for f in self.fabric}
+        names = {d for n in self.nodes for d in n.drivers} | {f.get("driver", "fpga.example.com") for f in self.fabric}
         return sorted(names)
 
 
@@ -97,6 +114,7 @@ def schema() -> dict:
 
 
 # -- YAML with line numbers ------------------------------------------------------
+
 
 def _compose(text: str) -> tuple[Any, dict[tuple, int]]:
     """Parse YAML keeping, for every value, the (1-based) line it starts on."""
@@ -153,8 +171,10 @@ def validate(data: Any, lines: dict[tuple, int] | None = None) -> None:
     for i, group in enumerate(data.get("nodes") or []):
         for n in _names(group):
             if n in names:
-                problems.append(f"{_where(('nodes', i, 'name'), lines)}: nodes[{i}].name: node {n!r} "
-                                f"is already defined by nodes[{names[n]}]")
+                problems.append(
+                    f"{_where(('nodes', i, 'name'), lines)}: nodes[{i}].name: node {n!r} "
+                    f"is already defined by nodes[{names[n]}]"
+                )
             names.setdefault(n, i)
     if problems:
         raise ProfileError(problems)
@@ -200,19 +220,29 @@ def expand(data: dict) -> Profile:
         for name in _names(group):
             labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
             labels.update(group.get("labels") or {})
-            nodes.append(NodeSpec(
-                name=name, labels=labels, annotations=dict(group.get("annotations") or {}),
-                taints=[dict(t) for t in group.get("taints") or []], unschedulable=bool(group.get("unschedulable")),
-                capacity=dict(cap), allocatable=dict(alloc),
-                drivers={k: dict(v or {}) for k, v in (group.get("drivers") or {}).items()},
-                index=len(nodes)))
+            nodes.append(
+                NodeSpec(
+                    name=name,
+                    labels=labels,
+                    annotations=dict(group.get("annotations") or {}),
+                    taints=[dict(t) for t in group.get("taints") or []],
+                    unschedulable=bool(group.get("unschedulable")),
+                    capacity=dict(cap),
+                    allocatable=dict(alloc),
+                    drivers={k: dict(v or {}) for k, v in (group.get("drivers") or {}).items()},
+                    index=len(nodes),
+                )
+            )
     fabric = [dict(f, driver=f.get("driver", "fpga.example.com")) for f in data.get("fabric") or []]
-    return Profile(name=data.get("name", "custom"), nodes=nodes, fabric=fabric,
-                   driver_settings={k: dict(v or {}) for k, v in (data.get("drivers") or {}).items()},
-                   device_classes=data.get("deviceClasses", True),
-                   scheduler=dict(data.get("scheduler") or {}), kubelet=dict(data.get("kubelet") or {}))
-
-
+    return Profile(
+        name=data.get("name", "custom"),
+        nodes=nodes,
+        fabric=fabric,
+        driver_settings={k: dict(v or {}) for k, v in (data.get("drivers") or {}).items()},
+        device_classes=data.get("deviceClasses", True),
+        scheduler=dict(data.get("scheduler") or {}),
+        kubelet=dict(data.get("kubelet") or {}),
+    )
 
 
 def load_profile(source: "str | Path | dict | Profile | None") -> Profile:

@@ -102,12 +102,20 @@ async def device_health(request: web.Request) -> web.Response:
         raise errors.bad_request(f"effect {effect!r}: must be NoSchedule, NoExecute or None")
     driver = request.match_info["driver"]
     try:
-        changed = await _on_cluster(request, rt.set_health, driver, body.get("pool") or body["node"],
-                                    body["device"], bool(body.get("healthy", False)), effect)
+        changed = await _on_cluster(
+            request,
+            rt.set_health,
+            driver,
+            body.get("pool") or body["node"],
+            body["device"],
+            bool(body.get("healthy", False)),
+            effect,
+        )
     except KeyError as e:
         raise errors.APIError(404, "NotFound", str(e.args[0])) from None
-    return _ok({"driver": driver, "device": body["device"], "healthy": bool(body.get("healthy", False)),
-                "changed": changed})
+    return _ok(
+        {"driver": driver, "device": body["device"], "healthy": bool(body.get("healthy", False)), "changed": changed}
+    )
 
 
 def setup(app: web.Application) -> None:

@@ -29,8 +29,9 @@ async def explain_pod(request: web.Request) -> web.Response:
 
     server = request.app[SERVER_KEY]
     ns, name = request.match_info["namespace"], request.match_info["name"]
-    remote = next((c for c in server.components if hasattr(c, "explain") and getattr(c, "name", "") == "scheduler"),
-                  None)
+    remote = next(
+        (c for c in server.components if hasattr(c, "explain") and getattr(c, "name", "") == "scheduler"), None
+    )
     if remote is not None:  # the scheduler runs in a process of its own
         report = await server.on_cluster(remote.explain, ns, name)
         if report is None:

@@ -57,18 +57,30 @@ def _error_for(fault, resource: str, name: str) -> errors.APIError:
     code = fault.spec.get("code", 500)
     msg = fault.spec.get("message")
     if code == 409:
-        return errors.APIError(409, "Conflict", msg or f'Operation cannot be fulfilled on {resource} "{name}": the '
-                               "object has been modified; please apply your changes to the latest version and try "
-                               "again", {"name": name, "kind": resource})
+        return errors.APIError(
+            409,
+            "Conflict",
+            msg
+            or f'Operation cannot be fulfilled on {resource} "{name}": the '
+            "object has been modified; please apply your changes to the latest version and try "
+            "again",
+            {"name": name, "kind": resource},
+        )
     if code == 429:
-        return errors.too_many_requests(msg or "Too many requests, please try again later.",
-                                        int(fault.spec.get("retryAfterSeconds", 1)))
+        return errors.too_many_requests(
+            msg or "Too many requests, please try again later.", int(fault.spec.get("retryAfterSeconds", 1))
+        )
     if code == 503:
         return errors.service_unavailable(msg or "the server is currently unable to handle the request")
     if code == 504:
-        return errors.APIError(504, "Timeout", msg or "the server was unable to return a response in the time "
-                               "allotted, but may still be processing the request",
-                               {"retryAfterSeconds": int(fault.spec.get("retryAfterSeconds", 1))})
+        return errors.APIError(
+            504,
+            "Timeout",
+            msg
+            or "the server was unable to return a response in the time "
+            "allotted, but may still be processing the request",
+            {"retryAfterSeconds": int(fault.spec.get("retryAfterSeconds", 1))},
+        )
     return errors.internal(msg or f"injected fault {fault.id}")
 
 
@@ -84,8 +96,14 @@ async def inject(request: web.Request, handler):
     from mockkube.apiserver.http.identity import request_user
 
     rv = request.query.get("resourceVersion", "")
-    fired = faults.match_api(verb, resource, sub, ns, request_user(request).get("username", ""),
-                             resumes_watch=verb == "watch" and rv not in ("", "0"))
+    fired = faults.match_api(
+        verb,
+        resource,
+        sub,
+        ns,
+        request_user(request).get("username", ""),
+        resumes_watch=verb == "watch" and rv not in ("", "0"),
+    )
     drop_after = None
     for f in fired:
         if f.kind == "latency":

@@ -57,11 +57,15 @@ async def post_clock(request: web.Request) -> web.Response:
         body = json.loads(await request.text() or "{}")
     except ValueError as e:
         raise errors.bad_request(f"request body is not JSON: {e}") from None
-    if not isinstance(body, dict) or len([k for k in body if k in CLOCK_ACTIONS]) != 1 or set(body) - set(CLOCK_ACTIONS):
+    if (
+        not isinstance(body, dict)
+        or len([k for k in body if k in CLOCK_ACTIONS]) != 1
+        or set(body) - set(CLOCK_ACTIONS)
+    ):
         raise errors.bad_request(f"the body must hold exactly one of {', '.join(CLOCK_ACTIONS)}")
     if not hasattr(clock, "advance"):
         raise errors.APIError(409, "Conflict", "this server's clock cannot be moved")
-    (action, value), = body.items()
+    ((action, value),) = body.items()
     try:
         if action == "advance":
             seconds = -1.0 if str(value).strip().startswith("-") else parse_duration(value)

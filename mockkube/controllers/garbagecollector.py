@@ -223,9 +223,15 @@ class GarbageCollector(Controller):
         else:
             policy = deletion_policy(obj)
         log.debug("gc: deleting %s %s/%s (%s)", rt.plural, m.get("namespace", ""), m["name"], policy)
-        self.client.delete(rt, m.get("namespace", ""), m["name"],
-                           {"propagationPolicy": policy,
-                            "preconditions": {"uid": m.get("uid"), "resourceVersion": m.get("resourceVersion")}})
+        self.client.delete(
+            rt,
+            m.get("namespace", ""),
+            m["name"],
+            {
+                "propagationPolicy": policy,
+                "preconditions": {"uid": m.get("uid"), "resourceVersion": m.get("resourceVersion")},
+            },
+        )
 
     def _unblock_if_cyclic(self, rt: ResourceType, obj: dict) -> None:
         """A dependent that is itself deleting dependents could wait on us forever:

@@ -68,8 +68,13 @@ class ResourceQuotaController(Controller):
         if quota is None:
             return
         hard = dict((quota.get("spec") or {}).get("hard") or {})
-        used = q.total_usage(hard, self.pod_inf.list(ns), self.claim_inf.list(ns),
-                             q.class_extended_names(self.class_inf.list(None)), self._owner)
+        used = q.total_usage(
+            hard,
+            self.pod_inf.list(ns),
+            self.claim_inf.list(ns),
+            q.class_extended_names(self.class_inf.list(None)),
+            self._owner,
+        )
         status = {"hard": {k: q._q(v).canonical() for k, v in sorted(hard.items())}, "used": used}
         if quota.get("status") == status:
             return

@@ -53,12 +53,22 @@ class RootCACertPublisher(Controller):
         cur = self.client.get(self.cm_rt, str(key), NAME)
         try:
             if cur is None:
-                self.client.create(self.cm_rt, {"metadata": {"name": NAME, "namespace": str(key), "annotations": {
-                    "kubernetes.io/description": "Contains a CA bundle that can be used to verify the "
-                                                 "kube-apiserver when using internal endpoints such as the "
-                                                 "internal service IP or kubernetes.default.svc. No other usage "
-                                                 "is guaranteed across distributions of Kubernetes clusters."}},
-                                                "data": data})
+                self.client.create(
+                    self.cm_rt,
+                    {
+                        "metadata": {
+                            "name": NAME,
+                            "namespace": str(key),
+                            "annotations": {
+                                "kubernetes.io/description": "Contains a CA bundle that can be used to verify the "
+                                "kube-apiserver when using internal endpoints such as the "
+                                "internal service IP or kubernetes.default.svc. No other usage "
+                                "is guaranteed across distributions of Kubernetes clusters."
+                            },
+                        },
+                        "data": data,
+                    },
+                )
             elif cur.get("data") != data:
                 self.client.update(self.cm_rt, dict(cur, data=data))
         except errors.APIError as e:

@@ -51,8 +51,10 @@ class ServiceAccountsController(Controller):
         if self.client.get(self.sa_rt, str(key), DEFAULT) is not None:
             return
         try:
-            self.client.create(self.sa_rt, {"apiVersion": "v1", "kind": "ServiceAccount",
-                                            "metadata": {"name": DEFAULT, "namespace": str(key)}})
+            self.client.create(
+                self.sa_rt,
+                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": DEFAULT, "namespace": str(key)}},
+            )
         except errors.APIError as e:
             if e.code not in (403, 404, 409):  # terminating, gone, or already there
                 raise

@@ -36,8 +36,13 @@ class TokensController(Controller):
         self.secret_rt = self.client.rt("secrets")
         self.sa_rt = self.client.rt("serviceaccounts")
         inf = Informer(server.store, self.secret_rt)
-        inf.add_handler(lambda t, o, p: t != "DELETED" and o.get("type") == TYPE and self.queue.add(
-            (o["metadata"]["namespace"], o["metadata"]["name"])))
+        inf.add_handler(
+            lambda t, o, p: (
+                t != "DELETED"
+                and o.get("type") == TYPE
+                and self.queue.add((o["metadata"]["namespace"], o["metadata"]["name"]))
+            )
+        )
         self.informers.append(inf)
 
     def reconcile(self, key: Hashable) -> None:

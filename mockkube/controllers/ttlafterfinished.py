@@ -61,8 +61,12 @@ class TTLAfterFinishedController(Controller):
             self.queue.add_after(key, at - now + 0.01)
             return
         try:
-            self.client.delete(self.job_rt, key[0], key[1], {
-                "propagationPolicy": "Foreground", "preconditions": {"uid": job["metadata"]["uid"]}})
+            self.client.delete(
+                self.job_rt,
+                key[0],
+                key[1],
+                {"propagationPolicy": "Foreground", "preconditions": {"uid": job["metadata"]["uid"]}},
+            )
         except errors.APIError as e:
             if e.code not in (404, 409):
                 raise

@@ -55,5 +55,9 @@ def device_env(driver: str, device: dict) -> dict:
         if not sep:
             domain, short = driver, name
         caps.setdefault(domain, {})[short] = lib.quantity_parse((value or {}).get("value", "0"))
-    return {"driver": driver, "attributes": attrs, "capacity": caps,
-            "allowMultipleAllocations": bool(device.get("allowMultipleAllocations", False))}
+    return {
+        "driver": driver,
+        "attributes": attrs,
+        "capacity": caps,
+        "allowMultipleAllocations": bool(device.get("allowMultipleAllocations", False)),
+    }

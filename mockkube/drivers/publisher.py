@@ -33,8 +33,11 @@ class Publisher:
             spec = s.get("spec") or {}
             key = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
             gen, names, contents = self.known.get(key, (0, [], []))
-            self.known[key] = (max(gen, int((spec.get("pool") or {}).get("generation", 0))),
-                               names + [s["metadata"]["name"]], contents + [_content(spec)])
+            self.known[key] = (
+                max(gen, int((spec.get("pool") or {}).get("generation", 0))),
+                names + [s["metadata"]["name"]],
+                contents + [_content(spec)],
+            )
 
     def sync(self, driver: str, pool: str, specs: list[dict], owner: dict | None = None) -> int:
         """Make the pool's slices equal ``specs``; returns the pool generation now published.
@@ -55,8 +58,12 @@ class Publisher:
         for name, spec in zip(new_names, specs):
             spec = copy.deepcopy(spec)
             spec["pool"]["generation"] = gen
-            obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                   "metadata": {"name": name}, "spec": spec}
+            obj = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": name},
+                "spec": spec,
+            }
             if owner is not None:
                 obj["metadata"]["ownerReferences"] = [owner]
             live = self.client.get(self.rt, "", name)

@@ -38,7 +38,8 @@ async def start(server: "Server") -> list:
         logging.getLogger("mockkube.kubelet").warning(
             "--authorization-mode=%s has no Node: the simulated kubelets (system:node:<name>) may do nothing, "
             "as upstream's (the system:node ClusterRoleBinding has no subjects); kubeadm runs Node,RBAC",
-            ",".join(az.modes))
+            ",".join(az.modes),
+        )
     rt = ClusterRuntime(server)
     await rt.start(getattr(server, "profile", None) or load_profile(server.cluster))
     return [_Component(rt)]

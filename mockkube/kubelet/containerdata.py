@@ -97,8 +97,11 @@ def canned_answers(text: str | None) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for k, v in data.items() if isinstance(data, dict) else ():
         v = v if isinstance(v, dict) else {"stdout": "" if v is None else str(v)}
-        out[" ".join(str(k).split())] = {"stdout": str(v.get("stdout", "")), "stderr": str(v.get("stderr", "")),
-                                         "exitCode": int(v.get("exitCode", 0) or 0)}
+        out[" ".join(str(k).split())] = {
+            "stdout": str(v.get("stdout", "")),
+            "stderr": str(v.get("stderr", "")),
+            "exitCode": int(v.get("exitCode", 0) or 0),
+        }
     return out
 
 
@@ -107,14 +110,21 @@ def simulated_container(pod: dict, spec: dict, now, lookup: Lookup | None = None
     ConfigMaps and Secrets it refers to."""
     lookup = lookup or (lambda kind, ns, name: None)
     m = pod["metadata"]
-    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-           "HOSTNAME": (pod.get("spec") or {}).get("hostname") or m["name"],
-           "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
-    fields = {"metadata.name": m["name"], "metadata.namespace": m.get("namespace", ""),
-              "metadata.uid": m.get("uid", ""), "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
-              "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
-              "status.podIP": (pod.get("status") or {}).get("podIP", ""),
-              "status.hostIP": (pod.get("status") or {}).get("hostIP", "")}
+    env = {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOSTNAME": (pod.get("spec") or {}).get("hostname") or m["name"],
+        "KUBERNETES_SERVICE_HOST": "10.96.0.1",
+        "KUBERNETES_SERVICE_PORT": "443",
+    }
+    fields = {
+        "metadata.name": m["name"],
+        "metadata.namespace": m.get("namespace", ""),
+        "metadata.uid": m.get("uid", ""),
+        "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
+        "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
+        "status.podIP": (pod.get("status") or {}).get("podIP", ""),
+        "status.hostIP": (pod.get("status") or {}).get("hostIP", ""),
+    }
     env.update(env_from(spec, m.get("namespace", "default"), lookup))
     for e in spec.get("env") or ():
         keyed = key_ref(e.get("valueFrom") or {}, m.get("namespace", "default"), lookup)
@@ -127,20 +137,30 @@ def simulated_container(pod: dict, spec: dict, now, lookup: Lookup | None = None
             if ref in fields:
                 env[e["name"]] = fields[ref]
             elif ref.startswith("metadata.annotations['"):
-                env[e["name"]] = (m.get("annotations") or {}).get(ref[len("metadata.annotations['"):-2], "")
+                env[e["name"]] = (m.get("annotations") or {}).get(ref[len("metadata.annotations['") : -2], "")
             elif ref.startswith("metadata.labels['"):
-                env[e["name"]] = (m.get("labels") or {}).get(ref[len("metadata.labels['"):-2], "")
+                env[e["name"]] = (m.get("labels") or {}).get(ref[len("metadata.labels['") : -2], "")
     hostname = env["HOSTNAME"]
-    files = {"/etc/hostname": hostname + "\n",
-             "/etc/hosts": f"127.0.0.1\tlocalhost\n{fields['status.podIP'] or '10.244.0.2'}\t{hostname}\n",
-             "/etc/resolv.conf": f"search {m.get('namespace', 'default')}.svc.cluster.local svc.cluster.local "
-                                 "cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n",
-             "/dev/null": "", "/dev/zero": "", "/dev/random": "", "/dev/urandom": "", "/dev/tty": "",
-             "/var/run/secrets/kubernetes.io/serviceaccount/namespace": m.get("namespace", "")}
-    started = next((meta.parse_time(st["state"]["running"]["startedAt"])
-                    for st in (pod.get("status") or {}).get("containerStatuses") or ()
-                    if st.get("name") == spec.get("name") and (st.get("state") or {}).get("running", {}).get("startedAt")),
-                   now())
+    files = {
+        "/etc/hostname": hostname + "\n",
+        "/etc/hosts": f"127.0.0.1\tlocalhost\n{fields['status.podIP'] or '10.244.0.2'}\t{hostname}\n",
+        "/etc/resolv.conf": f"search {m.get('namespace', 'default')}.svc.cluster.local svc.cluster.local "
+        "cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n",
+        "/dev/null": "",
+        "/dev/zero": "",
+        "/dev/random": "",
+        "/dev/urandom": "",
+        "/dev/tty": "",
+        "/var/run/secrets/kubernetes.io/serviceaccount/namespace": m.get("namespace", ""),
+    }
+    started = next(
+        (
+            meta.parse_time(st["state"]["running"]["startedAt"])
+            for st in (pod.get("status") or {}).get("containerStatuses") or ()
+            if st.get("name") == spec.get("name") and (st.get("state") or {}).get("running", {}).get("startedAt")
+        ),
+        now(),
+    )
     files.update(volume_files(pod, spec, lookup))
     anns = m.get("annotations") or {}
     answers = canned_answers(anns.get(f"mockkube.io/exec.{spec.get('name')}", anns.get("mockkube.io/exec")))

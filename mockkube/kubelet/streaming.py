@@ -97,11 +97,14 @@ class Channels:
             if code == 0:
                 status = {"metadata": {}, "status": "Success"}
             else:
-                status = {"metadata": {}, "status": "Failure",
-                          "message": f"command terminated with non-zero exit code: command '{' '.join(argv)}' "
-                                     f"exited with {code}: ",
-                          "reason": "NonZeroExitCode",
-                          "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
+                status = {
+                    "metadata": {},
+                    "status": "Failure",
+                    "message": f"command terminated with non-zero exit code: command '{' '.join(argv)}' "
+                    f"exited with {code}: ",
+                    "reason": "NonZeroExitCode",
+                    "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
+                }
             await self.write(ERROR, json.dumps(status, separators=(",", ":")).encode())
         elif code != 0:
             await self.write(ERROR, f"command terminated with non-zero exit code: exit status {code}".encode())
@@ -149,6 +152,7 @@ class NodeStreams:
             rt = server.registry.get("", "v1", {"ConfigMap": "configmaps", "Secret": "secrets"}[kind])
             entry = server.resources.store.get(rt, namespace, name) if rt is not None else None
             return entry.obj if entry is not None else None
+
         return lookup
 
     def log(self, pod: dict, container: str, tail_lines: int | None, timestamps: bool) -> str:

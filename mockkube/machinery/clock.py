@@ -16,8 +16,9 @@ class Clock:
     """Wall time plus an offset, or a frozen instant. Moving it never goes through the
     components: after a change, the server asks them to look again (``Server.clock_changed``)."""
 
-    def __init__(self, start: float | None = None, frozen: bool = False,
-                 source: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, start: float | None = None, frozen: bool = False, source: Callable[[], float] = time.time
+    ) -> None:
         self._source = source
         now = source()
         self._offset = 0.0 if start is None else start - now

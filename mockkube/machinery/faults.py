@@ -41,8 +41,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 API_KINDS = ("error", "latency", "drop-watch", "gone")
-CLUSTER_KINDS = ("node-notready", "kubelet-restart", "device-unhealthy", "prepare-failure", "unprepare-failure",
-                 "slow-driver", "driver-crash")
+CLUSTER_KINDS = (
+    "node-notready",
+    "kubelet-restart",
+    "device-unhealthy",
+    "prepare-failure",
+    "unprepare-failure",
+    "slow-driver",
+    "driver-crash",
+)
 ERROR_CODES = (409, 429, 500, 503, 504)
 _SCOPES = ("verbs", "resources", "namespaces", "users", "nodes", "claims", "devices", "drivers")
 
@@ -110,8 +117,9 @@ def validate(spec: Any) -> dict:
         if code == 429:
             spec.setdefault("retryAfterSeconds", 1)
     for name in ("probability", "delaySeconds", "afterSeconds", "durationSeconds", "retryAfterSeconds"):
-        if name in spec and (not isinstance(spec[name], (int, float)) or isinstance(spec[name], bool)
-                             or spec[name] < 0):
+        if name in spec and (
+            not isinstance(spec[name], (int, float)) or isinstance(spec[name], bool) or spec[name] < 0
+        ):
             raise FaultError(f"{name}: must be a non-negative number")
     if not 0 <= float(spec.get("probability", 1)) <= 1:
         raise FaultError("probability: must be between 0 and 1")
@@ -149,10 +157,12 @@ class Faults:
         self.on_revert: Callable[[Fault], None] | None = None
         self._injected = None
         if metrics is not None:
-            self._injected = metrics.counter("mockkube_faults_injected_total",
-                                             "Faults that fired, by kind (mockkube's fault injection).", ["kind"])
+            self._injected = metrics.counter(
+                "mockkube_faults_injected_total", "Faults that fired, by kind (mockkube's fault injection).", ["kind"]
+            )
             metrics.gauge("mockkube_faults_active", "Faults currently injected.").set_function(
-                lambda: len(self._faults))
+                lambda: len(self._faults)
+            )
 
     # -- managing --------------------------------------------------------------------
     def add(self, spec: dict) -> Fault:
@@ -161,10 +171,16 @@ class Faults:
         seed = spec.get("seed")
         fault_id = f"fault-{next(self._ids)}"
         duration = spec.get("durationSeconds")
-        f = Fault(id=fault_id, kind=spec["kind"], spec=spec, created=now,
-                  until=now + float(duration) if duration is not None else None,
-                  rng=random.Random(seed if seed is not None else fault_id), count=spec.get("count"),
-                  scopes={n: _strings(spec, n) for n in _SCOPES if spec.get(n)})
+        f = Fault(
+            id=fault_id,
+            kind=spec["kind"],
+            spec=spec,
+            created=now,
+            until=now + float(duration) if duration is not None else None,
+            rng=random.Random(seed if seed is not None else fault_id),
+            count=spec.get("count"),
+            scopes={n: _strings(spec, n) for n in _SCOPES if spec.get(n)},
+        )
         with self._lock:
             self._faults[f.id] = f
         if f.kind in CLUSTER_KINDS:
@@ -218,8 +234,9 @@ class Faults:
             self._injected.labels(f.kind).inc()
         return True
 
-    def match_api(self, verb: str, resource: str, subresource: str, namespace: str, user: str,
-                  resumes_watch: bool) -> list[Fault]:
+    def match_api(
+        self, verb: str, resource: str, subresource: str, namespace: str, user: str, resumes_watch: bool
+    ) -> list[Fault]:
         """The API faults that fire for this request (latency first, then at most one answer)."""
         if not self._faults:
             return []
@@ -231,8 +248,12 @@ class Faults:
         for f in candidates:
             if f.expired(now):
                 continue
-            if not (f.in_scope("verbs", verb) and f.in_scope("resources", resource, res)
-                    and f.in_scope("namespaces", namespace) and f.in_scope("users", user)):
+            if not (
+                f.in_scope("verbs", verb)
+                and f.in_scope("resources", resource, res)
+                and f.in_scope("namespaces", namespace)
+                and f.in_scope("users", user)
+            ):
                 continue
             if f.kind in ("drop-watch", "gone") and verb != "watch":
                 continue

@@ -40,8 +40,9 @@ class Metrics:
     def gauge(self, name: str, doc: str, labels: Sequence[str] = ()) -> Gauge:
         return self._get(Gauge, name, doc, labels)
 
-    def histogram(self, name: str, doc: str, labels: Sequence[str] = (),
-                  buckets: Sequence[float] | None = None) -> Histogram:
+    def histogram(
+        self, name: str, doc: str, labels: Sequence[str] = (), buckets: Sequence[float] | None = None
+    ) -> Histogram:
         kw = {"buckets": tuple(buckets)} if buckets else {}
         return self._get(Histogram, name, doc, labels, **kw)
 

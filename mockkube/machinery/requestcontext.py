@@ -11,8 +11,10 @@ import contextlib
 import contextvars
 from typing import Any, Iterator
 
-DEFAULT_USER: dict[str, Any] = {"username": "kubernetes-admin",
-                                "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
+DEFAULT_USER: dict[str, Any] = {
+    "username": "kubernetes-admin",
+    "groups": ["kubeadm:cluster-admins", "system:authenticated"],
+}
 
 _current: contextvars.ContextVar[dict | None] = contextvars.ContextVar("mockkube_user", default=None)
 
@@ -48,5 +50,5 @@ def set_request_verb(verb: str) -> contextvars.Token:
 
 
 def current_request_verb() -> str:
-    """"" for in-process components' writes, which are not authorized."""
+    """ "" for in-process components' writes, which are not authorized."""
     return _verb.get()

@@ -27,8 +27,10 @@ _OWN_CREDENTIALS = {"serviceaccount-token-controller"}
 
 
 def service_account_user(namespace: str, name: str) -> dict:
-    return {"username": f"system:serviceaccount:{namespace}:{name}",
-            "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", AUTHENTICATED]}
+    return {
+        "username": f"system:serviceaccount:{namespace}:{name}",
+        "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", AUTHENTICATED],
+    }
 
 
 def controller_user(name: str) -> dict:
@@ -45,19 +47,33 @@ def node_user(node: str) -> dict:
 # the controllers mockkube runs, by their names (their ServiceAccounts exist in kube-system,
 # as kube-controller-manager creates them with --use-service-account-credentials)
 CONTROLLERS = (
-    "clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller",
-    "device-taint-eviction-controller", "disruption-controller", "endpoint-controller", "endpointslice-controller",
+    "clusterrole-aggregation-controller",
+    "cronjob-controller",
+    "daemon-set-controller",
+    "deployment-controller",
+    "device-taint-eviction-controller",
+    "disruption-controller",
+    "endpoint-controller",
+    "endpointslice-controller",
     "garbage-collector",
-    "job-controller", "namespace-controller", "node-lifecycle", "persistentvolume-controller",
-    "replicaset-controller", "replication-controller", "resourceclaim-controller", "resourcequota-controller",
-    "root-ca-cert-publisher", "serviceaccount-controller", "statefulset-controller",
-    "ttl-after-finished-controller")
+    "job-controller",
+    "namespace-controller",
+    "node-lifecycle",
+    "persistentvolume-controller",
+    "replicaset-controller",
+    "replication-controller",
+    "resourceclaim-controller",
+    "resourcequota-controller",
+    "root-ca-cert-publisher",
+    "serviceaccount-controller",
+    "statefulset-controller",
+    "ttl-after-finished-controller",
+)
 
 
 def controller_service_accounts() -> list[str]:
     """Names of the kube-system ServiceAccounts the controllers act as."""
-    return sorted({controller_user(c)["username"].rpartition(":")[2] for c in CONTROLLERS
-                   if c not in _OWN_CREDENTIALS})
+    return sorted({controller_user(c)["username"].rpartition(":")[2] for c in CONTROLLERS if c not in _OWN_CREDENTIALS})
 
 
 # -- the built-in simulated DRA drivers -----------------------------------------------------

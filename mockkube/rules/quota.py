@@ -27,8 +27,13 @@ IMPLICIT_REQUESTS_PREFIX = "requests." + IMPLICIT_PREFIX
 POD_COUNT = "count/pods"
 CLAIM_COUNT = "count/resourceclaims.resource.k8s.io"
 _COMPUTE = ("cpu", "memory", "ephemeral-storage")
-_POD_RESOURCES = {POD_COUNT, "pods", *(_COMPUTE), *(f"requests.{r}" for r in _COMPUTE),
-                  *(f"limits.{r}" for r in _COMPUTE)}
+_POD_RESOURCES = {
+    POD_COUNT,
+    "pods",
+    *(_COMPUTE),
+    *(f"requests.{r}" for r in _COMPUTE),
+    *(f"limits.{r}" for r in _COMPUTE),
+}
 
 Usage = dict[str, Quantity]
 
@@ -205,12 +210,20 @@ def claim_matches(resource: str) -> bool:
 
 def class_extended_names(classes: Iterable[dict]) -> dict[str, str]:
     """DeviceClass name -> spec.extendedResourceName (the quota's class mapping)."""
-    return {(c.get("metadata") or {}).get("name", ""): (c.get("spec") or {}).get("extendedResourceName")
-            for c in classes if (c.get("spec") or {}).get("extendedResourceName")}
+    return {
+        (c.get("metadata") or {}).get("name", ""): (c.get("spec") or {}).get("extendedResourceName")
+        for c in classes
+        if (c.get("spec") or {}).get("extendedResourceName")
+    }
 
 
-def total_usage(hard: dict, pods: Iterable[dict], claims: Iterable[dict], class_names: dict[str, str],
-                owner: Callable[[dict], dict | None]) -> dict[str, str]:
+def total_usage(
+    hard: dict,
+    pods: Iterable[dict],
+    claims: Iterable[dict],
+    class_names: dict[str, str],
+    owner: Callable[[dict], dict | None],
+) -> dict[str, str]:
     """status.used for a quota with `hard`: every hard resource, summed over the namespace."""
     used: Usage = {k: ZERO for k in hard}
     for p in pods:
@@ -243,8 +256,8 @@ def exceeded(quota: dict, delta: Usage, matches: Callable[[str], bool]) -> str |
     def fmt(values: dict) -> str:
         return ",".join(f"{k}={values[k]}" for k in over)
 
-    return (f"exceeded quota: {name}, requested: {fmt({k: delta[k].canonical() for k in over})}, "
-            f"used: {fmt({k: _q(used[k]).canonical() for k in over})}, "
-            f"limited: {fmt({k: _q(hard[k]).canonical() for k in over})}")
-
-
+    return (
+        f"exceeded quota: {name}, requested: {fmt({k: delta[k].canonical() for k in over})}, "
+        f"used: {fmt({k: _q(used[k]).canonical() for k in over})}, "
+        f"limited: {fmt({k: _q(hard[k]).canonical() for k in over})}"
+    )

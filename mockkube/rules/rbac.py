@@ -8,8 +8,9 @@ from mockkube.machinery.selectors import label_selector_from_object
 
 def aggregated_rules(role: dict, roles: list[dict]) -> list[dict]:
     """The rules ``role``'s aggregationRule selects from ``roles``."""
-    selectors = [label_selector_from_object(s) for s in
-                 (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or ()]
+    selectors = [
+        label_selector_from_object(s) for s in (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or ()
+    ]
     out: list[dict] = []
     for other in sorted(roles, key=lambda r: r["metadata"]["name"]):
         if other["metadata"]["name"] == role["metadata"]["name"]:

@@ -43,6 +43,7 @@ class ComponentLoop:
     def submit(self, fn: Callable[..., Any], *args: Any) -> "asyncio.Future[Any]":
         """Run ``fn(*args)`` (sync or async) on the components' loop; await the result from
         any other loop."""
+
         async def call() -> Any:
             out = fn(*args)
             if asyncio.iscoroutine(out):
@@ -53,6 +54,7 @@ class ComponentLoop:
 
     def run(self, fn: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
         """The same, blocking the calling thread (for synchronous callers such as tests)."""
+
         async def call() -> Any:
             out = fn(*args)
             if asyncio.iscoroutine(out):

@@ -19,8 +19,7 @@ class WorkqueueCollector:
 
     def collect(self):
         depth = GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=["name"])
-        adds = CounterMetricFamily("workqueue_adds_total", "Total number of adds handled by workqueue",
-                                   labels=["name"])
+        adds = CounterMetricFamily("workqueue_adds_total", "Total number of adds handled by workqueue", labels=["name"])
         from mockkube.client.informer import WorkQueue
 
         seen: set[str] = set()

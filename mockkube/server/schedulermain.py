@@ -30,9 +30,15 @@ from mockkube.machinery.metrics import Metrics
 log = logging.getLogger("mockkube.scheduler")
 
 USER_AGENT = "kube-scheduler/v1.36.0 (linux/amd64) kubernetes/mockkube"
-FOLLOWED = (("", "nodes"), ("", "pods"), ("resource.k8s.io", "resourceclaims"), ("resource.k8s.io", "resourceslices"),
-            ("resource.k8s.io", "deviceclasses"), ("resource.k8s.io", "devicetaintrules"),
-            ("policy", "poddisruptionbudgets"))
+FOLLOWED = (
+    ("", "nodes"),
+    ("", "pods"),
+    ("resource.k8s.io", "resourceclaims"),
+    ("resource.k8s.io", "resourceslices"),
+    ("resource.k8s.io", "deviceclasses"),
+    ("resource.k8s.io", "devicetaintrules"),
+    ("policy", "poddisruptionbudgets"),
+)
 
 
 def apply_clock(clock: Clock, state: dict) -> None:

@@ -98,16 +98,28 @@ async def spawn(server: Any) -> Child:
     token = server.add_token("system:kube-scheduler") if server.authn.enabled else server.admin_token
     kubeconfig = os.path.join(workdir, "kubeconfig")
     write_kubeconfig(kubeconfig, server.url, token, server.tls.ca_pem if server.tls else None)
-    cmd = [sys.executable, "-m", "mockkube", "scheduler", "--control", "--kubeconfig", kubeconfig,
-           "--clock", json.dumps(server.clock.state()), "--log-level", logging.getLevelName(log.getEffectiveLevel())]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mockkube",
+        "scheduler",
+        "--control",
+        "--kubeconfig",
+        kubeconfig,
+        "--clock",
+        json.dumps(server.clock.state()),
+        "--log-level",
+        logging.getLevelName(log.getEffectiveLevel()),
+    ]
     if server.cluster:
         cmd += ["--cluster", str(server.cluster)]
     if server.filter_timeout is not None:
         cmd += ["--dra-filter-timeout", f"{server.filter_timeout}s"]
     if server.binding_timeout is not None:
         cmd += ["--binding-timeout", f"{server.binding_timeout}s"]
-    proc = await asyncio.create_subprocess_exec(*cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                                start_new_session=True)
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True
+    )
     child = Child(proc, workdir)
     if not getattr(server, "_scheduler_metrics_source", False):
         server._scheduler_metrics_source = True
@@ -155,7 +167,9 @@ class SchedulerProcess:
         if child is None or not child.alive:
             return True
         try:  # not yet synced (or unable to list) is not idle
-            return bool((await asyncio.wait_for(child.request("idle", rvs=self.server.store.newest_rvs()), 2.0))["idle"])
+            return bool(
+                (await asyncio.wait_for(child.request("idle", rvs=self.server.store.newest_rvs()), 2.0))["idle"]
+            )
         except (asyncio.TimeoutError, RuntimeError):
             return False
 

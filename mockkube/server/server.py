@@ -28,8 +28,9 @@ log = logging.getLogger("mockkube")
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-def kubeconfig(url: str, token: str = "mockkube", ca_pem: bytes | None = None,
-               client: tuple[bytes, bytes] | None = None) -> dict:
+def kubeconfig(
+    url: str, token: str = "mockkube", ca_pem: bytes | None = None, client: tuple[bytes, bytes] | None = None
+) -> dict:
     """A kubeconfig whose cluster, user and context are all named ``mockkube``: trusting
     ``ca_pem`` and authenticating with the ``client`` (certificate, key) PEMs or ``token``."""
     import base64
@@ -40,22 +41,29 @@ def kubeconfig(url: str, token: str = "mockkube", ca_pem: bytes | None = None,
     cluster: dict = {"server": url}
     if ca_pem:
         cluster["certificate-authority-data"] = b64(ca_pem)
-    user: dict = ({"client-certificate-data": b64(client[0]), "client-key-data": b64(client[1])}
-                  if client else {"token": token})
+    user: dict = (
+        {"client-certificate-data": b64(client[0]), "client-key-data": b64(client[1])} if client else {"token": token}
+    )
     return {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "mockkube", "cluster": cluster}],
         "users": [{"name": "mockkube", "user": user}],
-        "contexts": [{"name": "mockkube", "context": {"cluster": "mockkube", "user": "mockkube",
-                                                      "namespace": "default"}}],
+        "contexts": [
+            {"name": "mockkube", "context": {"cluster": "mockkube", "user": "mockkube", "namespace": "default"}}
+        ],
         "current-context": "mockkube",
         "preferences": {},
     }
 
 
-def write_kubeconfig(path: str | Path, url: str, token: str = "mockkube", ca_pem: bytes | None = None,
-                     client: tuple[bytes, bytes] | None = None) -> None:
+def write_kubeconfig(
+    path: str | Path,
+    url: str,
+    token: str = "mockkube",
+    ca_pem: bytes | None = None,
+    client: tuple[bytes, bytes] | None = None,
+) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(yaml.safe_dump(kubeconfig(url, token, ca_pem, client), sort_keys=False))
@@ -65,18 +73,33 @@ def write_kubeconfig(path: str | Path, url: str, token: str = "mockkube", ca_pem
 class Server:
     """One cluster: ``await start()`` returns its URL, ``await stop()`` ends it cleanly."""
 
-    def __init__(self, address: str = "127.0.0.1", port: int = 6443, db_url: str | None = None,
-                 kubeconfig_path: str | None = None, cluster: str | None = None,
-                 clock: Callable[[], float] | None = None, components: bool = True,
-                 event_window: int | None = None, component_thread: bool = True,
-                 filter_timeout: float | None = None, binding_timeout: float | None = None,
-                 authorization_mode: str = "AlwaysAllow", service_account_key_file: str | None = None,
-                 service_account_issuer: str | None = None, token_auth_file: str | None = None,
-                 anonymous_auth: bool = True, authentication: bool | None = None, tls: bool = False,
-                 tls_cert_file: str | None = None, tls_private_key_file: str | None = None,
-                 client_ca_file: str | None = None, cert_dir: str | None = None,
-                 service_addresses: dict[str, str] | list[str] | None = None,
-                 scheduler_process: bool = False) -> None:
+    def __init__(
+        self,
+        address: str = "127.0.0.1",
+        port: int = 6443,
+        db_url: str | None = None,
+        kubeconfig_path: str | None = None,
+        cluster: str | None = None,
+        clock: Callable[[], float] | None = None,
+        components: bool = True,
+        event_window: int | None = None,
+        component_thread: bool = True,
+        filter_timeout: float | None = None,
+        binding_timeout: float | None = None,
+        authorization_mode: str = "AlwaysAllow",
+        service_account_key_file: str | None = None,
+        service_account_issuer: str | None = None,
+        token_auth_file: str | None = None,
+        anonymous_auth: bool = True,
+        authentication: bool | None = None,
+        tls: bool = False,
+        tls_cert_file: str | None = None,
+        tls_private_key_file: str | None = None,
+        client_ca_file: str | None = None,
+        cert_dir: str | None = None,
+        service_addresses: dict[str, str] | list[str] | None = None,
+        scheduler_process: bool = False,
+    ) -> None:
         self.address = address
         self.port = port
         self.db_url = db_url
@@ -102,8 +125,11 @@ class Server:
 
         # where webhook ``service`` references go (simulated pods have no network):
         # {"NS/NAME": "HOST:PORT"} or ["NS/NAME=HOST:PORT", ...] (--service-address)
-        pairs = service_addresses.items() if isinstance(service_addresses, dict) else \
-            [tuple(x.split("=", 1)) for x in service_addresses or ()]
+        pairs = (
+            service_addresses.items()
+            if isinstance(service_addresses, dict)
+            else [tuple(x.split("=", 1)) for x in service_addresses or ()]
+        )
         self.service_addresses = dict(parse_service_address(f"{k}={v}") for k, v in pairs)
         from mockkube.apiserver.authz.authorizer import parse_modes
 
@@ -119,16 +145,26 @@ class Server:
         self.token_auth_file = token_auth_file
         self.anonymous_auth = anonymous_auth
         self.static_tokens = authn.read_token_file(token_auth_file) if token_auth_file else {}
-        enabled = authentication if authentication is not None else bool(
-            token_auth_file or not anonymous_auth or client_ca_file or tls or tls_cert_file
-            or self.authorization_modes != ["AlwaysAllow"])
+        enabled = (
+            authentication
+            if authentication is not None
+            else bool(
+                token_auth_file
+                or not anonymous_auth
+                or client_ca_file
+                or tls
+                or tls_cert_file
+                or self.authorization_modes != ["AlwaysAllow"]
+            )
+        )
         self.authn = authn.Authentication(enabled=enabled, anonymous=anonymous_auth)
         # clients send credentials only over TLS (client-go drops them on http://): whatever
         # turns authentication on serves HTTPS, as kube-apiserver always does
         from mockkube.apiserver.tlsconfig import TLSConfig
 
-        self.tls = TLSConfig.choose(enabled or tls, tls_cert_file, tls_private_key_file, client_ca_file,
-                                    cert_dir, self.temp_dirs)
+        self.tls = TLSConfig.choose(
+            enabled or tls, tls_cert_file, tls_private_key_file, client_ca_file, cert_dir, self.temp_dirs
+        )
         # the credential the written kubeconfig holds: an admin token (system:masters) when
         # authentication is on, as kind's kubeconfig holds an admin certificate
         self.admin_token = "mockkube"
@@ -161,8 +197,7 @@ class Server:
     def open_store(self) -> None:
         engine = make_engine(self.db_url)
         migrate(engine)
-        self.store = Store(engine, self.registry, **({"event_window": self.event_window}
-                                                     if self.event_window else {}))
+        self.store = Store(engine, self.registry, **({"event_window": self.event_window} if self.event_window else {}))
         from mockkube.apiserver.resources import apiextensions
 
         # custom resources defined before a restart are served again before the caches fill
@@ -185,10 +220,18 @@ class Server:
                 self.resources.create(ns_rt, "", {"metadata": {"name": ns}})
         svc_rt = self.registry.get("", "v1", "services")
         if self.store.get(svc_rt, "default", "kubernetes") is None:
-            self.resources.create(svc_rt, "default", {
-                "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
-                "spec": {"clusterIP": "10.96.0.1", "sessionAffinity": "None",
-                         "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}})
+            self.resources.create(
+                svc_rt,
+                "default",
+                {
+                    "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+                    "spec": {
+                        "clusterIP": "10.96.0.1",
+                        "sessionAffinity": "None",
+                        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+                    },
+                },
+            )
         from mockkube.apiserver.resources.builtin import bootstrap_objects
 
         for rt, ns, obj in bootstrap_objects(self.registry):
@@ -213,8 +256,14 @@ class Server:
         control.setup(app)  # mockkube's own endpoints: /mockkube/v1/... and the dashboard
         self.app = app
         # kube-apiserver takes long request lines (huge label selectors); aiohttp stops at 8 KiB
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0,
-                                     max_line_size=1 << 20, max_field_size=1 << 20)
+        self._runner = web.AppRunner(
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=2.0,
+            max_line_size=1 << 20,
+            max_field_size=1 << 20,
+        )
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET6 if ":" in self.address else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -247,8 +296,10 @@ class Server:
 
         if self.tls:
             self.authn.request_authenticators[:] = [self.tls.authenticate]
-        self.authn.token_authenticators[:] = [authn.static_tokens(self.static_tokens),
-                                              lambda token: self.sa_tokens.authenticate(token)[0]]
+        self.authn.token_authenticators[:] = [
+            authn.static_tokens(self.static_tokens),
+            lambda token: self.sa_tokens.authenticate(token)[0],
+        ]
         app[authn.AUTHN] = self.authn
         if not getattr(self, "_escalation_checked", False):  # one check per store, across restarts
             from mockkube.apiserver.authz import node
@@ -304,9 +355,15 @@ class Server:
         if "path" in attrs:
             a = Attributes(user=user, verb=attrs.get("verb", ""), resource_request=False, path=attrs["path"])
         else:
-            a = Attributes(user=user, verb=attrs.get("verb", ""), api_group=attrs.get("group", ""),
-                           resource=attrs.get("resource", ""), subresource=attrs.get("subresource", ""),
-                           namespace=attrs.get("namespace", ""), name=attrs.get("name", ""))
+            a = Attributes(
+                user=user,
+                verb=attrs.get("verb", ""),
+                api_group=attrs.get("group", ""),
+                resource=attrs.get("resource", ""),
+                subresource=attrs.get("subresource", ""),
+                namespace=attrs.get("namespace", ""),
+                name=attrs.get("name", ""),
+            )
         return self.authorizer.authorize(a)
 
     def _role_rules(self, ref: dict, namespace: str) -> list[dict]:
@@ -370,8 +427,12 @@ class Server:
             else:
                 self.components = await comps.start_all(self)
             await self.on_cluster(quiesce, self.components)
-        return {"deleted": counts.deleted, "created": counts.created, "updated": counts.updated,
-                "seconds": round(time.perf_counter() - t0, 4)}
+        return {
+            "deleted": counts.deleted,
+            "created": counts.created,
+            "updated": counts.updated,
+            "seconds": round(time.perf_counter() - t0, 4),
+        }
 
     def clock_changed(self) -> int:
         """Ask every component with ``resync()`` to look again at time-based state (call on
@@ -386,6 +447,7 @@ class Server:
 
     async def move_clock(self, change: Callable[[], object]) -> dict:
         """Apply ``change()`` to the clock where the components live, then resync them."""
+
         def apply() -> dict:
             change()
             self.clock_changed()
@@ -476,9 +538,13 @@ def _remove_later(path: str) -> None:
     import sys
 
     try:
-        subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], True)", path],
-                         start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+        subprocess.Popen(
+            [sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], True)", path],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     except OSError:
         shutil.rmtree(path, ignore_errors=True)
 

@@ -85,7 +85,8 @@ def _same(a: dict, b: dict) -> bool:
         return True
     ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
     if {k: v for k, v in ma.items() if k != "resourceVersion"} != {
-            k: v for k, v in mb.items() if k != "resourceVersion"}:
+        k: v for k, v in mb.items() if k != "resourceVersion"
+    }:
         return False
     return {k: v for k, v in a.items() if k != "metadata"} == {k: v for k, v in b.items() if k != "metadata"}
 

@@ -20,18 +20,35 @@ from mockkube.testing.tools import ClientTools
 
 
 class ThreadedCluster(ClientTools):
-    def __init__(self, *, db_url: str | None = None, cluster: str | None = None, components: bool = True,
-                 workdir: str | None = None, clock: Callable[[], float] | None = None,
-                 binding_timeout: float | None = None, filter_timeout: float | None = None,
-                 **server_options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        db_url: str | None = None,
+        cluster: str | None = None,
+        components: bool = True,
+        workdir: str | None = None,
+        clock: Callable[[], float] | None = None,
+        binding_timeout: float | None = None,
+        filter_timeout: float | None = None,
+        **server_options: Any,
+    ) -> None:
         """``server_options``: further ``Server`` keywords, e.g. ``authorization_mode="RBAC"``."""
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))
         self.kubeconfig = str(self.workdir / "kubeconfig")
         self.clock = clock
         extra: dict[str, Any] = {"clock": clock} if clock is not None else {}
-        self.server = Server(address="127.0.0.1", port=0, db_url=db_url, kubeconfig_path=self.kubeconfig,
-                             cluster=cluster, components=components, binding_timeout=binding_timeout,
-                             filter_timeout=filter_timeout, **extra, **server_options)
+        self.server = Server(
+            address="127.0.0.1",
+            port=0,
+            db_url=db_url,
+            kubeconfig_path=self.kubeconfig,
+            cluster=cluster,
+            components=components,
+            binding_timeout=binding_timeout,
+            filter_timeout=filter_timeout,
+            **extra,
+            **server_options,
+        )
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="mockkube", daemon=True)
         self._ready = threading.Event()
@@ -79,6 +96,7 @@ class ThreadedCluster(ClientTools):
 
     def on_server(self, fn: Callable[..., Any], *args: Any, timeout: float | None = 60) -> Any:
         """Run ``fn(*args)`` (sync or async) on the HTTP server's loop and return its result."""
+
         async def wrapper():
             out = fn(*args)
             if asyncio.iscoroutine(out):

@@ -20,8 +20,9 @@ async def test_aggregated_rules_follow_the_selected_roles():
         label = {"example.com/aggregate-to-monitoring": "true"}
         c.create(rt, {"metadata": {"name": "b-nodes", "labels": label}, "rules": [NODES]})
         c.create(rt, {"metadata": {"name": "a-pods", "labels": label}, "rules": [PODS, NODES]})
-        c.create(rt, {"metadata": {"name": "unrelated"}, "rules": [{"verbs": ["*"], "apiGroups": ["*"],
-                                                                  "resources": ["*"]}]})
+        c.create(
+            rt, {"metadata": {"name": "unrelated"}, "rules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]}
+        )
         await eventually(lambda: c.get(rt, "", "monitoring")["rules"] == [PODS, NODES])
         c.delete(rt, "", "a-pods")
         await eventually(lambda: c.get(rt, "", "monitoring")["rules"] == [NODES])

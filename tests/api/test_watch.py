@@ -72,8 +72,16 @@ async def test_too_large_resource_version_is_504(api):
 async def test_watch_list_initial_events_end_bookmark(api):
     await api.post(CM, cm("wl1"))
     await api.post(CM, cm("wl2"))
-    evs = await events(api, {"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
-                             "allowWatchBookmarks": "true", "timeoutSeconds": "5"}, 3)
+    evs = await events(
+        api,
+        {
+            "sendInitialEvents": "true",
+            "resourceVersionMatch": "NotOlderThan",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": "5",
+        },
+        3,
+    )
     assert [e["type"] for e in evs] == ["ADDED", "ADDED", "BOOKMARK"]
     bm = evs[2]["object"]
     assert bm["kind"] == "ConfigMap" and bm["apiVersion"] == "v1"
@@ -89,8 +97,9 @@ async def test_watch_list_parameter_validation(api):
 
 
 async def test_timeout_seconds_ends_the_stream(api):
-    async with api.s.get(api.url + CM, params={"watch": "true", "timeoutSeconds": "1",
-                                               "resourceVersion": str(api.server.store.rv)}) as r:
+    async with api.s.get(
+        api.url + CM, params={"watch": "true", "timeoutSeconds": "1", "resourceVersion": str(api.server.store.rv)}
+    ) as r:
         body = await asyncio.wait_for(r.read(), 5)
     assert body == b""
 

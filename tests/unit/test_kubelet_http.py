@@ -31,8 +31,10 @@ async def test_endpoints():
             r = await client.get("/mockkube/v1/nodes/a/podresources")
             assert await r.json() == {"podResources": []}
             assert (await client.get("/mockkube/v1/nodes/zz/podresources")).status == 404
-            r = await client.post("/mockkube/v1/drivers/gpu.example.com/health",
-                                  json={"pool": "a", "device": "gpu-1", "healthy": False, "effect": "NoExecute"})
+            r = await client.post(
+                "/mockkube/v1/drivers/gpu.example.com/health",
+                json={"pool": "a", "device": "gpu-1", "healthy": False, "effect": "NoExecute"},
+            )
             assert (await r.json())["changed"] is True
             (sl,) = c.list(c.rt("resourceslices", "resource.k8s.io"))
             assert sl["spec"]["devices"][1]["taints"][0]["effect"] == "NoExecute"

@@ -9,9 +9,17 @@ from typing import Any
 from mockkube.machinery import selectors
 
 # upstream IsExemptAdmissionConfigurationResource: admission never applies to its own configuration
-EXEMPT = {("admissionregistration.k8s.io", r) for r in (
-    "validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies",
-    "mutatingadmissionpolicybindings", "validatingwebhookconfigurations", "mutatingwebhookconfigurations")}
+EXEMPT = {
+    ("admissionregistration.k8s.io", r)
+    for r in (
+        "validatingadmissionpolicies",
+        "validatingadmissionpolicybindings",
+        "mutatingadmissionpolicies",
+        "mutatingadmissionpolicybindings",
+        "validatingwebhookconfigurations",
+        "mutatingwebhookconfigurations",
+    )
+}
 
 
 @dataclass
@@ -41,11 +49,20 @@ class Attributes:
         """The CEL `request` variable (an AdmissionRequest)."""
         kind = {"group": self.group, "version": self.version, "kind": self.kind}
         resource = {"group": self.group, "version": self.version, "resource": self.resource}
-        return {"kind": kind, "resource": resource, "subResource": self.subresource, "requestKind": kind,
-                "requestResource": resource, "requestSubResource": self.subresource, "name": self.name,
-                "namespace": self.namespace, "operation": self.operation,
-                "userInfo": {"username": "", "uid": "", "groups": [], "extra": {}, **self.user},
-                "dryRun": self.dry_run, "options": self.options}
+        return {
+            "kind": kind,
+            "resource": resource,
+            "subResource": self.subresource,
+            "requestKind": kind,
+            "requestResource": resource,
+            "requestSubResource": self.subresource,
+            "name": self.name,
+            "namespace": self.namespace,
+            "operation": self.operation,
+            "userInfo": {"username": "", "uid": "", "groups": [], "extra": {}, **self.user},
+            "dryRun": self.dry_run,
+            "options": self.options,
+        }
 
 
 def _in(values: Any, want: str) -> bool:

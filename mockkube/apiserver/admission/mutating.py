@@ -115,8 +115,10 @@ def apply_configuration(obj: dict, patch: Any, schema: "Node | None") -> dict:
     from mockkube.machinery import apply
 
     if not isinstance(patch, CelObject) or patch.type_name != "Object":
-        raise MutationError(f"unsupported return type from ApplyConfiguration expression: "
-                            f"{getattr(patch, 'type_name', type(patch).__name__)}")
+        raise MutationError(
+            f"unsupported return type from ApplyConfiguration expression: "
+            f"{getattr(patch, 'type_name', type(patch).__name__)}"
+        )
     plain = _plain(patch, "", "Object")
     plain.setdefault("apiVersion", obj.get("apiVersion"))
     plain.setdefault("kind", obj.get("kind"))
@@ -126,15 +128,20 @@ def apply_configuration(obj: dict, patch: Any, schema: "Node | None") -> dict:
         res = validation.check_structure(copy.deepcopy(plain), schema)
         if res.unknown_fields:
             field = res.unknown_fields[0].removeprefix('unknown field "').rstrip('"')
-            raise MutationError(f"error applying patch: failed to convert patch object to typed object: "
-                                f".{field}: field not declared in schema")
+            raise MutationError(
+                f"error applying patch: failed to convert patch object to typed object: "
+                f".{field}: field not declared in schema"
+            )
         if res.type_errors:
-            raise MutationError(f"error applying patch: failed to convert patch object to typed object: "
-                                f"{res.type_errors[0]}")
+            raise MutationError(
+                f"error applying patch: failed to convert patch object to typed object: {res.type_errors[0]}"
+            )
     atomics = _atomics(plain, schema, "")
     if atomics:
-        raise MutationError(f"error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, "
-                            f"maps or structs: {', '.join(atomics)}")
+        raise MutationError(
+            f"error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, "
+            f"maps or structs: {', '.join(atomics)}"
+        )
     merged = apply.merge(obj, plain, schema)
     return merged if isinstance(merged, dict) else obj
 
@@ -153,8 +160,11 @@ def json_patch(obj: dict, ops: Any) -> dict:
         if op.get("from"):
             d["from"] = op["from"]
         if "value" in op:
-            d["value"] = _plain(op["value"], "", op["value"].type_name) if isinstance(op["value"], CelObject) \
+            d["value"] = (
+                _plain(op["value"], "", op["value"].type_name)
+                if isinstance(op["value"], CelObject)
                 else _plain(op["value"], "", "")
+            )
         decoded.append(d)
     try:
         out = apply_ops(obj, decoded)
@@ -213,8 +223,11 @@ def denied(a: Attributes, policy: dict, binding: dict | None, message: str, reas
     name = a.name or ((a.obj or a.old or {}).get("metadata") or {}).get("name") or "Unknown"
     err = errors.forbidden(a.resource, a.group, name, "admission request denied by policy")
     pname = policy["metadata"]["name"]
-    msg = f"policy '{pname}' with binding '{binding['metadata']['name']}' denied request: {message}" if binding \
+    msg = (
+        f"policy '{pname}' with binding '{binding['metadata']['name']}' denied request: {message}"
+        if binding
         else f"policy {pname!r} denied request: {message}"
+    )
     err.message = msg
     if reason:
         err.reason = reason
@@ -250,8 +263,7 @@ class MutatingPolicies:
         for policy, binding in self.source.matching(a):
             spec = policy.get("spec") or {}
             try:
-                for params in self.source.params(spec.get("paramKind"), (binding.get("spec") or {}).get("paramRef"),
-                                                 a):
+                for params in self.source.params(spec.get("paramKind"), (binding.get("spec") or {}).get("paramRef"), a):
                     invocations.append(_Invocation(policy, binding, params))
             except ParamsError as exc:
                 self._fail(a, policy, binding, f"failed to configure binding: {exc}", "")
@@ -262,14 +274,18 @@ class MutatingPolicies:
         obj, changed_by = self._run(a, original, invocations, schema)
         if changed_by is not None:
             # upstream reinvocation: IfNeeded policies invoked before the last change run once more
-            again = [inv for i, inv in enumerate(invocations) if i < changed_by
-                     and (inv.policy.get("spec") or {}).get("reinvocationPolicy") == "IfNeeded"]
+            again = [
+                inv
+                for i, inv in enumerate(invocations)
+                if i < changed_by and (inv.policy.get("spec") or {}).get("reinvocationPolicy") == "IfNeeded"
+            ]
             if again:
                 obj, _ = self._run(a, obj, again, schema)
         return obj if obj != original else None
 
-    def _run(self, a: Attributes, obj: dict, invocations: list[_Invocation],
-             schema: "Node | None") -> tuple[dict, int | None]:
+    def _run(
+        self, a: Attributes, obj: dict, invocations: list[_Invocation], schema: "Node | None"
+    ) -> tuple[dict, int | None]:
         """One pass over the invocations: the object after it, and the index of the last
         invocation that changed it."""
         last_change = None

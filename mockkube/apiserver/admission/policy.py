@@ -51,8 +51,13 @@ class _Variables(dict):
 def authorizer(a: Attributes) -> Authorizer:
     """The ``authorizer`` variable for this request's user: checks go to the server's
     authorizer (``--authorization-mode``; AlwaysAllow allows them all)."""
-    rr = {"group": a.group, "resource": a.resource, "subresource": a.subresource, "namespace": a.namespace,
-          "name": a.name}
+    rr = {
+        "group": a.group,
+        "resource": a.resource,
+        "subresource": a.subresource,
+        "namespace": a.namespace,
+        "name": a.name,
+    }
     if a.authorize is not None:
         return Authorizer(a.request()["userInfo"], a.authorize, request_resource=rr)
     return Authorizer(a.request()["userInfo"], request_resource=rr)
@@ -60,8 +65,14 @@ def authorizer(a: Attributes) -> Authorizer:
 
 def activation(a: Attributes, params: Any, spec: dict, extra: tuple = ()) -> dict:
     """The CEL variables of one evaluation."""
-    act: dict[str, Any] = {"object": a.obj, "oldObject": a.old, "request": a.request(), "params": params,
-                           "namespaceObject": a.namespace_object, "authorizer": authorizer(a)}
+    act: dict[str, Any] = {
+        "object": a.obj,
+        "oldObject": a.old,
+        "request": a.request(),
+        "params": params,
+        "namespaceObject": a.namespace_object,
+        "authorizer": authorizer(a),
+    }
     act["variables"] = _Variables(spec.get("variables") or [], act, extra)
     return act
 
@@ -78,13 +89,19 @@ def match_conditions_pass(conds: list[dict] | None, act: dict) -> tuple[bool, st
         try:
             result = run(expr, act)
         except CELError as exc:
-            return False, f"failed to evaluate match condition {c.get('name')!r}: expression '{expr}' " \
-                          f"resulted in error: {exc.message}"
+            return (
+                False,
+                f"failed to evaluate match condition {c.get('name')!r}: expression '{expr}' "
+                f"resulted in error: {exc.message}",
+            )
         if result is not True:
             if result is False:
                 return False, ""
-            return False, f"failed to evaluate match condition {c.get('name')!r}: expression '{expr}' " \
-                          f"resulted in error: must evaluate to bool"
+            return (
+                False,
+                f"failed to evaluate match condition {c.get('name')!r}: expression '{expr}' "
+                f"resulted in error: must evaluate to bool",
+            )
     return True, ""
 
 
@@ -126,8 +143,9 @@ class PolicySource:
                 continue
             for binding in sorted(pbs, key=lambda b: b["metadata"]["name"]):
                 bspec = binding.get("spec") or {}
-                if bspec.get("matchResources") and not resources_match(bspec["matchResources"], a,
-                                                                       rules_required=False):
+                if bspec.get("matchResources") and not resources_match(
+                    bspec["matchResources"], a, rules_required=False
+                ):
                     continue
                 yield policy, binding
 
@@ -139,14 +157,17 @@ class PolicySource:
             raise ParamsError("paramKind is specified but paramRef is nil")
         rt = self.res.registry.for_api_version(param_kind.get("apiVersion", ""), param_kind.get("kind", ""))
         if rt is None:
-            raise ParamsError(f"failed to find resource referenced by paramKind: "
-                              f"'{param_kind.get('apiVersion')}, Kind={param_kind.get('kind')}'")
+            raise ParamsError(
+                f"failed to find resource referenced by paramKind: "
+                f"'{param_kind.get('apiVersion')}, Kind={param_kind.get('kind')}'"
+            )
         ns = ""
         if rt.namespaced:
             ns = ref.get("namespace") or a.namespace
             if not ns:
-                raise ParamsError("cannot use namespaced paramRef in policy binding that matches cluster-scoped "
-                                  "resources")
+                raise ParamsError(
+                    "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
+                )
         found: list[dict] = []
         if ref.get("name"):
             e = self.res.store.get(rt, ns, ref["name"])

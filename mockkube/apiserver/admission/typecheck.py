@@ -25,7 +25,7 @@ ROOTS = ("object", "oldObject")
 
 def _matched_kinds(spec: dict, registry: Any) -> list[Any]:
     out = []
-    for rule in ((spec.get("matchConstraints") or {}).get("resourceRules") or []):
+    for rule in (spec.get("matchConstraints") or {}).get("resourceRules") or []:
         for g in rule.get("apiGroups") or []:
             for v in rule.get("apiVersions") or []:
                 for r in rule.get("resources") or []:
@@ -51,8 +51,12 @@ def _children(n: Node) -> Iterator[Node]:
 def _open(node: schema.Node) -> bool:
     """A schema whose unknown fields are allowed (maps, preserved or untyped objects)."""
     raw = node.raw
-    return (node.is_map or raw.get("x-kubernetes-preserve-unknown-fields") is True
-            or raw.get("x-kubernetes-int-or-string") is True or not node.properties)
+    return (
+        node.is_map
+        or raw.get("x-kubernetes-preserve-unknown-fields") is True
+        or raw.get("x-kubernetes-int-or-string") is True
+        or not node.properties
+    )
 
 
 def undefined_fields(expression: str, root: schema.Node) -> list[tuple[str, int]]:
@@ -117,8 +121,9 @@ def expression_warnings(policy: dict, registry: Any) -> list[dict]:
         lines = []
         for rt, root in kinds:
             for name, pos in undefined_fields(expr, root):
-                lines.append(f"{rt.group}/{rt.version}, Kind={rt.kind}: "
-                             + _format_issue(expr, f"undefined field '{name}'", pos))
+                lines.append(
+                    f"{rt.group}/{rt.version}, Kind={rt.kind}: " + _format_issue(expr, f"undefined field '{name}'", pos)
+                )
         if lines:
             out.append({"fieldRef": ref, "warning": "\n".join(lines)})
     return out

@@ -85,8 +85,11 @@ def evaluate(policy: dict, a: Attributes, params: Any) -> tuple[list[Decision], 
             value = _run(aa.get("valueExpression", ""), act)
         except CELError as exc:
             if fail:
-                out.append(Decision(f"expression '{aa.get('valueExpression')}' resulted in error: {exc.message}",
-                                    is_error=True))
+                out.append(
+                    Decision(
+                        f"expression '{aa.get('valueExpression')}' resulted in error: {exc.message}", is_error=True
+                    )
+                )
             continue
         if isinstance(value, str):
             annotations[f"{policy['metadata']['name']}/{aa.get('key')}"] = value
@@ -127,18 +130,24 @@ class ValidatingPolicies:
             for d in decisions:
                 self._act_on(pname, bname, ["Deny"] if d.is_error else actions, d, a, warnings)
 
-    def _act_on(self, pname: str, bname: str, actions: list[str], d: Decision, a: Attributes,
-                warnings: list[str]) -> None:
+    def _act_on(
+        self, pname: str, bname: str, actions: list[str], d: Decision, a: Attributes, warnings: list[str]
+    ) -> None:
         if "Warn" in actions:
             w = f"Validation failed for ValidatingAdmissionPolicy '{pname}' with binding '{bname}': {d.message}"
             if w not in warnings:
                 warnings.append(w)
         if "Audit" in actions:
-            log.info("validation.policy.admission.k8s.io/validation_failure: policy=%s binding=%s message=%s",
-                     pname, bname, d.message)
+            log.info(
+                "validation.policy.admission.k8s.io/validation_failure: policy=%s binding=%s message=%s",
+                pname,
+                bname,
+                d.message,
+            )
         if "Deny" in actions:
-            raise deny_error(a, f"ValidatingAdmissionPolicy '{pname}' with binding '{bname}' denied request: "
-                                f"{d.message}", d.reason)
+            raise deny_error(
+                a, f"ValidatingAdmissionPolicy '{pname}' with binding '{bname}' denied request: {d.message}", d.reason
+            )
 
 
 def deny_error(a: Attributes, message: str, reason: str = "") -> errors.APIError:

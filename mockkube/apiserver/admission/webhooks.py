@@ -39,10 +39,20 @@ GROUP = "admissionregistration.k8s.io"
 
 def review_request(a: Attributes, uid: str) -> dict:
     r = a.request()
-    req = {"uid": uid, "kind": r["kind"], "resource": r["resource"], "requestKind": r["requestKind"],
-           "requestResource": r["requestResource"], "name": a.name, "operation": a.operation,
-           "userInfo": {k: v for k, v in (a.user or {}).items() if v}, "object": a.obj,
-           "oldObject": a.old, "dryRun": a.dry_run, "options": a.options}
+    req = {
+        "uid": uid,
+        "kind": r["kind"],
+        "resource": r["resource"],
+        "requestKind": r["requestKind"],
+        "requestResource": r["requestResource"],
+        "name": a.name,
+        "operation": a.operation,
+        "userInfo": {k: v for k, v in (a.user or {}).items() if v},
+        "object": a.obj,
+        "oldObject": a.old,
+        "dryRun": a.dry_run,
+        "options": a.options,
+    }
     if a.subresource:
         req["subResource"] = req["requestSubResource"] = a.subresource
     if a.namespace:
@@ -82,8 +92,9 @@ class Webhooks:
         self._mrt = reg.get(GROUP, "v1", "mutatingwebhookconfigurations")
 
     def _configs(self, rt) -> list[dict]:
-        return sorted((e.obj for e in list(self.res.store.cache(rt).entries.values())),
-                      key=lambda o: o["metadata"]["name"])
+        return sorted(
+            (e.obj for e in list(self.res.store.cache(rt).entries.values())), key=lambda o: o["metadata"]["name"]
+        )
 
     def active(self) -> bool:
         """Whether any webhook is configured (writes then leave the event loop)."""
@@ -115,8 +126,11 @@ class Webhooks:
         """The request at the other served versions of its resource (matchPolicy Equivalent).
         Upstream also converts the object to the matched version; here it is sent as requested."""
         reg = self.res.registry
-        return [dataclasses.replace(a, version=v) for g, v in reg.group_versions()
-                if g == a.group and v != a.version and reg.get(g, v, a.resource) is not None]
+        return [
+            dataclasses.replace(a, version=v)
+            for g, v in reg.group_versions()
+            if g == a.group and v != a.version and reg.get(g, v, a.resource) is not None
+        ]
 
     def _conditions_pass(self, wh: dict, a: Attributes) -> bool:
         conds = wh.get("matchConditions")
@@ -125,8 +139,12 @@ class Webhooks:
         ok, err = match_conditions_pass(conds, activation(a, None, {}))
         if err:
             if wh.get("failurePolicy", "Fail") == "Fail":
-                raise errors.forbidden(a.resource, a.group, a.name or "Unknown",
-                                       f'admission webhook "{wh["name"]}" failed to evaluate match condition: {err}')
+                raise errors.forbidden(
+                    a.resource,
+                    a.group,
+                    a.name or "Unknown",
+                    f'admission webhook "{wh["name"]}" failed to evaluate match condition: {err}',
+                )
             return False
         return ok
 
@@ -137,13 +155,17 @@ class Webhooks:
             raise errors.bad_request(f'admission webhook "{name}" does not support dry run')
         uid = str(uuid.uuid4())
         version = "v1" if "v1" in (wh.get("admissionReviewVersions") or ["v1"]) else "v1beta1"
-        review = {"apiVersion": f"admission.k8s.io/{version}", "kind": "AdmissionReview",
-                  "request": review_request(a, uid)}
+        review = {
+            "apiVersion": f"admission.k8s.io/{version}",
+            "kind": "AdmissionReview",
+            "request": review_request(a, uid),
+        }
         timeout = wh.get("timeoutSeconds") or 10
         try:
             with self.res.unlocked():  # lists and other writes go on while the webhook thinks
-                body = WebhookClient(wh.get("clientConfig") or {}, self.services).post(review, timeout,
-                                                                                       f"timeout={timeout}s")
+                body = WebhookClient(wh.get("clientConfig") or {}, self.services).post(
+                    review, timeout, f"timeout={timeout}s"
+                )
             resp = (body or {}).get("response")
             if not isinstance(resp, dict):
                 raise CallError("expected response in AdmissionReview")

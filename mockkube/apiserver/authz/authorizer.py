@@ -54,8 +54,11 @@ class Authorizer:
 
     def rules_for(self, user: dict, namespace: str) -> tuple[list[dict], list[dict], list[str]]:
         if MASTERS in (user.get("groups") or ()) or not self.enforcing or "AlwaysAllow" in self.modes:
-            return ([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                    [{"verbs": ["*"], "nonResourceURLs": ["*"]}], [])
+            return (
+                [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                [],
+            )
         res, nonres, errs = ([], [], []) if "RBAC" not in self.modes else self.policy().rules_for(user, namespace)
         if "Node" in self.modes and node.node_name(user):
             res = [*node.NODE_RULES, *res]
@@ -75,9 +78,13 @@ def forbidden_message(attrs: Attributes) -> str:
         return f'User "{user}" cannot {attrs.verb} path "{attrs.path}"'
     resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
     if attrs.namespace:
-        return (f'User "{user}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" '
-                f'in the namespace "{attrs.namespace}"')
-    return f'User "{user}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" at the cluster scope'
+        return (
+            f'User "{user}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" '
+            f'in the namespace "{attrs.namespace}"'
+        )
+    return (
+        f'User "{user}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" at the cluster scope'
+    )
 
 
 def forbidden(attrs: Attributes, reason: str = "") -> errors.APIError:

@@ -33,12 +33,21 @@ NOOP = contextlib.nullcontext()  # what a component's call enters when nothing i
 def attributes(user: dict, verb: str, rt, namespace: str, name: str, subresource: str = "") -> Attributes:
     """The request attributes of a component's call, as RequestInfoFactory reads them from the
     path the same call would have over HTTP."""
-    return Attributes(user=user, verb=verb, api_group=rt.group, api_version=rt.version, resource=rt.plural,
-                      subresource=subresource, namespace=namespace if rt.namespaced else "", name=name)
+    return Attributes(
+        user=user,
+        verb=verb,
+        api_group=rt.group,
+        api_version=rt.version,
+        resource=rt.plural,
+        subresource=subresource,
+        namespace=namespace if rt.namespaced else "",
+        name=name,
+    )
 
 
-def check(authorizer: Authorizer, verb: str, rt, namespace: str, name: str, subresource: str = "",
-          user: dict | None = None) -> None:
+def check(
+    authorizer: Authorizer, verb: str, rt, namespace: str, name: str, subresource: str = "", user: dict | None = None
+) -> None:
     """Raise upstream's 403 unless the acting component may do ``verb`` on the resource."""
     attrs = attributes(user if user is not None else current_user(), verb, rt, namespace, name, subresource)
     ok, why = authorizer.authorize(attrs)
@@ -47,8 +56,7 @@ def check(authorizer: Authorizer, verb: str, rt, namespace: str, name: str, subr
 
 
 @contextlib.contextmanager
-def request(authorizer: Authorizer, verb: str, rt, namespace: str, name: str,
-            subresource: str = "") -> Iterator[None]:
+def request(authorizer: Authorizer, verb: str, rt, namespace: str, name: str, subresource: str = "") -> Iterator[None]:
     """Authorize one write, and make ``verb`` the request's verb while it runs (the checks
     inside a write, such as DRA claim status authorization, read it as for HTTP)."""
     check(authorizer, verb, rt, namespace, name, subresource)

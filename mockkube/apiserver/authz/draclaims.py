@@ -72,19 +72,39 @@ class ClaimStatusAuthorization:
     def validate(self, a: Admission, warnings: list[str]) -> None:
         az = self.authorizer()
         verb = current_request_verb()
-        if az is None or not az.enforcing or not verb or a.group != GROUP or a.resource != "resourceclaims" \
-                or a.subresource != "status" or a.operation != "UPDATE" or a.obj is None or a.old is None:
+        if (
+            az is None
+            or not az.enforcing
+            or not verb
+            or a.group != GROUP
+            or a.resource != "resourceclaims"
+            or a.subresource != "status"
+            or a.operation != "UPDATE"
+            or a.obj is None
+            or a.old is None
+        ):
             return
         new, old = a.obj.get("status") or {}, a.old.get("status") or {}
         errs: list[fe.FieldError] = []
         if new.get("allocation") != old.get("allocation") or new.get("reservedFor") != old.get("reservedFor"):
-            attrs = Attributes(user=a.user, verb=verb, api_group=GROUP, api_version=a.version,
-                               resource="resourceclaims", subresource="binding")
+            attrs = Attributes(
+                user=a.user,
+                verb=verb,
+                api_group=GROUP,
+                api_version=a.version,
+                resource="resourceclaims",
+                subresource="binding",
+            )
             why = _why(az, attrs)
             if why is not None:
-                errs.append(fe.forbidden("status", 'changing status.allocation or status.reservedFor requires '
-                                                   f'resource="resourceclaims/binding", verb="{verb}" permission: '
-                                                   f"{why}"))
+                errs.append(
+                    fe.forbidden(
+                        "status",
+                        "changing status.allocation or status.reservedFor requires "
+                        f'resource="resourceclaims/binding", verb="{verb}" permission: '
+                        f"{why}",
+                    )
+                )
         drivers = modified_drivers(new, old)
         if drivers:
             node = allocated_node(new.get("allocation"))
@@ -92,15 +112,30 @@ class ClaimStatusAuthorization:
             for driver in drivers:
                 first = None
                 for v in verbs:
-                    why = _why(az, Attributes(user=a.user, verb=v, api_group=GROUP, api_version=a.version,
-                                              namespace=a.namespace, resource="resourceclaims",
-                                              subresource="driver", name=driver))
+                    why = _why(
+                        az,
+                        Attributes(
+                            user=a.user,
+                            verb=v,
+                            api_group=GROUP,
+                            api_version=a.version,
+                            namespace=a.namespace,
+                            resource="resourceclaims",
+                            subresource="driver",
+                            name=driver,
+                        ),
+                    )
                     if why is None:
                         break
                     first = first or why
                 else:
-                    errs.append(fe.forbidden("status.devices", 'changing status.devices requires '
-                                                               f'resource="resourceclaims/driver", '
-                                                               f'verb="[{" ".join(verbs)}]" permission: {first}'))
+                    errs.append(
+                        fe.forbidden(
+                            "status.devices",
+                            "changing status.devices requires "
+                            f'resource="resourceclaims/driver", '
+                            f'verb="[{" ".join(verbs)}]" permission: {first}',
+                        )
+                    )
         if errs:
             raise errors.invalid(a.kind, a.group, a.name, errs)

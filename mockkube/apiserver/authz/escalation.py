@@ -22,9 +22,13 @@ def _q(values: list[str]) -> str:
 def compact_string(rule: dict) -> str:
     """upstream rbacv1helpers.CompactString."""
     parts = []
-    for key, label in (("apiGroups", "APIGroups"), ("resources", "Resources"),
-                       ("nonResourceURLs", "NonResourceURLs"), ("resourceNames", "ResourceNames"),
-                       ("verbs", "Verbs")):
+    for key, label in (
+        ("apiGroups", "APIGroups"),
+        ("resources", "Resources"),
+        ("nonResourceURLs", "NonResourceURLs"),
+        ("resourceNames", "ResourceNames"),
+        ("verbs", "Verbs"),
+    ):
         if rule.get(key):
             parts.append(f"{label}:{_q(rule[key])}")
     return "{" + ", ".join(parts) + "}"
@@ -37,8 +41,12 @@ def missing_rules(owner: list[dict], wanted: list[dict]) -> list[dict]:
         for atom in _expand(rule):
             if any(_rule_covers(o, atom) for o in owner):
                 continue
-            key = (tuple(atom.get("apiGroups") or ()), tuple(atom.get("resources") or ()),
-                   tuple(atom.get("resourceNames") or ()), tuple(atom.get("nonResourceURLs") or ()))
+            key = (
+                tuple(atom.get("apiGroups") or ()),
+                tuple(atom.get("resources") or ()),
+                tuple(atom.get("resourceNames") or ()),
+                tuple(atom.get("nonResourceURLs") or ()),
+            )
             if key in merged:
                 if atom["verbs"][0] not in merged[key]["verbs"]:
                     merged[key]["verbs"].append(atom["verbs"][0])
@@ -56,8 +64,15 @@ class EscalationCheck:
 
     def validate(self, a: Admission, warnings: list[str]) -> None:
         az = self.authorizer()
-        if az is None or not az.enforcing or a.group != GROUP or a.operation not in ("CREATE", "UPDATE") \
-                or a.subresource or a.obj is None or MASTERS in (a.user.get("groups") or ()):
+        if (
+            az is None
+            or not az.enforcing
+            or a.group != GROUP
+            or a.operation not in ("CREATE", "UPDATE")
+            or a.subresource
+            or a.obj is None
+            or MASTERS in (a.user.get("groups") or ())
+        ):
             return
         if a.resource in ("roles", "clusterroles"):
             self._role(az, a)
@@ -65,12 +80,16 @@ class EscalationCheck:
             self._binding(az, a)
 
     def _allowed(self, az: Authorizer, a: Admission, verb: str, resource: str, name: str) -> bool:
-        return az.authorize(Attributes(user=a.user, verb=verb, api_group=GROUP, resource=resource,
-                                       namespace=a.namespace, name=name))[0]
+        return az.authorize(
+            Attributes(user=a.user, verb=verb, api_group=GROUP, resource=resource, namespace=a.namespace, name=name)
+        )[0]
 
     def _role(self, az: Authorizer, a: Admission) -> None:
-        if a.old is not None and a.old.get("rules") == a.obj.get("rules") and \
-                a.old.get("aggregationRule") == a.obj.get("aggregationRule"):
+        if (
+            a.old is not None
+            and a.old.get("rules") == a.obj.get("rules")
+            and a.old.get("aggregationRule") == a.obj.get("aggregationRule")
+        ):
             return
         if self._allowed(az, a, "escalate", a.resource, a.name):
             return
@@ -97,8 +116,10 @@ class EscalationCheck:
         if not missing:
             return
         groups = _q(list(a.user.get("groups") or []))
-        msg = (f'user "{a.user.get("username", "")}" (groups={groups}) is attempting to grant RBAC permissions not '
-               "currently held:\n" + "\n".join(sorted(compact_string(r) for r in missing)))
+        msg = (
+            f'user "{a.user.get("username", "")}" (groups={groups}) is attempting to grant RBAC permissions not '
+            "currently held:\n" + "\n".join(sorted(compact_string(r) for r in missing))
+        )
         if errs:
             msg += f"; resolution errors: [{', '.join(errs)}]"
         raise errors.forbidden(a.resource, a.group, a.name, msg)

@@ -50,7 +50,7 @@ def node_name(user: dict) -> str:
     """The node a kubelet identity acts for, or ""."""
     name = user.get("username", "")
     if name.startswith(NODE_PREFIX) and NODES_GROUP in (user.get("groups") or ()):
-        return name[len(NODE_PREFIX):]
+        return name[len(NODE_PREFIX) :]
     return ""
 
 
@@ -73,5 +73,6 @@ def restrict(a) -> None:
     if obj is not None and (obj.get("spec") or {}).get("nodeName") != node:
         from mockkube.machinery import errors
 
-        raise errors.forbidden(a.resource, a.group, a.name,
-                               f"can only {op} ResourceSlice with the same NodeName as the requesting node")
+        raise errors.forbidden(
+            a.resource, a.group, a.name, f"can only {op} ResourceSlice with the same NodeName as the requesting node"
+        )

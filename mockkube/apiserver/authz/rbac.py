@@ -53,8 +53,11 @@ def rule_allows(attrs: Attributes, rule: dict) -> bool:
     if not verb_matches(rule, attrs.verb):
         return False
     if attrs.resource_request:
-        return (group_matches(rule, attrs.api_group) and resource_matches(rule, attrs.resource, attrs.subresource)
-                and name_matches(rule, attrs.name))
+        return (
+            group_matches(rule, attrs.api_group)
+            and resource_matches(rule, attrs.resource, attrs.subresource)
+            and name_matches(rule, attrs.name)
+        )
     return url_matches(rule, attrs.path)
 
 
@@ -83,8 +86,13 @@ class Policy:
     _rb_by: dict[str, dict[tuple, list[int]]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, roles: Iterable[dict], cluster_roles: Iterable[dict], role_bindings: Iterable[dict],
-           cluster_role_bindings: Iterable[dict]) -> "Policy":
+    def of(
+        cls,
+        roles: Iterable[dict],
+        cluster_roles: Iterable[dict],
+        role_bindings: Iterable[dict],
+        cluster_role_bindings: Iterable[dict],
+    ) -> "Policy":
         p = cls()
         for r in roles:
             p.roles[(r["metadata"].get("namespace", ""), r["metadata"]["name"])] = r
@@ -165,11 +173,15 @@ class Policy:
             if err:
                 errs.append(err)
             elif rule.get("nonResourceURLs"):
-                nonres.append({"verbs": list(rule.get("verbs") or []),
-                               "nonResourceURLs": list(rule["nonResourceURLs"])})
+                nonres.append(
+                    {"verbs": list(rule.get("verbs") or []), "nonResourceURLs": list(rule["nonResourceURLs"])}
+                )
             else:
-                out = {"verbs": list(rule.get("verbs") or []), "apiGroups": list(rule.get("apiGroups") or []),
-                       "resources": list(rule.get("resources") or [])}
+                out = {
+                    "verbs": list(rule.get("verbs") or []),
+                    "apiGroups": list(rule.get("apiGroups") or []),
+                    "resources": list(rule.get("resources") or []),
+                }
                 if rule.get("resourceNames"):
                     out["resourceNames"] = list(rule["resourceNames"])
                 res.append(out)
@@ -247,5 +259,3 @@ def _rule_covers(owner: dict, sub: dict) -> bool:
         return True
     want = sub.get("resourceNames") or ()
     return bool(want) and want[0] in owner_names
-
-

@@ -46,14 +46,29 @@ async def status_errors(request: web.Request, handler):
 
 
 def _reason(code: int) -> str:
-    return {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
-            406: "NotAcceptable", 409: "Conflict", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType",
-            422: "Invalid", 429: "TooManyRequests"}.get(code, "InternalError" if code >= 500 else "Unknown")
+    return {
+        400: "BadRequest",
+        401: "Unauthorized",
+        403: "Forbidden",
+        404: "NotFound",
+        405: "MethodNotAllowed",
+        406: "NotAcceptable",
+        409: "Conflict",
+        413: "RequestEntityTooLarge",
+        415: "UnsupportedMediaType",
+        422: "Invalid",
+        429: "TooManyRequests",
+    }.get(code, "InternalError" if code >= 500 else "Unknown")
 
 
 def _plain(status: int, text: str) -> web.Response:
-    return web.Response(status=status, text=text, content_type="text/plain", charset="utf-8",
-                        headers={"X-Content-Type-Options": "nosniff"})
+    return web.Response(
+        status=status,
+        text=text,
+        content_type="text/plain",
+        charset="utf-8",
+        headers={"X-Content-Type-Options": "nosniff"},
+    )
 
 
 def _dump(obj) -> bytes:

@@ -72,8 +72,10 @@ def read_token_file(path: str | Path) -> dict[str, dict]:
             if not record or (len(record) == 1 and not record[0].strip()):
                 continue
             if len(record) < 3:
-                raise ValueError(f"token file '{path}' must have at least 3 columns (token, user name, user uid), "
-                                 f"found {len(record)}")
+                raise ValueError(
+                    f"token file '{path}' must have at least 3 columns (token, user name, user uid), "
+                    f"found {len(record)}"
+                )
             token, name, uid = (c.strip() for c in record[:3])
             user: dict = {"username": name, "uid": uid}
             if len(record) > 3:

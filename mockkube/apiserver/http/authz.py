@@ -27,8 +27,9 @@ class StorePolicy:
         self._policy = Policy()
 
     def __call__(self) -> Policy:
-        rts = [self.registry.get(_RBAC, "v1", p) for p in ("roles", "clusterroles", "rolebindings",
-                                                           "clusterrolebindings")]
+        rts = [
+            self.registry.get(_RBAC, "v1", p) for p in ("roles", "clusterroles", "rolebindings", "clusterrolebindings")
+        ]
         caches = [self.store.cache(rt) for rt in rts]
         key = tuple((id(c), c.version) for c in caches)
         if key != self._key:
@@ -49,8 +50,11 @@ def check_impersonation(authorizer: Authorizer, request: web.Request, acting: di
     h = request.headers
     wanted: list[tuple[str, str, str, str]] = []  # (group, resource, namespace, name)
     name = h.get("Impersonate-User", "")
-    if not name and (h.get("Impersonate-Group") or h.get("Impersonate-Uid")
-                     or any(k.lower().startswith("impersonate-extra-") for k in h)):
+    if not name and (
+        h.get("Impersonate-Group")
+        or h.get("Impersonate-Uid")
+        or any(k.lower().startswith("impersonate-extra-") for k in h)
+    ):
         raise errors.bad_request("requested impersonation of groups, uid or extra without impersonating a user")
     if not name:
         return
@@ -64,12 +68,13 @@ def check_impersonation(authorizer: Authorizer, request: web.Request, acting: di
         wanted.append(("authentication.k8s.io", "uids", "", h["Impersonate-Uid"]))
     for k in h:
         if k.lower().startswith("impersonate-extra-"):
-            key = k[len("impersonate-extra-"):].lower()
+            key = k[len("impersonate-extra-") :].lower()
             wanted += [("authentication.k8s.io", f"userextras/{key}", "", v) for v in h.getall(k)]
     for group, resource, ns, value in wanted:
         res, _, sub = resource.partition("/")
-        attrs = Attributes(user=acting, verb="impersonate", api_group=group, resource=res, subresource=sub,
-                           namespace=ns, name=value)
+        attrs = Attributes(
+            user=acting, verb="impersonate", api_group=group, resource=res, subresource=sub, namespace=ns, name=value
+        )
         ok, why = authorizer.authorize(attrs)
         if not ok:
             raise forbidden(attrs, why)

@@ -40,8 +40,11 @@ def wants_aggregated(accept: str | None) -> bool:
     for part in accept.split(","):
         fields = [f.strip() for f in part.split(";")]
         params = dict(f.split("=", 1) for f in fields[1:] if "=" in f)
-        if params.get("as") == "APIGroupDiscoveryList" and params.get("g") == "apidiscovery.k8s.io" \
-                and params.get("v") == "v2":
+        if (
+            params.get("as") == "APIGroupDiscoveryList"
+            and params.get("g") == "apidiscovery.k8s.io"
+            and params.get("v") == "v2"
+        ):
             return True
     return False
 
@@ -59,8 +62,13 @@ def resource_list(reg: Registry, group: str, version: str) -> dict:
     gv = f"{group}/{version}" if group else version
     out = []
     for rt in reg.in_group_version(group, version):
-        entry = {"name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced,
-                 "kind": rt.kind, "verbs": _verbs(rt)}
+        entry = {
+            "name": rt.plural,
+            "singularName": rt.singular,
+            "namespaced": rt.namespaced,
+            "kind": rt.kind,
+            "verbs": _verbs(rt),
+        }
         if rt.short_names:
             entry["shortNames"] = list(rt.short_names)
         if rt.categories:
@@ -68,8 +76,13 @@ def resource_list(reg: Registry, group: str, version: str) -> dict:
         entry["storageVersionHash"] = _hash(rt)
         out.append(entry)
         for sub in rt.subresources:
-            se = {"name": _sub_name(rt, sub), "singularName": "", "namespaced": rt.namespaced,
-                  "kind": sub.kind, "verbs": sorted(sub.verbs)}
+            se = {
+                "name": _sub_name(rt, sub),
+                "singularName": "",
+                "namespaced": rt.namespaced,
+                "kind": sub.kind,
+                "verbs": sorted(sub.verbs),
+            }
             if sub.group:
                 se["group"] = sub.group
                 se["version"] = sub.version
@@ -105,8 +118,11 @@ def _groups(reg: Registry) -> dict[str, list[str]]:
 
 
 def api_versions() -> dict:
-    return {"kind": "APIVersions", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+    }
 
 
 def api_group(reg: Registry, group: str) -> dict | None:
@@ -126,19 +142,30 @@ def api_group_list(reg: Registry) -> dict:
 
 
 def _agg_resource(rt: ResourceType) -> dict:
-    r = {"resource": rt.plural, "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
-         "scope": "Namespaced" if rt.namespaced else "Cluster", "singularResource": rt.singular,
-         "verbs": _verbs(rt)}
+    r = {
+        "resource": rt.plural,
+        "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+        "scope": "Namespaced" if rt.namespaced else "Cluster",
+        "singularResource": rt.singular,
+        "verbs": _verbs(rt),
+    }
     if rt.short_names:
         r["shortNames"] = list(rt.short_names)
     if rt.categories:
         r["categories"] = list(rt.categories)
     subs = []
     for sub in rt.subresources:
-        subs.append({"subresource": sub.name,
-                     "responseKind": {"group": sub.group or rt.group, "version": sub.version or rt.version,
-                                      "kind": sub.kind},
-                     "verbs": sorted(sub.verbs)})
+        subs.append(
+            {
+                "subresource": sub.name,
+                "responseKind": {
+                    "group": sub.group or rt.group,
+                    "version": sub.version or rt.version,
+                    "kind": sub.kind,
+                },
+                "verbs": sorted(sub.verbs),
+            }
+        )
     if subs:
         r["subresources"] = subs
     return r
@@ -152,11 +179,15 @@ def aggregated(reg: Registry, core: bool) -> dict:
             continue
         vs = []
         for v in versions:
-            vs.append({"version": v, "freshness": "Current",
-                       "resources": [_agg_resource(rt) for rt in reg.in_group_version(g, v)]})
+            vs.append(
+                {
+                    "version": v,
+                    "freshness": "Current",
+                    "resources": [_agg_resource(rt) for rt in reg.in_group_version(g, v)],
+                }
+            )
         items.append({"metadata": {"name": g, "creationTimestamp": None}, "versions": vs})
-    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
-            "metadata": {}, "items": items}
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
 
 
 def dumps(doc: dict) -> bytes:

@@ -18,8 +18,11 @@ JSON = "application/json"
 YAML = "application/yaml"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 ACCEPTED_BODY_TYPES = (JSON, YAML, PROTOBUF)
-JSON_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
-                    "application/strategic-merge-patch+json")
+JSON_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+)
 
 
 def media_type(content_type: str | None) -> str:
@@ -112,5 +115,6 @@ def negotiate(accept: str | None) -> Wanted:
     if not plain_ok:
         raise errors.not_acceptable(
             "only the following media types are accepted: application/json, application/yaml, "
-            "application/vnd.kubernetes.protobuf")
+            "application/vnd.kubernetes.protobuf"
+        )
     return Wanted()

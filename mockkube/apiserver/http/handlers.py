@@ -33,8 +33,13 @@ def dumps(obj) -> bytes:
 
 def status_success(rt: ResourceType, obj: dict) -> dict:
     m = obj.get("metadata", {})
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-            "details": {"name": m.get("name", ""), "group": rt.group, "kind": rt.plural, "uid": m.get("uid", "")}}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": m.get("name", ""), "group": rt.group, "kind": rt.plural, "uid": m.get("uid", "")},
+    }
 
 
 class API:
@@ -134,23 +139,31 @@ class API:
         return json_response(discovery.dumps(discovery.resource_list(self.reg, doc["group"], doc["version"])))
 
     # -- rendering -------------------------------------------------------------
-    def render_one(self, request: web.Request, rt: ResourceType, entry: Entry, status: int = 200,
-                   warnings: list[str] | None = None) -> web.Response:
+    def render_one(
+        self, request: web.Request, rt: ResourceType, entry: Entry, status: int = 200, warnings: list[str] | None = None
+    ) -> web.Response:
         wanted = encoding.negotiate(request.headers.get("Accept"))
         if wanted.table:
             from mockkube.apiserver.http import tables
 
-            t = tables.make_table(rt.group, rt.plural, [entry.obj], request.query.get("includeObject", ""),
-                                  datetime.now(timezone.utc), {"resourceVersion": str(entry.rv)},
-                                  printer=rt.table)
+            t = tables.make_table(
+                rt.group,
+                rt.plural,
+                [entry.obj],
+                request.query.get("includeObject", ""),
+                datetime.now(timezone.utc),
+                {"resourceVersion": str(entry.rv)},
+                printer=rt.table,
+            )
             return json_response(dumps(t), status, warnings)
         if wanted.partial:
             return json_response(dumps(_partial(entry.obj)), status, warnings)
         if rt.schema is not None and entry.obj.get("apiVersion") != rt.api_version:
             from mockkube.machinery.customresource import raw_as
 
-            return json_response(raw_as(entry, rt.api_version, getattr(rt.strategy, "converter", None)),
-                                 status, warnings)
+            return json_response(
+                raw_as(entry, rt.api_version, getattr(rt.strategy, "converter", None)), status, warnings
+            )
         return json_response(entry.raw or dumps(entry.obj), status, warnings)
 
     # -- verbs -----------------------------------------------------------------
@@ -164,8 +177,9 @@ class API:
         if p.watch:
             return await watchstream.serve(self, request, t, p, wanted)
         ns = t.namespace or None
-        result = self.res.list(t.rt, ns, p.label_selector, p.field_selector, p.limit, p.continue_token,
-                               p.resource_version)
+        result = self.res.list(
+            t.rt, ns, p.label_selector, p.field_selector, p.limit, p.continue_token, p.resource_version
+        )
         meta: dict = {"resourceVersion": str(result.rv)}
         if result.continue_token:
             meta["continue"] = result.continue_token
@@ -175,12 +189,23 @@ class API:
         if wanted.table:
             from mockkube.apiserver.http import tables
 
-            tbl = tables.make_table(rt.group, rt.plural, [e.obj for e in result.entries], p.include_object,
-                                    datetime.now(timezone.utc), meta, printer=rt.table)
+            tbl = tables.make_table(
+                rt.group,
+                rt.plural,
+                [e.obj for e in result.entries],
+                p.include_object,
+                datetime.now(timezone.utc),
+                meta,
+                printer=rt.table,
+            )
             return json_response(dumps(tbl))
         if wanted.partial:
-            body = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
-                    "items": [_partial(e.obj) for e in result.entries]}
+            body = {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": meta,
+                "items": [_partial(e.obj) for e in result.entries],
+            }
             return json_response(dumps(body))
         head = dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})[:-1]
         if rt.schema is not None and any(e.obj.get("apiVersion") != rt.api_version for e in result.entries):
@@ -188,8 +213,12 @@ class API:
             from mockkube.machinery.customresource import convert_all
             from mockkube.machinery.customresource import dumps as cr_dumps
 
-            items = [cr_dumps(o) for o in convert_all([e.obj for e in result.entries], rt.api_version,
-                                                       getattr(rt.strategy, "converter", None))]
+            items = [
+                cr_dumps(o)
+                for o in convert_all(
+                    [e.obj for e in result.entries], rt.api_version, getattr(rt.strategy, "converter", None)
+                )
+            ]
         else:
             items = [e.raw for e in result.entries]
         body = head + b',"items":[' + b",".join(items) + b"]}"
@@ -223,14 +252,18 @@ class API:
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "UpdateOptions")
         obj = await self._body(request)
         if not t.sub and t.rt.strategy.allow_create_on_update and self.res.store.get(t.rt, t.namespace, t.name) is None:
-            if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) \
-                    and obj["metadata"].get("name", "") != t.name:
-                raise errors.bad_request(f"the name of the object ({obj['metadata'].get('name', '')}) does not "
-                                         f"match the name on the URL ({t.name})")
+            if (
+                isinstance(obj, dict)
+                and isinstance(obj.get("metadata"), dict)
+                and obj["metadata"].get("name", "") != t.name
+            ):
+                raise errors.bad_request(
+                    f"the name of the object ({obj['metadata'].get('name', '')}) does not "
+                    f"match the name on the URL ({t.name})"
+                )
             entry = await self._write(self.res.create, t.rt, t.namespace, obj, opts, owned=True)
             return self.render_one(request, t.rt, entry, 201, opts.warnings)
-        entry = await self._write(self.res.update, t.rt, t.namespace, t.name, obj, opts, subresource=t.sub,
-                                  owned=True)
+        entry = await self._write(self.res.update, t.rt, t.namespace, t.name, obj, opts, subresource=t.sub, owned=True)
         return self.render_one(request, t.rt, entry, 200, opts.warnings)
 
     async def patch(self, request: web.Request, t: Target) -> web.Response:
@@ -240,8 +273,9 @@ class API:
             raise errors.unsupported_media_type(mt, list(PATCH_TYPES))
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "PatchOptions", ptype)
         body = await self._body(request, patch=True)
-        entry, created = await self._write(self.res.patch, t.rt, t.namespace, t.name, ptype, body, opts,
-                                           subresource=t.sub)
+        entry, created = await self._write(
+            self.res.patch, t.rt, t.namespace, t.name, ptype, body, opts, subresource=t.sub
+        )
         return self.render_one(request, t.rt, entry, 201 if created else 200, opts.warnings)
 
     async def _delete_options(self, request: web.Request) -> tuple[dict, bool]:
@@ -258,8 +292,9 @@ class API:
     async def delete(self, request: web.Request, t: Target) -> web.Response:
         opts, dry = await self._delete_options(request)
         warnings: list[str] = []  # a Warn policy's message on DELETE
-        entry, gone = await self._write(self.res.delete, t.rt, t.namespace, t.name, opts, dry_run=dry,
-                                        warnings=warnings)
+        entry, gone = await self._write(
+            self.res.delete, t.rt, t.namespace, t.name, opts, dry_run=dry, warnings=warnings
+        )
         if not gone:
             return self.render_one(request, t.rt, entry, 200 if dry else 202, warnings)
         if getattr(t.rt.strategy, "return_deleted_object", False):
@@ -280,8 +315,12 @@ class API:
                     continue
                 raise
             items.append(entry.obj)
-        body = {"kind": t.rt.list_kind, "apiVersion": t.rt.api_version,
-                "metadata": {"resourceVersion": str(self.res.store.rv)}, "items": items}
+        body = {
+            "kind": t.rt.list_kind,
+            "apiVersion": t.rt.api_version,
+            "metadata": {"resourceVersion": str(self.res.store.rv)},
+            "items": items,
+        }
         return json_response(dumps(body))
 
 
@@ -303,20 +342,36 @@ async def _read(request: web.Request) -> bytes:
 
 
 def _no_route() -> errors.APIError:
-    return errors.APIError(404, "NotFound", "the server could not find the requested resource",
-                           {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
+    return errors.APIError(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+        {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
+    )
 
 
-_VERB_OF_METHOD = {("DELETE", False): "deletecollection", ("POST", False): "create", ("DELETE", True): "delete",
-                   ("PUT", True): "update", ("PATCH", True): "patch", ("GET", True): "get", ("GET", False): "list"}
+_VERB_OF_METHOD = {
+    ("DELETE", False): "deletecollection",
+    ("POST", False): "create",
+    ("DELETE", True): "delete",
+    ("PUT", True): "update",
+    ("PATCH", True): "patch",
+    ("GET", True): "get",
+    ("GET", False): "list",
+}
 
 
 def _require_verb(method: str, t: Target) -> None:
     """A verb the resource does not declare is not routed upstream: 405 (e.g. namespaces
     have no deletecollection, so ``DELETE /api/v1/namespaces`` must not delete anything)."""
     verb = _VERB_OF_METHOD.get((method, bool(t.name)))
-    if verb is not None and not t.sub and t.rt is not None and verb not in t.rt.verbs \
-            and not (verb == "list" and "watch" in t.rt.verbs):
+    if (
+        verb is not None
+        and not t.sub
+        and t.rt is not None
+        and verb not in t.rt.verbs
+        and not (verb == "list" and "watch" in t.rt.verbs)
+    ):
         raise _not_allowed(method, t)
 
 

@@ -10,8 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-_COMMON = ("ping", "log", "etcd", "poststarthook/generic-apiserver-start-informers",
-           "poststarthook/bootstrap-controller")
+_COMMON = (
+    "ping",
+    "log",
+    "etcd",
+    "poststarthook/generic-apiserver-start-informers",
+    "poststarthook/bootstrap-controller",
+)
 CHECKS: dict[str, tuple[str, ...]] = {
     "healthz": _COMMON,
     "livez": _COMMON,
@@ -47,8 +52,9 @@ def root(endpoint: str, query: Mapping[str, str] | Sequence[tuple[str, str]], st
         else:
             lines.append(f"[+]{check} ok")
     if unknown:
-        lines.append("warn: some health checks cannot be excluded: no matches for "
-                     + ",".join(f'"{u}"' for u in unknown))
+        lines.append(
+            "warn: some health checks cannot be excluded: no matches for " + ",".join(f'"{u}"' for u in unknown)
+        )
     report = "".join(line + "\n" for line in lines)
     if failed:  # always verbose on failure; http.Error appends a newline
         return Reply(500, f"{report}{endpoint} check failed\n")

@@ -45,7 +45,7 @@ def impersonation(request: web.Request) -> dict | None:
     extra: dict[str, list[str]] = {}
     for k in h:
         if k.lower().startswith(_EXTRA):
-            extra.setdefault(unquote(k[len(_EXTRA):].lower()), []).extend(h.getall(k))
+            extra.setdefault(unquote(k[len(_EXTRA) :].lower()), []).extend(h.getall(k))
     if extra:
         user["extra"] = extra
     return user

@@ -64,8 +64,7 @@ def load_documents(directory: Path) -> OpenAPIDocuments:
     groups: dict[str, Document] = {}
     for path in sorted(directory.glob("*.json")):
         groups[key_for_filename(path.name)] = _document(path.read_bytes())
-    paths = {key: {"serverRelativeURL": server_relative_url(key, doc.etag)}
-             for key, doc in sorted(groups.items())}
+    paths = {key: {"serverRelativeURL": server_relative_url(key, doc.etag)} for key, doc in sorted(groups.items())}
     index = _document(json.dumps({"paths": paths}, separators=(",", ":")).encode())
     return OpenAPIDocuments(index, groups)
 
@@ -155,8 +154,7 @@ async def handle_index(request: web.Request) -> web.Response:
     if custom:
         groups = dict(docs.groups)
         groups.update(custom)
-        paths = {key: {"serverRelativeURL": server_relative_url(key, doc.etag)}
-                 for key, doc in sorted(groups.items())}
+        paths = {key: {"serverRelativeURL": server_relative_url(key, doc.etag)} for key, doc in sorted(groups.items())}
         docs = OpenAPIDocuments(_document(json.dumps({"paths": paths}, separators=(",", ":")).encode()), groups)
     headers = {"Etag": f'"{docs.index.etag}"'}
     if _not_modified(request, docs.index.etag):
@@ -176,8 +174,7 @@ async def handle_group_version(request: web.Request) -> web.Response:
     wanted = request.query.get("hash", "")
     if wanted:
         if wanted != doc.etag:
-            return web.Response(status=301, headers={"Location": server_relative_url(key, doc.etag),
-                                                     "Vary": "Accept"})
+            return web.Response(status=301, headers={"Location": server_relative_url(key, doc.etag), "Vary": "Accept"})
         now: Callable[[], float] = request.app[_NOW]  # type: ignore[assignment]
         headers["Cache-Control"] = "public, immutable"
         headers["Expires"] = _expires(now())
@@ -201,8 +198,7 @@ def v2_document() -> tuple[dict, bytes]:
     (swagger = 1, info = 2 {title = 1, version = 2}, paths = 8, definitions = 9)."""
     from mockkube.apiserver.http.discovery import KUBE_VERSION  # the served version string
 
-    doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": KUBE_VERSION},
-           "paths": {}, "definitions": {}}
+    doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": KUBE_VERSION}, "paths": {}, "definitions": {}}
     info = _pb_string(1, b"Kubernetes") + _pb_string(2, KUBE_VERSION.encode())
     proto = _pb_string(1, b"2.0") + _pb_string(2, info) + _pb_string(8, b"") + _pb_string(9, b"")
     return doc, proto
@@ -218,8 +214,13 @@ async def handle_v2(request: web.Request) -> web.Response:
     return web.json_response(doc)
 
 
-def setup(app: web.Application, *, directory: Path | None = None,
-          now: Callable[[], float] = time.time, registry: object = None) -> None:
+def setup(
+    app: web.Application,
+    *,
+    directory: Path | None = None,
+    now: Callable[[], float] = time.time,
+    registry: object = None,
+) -> None:
     """Add ``GET /openapi/v3``, ``GET /openapi/v3/{gv}`` and ``GET /openapi/v2`` to ``app``.
 
     ``directory`` overrides where the per-group-version documents are read from (tests);

@@ -34,8 +34,13 @@ def _template() -> tuple[dict, dict]:
     lease = json.loads((base / "apis__coordination.k8s.io__v1.json").read_text())
     apps = json.loads((base / "apis__apps__v1.json").read_text())
     comps = {k: v for k, v in lease["components"]["schemas"].items() if k.startswith(_META)}
-    comps.update({k: v for k, v in apps["components"]["schemas"].items()
-                  if k.startswith(_META) or k.startswith("io.k8s.api.autoscaling.v1.")})
+    comps.update(
+        {
+            k: v
+            for k, v in apps["components"]["schemas"].items()
+            if k.startswith(_META) or k.startswith("io.k8s.api.autoscaling.v1.")
+        }
+    )
     return lease["paths"], comps
 
 
@@ -51,19 +56,25 @@ def _gvk_list(group: str, version: str, kind: str) -> list[dict]:
 def _kind_schema(rt: ResourceType, raw: dict) -> dict:
     sch = copy.deepcopy(raw)
     props = dict(sch.get("properties") or {})
-    props["apiVersion"] = {"description": "APIVersion defines the versioned schema of this representation of an "
-                                          "object. Servers should convert recognized schemas to the latest internal "
-                                          "value, and may reject unrecognized values. More info: https://git.k8s.io/"
-                                          "community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                           "type": "string"}
-    props["kind"] = {"description": "Kind is a string value representing the REST resource this object represents. "
-                                    "Servers may infer this from the endpoint the client submits requests to. Cannot "
-                                    "be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/"
-                                    "devel/sig-architecture/api-conventions.md#types-kinds",
-                     "type": "string"}
-    props["metadata"] = {"allOf": [{"$ref": "#/components/schemas/" + _META + "ObjectMeta"}],
-                         "description": "Standard object's metadata. More info: https://git.k8s.io/community/"
-                                        "contributors/devel/sig-architecture/api-conventions.md#metadata"}
+    props["apiVersion"] = {
+        "description": "APIVersion defines the versioned schema of this representation of an "
+        "object. Servers should convert recognized schemas to the latest internal "
+        "value, and may reject unrecognized values. More info: https://git.k8s.io/"
+        "community/contributors/devel/sig-architecture/api-conventions.md#resources",
+        "type": "string",
+    }
+    props["kind"] = {
+        "description": "Kind is a string value representing the REST resource this object represents. "
+        "Servers may infer this from the endpoint the client submits requests to. Cannot "
+        "be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/"
+        "devel/sig-architecture/api-conventions.md#types-kinds",
+        "type": "string",
+    }
+    props["metadata"] = {
+        "allOf": [{"$ref": "#/components/schemas/" + _META + "ObjectMeta"}],
+        "description": "Standard object's metadata. More info: https://git.k8s.io/community/"
+        "contributors/devel/sig-architecture/api-conventions.md#metadata",
+    }
     sch["properties"] = dict(sorted(props.items()))
     sch["type"] = "object"
     sch["x-kubernetes-group-version-kind"] = _gvk_list(rt.group, rt.version, rt.kind)
@@ -75,13 +86,17 @@ def _list_schema(rt: ResourceType, name: str) -> dict:
         "description": f"{rt.kind}List is a list of {rt.kind}",
         "properties": {
             "apiVersion": {"type": "string"},
-            "items": {"description": f"List of {rt.plural}. More info: https://git.k8s.io/community/contributors/"
-                                     f"devel/sig-architecture/api-conventions.md",
-                      "items": {"$ref": "#/components/schemas/" + name}, "type": "array"},
+            "items": {
+                "description": f"List of {rt.plural}. More info: https://git.k8s.io/community/contributors/"
+                f"devel/sig-architecture/api-conventions.md",
+                "items": {"$ref": "#/components/schemas/" + name},
+                "type": "array",
+            },
             "kind": {"type": "string"},
             "metadata": {"allOf": [{"$ref": "#/components/schemas/" + _META + "ListMeta"}]},
         },
-        "required": ["items"], "type": "object",
+        "required": ["items"],
+        "type": "object",
         "x-kubernetes-group-version-kind": _gvk_list(rt.group, rt.version, rt.kind + "List"),
     }
 
@@ -90,8 +105,10 @@ def _paths(rt: ResourceType, name: str) -> dict:
     lease_paths, _ = _template()
     prefix = f"/apis/{rt.group}/{rt.version}"
     coll = f"{prefix}/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced else f"{prefix}/{rt.plural}"
-    picked = {coll: copy.deepcopy(lease_paths[_TEMPLATE_NS]),
-              coll + "/{name}": copy.deepcopy(lease_paths[_TEMPLATE_NS + "/{name}"])}
+    picked = {
+        coll: copy.deepcopy(lease_paths[_TEMPLATE_NS]),
+        coll + "/{name}": copy.deepcopy(lease_paths[_TEMPLATE_NS + "/{name}"]),
+    }
     if rt.namespaced:
         picked[f"{prefix}/{rt.plural}"] = copy.deepcopy(lease_paths[_TEMPLATE_ALL])
     item = picked[coll + "/{name}"]
@@ -108,8 +125,11 @@ def _paths(rt: ResourceType, name: str) -> dict:
     text = json.dumps(picked)
     text = text.replace(f'"#/components/schemas/{_LEASE}List"', f'"#/components/schemas/{name}List"')
     text = text.replace(f'"#/components/schemas/{_LEASE}"', f'"#/components/schemas/{name}"')
-    text = text.replace("CoordinationV1", "").replace("Lease", rt.kind).replace("coordination_v1",
-                                                                                f"{rt.group.split('.')[0]}_{rt.version}")
+    text = (
+        text.replace("CoordinationV1", "")
+        .replace("Lease", rt.kind)
+        .replace("coordination_v1", f"{rt.group.split('.')[0]}_{rt.version}")
+    )
     out = json.loads(text)
     for path_item in out.values():
         if not rt.namespaced and "parameters" in path_item:
@@ -118,8 +138,7 @@ def _paths(rt: ResourceType, name: str) -> dict:
             if isinstance(op, dict) and isinstance(op.get("x-kubernetes-group-version-kind"), dict):
                 gvk = op["x-kubernetes-group-version-kind"]
                 if gvk.get("group") == "coordination.k8s.io":
-                    op["x-kubernetes-group-version-kind"] = {"group": rt.group, "kind": rt.kind,
-                                                             "version": rt.version}
+                    op["x-kubernetes-group-version-kind"] = {"group": rt.group, "kind": rt.kind, "version": rt.version}
             if isinstance(op, dict) and not rt.namespaced:
                 op["operationId"] = op.get("operationId", "").replace("Namespaced", "")
     return out
@@ -136,10 +155,13 @@ def document(types: list[ResourceType]) -> dict:
         comps[name + "List"] = _list_schema(rt, name)
         paths.update(_paths(rt, name))
     rt0 = types[0]
-    return {"components": {"schemas": dict(sorted(comps.items()))},
-            "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"},
-            "openapi": "3.0.0", "paths": dict(sorted(paths.items())),
-            "x-group": rt0.group}
+    return {
+        "components": {"schemas": dict(sorted(comps.items()))},
+        "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"},
+        "openapi": "3.0.0",
+        "paths": dict(sorted(paths.items())),
+        "x-group": rt0.group,
+    }
 
 
 def custom_documents(registry: Registry) -> dict[str, bytes]:

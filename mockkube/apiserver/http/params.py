@@ -74,27 +74,45 @@ def list_params(q: MultiMapping) -> ListParams:
     if p.watch:
         if p.send_initial_events is not None:
             if p.resource_version_match != "NotOlderThan":
-                errs.append(fe.forbidden("resourceVersionMatch",
-                                         "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+                errs.append(
+                    fe.forbidden(
+                        "resourceVersionMatch",
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    )
+                )
             if not p.allow_bookmarks:
-                errs.append(fe.forbidden("allowWatchBookmarks",
-                                         "sendInitialEvents requires setting allowWatchBookmarks to true"))
+                errs.append(
+                    fe.forbidden(
+                        "allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"
+                    )
+                )
         elif p.resource_version_match:
-            errs.append(fe.forbidden("resourceVersionMatch",
-                                     "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+            errs.append(
+                fe.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                )
+            )
     else:
         if p.send_initial_events is not None:
             errs.append(fe.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
         if p.resource_version_match:
             if not p.resource_version:
-                errs.append(fe.forbidden("resourceVersionMatch",
-                                         "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+                errs.append(
+                    fe.forbidden(
+                        "resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                    )
+                )
             if p.continue_token:
-                errs.append(fe.forbidden("resourceVersionMatch",
-                                         "resourceVersionMatch is forbidden when continue is provided"))
+                errs.append(
+                    fe.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided")
+                )
             if p.resource_version_match == "Exact" and p.resource_version == "0":
-                errs.append(fe.forbidden("resourceVersionMatch",
-                                         "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""))
+                errs.append(
+                    fe.forbidden(
+                        "resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+                    )
+                )
     if errs:
         raise errors.invalid("ListOptions", "meta.k8s.io", "", errs)
     return p
@@ -130,8 +148,7 @@ def write_options(q: MultiMapping, user_agent: str | None, kind: str, patch_type
     if errs:
         raise errors.invalid(kind, "meta.k8s.io", "", errs)
     manager = fm if fm else ("" if patch_type == "apply" else default_field_manager(user_agent))
-    return WriteOptions(dry_run=bool(dry), field_manager=manager, field_validation=fv or "Warn",
-                        force=bool(force))
+    return WriteOptions(dry_run=bool(dry), field_manager=manager, field_validation=fv or "Warn", force=bool(force))
 
 
 def delete_options(q: MultiMapping, body: dict | None) -> tuple[dict, bool]:
@@ -152,8 +169,13 @@ def delete_options(q: MultiMapping, body: dict | None) -> tuple[dict, bool]:
         if d != "All":
             errs.append(fe.not_supported("dryRun", d, ["All"]))
     if opts.get("orphanDependents") is not None and opts.get("propagationPolicy"):
-        errs.append(fe.invalid("propagationPolicy", opts["propagationPolicy"],
-                               "orphanDependents and deletionPropagation cannot be both set"))
+        errs.append(
+            fe.invalid(
+                "propagationPolicy",
+                opts["propagationPolicy"],
+                "orphanDependents and deletionPropagation cannot be both set",
+            )
+        )
     gps = opts.get("gracePeriodSeconds")
     if gps is not None and not isinstance(gps, int):
         errs.append(fe.invalid("gracePeriodSeconds", gps, "must be an integer"))

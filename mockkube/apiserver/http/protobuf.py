@@ -50,8 +50,7 @@ def message_for(api_version: str, kind: str) -> str:
     if msg is None and kind == "DeleteOptions":
         msg = _META + "DeleteOptions"
     if msg is None:
-        raise bad_request(f'no kind "{kind}" is registered for version "{api_version}" '
-                          f"in protobuf request bodies")
+        raise bad_request(f'no kind "{kind}" is registered for version "{api_version}" in protobuf request bodies')
     return msg
 
 
@@ -60,7 +59,7 @@ def decode(body: bytes) -> dict:
     if not body.startswith(MAGIC):
         raise bad_request("protobuf body does not start with the k8s\\x00 prefix")
     try:
-        envelope = _fields(body[len(MAGIC):])
+        envelope = _fields(body[len(MAGIC) :])
         type_meta = _fields(_last_bytes(envelope, 1))
         api_version = _text(_last_bytes(type_meta, 1))
         kind = _text(_last_bytes(type_meta, 2))
@@ -82,11 +81,11 @@ def encode(obj: dict) -> bytes:
     kind = obj.get("kind") or ""
     raw = encode_message(message_for(api_version, kind), obj)
     type_meta = _tag_bytes(1, api_version.encode()) + _tag_bytes(2, kind.encode())
-    return (MAGIC + _tag_bytes(1, type_meta) + _tag_bytes(2, raw)
-            + _tag_bytes(3, b"") + _tag_bytes(4, b""))
+    return MAGIC + _tag_bytes(1, type_meta) + _tag_bytes(2, raw) + _tag_bytes(3, b"") + _tag_bytes(4, b"")
 
 
 # ---------------------------------------------------------------------------- wire format
+
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
@@ -118,12 +117,12 @@ def _fields(data: bytes) -> dict[int, list]:
             length, pos = _varint(data, pos)
             if pos + length > end:
                 raise _Malformed("length-delimited field runs past the end")
-            value, pos = data[pos:pos + length], pos + length
+            value, pos = data[pos : pos + length], pos + length
         elif wire == 1 or wire == 5:
             size = 8 if wire == 1 else 4
             if pos + size > end:
                 raise _Malformed("fixed-width field runs past the end")
-            value, pos = data[pos:pos + size], pos + size
+            value, pos = data[pos : pos + size], pos + size
         elif wire == 3:
             pos = _skip_group(data, pos, number)
             continue
@@ -197,6 +196,7 @@ def _tag_bytes(number: int, value: bytes) -> bytes:
 
 
 # ---------------------------------------------------------------------------- decoding
+
 
 def _scalar(typ: str, wire: int, value: Any) -> Any:
     if typ in _VARINT_TYPES:
@@ -384,8 +384,9 @@ def _decode_message(message: str, data: bytes) -> dict:
             if label == "m":
                 out[name] = _decode_map(typ, values)
             else:
-                out[name] = ([_decode_value(typ, _message_bytes([v])) for v in values]
-                             if is_msg else _unpack(typ, values))
+                out[name] = (
+                    [_decode_value(typ, _message_bytes([v])) for v in values] if is_msg else _unpack(typ, values)
+                )
             continue
         if "i" in flags:  # embedded struct: its fields sit in the parent
             out.update(_decode_message(typ, _message_bytes(values) if values else b""))
@@ -397,8 +398,7 @@ def _decode_message(message: str, data: bytes) -> dict:
                 continue
             value = _decode_value(typ, b"") if is_msg else _scalar_zero(typ)
         else:
-            value = _decode_value(typ, _message_bytes(values)) if is_msg \
-                else _scalar(typ, *values[-1])
+            value = _decode_value(typ, _message_bytes(values)) if is_msg else _scalar(typ, *values[-1])
             if "p" in flags:
                 out[name] = value
                 continue
@@ -413,6 +413,7 @@ def _scalar_zero(typ: str) -> Any:
 
 
 # ---------------------------------------------------------------------------- encoding
+
 
 def _enc_scalar(number: int, typ: str, value: Any) -> bytes:
     if typ == "string":
@@ -433,8 +434,11 @@ def _enc_scalar(number: int, typ: str, value: Any) -> bytes:
 
 def _parse_time(value: str) -> tuple[int, int]:
     """RFC3339 -> (unix seconds, nanoseconds)."""
-    m = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?"
-                     r"(?:[Zz]|([+-])(\d\d):(\d\d))", value or "")
+    m = re.fullmatch(
+        r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?"
+        r"(?:[Zz]|([+-])(\d\d):(\d\d))",
+        value or "",
+    )
     if not m:
         raise bad_request(f"invalid RFC3339 time {value!r}")
     y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
@@ -508,8 +512,7 @@ def encode_message(message: str, obj: dict) -> bytes:
             if not isinstance(value, list):
                 raise bad_request(f"{name}: expected a list, got {value!r}")
             for item in value:
-                out += (_tag_bytes(number, _enc_value(typ, item)) if is_msg
-                        else _enc_scalar(number, typ, item))
+                out += _tag_bytes(number, _enc_value(typ, item)) if is_msg else _enc_scalar(number, typ, item)
         elif label == "m":
             if value is None:
                 continue
@@ -534,8 +537,16 @@ def encode_message(message: str, obj: dict) -> bytes:
 
 # ---------------------------------------------------------------------------- Go durations
 
-_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000,
-          "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
+_UNITS = {
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "μs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")

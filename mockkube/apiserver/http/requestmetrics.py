@@ -15,8 +15,31 @@ from mockkube.machinery.metrics import Metrics
 TARGET = web.RequestKey("mockkube.target", object)  # the request's parsed Target, set by the API handler
 
 # upstream's buckets for apiserver_request_duration_seconds
-DURATION_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30,
-                    45, 60)
+DURATION_BUCKETS = (
+    0.005,
+    0.025,
+    0.05,
+    0.1,
+    0.2,
+    0.4,
+    0.6,
+    0.8,
+    1.0,
+    1.25,
+    1.5,
+    2,
+    3,
+    4,
+    5,
+    6,
+    8,
+    10,
+    15,
+    20,
+    30,
+    45,
+    60,
+)
 _LABELS = ("verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component")
 _CONNECT = ("exec", "attach", "portforward", "proxy")
 
@@ -44,12 +67,19 @@ def scope_of(target: Any) -> str:
 
 
 def middleware(metrics: Metrics):
-    total = metrics.counter("apiserver_request_total",
-                            "Counter of apiserver requests broken out for each verb, dry run value, group, version, "
-                            "resource, scope, component, and HTTP response code.", _LABELS + ("code",))
-    duration = metrics.histogram("apiserver_request_duration_seconds",
-                                 "Response latency distribution in seconds for each verb, dry run value, group, "
-                                 "version, resource, subresource, scope and component.", _LABELS, DURATION_BUCKETS)
+    total = metrics.counter(
+        "apiserver_request_total",
+        "Counter of apiserver requests broken out for each verb, dry run value, group, version, "
+        "resource, scope, component, and HTTP response code.",
+        _LABELS + ("code",),
+    )
+    duration = metrics.histogram(
+        "apiserver_request_duration_seconds",
+        "Response latency distribution in seconds for each verb, dry run value, group, "
+        "version, resource, subresource, scope and component.",
+        _LABELS,
+        DURATION_BUCKETS,
+    )
 
     # the children of one label set, looked up once (prometheus_client's labels() takes a
     # lock and validates the values on every call); metrics are never cleared
@@ -79,8 +109,16 @@ def middleware(metrics: Metrics):
             target = request.get(TARGET)
             if target is not None and target.rt is not None:
                 verb = verb_of(request, target)
-                labels = (verb, "All" if request.query.get("dryRun") == "All" else "", target.group, target.version,
-                          target.rt.plural, target.sub, scope_of(target), "apiserver")
+                labels = (
+                    verb,
+                    "All" if request.query.get("dryRun") == "All" else "",
+                    target.group,
+                    target.version,
+                    target.rt.plural,
+                    target.sub,
+                    scope_of(target),
+                    "apiserver",
+                )
                 counter, histogram = child(labels, str(code))
                 counter.inc()
                 if histogram is not None:
@@ -97,8 +135,11 @@ class StorageObjects:
         self.registry = registry
 
     def collect(self):
-        g = GaugeMetricFamily("apiserver_storage_objects", "Number of stored objects at the time of last check "
-                              "split by kind.", labels=["resource"])
+        g = GaugeMetricFamily(
+            "apiserver_storage_objects",
+            "Number of stored objects at the time of last check split by kind.",
+            labels=["resource"],
+        )
         seen = set()
         for rt in self.registry.all():
             if rt.storage_key in seen:

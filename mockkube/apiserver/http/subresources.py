@@ -37,8 +37,9 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
         body = await api._body(request)
         bind(api, t, body, opts.dry_run)
-        return json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                               "status": "Success", "code": 201}), 201)
+        return json_response(
+            _dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}), 201
+        )
     if sub == "token" and m == "POST" and t.rt.plural == "serviceaccounts":
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
         body = await api._body(request)
@@ -51,8 +52,9 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
     if sub == "eviction" and m == "POST":
         body = await api._body(request)
         evict(api, t, body)
-        return json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                               "status": "Success", "code": 201}), 201)
+        return json_response(
+            _dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}), 201
+        )
     if sub == "scale":
         if m == "GET":
             return json_response(_dumps(scale_of(api, t)))
@@ -77,8 +79,9 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
                 else:
                     from mockkube.machinery import schema
 
-                    body = strategic.apply_strategic_merge_patch(cur, pbody,
-                                                                 schema.for_kind("autoscaling", "v1", "Scale"))
+                    body = strategic.apply_strategic_merge_patch(
+                        cur, pbody, schema.for_kind("autoscaling", "v1", "Scale")
+                    )
             return json_response(_dumps(set_scale(api, t, body, opts)))
     if sub == "log" and m == "GET":
         return pod_log(api, request, t)
@@ -139,8 +142,9 @@ def evict(api: "API", t: "Target", body: dict) -> None:
         pdb_rt = res.registry.get("policy", "v1", "poddisruptionbudgets")
         pdbs = [e.obj for e in res.list(pdb_rt, t.namespace).entries if disruption.selects(e.obj, pod)]
         if len(pdbs) > 1:
-            raise errors.internal("This pod has more than one PodDisruptionBudget, which the eviction subresource "
-                                  "does not support.")
+            raise errors.internal(
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+            )
         if pdbs:
             pdb = pdbs[0]
             status = disruption.check_eviction(pdb, pod)
@@ -153,12 +157,23 @@ def evict(api: "API", t: "Target", body: dict) -> None:
                 new["status"] = status
                 res.update(pdb_rt, t.namespace, pdb["metadata"]["name"], new, subresource="status")
     if not dry and not pod["metadata"].get("deletionTimestamp"):
-        cond = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
-                "message": "Eviction API: evicting", "lastProbeTime": None, "lastTransitionTime": res.now()}
+        cond = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "EvictionByEvictionAPI",
+            "message": "Eviction API: evicting",
+            "lastProbeTime": None,
+            "lastTransitionTime": res.now(),
+        }
         try:
-            res.patch(t.rt, t.namespace, t.name, "strategic",
-                      {"metadata": {"uid": pod["metadata"]["uid"]}, "status": {"conditions": [cond]}},
-                      subresource="status")
+            res.patch(
+                t.rt,
+                t.namespace,
+                t.name,
+                "strategic",
+                {"metadata": {"uid": pod["metadata"]["uid"]}, "status": {"conditions": [cond]}},
+                subresource="status",
+            )
         except errors.APIError:
             pass
     res.delete(t.rt, t.namespace, t.name, opts, dry_run=dry)
@@ -184,12 +199,17 @@ def scale_of(api: "API", t: "Target") -> dict:
         selector = ""
     m = obj["metadata"]
     return {
-        "kind": "Scale", "apiVersion": "autoscaling/v1",
-        "metadata": {"name": m["name"], "namespace": m.get("namespace", ""), "uid": m.get("uid"),
-                     "resourceVersion": m.get("resourceVersion"), "creationTimestamp": m.get("creationTimestamp")},
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": m["name"],
+            "namespace": m.get("namespace", ""),
+            "uid": m.get("uid"),
+            "resourceVersion": m.get("resourceVersion"),
+            "creationTimestamp": m.get("creationTimestamp"),
+        },
         "spec": {"replicas": spec.get("replicas", 0)},
-        "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
-                   "selector": selector},
+        "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": selector},
     }
 
 
@@ -198,8 +218,12 @@ def set_scale(api: "API", t: "Target", body: dict, opts) -> dict:
         raise errors.bad_request("a Scale object is required")
     replicas = (body.get("spec") or {}).get("replicas")
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-        raise errors.invalid("Scale", "autoscaling", t.name, [fe.invalid(
-            "spec.replicas", replicas, "must be greater than or equal to 0")])
+        raise errors.invalid(
+            "Scale",
+            "autoscaling",
+            t.name,
+            [fe.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
+        )
     entry = api.res.get(t.rt, t.namespace, t.name)
     new = copy.deepcopy(entry.obj)
     paths = getattr(t.rt.strategy, "scale_paths", lambda: None)()

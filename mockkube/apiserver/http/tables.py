@@ -56,8 +56,11 @@ def _build_columns() -> dict[tuple[str, str], list[dict]]:
             _name_col(),
             _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
             _col("Status", "The aggregate status of the containers in this pod."),
-            _col("Restarts", "The number of times the containers in this pod have been restarted and when the "
-                             "last container in this pod has restarted."),
+            _col(
+                "Restarts",
+                "The number of times the containers in this pod have been restarted and when the "
+                "last container in this pod has restarted.",
+            ),
             _age_col(),
             _col("IP", _doc(_CORE + "PodStatus", "podIP"), priority=1),
             _col("Node", _doc(_CORE + "PodSpec", "nodeName"), priority=1),
@@ -80,16 +83,22 @@ def _build_columns() -> dict[tuple[str, str], list[dict]]:
         ("", "events"): events,
         ("events.k8s.io", "events"): [dict(c) for c in events],
         ("", "configmaps"): [_name_col(), _col("Data", _doc(_CORE + "ConfigMap", "data")), _age_col()],
-        ("", "secrets"): [_name_col(), _col("Type", _doc(_CORE + "Secret", "type")),
-                          _col("Data", _doc(_CORE + "Secret", "data")), _age_col()],
-        ("", "serviceaccounts"): [_name_col(), _col("Secrets", _doc(_CORE + "ServiceAccount", "secrets")),
-                                  _age_col()],
+        ("", "secrets"): [
+            _name_col(),
+            _col("Type", _doc(_CORE + "Secret", "type")),
+            _col("Data", _doc(_CORE + "Secret", "data")),
+            _age_col(),
+        ],
+        ("", "serviceaccounts"): [_name_col(), _col("Secrets", _doc(_CORE + "ServiceAccount", "secrets")), _age_col()],
         ("", "resourcequotas"): [
             _name_col(),
             _age_col(),
             _col("Request", "Request represents a minimum amount of cpu/memory that a container may consume."),
-            _col("Limit", "Limits control the maximum amount of cpu/memory that a container may use "
-                          "independent of contention on the node."),
+            _col(
+                "Limit",
+                "Limits control the maximum amount of cpu/memory that a container may use "
+                "independent of contention on the node.",
+            ),
         ],
         ("", "services"): [
             _name_col(),
@@ -116,7 +125,9 @@ def _build_columns() -> dict[tuple[str, str], list[dict]]:
         ],
         ("resource.k8s.io", "devicetaintrules"): [dict(c) for c in name_age],
         ("coordination.k8s.io", "leases"): [
-            _name_col(), _col("Holder", _doc("io.k8s.api.coordination.v1.LeaseSpec", "holderIdentity")), _age_col(),
+            _name_col(),
+            _col("Holder", _doc("io.k8s.api.coordination.v1.LeaseSpec", "holderIdentity")),
+            _age_col(),
         ],
         ("apps", "deployments"): [
             _name_col(),
@@ -278,8 +289,17 @@ def _pod_cells(pod: Obj, now: datetime) -> list:
                         true_count += 1
                     break
         readiness = f"{true_count}/{len(gates)}"
-    return [meta.get("name", ""), f"{ready}/{total}", reason, restarts_str, _age(pod, now),
-            pod_ip, spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>", readiness]
+    return [
+        meta.get("name", ""),
+        f"{ready}/{total}",
+        reason,
+        restarts_str,
+        _age(pod, now),
+        pod_ip,
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        readiness,
+    ]
 
 
 def _cond_true_any(conditions: list, ctype: str) -> bool:
@@ -290,8 +310,14 @@ def _cond_true_any(conditions: list, ctype: str) -> bool:
 def _pod_row_conditions(pod: Obj) -> list[dict] | None:
     phase = (pod.get("status") or {}).get("phase")
     if phase == "Succeeded":
-        return [{"type": "Completed", "status": "True", "reason": "Succeeded",
-                 "message": "The pod has completed successfully."}]
+        return [
+            {
+                "type": "Completed",
+                "status": "True",
+                "reason": "Succeeded",
+                "message": "The pod has completed successfully.",
+            }
+        ]
     if phase == "Failed":
         return [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
     return None
@@ -302,7 +328,7 @@ def node_roles(labels: dict | None) -> list[str]:
     roles = set()
     for k, v in (labels or {}).items():
         if k.startswith("node-role.kubernetes.io/"):
-            if role := k[len("node-role.kubernetes.io/"):]:
+            if role := k[len("node-role.kubernetes.io/") :]:
                 roles.add(role)
         elif k == "kubernetes.io/role" and v:
             roles.add(v)
@@ -330,10 +356,18 @@ def _node_cells(node: Obj, now: datetime) -> list:
     if (node.get("spec") or {}).get("unschedulable"):
         states.append("SchedulingDisabled")
     info = status.get("nodeInfo") or {}
-    return [_meta(node).get("name", ""), ",".join(states), ",".join(node_roles(_meta(node).get("labels"))) or "<none>",
-            _age(node, now), info.get("kubeletVersion", ""), _node_address(node, "InternalIP"),
-            _node_address(node, "ExternalIP"), info.get("osImage") or "<unknown>",
-            info.get("kernelVersion") or "<unknown>", info.get("containerRuntimeVersion") or "<unknown>"]
+    return [
+        _meta(node).get("name", ""),
+        ",".join(states),
+        ",".join(node_roles(_meta(node).get("labels"))) or "<none>",
+        _age(node, now),
+        info.get("kubeletVersion", ""),
+        _node_address(node, "InternalIP"),
+        _node_address(node, "ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
 
 
 def _micro_since(value: str | None, now: datetime) -> str:
@@ -362,8 +396,18 @@ def _event_cells(ev: Obj, now: datetime) -> list:
     component = source.get("component") or ev.get("reportingComponent") or ""
     instance = source.get("host") or ev.get("reportingInstance") or ""
     src = f"{component}, {instance}" if instance else component
-    return [last, ev.get("type", ""), ev.get("reason", ""), target, inv.get("fieldPath", ""), src,
-            (ev.get("message") or "").strip(), first, count, _meta(ev).get("name", "")]
+    return [
+        last,
+        ev.get("type", ""),
+        ev.get("reason", ""),
+        target,
+        inv.get("fieldPath", ""),
+        src,
+        (ev.get("message") or "").strip(),
+        first,
+        count,
+        _meta(ev).get("name", ""),
+    ]
 
 
 def events_v1_as_core(ev: Obj) -> Obj:
@@ -423,7 +467,8 @@ def _quota_columns(quota: Obj) -> list[str]:
     for name in sorted((quota.get("spec") or {}).get("hard") or {}):
         pieces = name.split(".")
         (limit if len(pieces) > 1 and pieces[0] == "limits" else request).append(
-            f"{name}: {used.get(name, '0')}/{hard.get(name, '0')}")
+            f"{name}: {used.get(name, '0')}/{hard.get(name, '0')}"
+        )
     return [", ".join(request), ", ".join(limit)]
 
 
@@ -437,9 +482,15 @@ def _service_cells(svc: Obj, now: datetime) -> list:
             pieces.append(f"{p.get('port', 0)}:{p['nodePort']}/{proto}")
         else:
             pieces.append(f"{p.get('port', 0)}/{proto}")
-    return [_meta(svc).get("name", ""), spec.get("type", ""), ips[0] if ips else "<none>",
-            _service_external_ip(svc), ",".join(pieces) or "<none>", _age(svc, now),
-            _format_labels(spec.get("selector"))]
+    return [
+        _meta(svc).get("name", ""),
+        spec.get("type", ""),
+        ips[0] if ips else "<none>",
+        _service_external_ip(svc),
+        ",".join(pieces) or "<none>",
+        _age(svc, now),
+        _format_labels(spec.get("selector")),
+    ]
 
 
 def resource_claim_state(claim: Obj) -> str:
@@ -463,17 +514,31 @@ def _deployment_cells(d: Obj, now: datetime) -> list:
     spec, status = d.get("spec") or {}, d.get("status") or {}
     sel = _selector_string(spec.get("selector"))
     names, images = _layout_containers(_template_containers(d))
-    return [_meta(d).get("name", ""), f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
-            status.get("updatedReplicas", 0), status.get("availableReplicas", 0), _age(d, now),
-            names, images, "<invalid>" if sel is None else sel]
+    return [
+        _meta(d).get("name", ""),
+        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
+        status.get("updatedReplicas", 0),
+        status.get("availableReplicas", 0),
+        _age(d, now),
+        names,
+        images,
+        "<invalid>" if sel is None else sel,
+    ]
 
 
 def _replicaset_cells(rs: Obj, now: datetime) -> list:
     spec, status = rs.get("spec") or {}, rs.get("status") or {}
     names, images = _layout_containers(_template_containers(rs))
-    return [_meta(rs).get("name", ""), spec.get("replicas", 1), status.get("replicas", 0),
-            status.get("readyReplicas", 0), _age(rs, now), names, images,
-            _format_label_selector(spec.get("selector"))]
+    return [
+        _meta(rs).get("name", ""),
+        spec.get("replicas", 1),
+        status.get("replicas", 0),
+        status.get("readyReplicas", 0),
+        _age(rs, now),
+        names,
+        images,
+        _format_label_selector(spec.get("selector")),
+    ]
 
 
 def _name_age(obj: Obj, now: datetime) -> list:
@@ -483,26 +548,45 @@ def _name_age(obj: Obj, now: datetime) -> list:
 _CELLS: dict[tuple[str, str], Callable[[Obj, datetime], list]] = {
     ("", "pods"): _pod_cells,
     ("", "nodes"): _node_cells,
-    ("", "namespaces"): lambda o, now: [_meta(o).get("name", ""), (o.get("status") or {}).get("phase", ""),
-                                        _age(o, now)],
+    ("", "namespaces"): lambda o, now: [
+        _meta(o).get("name", ""),
+        (o.get("status") or {}).get("phase", ""),
+        _age(o, now),
+    ],
     ("", "events"): _event_cells,
     ("events.k8s.io", "events"): lambda o, now: _event_cells(events_v1_as_core(o), now),
-    ("", "configmaps"): lambda o, now: [_meta(o).get("name", ""),
-                                        len(o.get("data") or {}) + len(o.get("binaryData") or {}), _age(o, now)],
-    ("", "secrets"): lambda o, now: [_meta(o).get("name", ""), o.get("type", ""), len(o.get("data") or {}),
-                                     _age(o, now)],
+    ("", "configmaps"): lambda o, now: [
+        _meta(o).get("name", ""),
+        len(o.get("data") or {}) + len(o.get("binaryData") or {}),
+        _age(o, now),
+    ],
+    ("", "secrets"): lambda o, now: [
+        _meta(o).get("name", ""),
+        o.get("type", ""),
+        len(o.get("data") or {}),
+        _age(o, now),
+    ],
     ("", "serviceaccounts"): lambda o, now: [_meta(o).get("name", ""), len(o.get("secrets") or []), _age(o, now)],
     ("", "services"): _service_cells,
     ("", "resourcequotas"): lambda o, now: [_meta(o).get("name", ""), _age(o, now), *_quota_columns(o)],
-    ("resource.k8s.io", "resourceclaims"): lambda o, now: [_meta(o).get("name", ""), resource_claim_state(o),
-                                                           _age(o, now)],
+    ("resource.k8s.io", "resourceclaims"): lambda o, now: [
+        _meta(o).get("name", ""),
+        resource_claim_state(o),
+        _age(o, now),
+    ],
     # spec.nodeName is a pointer upstream: null when the slice is not node-local
     ("resource.k8s.io", "resourceslices"): lambda o, now: [
-        _meta(o).get("name", ""), (o.get("spec") or {}).get("nodeName"), (o.get("spec") or {}).get("driver", ""),
-        ((o.get("spec") or {}).get("pool") or {}).get("name", ""), _age(o, now)],
-    ("coordination.k8s.io", "leases"): lambda o, now: [_meta(o).get("name", ""),
-                                                       (o.get("spec") or {}).get("holderIdentity") or "",
-                                                       _age(o, now)],
+        _meta(o).get("name", ""),
+        (o.get("spec") or {}).get("nodeName"),
+        (o.get("spec") or {}).get("driver", ""),
+        ((o.get("spec") or {}).get("pool") or {}).get("name", ""),
+        _age(o, now),
+    ],
+    ("coordination.k8s.io", "leases"): lambda o, now: [
+        _meta(o).get("name", ""),
+        (o.get("spec") or {}).get("holderIdentity") or "",
+        _age(o, now),
+    ],
     ("apps", "deployments"): _deployment_cells,
     ("apps", "replicasets"): _replicaset_cells,
 }
@@ -534,8 +618,16 @@ def _row_object(obj: Obj, include_object: str) -> Obj | None:
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": _meta(obj)}
 
 
-def make_table(group: str, plural: str, objects: list[Obj], include_object: str, now: datetime,
-               list_meta: dict, with_headers: bool = True, printer: Any = None) -> dict:
+def make_table(
+    group: str,
+    plural: str,
+    objects: list[Obj],
+    include_object: str,
+    now: datetime,
+    list_meta: dict,
+    with_headers: bool = True,
+    printer: Any = None,
+) -> dict:
     """A ``meta.k8s.io/v1`` Table, as kube-apiserver returns for ``Accept: ...;as=Table``.
 
     ``include_object`` is the ``includeObject`` query parameter: ""/"Metadata" embeds a
@@ -560,8 +652,11 @@ def make_table(group: str, plural: str, objects: list[Obj], include_object: str,
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": dict(list_meta or {}),
-        "columnDefinitions": (printer.columns() if printer is not None else
-                              [dict(c) for c in columns_for(group, plural)]) if with_headers else None,
+        "columnDefinitions": (
+            printer.columns() if printer is not None else [dict(c) for c in columns_for(group, plural)]
+        )
+        if with_headers
+        else None,
         "rows": rows,
     }
 

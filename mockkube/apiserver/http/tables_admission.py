@@ -14,25 +14,47 @@ def _columns(t) -> dict[tuple[str, str], list[dict]]:
     col, name, age = t._col, t._name_col, t._age_col
     return {
         (G, "validatingadmissionpolicies"): [
-            name(), col("Validations", "Validations indicates the number of validation rules defined in this "
-                                       "configuration", type="integer"),
-            col("ParamKind", "ParamKind specifies the kind of resources used to parameterize this policy"), age()],
+            name(),
+            col(
+                "Validations",
+                "Validations indicates the number of validation rules defined in this configuration",
+                type="integer",
+            ),
+            col("ParamKind", "ParamKind specifies the kind of resources used to parameterize this policy"),
+            age(),
+        ],
         (G, "validatingadmissionpolicybindings"): [
-            name(), col("PolicyName", "PolicyName indicates the policy definition which the policy binding binded to"),
-            col("ParamRef", "ParamRef indicates the param resource which sets the configration param"), age()],
+            name(),
+            col("PolicyName", "PolicyName indicates the policy definition which the policy binding binded to"),
+            col("ParamRef", "ParamRef indicates the param resource which sets the configration param"),
+            age(),
+        ],
         (G, "mutatingadmissionpolicies"): [
-            name(), col("Mutations", "Mutations indicates the number of mutations rules defined in this "
-                                     "configuration", type="integer"),
-            col("ParamKind", "ParamKind specifies the kind of resources used to parameterize this policy"), age()],
+            name(),
+            col(
+                "Mutations",
+                "Mutations indicates the number of mutations rules defined in this configuration",
+                type="integer",
+            ),
+            col("ParamKind", "ParamKind specifies the kind of resources used to parameterize this policy"),
+            age(),
+        ],
         (G, "mutatingadmissionpolicybindings"): [
-            name(), col("PolicyName", "PolicyName indicates the policy definition which the policy binding binded to"),
-            col("ParamRef", "ParamRef indicates the param resource which sets the configration param"), age()],
+            name(),
+            col("PolicyName", "PolicyName indicates the policy definition which the policy binding binded to"),
+            col("ParamRef", "ParamRef indicates the param resource which sets the configration param"),
+            age(),
+        ],
         (G, "validatingwebhookconfigurations"): [
-            name(), col("Webhooks", "Webhooks indicates the number of webhooks in this configuration",
-                        type="integer"), age()],
+            name(),
+            col("Webhooks", "Webhooks indicates the number of webhooks in this configuration", type="integer"),
+            age(),
+        ],
         (G, "mutatingwebhookconfigurations"): [
-            name(), col("Webhooks", "Webhooks indicates the number of webhooks in this configuration",
-                        type="integer"), age()],
+            name(),
+            col("Webhooks", "Webhooks indicates the number of webhooks in this configuration", type="integer"),
+            age(),
+        ],
     }
 
 
@@ -54,17 +76,39 @@ def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
     meta, age = t._meta, t._age
     return {
         (G, "validatingadmissionpolicies"): lambda o, now: [
-            meta(o).get("name", ""), len((o.get("spec") or {}).get("validations") or ()), _param_kind(o), age(o, now)],
+            meta(o).get("name", ""),
+            len((o.get("spec") or {}).get("validations") or ()),
+            _param_kind(o),
+            age(o, now),
+        ],
         (G, "validatingadmissionpolicybindings"): lambda o, now: [
-            meta(o).get("name", ""), (o.get("spec") or {}).get("policyName", ""), _param_ref(t, o), age(o, now)],
+            meta(o).get("name", ""),
+            (o.get("spec") or {}).get("policyName", ""),
+            _param_ref(t, o),
+            age(o, now),
+        ],
         (G, "mutatingadmissionpolicies"): lambda o, now: [
-            meta(o).get("name", ""), len((o.get("spec") or {}).get("mutations") or ()), _param_kind(o), age(o, now)],
+            meta(o).get("name", ""),
+            len((o.get("spec") or {}).get("mutations") or ()),
+            _param_kind(o),
+            age(o, now),
+        ],
         (G, "mutatingadmissionpolicybindings"): lambda o, now: [
-            meta(o).get("name", ""), (o.get("spec") or {}).get("policyName", ""), _param_ref(t, o), age(o, now)],
+            meta(o).get("name", ""),
+            (o.get("spec") or {}).get("policyName", ""),
+            _param_ref(t, o),
+            age(o, now),
+        ],
         (G, "validatingwebhookconfigurations"): lambda o, now: [
-            meta(o).get("name", ""), len(o.get("webhooks") or ()), age(o, now)],
+            meta(o).get("name", ""),
+            len(o.get("webhooks") or ()),
+            age(o, now),
+        ],
         (G, "mutatingwebhookconfigurations"): lambda o, now: [
-            meta(o).get("name", ""), len(o.get("webhooks") or ()), age(o, now)],
+            meta(o).get("name", ""),
+            len(o.get("webhooks") or ()),
+            age(o, now),
+        ],
     }
 
 

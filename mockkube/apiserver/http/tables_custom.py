@@ -14,15 +14,19 @@ from typing import Any
 
 from mockkube.machinery.jsonpath import JSONPathError, find, parse
 
-_NAME_DESC = ("Name must be unique within a namespace. Is required when creating resources, although some resources "
-              "may allow a client to request the generation of an appropriate name automatically. Name is primarily "
-              "intended for creation idempotence and configuration definition. Cannot be updated. More info: "
-              "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names")
-_CREATED_DESC = ("CreationTimestamp is a timestamp representing the server time when this object was created. It is "
-                 "not guaranteed to be set in happens-before order across separate operations. Clients may not set "
-                 "this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. "
-                 "Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
-                 "api-conventions.md#metadata")
+_NAME_DESC = (
+    "Name must be unique within a namespace. Is required when creating resources, although some resources "
+    "may allow a client to request the generation of an appropriate name automatically. Name is primarily "
+    "intended for creation idempotence and configuration definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+)
+_CREATED_DESC = (
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is "
+    "not guaranteed to be set in happens-before order across separate operations. Clients may not set "
+    "this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. "
+    "Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
+    "api-conventions.md#metadata"
+)
 
 
 def printer(table: Any) -> Any:
@@ -37,10 +41,10 @@ class PrinterColumns:
 
     def __init__(self, columns: list[dict]) -> None:
         if not columns:
-            columns = [{"name": "Age", "type": "date", "description": _CREATED_DESC,
-                        "jsonPath": ".metadata.creationTimestamp"}]
-        self._defs = [{"name": "Name", "type": "string", "format": "name", "description": _NAME_DESC,
-                       "priority": 0}]
+            columns = [
+                {"name": "Age", "type": "date", "description": _CREATED_DESC, "jsonPath": ".metadata.creationTimestamp"}
+            ]
+        self._defs = [{"name": "Name", "type": "string", "format": "name", "description": _NAME_DESC, "priority": 0}]
         self._paths: list[tuple[str, Any]] = []
         for c in columns:
             try:
@@ -48,11 +52,19 @@ class PrinterColumns:
             except JSONPathError:
                 steps = []
             self._paths.append((c.get("type", "string"), steps))
-            desc = c.get("description") or \
-                f"Custom resource definition column (in JSONPath format): {c.get('jsonPath', '')}"
-            self._defs.append({"name": c.get("name", ""), "type": c.get("type", "string"),
-                               "format": c.get("format", ""), "description": desc,
-                               "priority": int(c.get("priority") or 0)})
+            desc = (
+                c.get("description")
+                or f"Custom resource definition column (in JSONPath format): {c.get('jsonPath', '')}"
+            )
+            self._defs.append(
+                {
+                    "name": c.get("name", ""),
+                    "type": c.get("type", "string"),
+                    "format": c.get("format", ""),
+                    "description": desc,
+                    "priority": int(c.get("priority") or 0),
+                }
+            )
 
     def columns(self) -> list[dict]:
         return [dict(c) for c in self._defs]
@@ -80,8 +92,10 @@ class DefaultTable:
     """apiserver's DefaultTableConvertor (Name, Created At), which CRDs themselves use."""
 
     def columns(self) -> list[dict]:
-        return [{"name": "Name", "type": "string", "format": "name", "description": _NAME_DESC, "priority": 0},
-                {"name": "Created At", "type": "date", "format": "", "description": _CREATED_DESC, "priority": 0}]
+        return [
+            {"name": "Name", "type": "string", "format": "name", "description": _NAME_DESC, "priority": 0},
+            {"name": "Created At", "type": "date", "format": "", "description": _CREATED_DESC, "priority": 0},
+        ]
 
     def cells(self, obj: dict, now: datetime) -> list:
         m = obj.get("metadata") or {}

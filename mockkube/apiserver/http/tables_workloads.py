@@ -99,17 +99,32 @@ def columns() -> dict[tuple[str, str], list[dict]]:
 def _daemonset(o: Obj, now: datetime) -> list:
     spec, st = o.get("spec") or {}, o.get("status") or {}
     names, images = _layout_containers(_template_containers(o))
-    node_sel = (((spec.get("template") or {}).get("spec") or {}).get("nodeSelector"))
-    return [_meta(o).get("name", ""), st.get("desiredNumberScheduled", 0), st.get("currentNumberScheduled", 0),
-            st.get("numberReady", 0), st.get("updatedNumberScheduled", 0), st.get("numberAvailable", 0),
-            _format_labels(node_sel), _age(o, now), names, images, _format_label_selector(spec.get("selector"))]
+    node_sel = ((spec.get("template") or {}).get("spec") or {}).get("nodeSelector")
+    return [
+        _meta(o).get("name", ""),
+        st.get("desiredNumberScheduled", 0),
+        st.get("currentNumberScheduled", 0),
+        st.get("numberReady", 0),
+        st.get("updatedNumberScheduled", 0),
+        st.get("numberAvailable", 0),
+        _format_labels(node_sel),
+        _age(o, now),
+        names,
+        images,
+        _format_label_selector(spec.get("selector")),
+    ]
 
 
 def _statefulset(o: Obj, now: datetime) -> list:
     spec, st = o.get("spec") or {}, o.get("status") or {}
     names, images = _layout_containers(_template_containers(o))
-    return [_meta(o).get("name", ""), f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 1)}", _age(o, now),
-            names, images]
+    return [
+        _meta(o).get("name", ""),
+        f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
+        _age(o, now),
+        names,
+        images,
+    ]
 
 
 def _controllerrevision(o: Obj, now: datetime) -> list:
@@ -154,8 +169,16 @@ def _job(o: Obj, now: datetime) -> list:
         d = end - start
         duration = human_duration((d.days * 86400 + d.seconds) * _NS + d.microseconds * 1000)
     names, images = _layout_containers(_template_containers(o))
-    return [_meta(o).get("name", ""), job_status_word(o), completions, duration, _age(o, now), names, images,
-            _format_label_selector(spec.get("selector"))]
+    return [
+        _meta(o).get("name", ""),
+        job_status_word(o),
+        completions,
+        duration,
+        _age(o, now),
+        names,
+        images,
+        _format_label_selector(spec.get("selector")),
+    ]
 
 
 def _cronjob(o: Obj, now: datetime) -> list:
@@ -164,23 +187,44 @@ def _cronjob(o: Obj, now: datetime) -> list:
     names, images = _layout_containers(_template_containers({"spec": jspec}))
     suspend = spec.get("suspend")
     last = st.get("lastScheduleTime")
-    return [_meta(o).get("name", ""), spec.get("schedule", ""), spec.get("timeZone") or "<none>",
-            "<unset>" if suspend is None else ("True" if suspend else "False"), len(st.get("active") or ()),
-            since(last, now) if last else "<none>", _age(o, now), names, images,
-            _format_label_selector(jspec.get("selector"))]
+    return [
+        _meta(o).get("name", ""),
+        spec.get("schedule", ""),
+        spec.get("timeZone") or "<none>",
+        "<unset>" if suspend is None else ("True" if suspend else "False"),
+        len(st.get("active") or ()),
+        since(last, now) if last else "<none>",
+        _age(o, now),
+        names,
+        images,
+        _format_label_selector(jspec.get("selector")),
+    ]
 
 
 def _replicationcontroller(o: Obj, now: datetime) -> list:
     spec, st = o.get("spec") or {}, o.get("status") or {}
     names, images = _layout_containers(_template_containers(o))
-    return [_meta(o).get("name", ""), spec.get("replicas", 1), st.get("replicas", 0), st.get("readyReplicas", 0),
-            _age(o, now), names, images, _format_labels(spec.get("selector"))]
+    return [
+        _meta(o).get("name", ""),
+        spec.get("replicas", 1),
+        st.get("replicas", 0),
+        st.get("readyReplicas", 0),
+        _age(o, now),
+        names,
+        images,
+        _format_labels(spec.get("selector")),
+    ]
 
 
 def cells() -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
-    return {("apps", "daemonsets"): _daemonset, ("apps", "statefulsets"): _statefulset,
-            ("apps", "controllerrevisions"): _controllerrevision, ("batch", "jobs"): _job,
-            ("batch", "cronjobs"): _cronjob, ("", "replicationcontrollers"): _replicationcontroller}
+    return {
+        ("apps", "daemonsets"): _daemonset,
+        ("apps", "statefulsets"): _statefulset,
+        ("apps", "controllerrevisions"): _controllerrevision,
+        ("batch", "jobs"): _job,
+        ("batch", "cronjobs"): _cronjob,
+        ("", "replicationcontrollers"): _replicationcontroller,
+    }
 
 
 __all__ = ["columns", "cells", "job_status_word"]

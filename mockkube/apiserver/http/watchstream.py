@@ -46,20 +46,31 @@ class _Encoder:
         if self.wanted.table:
             from mockkube.apiserver.http import tables
 
-            tbl = tables.make_table(self.t.rt.group, self.t.rt.plural, [entry.obj], self.include_object,
-                                    datetime.now(timezone.utc), {"resourceVersion": str(entry.rv)},
-                                    with_headers=not self.headers_sent, printer=self.t.rt.table)
+            tbl = tables.make_table(
+                self.t.rt.group,
+                self.t.rt.plural,
+                [entry.obj],
+                self.include_object,
+                datetime.now(timezone.utc),
+                {"resourceVersion": str(entry.rv)},
+                with_headers=not self.headers_sent,
+                printer=self.t.rt.table,
+            )
             self.headers_sent = True
             return _event_bytes(typ, json.dumps(tbl, separators=(",", ":")).encode())
         if self.wanted.partial:
-            obj = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                   "metadata": entry.obj.get("metadata", {})}
+            obj = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": entry.obj.get("metadata", {}),
+            }
             return _event_bytes(typ, json.dumps(obj, separators=(",", ":")).encode())
         if self.t.rt.schema is not None and entry.obj.get("apiVersion") != self.t.rt.api_version:
             from mockkube.machinery.customresource import raw_as
 
-            return _event_bytes(typ, raw_as(entry, self.t.rt.api_version,
-                                            getattr(self.t.rt.strategy, "converter", None)))
+            return _event_bytes(
+                typ, raw_as(entry, self.t.rt.api_version, getattr(self.t.rt.strategy, "converter", None))
+            )
         return _event_bytes(typ, entry.raw)
 
     def bookmark(self, rv: int, initial_end: bool = False) -> bytes:
@@ -68,11 +79,19 @@ class _Encoder:
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         if self.wanted.table:
-            obj = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": str(rv)},
-                   "rows": []}
+            obj = {
+                "kind": "Table",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": {"resourceVersion": str(rv)},
+                "rows": [],
+            }
             if initial_end:
-                obj["rows"] = [{"cells": [], "object": {"kind": "PartialObjectMetadata",
-                                                        "apiVersion": "meta.k8s.io/v1", "metadata": meta}}]
+                obj["rows"] = [
+                    {
+                        "cells": [],
+                        "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta},
+                    }
+                ]
         elif self.wanted.partial:
             obj = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
         else:
@@ -118,8 +137,11 @@ async def serve(api: "API", request: web.Request, t: "Target", p: "ListParams", 
     enc = _Encoder(t, wanted, p.include_object)
     resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
     resp.enable_chunked_encoding()
-    timeout = p.timeout_seconds if p.timeout_seconds and p.timeout_seconds > 0 else \
-        MIN_REQUEST_TIMEOUT * (1 + random.random())
+    timeout = (
+        p.timeout_seconds
+        if p.timeout_seconds and p.timeout_seconds > 0
+        else MIN_REQUEST_TIMEOUT * (1 + random.random())
+    )
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     try:
@@ -142,8 +164,7 @@ async def serve(api: "API", request: web.Request, t: "Target", p: "ListParams", 
                 else:
                     wait = min(remaining, BOOKMARK_INTERVAL) if p.allow_bookmarks else remaining
                     get = asyncio.ensure_future(watcher.queue.get())
-                    done, _ = await asyncio.wait({get, stop_task}, timeout=wait,
-                                                 return_when=asyncio.FIRST_COMPLETED)
+                    done, _ = await asyncio.wait({get, stop_task}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                     if get not in done:
                         get.cancel()
                         if stop_task in done:

@@ -52,8 +52,7 @@ def _compile_errors(path: fe.Path, expr: Any, names: tuple[str, ...]) -> list[fe
     return []
 
 
-def _rule_errors(rules: Any, path: fe.Path, required: bool,
-                 operations: list[str] = _OPERATIONS) -> list[fe.FieldError]:
+def _rule_errors(rules: Any, path: fe.Path, required: bool, operations: list[str] = _OPERATIONS) -> list[fe.FieldError]:
     errs: list[fe.FieldError] = []
     if not rules:
         if required:
@@ -100,10 +99,10 @@ def _constraint_errors(spec: dict, operations: list[str] = _OPERATIONS) -> list[
         return errs + [fe.required("spec.matchConstraints", "")]
     if mc.get("matchPolicy") not in _MATCH_POLICIES:
         errs.append(fe.not_supported("spec.matchConstraints.matchPolicy", mc.get("matchPolicy"), _MATCH_POLICIES))
-    errs += _rule_errors(mc.get("resourceRules"), p.child("matchConstraints").child("resourceRules"), True,
-                         operations)
-    errs += _rule_errors(mc.get("excludeResourceRules"), p.child("matchConstraints").child("excludeResourceRules"),
-                         False, operations)
+    errs += _rule_errors(mc.get("resourceRules"), p.child("matchConstraints").child("resourceRules"), True, operations)
+    errs += _rule_errors(
+        mc.get("excludeResourceRules"), p.child("matchConstraints").child("excludeResourceRules"), False, operations
+    )
     return errs
 
 
@@ -161,8 +160,9 @@ class PolicyStrategy(SpecStatusStrategy):
             if not pk.get("kind"):
                 errs.append(fe.required("spec.paramKind.kind", ""))
         if not spec.get("validations") and not spec.get("auditAnnotations"):
-            errs.append(fe.required("spec.validations", "validations or auditAnnotations must contain at least "
-                                                        "one item"))
+            errs.append(
+                fe.required("spec.validations", "validations or auditAnnotations must contain at least one item")
+            )
         errs += _match_condition_errors(spec.get("matchConditions"), p.child("matchConditions"), POLICY_VARIABLES)
         seen: set[str] = set()
         for i, v in enumerate(spec.get("variables") or []):
@@ -181,9 +181,15 @@ class PolicyStrategy(SpecStatusStrategy):
                 errs += _compile_errors(vp.child("messageExpression"), v["messageExpression"], POLICY_VARIABLES)
             msg = v.get("message")
             if msg is not None and (not msg.strip() or "\n" in msg):
-                errs.append(fe.invalid(str(vp.child("message")), msg,
-                                       "message must be non-empty and not contain line breaks"
-                                       if "\n" in msg else "message must be non-empty if specified"))
+                errs.append(
+                    fe.invalid(
+                        str(vp.child("message")),
+                        msg,
+                        "message must be non-empty and not contain line breaks"
+                        if "\n" in msg
+                        else "message must be non-empty if specified",
+                    )
+                )
         seen = set()
         for i, a in enumerate(spec.get("auditAnnotations") or []):
             ap = p.child("auditAnnotations").index(i)
@@ -207,8 +213,10 @@ def _policy_status(obj: dict) -> dict:
     from mockkube.machinery.registry import REGISTRY  # filled by this package once it is imported
 
     warnings = expression_warnings(obj, REGISTRY)
-    return {"observedGeneration": obj.get("metadata", {}).get("generation", 1),
-            "typeChecking": {"expressionWarnings": warnings} if warnings else {}}
+    return {
+        "observedGeneration": obj.get("metadata", {}).get("generation", 1),
+        "typeChecking": {"expressionWarnings": warnings} if warnings else {},
+    }
 
 
 class BindingStrategy(SpecStatusStrategy):
@@ -242,19 +250,40 @@ class BindingStrategy(SpecStatusStrategy):
                 errs.append(fe.duplicate(path, a))
             seen.add(a)
         if "Deny" in seen and "Warn" in seen:
-            errs.append(fe.invalid("spec.validationActions", actions,
-                                   "must not contain both Deny and Warn (repeating the same validation failure "
-                                   "information in the API response and headers serves no purpose)"))
+            errs.append(
+                fe.invalid(
+                    "spec.validationActions",
+                    actions,
+                    "must not contain both Deny and Warn (repeating the same validation failure "
+                    "information in the API response and headers serves no purpose)",
+                )
+            )
         return errs + _binding_errors(spec)
 
 
-validating_admission_policies = REGISTRY.add(ResourceType(
-    GROUP, "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", namespaced=False,
-    categories=("api-extensions",), subresources=(Subresource("status", "ValidatingAdmissionPolicy"),),
-    strategy=PolicyStrategy()))
-validating_admission_policy_bindings = REGISTRY.add(ResourceType(
-    GROUP, "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", namespaced=False,
-    categories=("api-extensions",), strategy=BindingStrategy()))
+validating_admission_policies = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ValidatingAdmissionPolicy",
+        "validatingadmissionpolicies",
+        namespaced=False,
+        categories=("api-extensions",),
+        subresources=(Subresource("status", "ValidatingAdmissionPolicy"),),
+        strategy=PolicyStrategy(),
+    )
+)
+validating_admission_policy_bindings = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ValidatingAdmissionPolicyBinding",
+        "validatingadmissionpolicybindings",
+        namespaced=False,
+        categories=("api-extensions",),
+        strategy=BindingStrategy(),
+    )
+)
 
 
 _PATCH_TYPES = ["ApplyConfiguration", "JSONPatch"]
@@ -296,8 +325,9 @@ class MutatingPolicyStrategy(Strategy):
             errs += _mutation_errors(m if isinstance(m, dict) else {}, p.child("mutations").index(i))
         errs += _match_condition_errors(spec.get("matchConditions"), p.child("matchConditions"), POLICY_VARIABLES)
         for i, v in enumerate(spec.get("variables") or []):
-            errs += _compile_errors(p.child("variables").index(i).child("expression"), v.get("expression"),
-                                    POLICY_VARIABLES)
+            errs += _compile_errors(
+                p.child("variables").index(i).child("expression"), v.get("expression"), POLICY_VARIABLES
+            )
         return errs
 
     def validate_update(self, new: dict, old: dict) -> list[fe.FieldError]:
@@ -328,8 +358,9 @@ def _mutation_errors(m: dict, path: fe.Path) -> list[fe.FieldError]:
             if msg:
                 errs.append(fe.invalid(str(ep), expr, msg))
     if m.get(other) is not None:
-        errs.append(fe.invalid(str(path.child(other)), "{" + other + "}",
-                               f"must not be specified when patchType is {kind}"))
+        errs.append(
+            fe.invalid(str(path.child(other)), "{" + other + "}", f"must not be specified when patchType is {kind}")
+        )
     return errs
 
 
@@ -352,9 +383,25 @@ class MutatingBindingStrategy(Strategy):
         return self.validate(new)
 
 
-mutating_admission_policies = REGISTRY.add(ResourceType(
-    GROUP, "v1", "MutatingAdmissionPolicy", "mutatingadmissionpolicies", namespaced=False,
-    categories=("api-extensions",), strategy=MutatingPolicyStrategy()))
-mutating_admission_policy_bindings = REGISTRY.add(ResourceType(
-    GROUP, "v1", "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings", namespaced=False,
-    categories=("api-extensions",), strategy=MutatingBindingStrategy()))
+mutating_admission_policies = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "MutatingAdmissionPolicy",
+        "mutatingadmissionpolicies",
+        namespaced=False,
+        categories=("api-extensions",),
+        strategy=MutatingPolicyStrategy(),
+    )
+)
+mutating_admission_policy_bindings = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "MutatingAdmissionPolicyBinding",
+        "mutatingadmissionpolicybindings",
+        namespaced=False,
+        categories=("api-extensions",),
+        strategy=MutatingBindingStrategy(),
+    )
+)

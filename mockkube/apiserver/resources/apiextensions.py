@@ -102,10 +102,8 @@ class CRDStrategy(SpecStatusStrategy):
         names = {v.get("name") for v in nspec.get("versions") or []}
         for i, sv in enumerate(stored):
             if sv not in names:
-                errs.append(fe.invalid("status.storedVersions[%d]" % i, sv,
-                                       "must appear in spec.versions"))
+                errs.append(fe.invalid("status.storedVersions[%d]" % i, sv, "must appear in spec.versions"))
         return errs
-
 
 
 def desired_status(res: Any, crd: dict) -> dict:
@@ -117,15 +115,17 @@ def desired_status(res: Any, crd: dict) -> dict:
     conflict = _name_conflict(res, crd)
     if conflict:
         set_condition(status, _condition("NamesAccepted", "False", "NameConflict", conflict, now))
-        if not any(c.get("type") == "Established" and c.get("status") == "True"
-                   for c in status.get("conditions") or []):
-            set_condition(status, _condition("Established", "False", "NotAccepted",
-                                             "not all names are accepted", now))
+        if not any(
+            c.get("type") == "Established" and c.get("status") == "True" for c in status.get("conditions") or []
+        ):
+            set_condition(status, _condition("Established", "False", "NotAccepted", "not all names are accepted", now))
     else:
         status["acceptedNames"] = _accepted_names(names)
         set_condition(status, _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now))
-        set_condition(status, _condition("Established", "True", "InitialNamesAccepted",
-                                         "the initial names have been accepted", now))
+        set_condition(
+            status,
+            _condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted", now),
+        )
     return status
 
 
@@ -153,14 +153,24 @@ def _name_conflict(res: Any, crd: dict) -> str:
     return ""
 
 
-crds = REGISTRY.add(ResourceType(
-    "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
-    short_names=("crd", "crds"), categories=("api-extensions",),
-    subresources=(Subresource("status", "CustomResourceDefinition"),), strategy=CRDStrategy(),
-    table="default"))
+crds = REGISTRY.add(
+    ResourceType(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        namespaced=False,
+        short_names=("crd", "crds"),
+        categories=("api-extensions",),
+        subresources=(Subresource("status", "CustomResourceDefinition"),),
+        strategy=CRDStrategy(),
+        table="default",
+    )
+)
 
 
 # -- serving -----------------------------------------------------------------------------------
+
 
 def _types_of(crd: dict) -> list[ResourceType]:
     from mockkube.apiserver.resources.customresources import served_types
@@ -199,9 +209,13 @@ class CRDServing:
         for crd in resources.store.objects(self.crd_rt):
             name = crd["metadata"]["name"]
             spec = crd.get("spec") or {}
-            self._served[name] = [rt for rt in self.reg.all()
-                                  if rt.group == spec.get("group") and rt.plural == (spec.get("names") or {}).get(
-                                      "plural") and rt.schema is not None]
+            self._served[name] = [
+                rt
+                for rt in self.reg.all()
+                if rt.group == spec.get("group")
+                and rt.plural == (spec.get("names") or {}).get("plural")
+                and rt.schema is not None
+            ]
         resources.after_commit.append(self.on_commit)
         for crd in resources.store.objects(self.crd_rt):
             if crd["metadata"].get("deletionTimestamp"):
@@ -290,17 +304,35 @@ class CRDServing:
             wanted.discard(gv)
         for group, version in sorted(wanted):
             try:
-                self.res.create(api_rt, "", {
-                    "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-                    "metadata": {"name": f"{version}.{group}", "labels": {AUTOMANAGED: "true"}},
-                    "spec": {"group": group, "version": version, "groupPriorityMinimum": 1000,
-                             "versionPriority": 100}})
+                self.res.create(
+                    api_rt,
+                    "",
+                    {
+                        "apiVersion": "apiregistration.k8s.io/v1",
+                        "kind": "APIService",
+                        "metadata": {"name": f"{version}.{group}", "labels": {AUTOMANAGED: "true"}},
+                        "spec": {
+                            "group": group,
+                            "version": version,
+                            "groupPriorityMinimum": 1000,
+                            "versionPriority": 100,
+                        },
+                    },
+                )
                 entry = self.res.store.get(api_rt, "", f"{version}.{group}")
                 if entry is not None:
                     obj = clone(entry.obj)
-                    obj["status"] = {"conditions": [{
-                        "type": "Available", "status": "True", "lastTransitionTime": self.res.now(),
-                        "reason": "Local", "message": "Local APIServices are always available"}]}
+                    obj["status"] = {
+                        "conditions": [
+                            {
+                                "type": "Available",
+                                "status": "True",
+                                "lastTransitionTime": self.res.now(),
+                                "reason": "Local",
+                                "message": "Local APIServices are always available",
+                            }
+                        ]
+                    }
                     self.res.update(api_rt, "", obj["metadata"]["name"], obj, subresource="status")
             except errors.APIError:
                 log.exception("could not register the APIService of %s/%s", group, version)
@@ -325,8 +357,16 @@ class CRDServing:
             return
         # objects with finalizers still wait: say so, as upstream's finalizer controller does
         status = clone(entry.obj.get("status") or {})
-        set_condition(status, _condition("Terminating", "True", "InstanceDeletionInProgress",
-                                         "CustomResource deletion is in progress", self.res.now()))
+        set_condition(
+            status,
+            _condition(
+                "Terminating",
+                "True",
+                "InstanceDeletionInProgress",
+                "CustomResource deletion is in progress",
+                self.res.now(),
+            ),
+        )
         if status != entry.obj.get("status"):
             new = clone(entry.obj)
             new["status"] = status

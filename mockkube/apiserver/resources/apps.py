@@ -27,6 +27,7 @@ class WorkloadStrategy(SpecStatusStrategy):
 
 class DeploymentStrategy(WorkloadStrategy):
     status_keeps_meta = ("annotations",)  # the controller records revisions with status writes
+
     def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.get("spec")
         if not isinstance(spec, dict):
@@ -76,8 +77,7 @@ class DaemonSetStrategy(SpecStatusStrategy):
         _default_template(spec)
 
     def initial_status(self, obj: dict) -> dict:
-        return {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
-                "numberReady": 0}
+        return {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0, "numberReady": 0}
 
     def validate(self, obj: dict):
         return apps_validation.validate_daemonset(obj)
@@ -148,23 +148,70 @@ class ControllerRevisionStrategy(GenerationStrategy):
 
 _SCALE = Subresource("scale", "Scale", group="autoscaling", version="v1")
 
-deployments = REGISTRY.add(ResourceType(
-    "apps", "v1", "Deployment", "deployments", namespaced=True, short_names=("deploy",), categories=("all",),
-    subresources=(Subresource("status", "Deployment"), _SCALE), strategy=DeploymentStrategy()))
+deployments = REGISTRY.add(
+    ResourceType(
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+        namespaced=True,
+        short_names=("deploy",),
+        categories=("all",),
+        subresources=(Subresource("status", "Deployment"), _SCALE),
+        strategy=DeploymentStrategy(),
+    )
+)
 
-replicasets = REGISTRY.add(ResourceType(
-    "apps", "v1", "ReplicaSet", "replicasets", namespaced=True, short_names=("rs",), categories=("all",),
-    subresources=(Subresource("status", "ReplicaSet"), _SCALE), strategy=ReplicaSetStrategy(),
-    selectable_fields={"status.replicas": lambda o: str((o.get("status") or {}).get("replicas", 0))}))
+replicasets = REGISTRY.add(
+    ResourceType(
+        "apps",
+        "v1",
+        "ReplicaSet",
+        "replicasets",
+        namespaced=True,
+        short_names=("rs",),
+        categories=("all",),
+        subresources=(Subresource("status", "ReplicaSet"), _SCALE),
+        strategy=ReplicaSetStrategy(),
+        selectable_fields={"status.replicas": lambda o: str((o.get("status") or {}).get("replicas", 0))},
+    )
+)
 
-daemonsets = REGISTRY.add(ResourceType(
-    "apps", "v1", "DaemonSet", "daemonsets", namespaced=True, short_names=("ds",), categories=("all",),
-    subresources=(Subresource("status", "DaemonSet"),), strategy=DaemonSetStrategy()))
+daemonsets = REGISTRY.add(
+    ResourceType(
+        "apps",
+        "v1",
+        "DaemonSet",
+        "daemonsets",
+        namespaced=True,
+        short_names=("ds",),
+        categories=("all",),
+        subresources=(Subresource("status", "DaemonSet"),),
+        strategy=DaemonSetStrategy(),
+    )
+)
 
-statefulsets = REGISTRY.add(ResourceType(
-    "apps", "v1", "StatefulSet", "statefulsets", namespaced=True, short_names=("sts",), categories=("all",),
-    subresources=(Subresource("status", "StatefulSet"), _SCALE), strategy=StatefulSetStrategy()))
+statefulsets = REGISTRY.add(
+    ResourceType(
+        "apps",
+        "v1",
+        "StatefulSet",
+        "statefulsets",
+        namespaced=True,
+        short_names=("sts",),
+        categories=("all",),
+        subresources=(Subresource("status", "StatefulSet"), _SCALE),
+        strategy=StatefulSetStrategy(),
+    )
+)
 
-controllerrevisions = REGISTRY.add(ResourceType(
-    "apps", "v1", "ControllerRevision", "controllerrevisions", namespaced=True,
-    strategy=ControllerRevisionStrategy()))
+controllerrevisions = REGISTRY.add(
+    ResourceType(
+        "apps",
+        "v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        namespaced=True,
+        strategy=ControllerRevisionStrategy(),
+    )
+)

@@ -36,8 +36,9 @@ def validate_selector(spec: dict, kind: str, path: str = "spec") -> list[fe.Fiel
         errs.append(fe.invalid(f"{path}.selector", sel, f"empty selector is invalid for {kind}"))
     labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
     if not selector.empty and not selector.matches(labels):
-        errs.append(fe.invalid(f"{path}.template.metadata.labels", labels,
-                               "`selector` does not match template `labels`"))
+        errs.append(
+            fe.invalid(f"{path}.template.metadata.labels", labels, "`selector` does not match template `labels`")
+        )
     return errs
 
 
@@ -49,8 +50,11 @@ def validate_always_template(spec: dict, kind: str) -> list[fe.FieldError]:
     if rp is not None and rp != "Always":
         errs.append(fe.not_supported("spec.template.spec.restartPolicy", rp, ["Always"]))
     if pspec.get("activeDeadlineSeconds") is not None:
-        errs.append(fe.forbidden("spec.template.spec.activeDeadlineSeconds",
-                                 f"activeDeadlineSeconds in {kind} is not Supported"))
+        errs.append(
+            fe.forbidden(
+                "spec.template.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {kind} is not Supported"
+            )
+        )
     return errs
 
 
@@ -97,14 +101,25 @@ def validate_daemonset(obj: dict) -> list[fe.FieldError]:
         for k in ("maxUnavailable", "maxSurge"):
             ok, val = _int_or_percent(ru.get(k, 0))
             if not ok:
-                errs.append(fe.invalid(f"spec.updateStrategy.rollingUpdate.{k}", ru.get(k),
-                                       "a valid percent string must be a numeric string followed by an ending '%' "
-                                       "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
-                                       if isinstance(ru.get(k), str) else "must be greater than or equal to 0"))
+                errs.append(
+                    fe.invalid(
+                        f"spec.updateStrategy.rollingUpdate.{k}",
+                        ru.get(k),
+                        "a valid percent string must be a numeric string followed by an ending '%' "
+                        "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+                        if isinstance(ru.get(k), str)
+                        else "must be greater than or equal to 0",
+                    )
+                )
             vals[k] = val
         if vals.get("maxUnavailable") == 0 and vals.get("maxSurge") == 0:
-            errs.append(fe.invalid("spec.updateStrategy.rollingUpdate.maxUnavailable", ru.get("maxUnavailable"),
-                                   "may not be 0 when `maxSurge` is 0"))
+            errs.append(
+                fe.invalid(
+                    "spec.updateStrategy.rollingUpdate.maxUnavailable",
+                    ru.get("maxUnavailable"),
+                    "may not be 0 when `maxSurge` is 0",
+                )
+            )
     return errs
 
 
@@ -115,8 +130,15 @@ def validate_daemonset_update(new: dict, old: dict) -> list[fe.FieldError]:
     return errs
 
 
-_STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
-                "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
+_STS_MUTABLE = (
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+)
 
 
 def validate_statefulset(obj: dict) -> list[fe.FieldError]:
@@ -133,25 +155,36 @@ def validate_statefulset(obj: dict) -> list[fe.FieldError]:
     if typ not in ("OnDelete", "RollingUpdate"):
         errs.append(fe.not_supported("spec.updateStrategy.type", typ, ["OnDelete", "RollingUpdate"]))
     elif typ == "OnDelete" and us.get("rollingUpdate") is not None:
-        errs.append(fe.invalid("spec.updateStrategy.rollingUpdate", us["rollingUpdate"],
-                               "only allowed for updateStrategy 'RollingUpdate'"))
+        errs.append(
+            fe.invalid(
+                "spec.updateStrategy.rollingUpdate",
+                us["rollingUpdate"],
+                "only allowed for updateStrategy 'RollingUpdate'",
+            )
+        )
     ru = us.get("rollingUpdate") or {}
     non_negative(errs, ru, "partition", "spec.updateStrategy.rollingUpdate")
     if "maxUnavailable" in ru:
         ok, val = _int_or_percent(ru["maxUnavailable"])
         if not ok or val == 0:
-            errs.append(fe.invalid("spec.updateStrategy.rollingUpdate.maxUnavailable", ru["maxUnavailable"],
-                                   "must be greater than 0"))
+            errs.append(
+                fe.invalid(
+                    "spec.updateStrategy.rollingUpdate.maxUnavailable", ru["maxUnavailable"], "must be greater than 0"
+                )
+            )
     pol = spec.get("persistentVolumeClaimRetentionPolicy") or {}
     for k in ("whenDeleted", "whenScaled"):
         if k in pol and pol[k] not in ("Retain", "Delete"):
-            errs.append(fe.not_supported(f"spec.persistentVolumeClaimRetentionPolicy.{k}", pol[k],
-                                         ["Retain", "Delete"]))
+            errs.append(
+                fe.not_supported(f"spec.persistentVolumeClaimRetentionPolicy.{k}", pol[k], ["Retain", "Delete"])
+            )
     ords = spec.get("ordinals") or {}
     non_negative(errs, ords, "start", "spec.ordinals")
     for i, t in enumerate(spec.get("volumeClaimTemplates") or ()):
         if not ((t or {}).get("metadata") or {}).get("name"):
-            errs.append(fe.required(f"spec.volumeClaimTemplates[{i}].metadata.name", "name or generateName is required"))
+            errs.append(
+                fe.required(f"spec.volumeClaimTemplates[{i}].metadata.name", "name or generateName is required")
+            )
     return errs
 
 
@@ -161,9 +194,14 @@ def validate_statefulset_update(new: dict, old: dict) -> list[fe.FieldError]:
     rest_new = {k: v for k, v in ns.items() if k not in _STS_MUTABLE}
     rest_old = {k: v for k, v in os_.items() if k not in _STS_MUTABLE}
     if rest_new != rest_old:
-        errs.append(fe.forbidden("spec", "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
-                                         "'template', 'updateStrategy', 'revisionHistoryLimit', "
-                                         "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
+        errs.append(
+            fe.forbidden(
+                "spec",
+                "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+                "'template', 'updateStrategy', 'revisionHistoryLimit', "
+                "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            )
+        )
     return errs
 
 
@@ -184,7 +222,8 @@ def validate_replication_controller(obj: dict) -> list[fe.FieldError]:
     else:
         labels = ((tpl or {}).get("metadata") or {}).get("labels") or {}
         if sel and any(labels.get(k) != v for k, v in sel.items()):
-            errs.append(fe.invalid("spec.template.metadata.labels", labels,
-                                   "`selector` does not match template `labels`"))
+            errs.append(
+                fe.invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`")
+            )
         errs += validate_always_template(spec, "ReplicationController")
     return errs

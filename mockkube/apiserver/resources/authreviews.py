@@ -30,8 +30,11 @@ class Review(Strategy):
         errs = self._validate(spec, obj, namespace)
         if errs:
             raise errors.invalid(self.kind, self.group, "", errs)
-        out = {"kind": self.kind, "apiVersion": f"{self.group}/v1",
-               "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k in ("name", "namespace")}}
+        out = {
+            "kind": self.kind,
+            "apiVersion": f"{self.group}/v1",
+            "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k in ("name", "namespace")},
+        }
         out["metadata"]["creationTimestamp"] = None
         if self.kind == "SelfSubjectReview":
             out["status"] = {"userInfo": user}
@@ -49,8 +52,16 @@ class Review(Strategy):
                 out["status"]["evaluationError"] = ", ".join(errs)
             return out
         if self.kind in ("SubjectAccessReview", "LocalSubjectAccessReview"):
-            subject = {k: v for k, v in (("username", spec.get("user")), ("uid", spec.get("uid")),
-                                         ("groups", spec.get("groups")), ("extra", spec.get("extra"))) if v}
+            subject = {
+                k: v
+                for k, v in (
+                    ("username", spec.get("user")),
+                    ("uid", spec.get("uid")),
+                    ("groups", spec.get("groups")),
+                    ("extra", spec.get("extra")),
+                )
+                if v
+            }
         else:  # SelfSubjectAccessReview: the caller, as the spec echoes it upstream
             subject = user
         ok, why = authorizer.authorize(_attributes(spec, subject))
@@ -68,27 +79,49 @@ class Review(Strategy):
         errs: list[fe.FieldError] = []
         ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
         if ra is not None and nra is not None:
-            errs.append(fe.invalid("spec.resourceAttributes", ra,
-                                   "cannot be specified in combination with spec.nonResourceAttributes"))
+            errs.append(
+                fe.invalid(
+                    "spec.resourceAttributes", ra, "cannot be specified in combination with spec.nonResourceAttributes"
+                )
+            )
         elif ra is None and nra is None:
-            errs.append(fe.invalid("spec.resourceAttributes", None,
-                                   "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
-        if self.kind in ("SubjectAccessReview", "LocalSubjectAccessReview") and not spec.get("user") \
-                and not spec.get("groups"):
-            errs.append(fe.invalid("spec.user", spec.get("user", ""), "at least one of user or group must be specified"))
+            errs.append(
+                fe.invalid(
+                    "spec.resourceAttributes",
+                    None,
+                    "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                )
+            )
+        if (
+            self.kind in ("SubjectAccessReview", "LocalSubjectAccessReview")
+            and not spec.get("user")
+            and not spec.get("groups")
+        ):
+            errs.append(
+                fe.invalid("spec.user", spec.get("user", ""), "at least one of user or group must be specified")
+            )
         if self.kind == "LocalSubjectAccessReview" and (ra or {}).get("namespace", namespace) != namespace:
-            errs.append(fe.invalid("spec.resourceAttributes.namespace", (ra or {}).get("namespace"),
-                                   "must match metadata.namespace"))
+            errs.append(
+                fe.invalid(
+                    "spec.resourceAttributes.namespace", (ra or {}).get("namespace"), "must match metadata.namespace"
+                )
+            )
         return errs
 
 
 def _attributes(spec: dict, user: dict) -> Attributes:
     ra = spec.get("resourceAttributes")
     if ra is not None:
-        return Attributes(user=user, verb=ra.get("verb", ""), namespace=ra.get("namespace", ""),
-                          api_group=ra.get("group", ""), api_version=ra.get("version", ""),
-                          resource=ra.get("resource", ""), subresource=ra.get("subresource", ""),
-                          name=ra.get("name", ""))
+        return Attributes(
+            user=user,
+            verb=ra.get("verb", ""),
+            namespace=ra.get("namespace", ""),
+            api_group=ra.get("group", ""),
+            api_version=ra.get("version", ""),
+            resource=ra.get("resource", ""),
+            subresource=ra.get("subresource", ""),
+            name=ra.get("name", ""),
+        )
     nra = spec.get("nonResourceAttributes") or {}
     return Attributes(user=user, verb=nra.get("verb", ""), resource_request=False, path=nra.get("path", ""))
 
@@ -105,8 +138,9 @@ def _token_status(spec: dict, ctx: AuthContext | None) -> dict:
 
 
 def _add(group: str, kind: str, plural: str, namespaced: bool = False) -> ResourceType:
-    return REGISTRY.add(ResourceType(group, "v1", kind, plural, namespaced=namespaced, verbs=("create",),
-                                     strategy=Review(kind, group)))
+    return REGISTRY.add(
+        ResourceType(group, "v1", kind, plural, namespaced=namespaced, verbs=("create",), strategy=Review(kind, group))
+    )
 
 
 selfsubjectaccessreviews = _add(AUTHZ, "SelfSubjectAccessReview", "selfsubjectaccessreviews")

@@ -97,11 +97,30 @@ class CronJobStrategy(SpecStatusStrategy):
         return batch_validation.validate_cronjob(obj)
 
 
-jobs = REGISTRY.add(ResourceType(
-    "batch", "v1", "Job", "jobs", namespaced=True, categories=("all",),
-    subresources=(Subresource("status", "Job"),), strategy=JobStrategy(),
-    selectable_fields={"status.successful": lambda o: str((o.get("status") or {}).get("succeeded", 0))}))
+jobs = REGISTRY.add(
+    ResourceType(
+        "batch",
+        "v1",
+        "Job",
+        "jobs",
+        namespaced=True,
+        categories=("all",),
+        subresources=(Subresource("status", "Job"),),
+        strategy=JobStrategy(),
+        selectable_fields={"status.successful": lambda o: str((o.get("status") or {}).get("succeeded", 0))},
+    )
+)
 
-cronjobs = REGISTRY.add(ResourceType(
-    "batch", "v1", "CronJob", "cronjobs", namespaced=True, short_names=("cj",), categories=("all",),
-    subresources=(Subresource("status", "CronJob"),), strategy=CronJobStrategy()))
+cronjobs = REGISTRY.add(
+    ResourceType(
+        "batch",
+        "v1",
+        "CronJob",
+        "cronjobs",
+        namespaced=True,
+        short_names=("cj",),
+        categories=("all",),
+        subresources=(Subresource("status", "CronJob"),),
+        strategy=CronJobStrategy(),
+    )
+)

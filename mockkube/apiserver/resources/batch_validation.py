@@ -24,8 +24,14 @@ def validate_job_spec(spec: Any, path: str = "spec", require_selector: bool = Tr
     if not isinstance(spec, dict):
         return [fe.required(path)]
     errs: list[fe.FieldError] = []
-    for f in ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished", "backoffLimitPerIndex",
-              "maxFailedIndexes"):
+    for f in (
+        "parallelism",
+        "completions",
+        "backoffLimit",
+        "ttlSecondsAfterFinished",
+        "backoffLimitPerIndex",
+        "maxFailedIndexes",
+    ):
         non_negative(errs, spec, f, path)
     _pos(errs, spec, "activeDeadlineSeconds", path)
     if require_selector or spec.get("selector"):
@@ -36,12 +42,20 @@ def validate_job_spec(spec: Any, path: str = "spec", require_selector: bool = Tr
     if mode == "Indexed":
         if spec.get("completions") is None:
             errs.append(fe.required(f"{path}.completions", "when completion mode is Indexed"))
-        elif isinstance(spec.get("completions"), int) and spec["completions"] > 10 ** 5:
-            errs.append(fe.invalid(f"{path}.completions", spec["completions"],
-                                   "must be less than or equal to 100000 when completion mode is Indexed"))
+        elif isinstance(spec.get("completions"), int) and spec["completions"] > 10**5:
+            errs.append(
+                fe.invalid(
+                    f"{path}.completions",
+                    spec["completions"],
+                    "must be less than or equal to 100000 when completion mode is Indexed",
+                )
+            )
     elif spec.get("backoffLimitPerIndex") is not None:
-        errs.append(fe.required(f"{path}.completionMode",
-                                "when backoffLimitPerIndex is specified, completionMode must be Indexed"))
+        errs.append(
+            fe.required(
+                f"{path}.completionMode", "when backoffLimitPerIndex is specified, completionMode must be Indexed"
+            )
+        )
     pspec = (spec.get("template") or {}).get("spec") or {}
     rp = pspec.get("restartPolicy")
     if rp not in ("OnFailure", "Never"):
@@ -49,8 +63,13 @@ def validate_job_spec(spec: Any, path: str = "spec", require_selector: bool = Tr
     pfp = spec.get("podFailurePolicy")
     if pfp is not None:
         if rp != "Never":
-            errs.append(fe.invalid(f"{path}.template.spec.restartPolicy", rp,
-                                   'only "Never" is supported when podFailurePolicy is specified'))
+            errs.append(
+                fe.invalid(
+                    f"{path}.template.spec.restartPolicy",
+                    rp,
+                    'only "Never" is supported when podFailurePolicy is specified',
+                )
+            )
         rules = (pfp or {}).get("rules") or []
         if len(rules) > 20:
             errs.append(fe.too_many(f"{path}.podFailurePolicy.rules", len(rules), 20))
@@ -68,11 +87,11 @@ def validate_job_spec(spec: Any, path: str = "spec", require_selector: bool = Tr
                     errs.append(fe.not_supported(f"{rp_}.onExitCodes.operator", codes.get("operator"), _OPERATORS))
                 vals = codes.get("values") or []
                 if not vals:
-                    errs.append(fe.invalid(f"{rp_}.onExitCodes.values", vals,
-                                           "at least one value is required"))
+                    errs.append(fe.invalid(f"{rp_}.onExitCodes.values", vals, "at least one value is required"))
                 if codes.get("operator") == "In" and 0 in vals:
-                    errs.append(fe.invalid(f"{rp_}.onExitCodes.values[{vals.index(0)}]", 0,
-                                           "must not be 0 for the In operator"))
+                    errs.append(
+                        fe.invalid(f"{rp_}.onExitCodes.values[{vals.index(0)}]", 0, "must not be 0 for the In operator")
+                    )
     return errs
 
 
@@ -98,7 +117,7 @@ def validate_job_update(new: dict, old: dict) -> list[fe.FieldError]:
         mutable = ("nodeSelector", "tolerations", "affinity", "schedulingGates")
         nt = {k: v for k, v in ((ns.get("template") or {}).get("spec") or {}).items() if k not in mutable}
         ot = {k: v for k, v in ((os_.get("template") or {}).get("spec") or {}).items() if k not in mutable}
-        same_meta = ((ns.get("template") or {}).get("metadata") == (os_.get("template") or {}).get("metadata"))
+        same_meta = (ns.get("template") or {}).get("metadata") == (os_.get("template") or {}).get("metadata")
         if not (os_.get("suspend") and never_started and nt == ot and same_meta):
             errs.append(fe.invalid("spec.template", ns.get("template"), "field is immutable"))
     return errs
@@ -111,8 +130,9 @@ def validate_schedule(schedule: Any, tz: Any, path: str = "spec") -> list[fe.Fie
     if not schedule:
         return [fe.required(f"{path}.schedule")]
     if tz is not None and ("TZ=" in schedule or "CRON_TZ=" in schedule):
-        errs.append(fe.invalid(f"{path}.schedule", schedule,
-                               "cannot use both timeZone field and TZ or CRON_TZ in schedule"))
+        errs.append(
+            fe.invalid(f"{path}.schedule", schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule")
+        )
     problem = cronjob_schedule.parse_error(schedule)
     if problem:
         errs.append(fe.invalid(f"{path}.schedule", schedule, problem))

@@ -16,9 +16,12 @@ from mockkube.machinery.registry import Registry, ResourceType
 
 SIMULATED_PROVISIONER = "mockkube.io/simulated"
 DEFAULT_STORAGE_CLASS = {
-    "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
     "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
-    "provisioner": SIMULATED_PROVISIONER, "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate",
+    "provisioner": SIMULATED_PROVISIONER,
+    "reclaimPolicy": "Delete",
+    "volumeBindingMode": "Immediate",
     "allowVolumeExpansion": True,
 }
 
@@ -39,13 +42,24 @@ def bootstrap_objects(registry: Registry) -> list[tuple[ResourceType, str, dict]
     from mockkube.rules.identities import controller_service_accounts, driver_service_accounts
 
     sa = registry.get("", "v1", "serviceaccounts")
-    out += [(sa, "kube-system", {"metadata": {"name": n, "namespace": "kube-system"}})
-            for n in controller_service_accounts() + driver_service_accounts()]
+    out += [
+        (sa, "kube-system", {"metadata": {"name": n, "namespace": "kube-system"}})
+        for n in controller_service_accounts() + driver_service_accounts()
+    ]
     sc = registry.get("storage.k8s.io", "v1", "storageclasses")
     out.append((sc, "", DEFAULT_STORAGE_CLASS))
     api = registry.get("apiregistration.k8s.io", "v1", "apiservices")
     for o in local_apiservices(registry.group_versions()):
-        o["status"] = {"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": None,
-                                       "reason": "Local", "message": "Local APIServices are always available"}]}
+        o["status"] = {
+            "conditions": [
+                {
+                    "type": "Available",
+                    "status": "True",
+                    "lastTransitionTime": None,
+                    "reason": "Local",
+                    "message": "Local APIServices are always available",
+                }
+            ]
+        }
         out.append((api, "", o))
     return out

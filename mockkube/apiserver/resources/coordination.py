@@ -7,5 +7,6 @@ class LeaseStrategy(Strategy):
     allow_create_on_update = True
 
 
-leases = REGISTRY.add(ResourceType("coordination.k8s.io", "v1", "Lease", "leases", namespaced=True,
-                                   strategy=LeaseStrategy()))
+leases = REGISTRY.add(
+    ResourceType("coordination.k8s.io", "v1", "Lease", "leases", namespaced=True, strategy=LeaseStrategy())
+)

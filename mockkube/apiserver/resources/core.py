@@ -57,6 +57,7 @@ class NodeStrategy(SpecStatusStrategy):
 
 class PodStrategy(SpecStatusStrategy):
     return_deleted_object = True
+
     def default(self, obj: dict, now: str | None = None) -> None:
         pod_defaults.default_pod(obj)
 
@@ -170,65 +171,132 @@ _EVENT_FIELDS = {
 }
 
 
-namespaces = REGISTRY.add(ResourceType(
-    "", "v1", "Namespace", "namespaces", namespaced=False, short_names=("ns",),
-    verbs=("create", "delete", "get", "list", "patch", "update", "watch"),  # no deletecollection upstream
-    subresources=(Subresource("status", "Namespace"), Subresource("finalize", "Namespace", verbs=("update",))),
-    strategy=NamespaceStrategy(),
-    selectable_fields={"status.phase": lambda o: _get(o, "status", "phase")}))
+namespaces = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "Namespace",
+        "namespaces",
+        namespaced=False,
+        short_names=("ns",),
+        verbs=("create", "delete", "get", "list", "patch", "update", "watch"),  # no deletecollection upstream
+        subresources=(Subresource("status", "Namespace"), Subresource("finalize", "Namespace", verbs=("update",))),
+        strategy=NamespaceStrategy(),
+        selectable_fields={"status.phase": lambda o: _get(o, "status", "phase")},
+    )
+)
 
-nodes = REGISTRY.add(ResourceType(
-    "", "v1", "Node", "nodes", namespaced=False, short_names=("no",),
-    subresources=(Subresource("status", "Node"),), strategy=NodeStrategy(),
-    selectable_fields={"spec.unschedulable": lambda o: _get(o, "spec", "unschedulable") or "false"}))
+nodes = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "Node",
+        "nodes",
+        namespaced=False,
+        short_names=("no",),
+        subresources=(Subresource("status", "Node"),),
+        strategy=NodeStrategy(),
+        selectable_fields={"spec.unschedulable": lambda o: _get(o, "spec", "unschedulable") or "false"},
+    )
+)
 
-pods = REGISTRY.add(ResourceType(
-    "", "v1", "Pod", "pods", namespaced=True, short_names=("po",), categories=("all",),
-    subresources=(Subresource("status", "Pod"),
-                  Subresource("resize", "Pod"),
-                  Subresource("log", "Pod", verbs=("get",)),
-                  Subresource("exec", "PodExecOptions", verbs=("create", "get")),
-                  Subresource("attach", "PodAttachOptions", verbs=("create", "get")),
-                  Subresource("portforward", "PodPortForwardOptions", verbs=("create", "get")),
-                  Subresource("binding", "Binding", verbs=("create",)),
-                  Subresource("eviction", "Eviction", group="policy", version="v1", verbs=("create",))),
-    strategy=PodStrategy(),
-    selectable_fields={
-        "spec.nodeName": lambda o: _get(o, "spec", "nodeName"),
-        "spec.restartPolicy": lambda o: _get(o, "spec", "restartPolicy"),
-        "spec.schedulerName": lambda o: _get(o, "spec", "schedulerName"),
-        "spec.serviceAccountName": lambda o: _get(o, "spec", "serviceAccountName"),
-        "spec.hostNetwork": lambda o: _get(o, "spec", "hostNetwork") or "false",
-        "status.phase": lambda o: _get(o, "status", "phase"),
-        "status.podIP": lambda o: _get(o, "status", "podIP"),
-        "status.podIPs": _pod_ips,
-        "status.nominatedNodeName": lambda o: _get(o, "status", "nominatedNodeName"),
-    }))
+pods = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "Pod",
+        "pods",
+        namespaced=True,
+        short_names=("po",),
+        categories=("all",),
+        subresources=(
+            Subresource("status", "Pod"),
+            Subresource("resize", "Pod"),
+            Subresource("log", "Pod", verbs=("get",)),
+            Subresource("exec", "PodExecOptions", verbs=("create", "get")),
+            Subresource("attach", "PodAttachOptions", verbs=("create", "get")),
+            Subresource("portforward", "PodPortForwardOptions", verbs=("create", "get")),
+            Subresource("binding", "Binding", verbs=("create",)),
+            Subresource("eviction", "Eviction", group="policy", version="v1", verbs=("create",)),
+        ),
+        strategy=PodStrategy(),
+        selectable_fields={
+            "spec.nodeName": lambda o: _get(o, "spec", "nodeName"),
+            "spec.restartPolicy": lambda o: _get(o, "spec", "restartPolicy"),
+            "spec.schedulerName": lambda o: _get(o, "spec", "schedulerName"),
+            "spec.serviceAccountName": lambda o: _get(o, "spec", "serviceAccountName"),
+            "spec.hostNetwork": lambda o: _get(o, "spec", "hostNetwork") or "false",
+            "status.phase": lambda o: _get(o, "status", "phase"),
+            "status.podIP": lambda o: _get(o, "status", "podIP"),
+            "status.podIPs": _pod_ips,
+            "status.nominatedNodeName": lambda o: _get(o, "status", "nominatedNodeName"),
+        },
+    )
+)
+
 
 class EventStrategy(Strategy):
     allow_create_on_update = True
 
 
-events = REGISTRY.add(ResourceType(
-    "", "v1", "Event", "events", namespaced=True, short_names=("ev",), strategy=EventStrategy(),
-    selectable_fields=_EVENT_FIELDS))
+events = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "Event",
+        "events",
+        namespaced=True,
+        short_names=("ev",),
+        strategy=EventStrategy(),
+        selectable_fields=_EVENT_FIELDS,
+    )
+)
 
 configmaps = REGISTRY.add(ResourceType("", "v1", "ConfigMap", "configmaps", namespaced=True, short_names=("cm",)))
 
-secrets = REGISTRY.add(ResourceType(
-    "", "v1", "Secret", "secrets", namespaced=True, strategy=SecretStrategy(),
-    selectable_fields={"type": lambda o: _get(o, "type")}))
+secrets = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "Secret",
+        "secrets",
+        namespaced=True,
+        strategy=SecretStrategy(),
+        selectable_fields={"type": lambda o: _get(o, "type")},
+    )
+)
 
-serviceaccounts = REGISTRY.add(ResourceType(
-    "", "v1", "ServiceAccount", "serviceaccounts", namespaced=True, short_names=("sa",),
-    subresources=(Subresource("token", "TokenRequest", group="authentication.k8s.io", version="v1",
-                              verbs=("create",)),)))
+serviceaccounts = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        namespaced=True,
+        short_names=("sa",),
+        subresources=(
+            Subresource("token", "TokenRequest", group="authentication.k8s.io", version="v1", verbs=("create",)),
+        ),
+    )
+)
 
-services = REGISTRY.add(ResourceType(
-    "", "v1", "Service", "services", namespaced=True, short_names=("svc",), categories=("all",),
-    subresources=(Subresource("status", "Service"),), strategy=ServiceStrategy(),
-    selectable_fields={"spec.clusterIP": lambda o: _get(o, "spec", "clusterIP"),
-                       "spec.type": lambda o: _get(o, "spec", "type")}))
+services = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "Service",
+        "services",
+        namespaced=True,
+        short_names=("svc",),
+        categories=("all",),
+        subresources=(Subresource("status", "Service"),),
+        strategy=ServiceStrategy(),
+        selectable_fields={
+            "spec.clusterIP": lambda o: _get(o, "spec", "clusterIP"),
+            "spec.type": lambda o: _get(o, "spec", "type"),
+        },
+    )
+)
 
 
 class ResourceQuotaStrategy(SpecStatusStrategy):
@@ -243,9 +311,20 @@ class ResourceQuotaStrategy(SpecStatusStrategy):
         return core_validation.validate_resource_quota(new)
 
 
-resourcequotas = REGISTRY.add(ResourceType(
-    "", "v1", "ResourceQuota", "resourcequotas", namespaced=True, short_names=("quota",),
-    subresources=(Subresource("status", "ResourceQuota"),), strategy=ResourceQuotaStrategy()))
+resourcequotas = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "ResourceQuota",
+        "resourcequotas",
+        namespaced=True,
+        short_names=("quota",),
+        subresources=(Subresource("status", "ResourceQuota"),),
+        strategy=ResourceQuotaStrategy(),
+    )
+)
+
+
 class ReplicationControllerStrategy(SpecStatusStrategy):
     """SetDefaults_ReplicationController: the selector and labels default to the
     template's labels, replicas to 1."""
@@ -275,10 +354,20 @@ class ReplicationControllerStrategy(SpecStatusStrategy):
         return apps_validation.validate_replication_controller(obj)
 
 
-replicationcontrollers = REGISTRY.add(ResourceType(
-    "", "v1", "ReplicationController", "replicationcontrollers", namespaced=True, short_names=("rc",),
-    categories=("all",),
-    subresources=(Subresource("status", "ReplicationController"),
-                  Subresource("scale", "Scale", group="autoscaling", version="v1")),
-    strategy=ReplicationControllerStrategy(),
-    selectable_fields={"status.replicas": lambda o: str((o.get("status") or {}).get("replicas", 0))}))
+replicationcontrollers = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "ReplicationController",
+        "replicationcontrollers",
+        namespaced=True,
+        short_names=("rc",),
+        categories=("all",),
+        subresources=(
+            Subresource("status", "ReplicationController"),
+            Subresource("scale", "Scale", group="autoscaling", version="v1"),
+        ),
+        strategy=ReplicationControllerStrategy(),
+        selectable_fields={"status.replicas": lambda o: str((o.get("status") or {}).get("replicas", 0))},
+    )
+)

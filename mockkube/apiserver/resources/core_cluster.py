@@ -90,8 +90,13 @@ class PVCStrategy(SpecStatusStrategy):
             ns.pop("storageClassName", None)
             os_.pop("storageClassName", None)
         if ns != os_:
-            errs.append(fe.forbidden("spec", "spec is immutable after creation except resources.requests and "
-                                             "volumeAttributesClassName for bound claims"))
+            errs.append(
+                fe.forbidden(
+                    "spec",
+                    "spec is immutable after creation except resources.requests and "
+                    "volumeAttributesClassName for bound claims",
+                )
+            )
         return errs
 
 
@@ -101,7 +106,7 @@ def default_storage_class(res) -> str:
     best = None
     for e in res.list(rt, None).entries:
         sc = e.obj
-        if ((sc["metadata"].get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"):
+        if (sc["metadata"].get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true":
             key = (sc["metadata"].get("creationTimestamp", ""), sc["metadata"]["name"])
             if best is None or key > best:
                 best = key
@@ -112,10 +117,34 @@ def validate_pv(obj: dict) -> list[fe.FieldError]:
     spec = obj.get("spec") or {}
     errs = _access_mode_errors(spec, "spec")
     errs += _storage_errors(spec.get("capacity"), "spec.capacity", "capacity")
-    sources = [k for k in ("hostPath", "local", "csi", "nfs", "iscsi", "fc", "awsElasticBlockStore",
-                           "gcePersistentDisk", "azureDisk", "azureFile", "cephfs", "rbd", "cinder", "flexVolume",
-                           "glusterfs", "portworxVolume", "quobyte", "scaleIO", "storageos", "vsphereVolume",
-                           "photonPersistentDisk", "flocker") if spec.get(k) is not None]
+    sources = [
+        k
+        for k in (
+            "hostPath",
+            "local",
+            "csi",
+            "nfs",
+            "iscsi",
+            "fc",
+            "awsElasticBlockStore",
+            "gcePersistentDisk",
+            "azureDisk",
+            "azureFile",
+            "cephfs",
+            "rbd",
+            "cinder",
+            "flexVolume",
+            "glusterfs",
+            "portworxVolume",
+            "quobyte",
+            "scaleIO",
+            "storageos",
+            "vsphereVolume",
+            "photonPersistentDisk",
+            "flocker",
+        )
+        if spec.get(k) is not None
+    ]
     if not sources:
         errs.append(fe.required("spec", "must specify a volume type"))
     elif len(sources) > 1:
@@ -158,13 +187,18 @@ class LimitRangeStrategy(Strategy):
         for i, item in enumerate((obj.get("spec") or {}).get("limits") or []):
             t = item.get("type")
             if t not in ("Container", "Pod", "PersistentVolumeClaim"):
-                errs.append(fe.not_supported(f"spec.limits[{i}].type", t, ["Container", "PersistentVolumeClaim", "Pod"]))
+                errs.append(
+                    fe.not_supported(f"spec.limits[{i}].type", t, ["Container", "PersistentVolumeClaim", "Pod"])
+                )
             for k, v in (item.get("default") or {}).items():
                 mx = (item.get("max") or {}).get(k)
                 try:
                     if mx is not None and parse_quantity(v) > parse_quantity(mx):
-                        errs.append(fe.invalid(f"spec.limits[{i}].default[{k}]", v,
-                                               f"default value {v} is greater than max value {mx}"))
+                        errs.append(
+                            fe.invalid(
+                                f"spec.limits[{i}].default[{k}]", v, f"default value {v} is greater than max value {mx}"
+                            )
+                        )
                 except Exception:
                     errs.append(fe.invalid(f"spec.limits[{i}].default[{k}]", v, "must be a valid quantity"))
         return errs
@@ -184,20 +218,51 @@ def _get(obj: dict, *path: str) -> str:
     return "" if cur is None else str(cur)
 
 
-persistentvolumeclaims = REGISTRY.add(ResourceType(
-    "", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", namespaced=True, short_names=("pvc",),
-    subresources=(Subresource("status", "PersistentVolumeClaim"),), strategy=PVCStrategy()))
+persistentvolumeclaims = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        namespaced=True,
+        short_names=("pvc",),
+        subresources=(Subresource("status", "PersistentVolumeClaim"),),
+        strategy=PVCStrategy(),
+    )
+)
 
-persistentvolumes = REGISTRY.add(ResourceType(
-    "", "v1", "PersistentVolume", "persistentvolumes", namespaced=False, short_names=("pv",),
-    subresources=(Subresource("status", "PersistentVolume"),), strategy=PVStrategy()))
+persistentvolumes = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "PersistentVolume",
+        "persistentvolumes",
+        namespaced=False,
+        short_names=("pv",),
+        subresources=(Subresource("status", "PersistentVolume"),),
+        strategy=PVStrategy(),
+    )
+)
 
-endpoints = REGISTRY.add(ResourceType(
-    "", "v1", "Endpoints", "endpoints", namespaced=True, singular="endpoints", short_names=("ep",),
-    strategy=EndpointsStrategy()))
+endpoints = REGISTRY.add(
+    ResourceType(
+        "",
+        "v1",
+        "Endpoints",
+        "endpoints",
+        namespaced=True,
+        singular="endpoints",
+        short_names=("ep",),
+        strategy=EndpointsStrategy(),
+    )
+)
 
-limitranges = REGISTRY.add(ResourceType(
-    "", "v1", "LimitRange", "limitranges", namespaced=True, short_names=("limits",), strategy=LimitRangeStrategy()))
+limitranges = REGISTRY.add(
+    ResourceType(
+        "", "v1", "LimitRange", "limitranges", namespaced=True, short_names=("limits",), strategy=LimitRangeStrategy()
+    )
+)
 
-podtemplates = REGISTRY.add(ResourceType(
-    "", "v1", "PodTemplate", "podtemplates", namespaced=True, strategy=PodTemplateStrategy()))
+podtemplates = REGISTRY.add(
+    ResourceType("", "v1", "PodTemplate", "podtemplates", namespaced=True, strategy=PodTemplateStrategy())
+)

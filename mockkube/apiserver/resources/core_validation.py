@@ -10,9 +10,11 @@ from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import names
 
 _RESTART = ["Always", "OnFailure", "Never"]
-_UPDATABLE = ("`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
-              "`spec.tolerations` (only additions to existing tolerations),"
-              "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)")
+_UPDATABLE = (
+    "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+    "`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+)
 
 
 def _containers(spec: dict, key: str, path: fe.Path, seen: set[str], required: bool) -> list[fe.FieldError]:
@@ -71,13 +73,15 @@ def validate_pod_update(new: dict, old: dict) -> list[fe.FieldError]:
     ns, os_ = new.get("spec") or {}, old.get("spec") or {}
     if _mutable_view(ns) != _mutable_view(os_):
         errs.append(fe.forbidden("spec", f"pod updates may not change fields other than {_UPDATABLE}"))
+
     def key(t: dict) -> dict:
         return {k: v for k, v in t.items() if k != "tolerationSeconds"} if isinstance(t, dict) else t
 
     new_tols = [key(t) for t in ns.get("tolerations") or []]
     if any(key(t) not in new_tols for t in os_.get("tolerations") or []):
-        errs.append(fe.forbidden("spec.tolerations", "existing toleration can not be modified except its "
-                                                     "tolerationSeconds"))
+        errs.append(
+            fe.forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds")
+        )
     return errs
 
 

@@ -114,8 +114,11 @@ class CustomResourceStrategy(SpecStatusStrategy):
         super().prepare_status_update(new, old)
 
     def _errors(self, obj: dict, old: dict | None) -> list[fe.FieldError]:
-        errs = structural.validate(obj, self.schema) + structural.list_errors(obj, self.schema) \
+        errs = (
+            structural.validate(obj, self.schema)
+            + structural.list_errors(obj, self.schema)
             + structural.embedded_errors(obj, self.schema)
+        )
         errs += crdcel.validate(obj, old, self.schema)
         if self.scale:
             path = self.scale.get("specReplicasPath", "")
@@ -169,13 +172,25 @@ def served_types(crd: dict) -> list[ResourceType]:
         if strategy.scale:
             subs.append(Subresource("scale", "Scale", "autoscaling", "v1"))
         fields = {p.lstrip("."): _selectable(p) for p in strategy.selectable if p}
-        out.append(ResourceType(
-            group, v.get("name", ""), kind, plural, namespaced=spec.get("scope") == "Namespaced",
-            singular=names.get("singular") or kind.lower(), short_names=tuple(names.get("shortNames") or ()),
-            categories=tuple(names.get("categories") or ()), subresources=tuple(subs), strategy=strategy,
-            selectable_fields=fields, storage_key=f"{group}/{plural}",
-            schema=schema_node(strategy.schema), table=list(v.get("additionalPrinterColumns") or []),
-            version_priority=0))
+        out.append(
+            ResourceType(
+                group,
+                v.get("name", ""),
+                kind,
+                plural,
+                namespaced=spec.get("scope") == "Namespaced",
+                singular=names.get("singular") or kind.lower(),
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                subresources=tuple(subs),
+                strategy=strategy,
+                selectable_fields=fields,
+                storage_key=f"{group}/{plural}",
+                schema=schema_node(strategy.schema),
+                table=list(v.get("additionalPrinterColumns") or []),
+                version_priority=0,
+            )
+        )
     out.sort(key=lambda rt: version_priority(rt.version))
     for i, rt in enumerate(out):
         rt.version_priority = i

@@ -28,5 +28,8 @@ class EndpointSliceStrategy(Strategy):
         return errs
 
 
-endpointslices = REGISTRY.add(ResourceType(
-    "discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", namespaced=True, strategy=EndpointSliceStrategy()))
+endpointslices = REGISTRY.add(
+    ResourceType(
+        "discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", namespaced=True, strategy=EndpointSliceStrategy()
+    )
+)

@@ -29,13 +29,19 @@ def _admin_access_paths(obj: dict, subresource: str, template: bool) -> list[str
     """Where ``obj`` asks for admin access: requests in the spec, results in the status."""
     if subresource == "status":
         results = (((obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
-        return [f"status.allocation.devices.results[{i}].adminAccess" for i, r in enumerate(results)
-                if isinstance(r, dict) and r.get("adminAccess")]
+        return [
+            f"status.allocation.devices.results[{i}].adminAccess"
+            for i, r in enumerate(results)
+            if isinstance(r, dict) and r.get("adminAccess")
+        ]
     spec = (obj.get("spec") or {}).get("spec") if template else obj.get("spec")
     requests = (((spec or {}).get("devices") or {}).get("requests")) or []
     prefix = "spec.spec" if template else "spec"
-    return [f"{prefix}.devices.requests[{i}].exactly.adminAccess" for i, r in enumerate(requests)
-            if isinstance(r, dict) and isinstance(r.get("exactly"), dict) and r["exactly"].get("adminAccess")]
+    return [
+        f"{prefix}.devices.requests[{i}].exactly.adminAccess"
+        for i, r in enumerate(requests)
+        if isinstance(r, dict) and isinstance(r.get("exactly"), dict) and r["exactly"].get("adminAccess")
+    ]
 
 
 def admin_access_errors(obj: dict, namespace: dict | None, subresource: str, template: bool = False) -> list:
@@ -47,16 +53,25 @@ def admin_access_errors(obj: dict, namespace: dict | None, subresource: str, tem
     labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
     if labels.get(ADMIN_LABEL) == "true":
         return []
-    return [fe.forbidden(paths[0], f"admin access to devices requires the `{ADMIN_LABEL}: true` label on the "
-                                   f"containing namespace")]
+    return [
+        fe.forbidden(
+            paths[0], f"admin access to devices requires the `{ADMIN_LABEL}: true` label on the containing namespace"
+        )
+    ]
 
 
 class _Hooks:
     """Strategy hooks that call the given defaulting and validation functions."""
 
-    def __init__(self, defaults: Callable, validate: Callable, validate_update: Callable,
-                 validate_status_update: Callable | None = None, generation: bool = True,
-                 admin_access: str = "") -> None:
+    def __init__(
+        self,
+        defaults: Callable,
+        validate: Callable,
+        validate_update: Callable,
+        validate_status_update: Callable | None = None,
+        generation: bool = True,
+        admin_access: str = "",
+    ) -> None:
         self._defaults = defaults
         self._validate = validate
         self._validate_update = validate_update
@@ -90,31 +105,80 @@ class _WithStatus(_Hooks, SpecStatusStrategy):
     pass
 
 
-deviceclasses = REGISTRY.add(ResourceType(
-    GROUP, "v1", "DeviceClass", "deviceclasses", namespaced=False,
-    strategy=_Plain(d.default_device_class, v.validate_device_class, v.validate_device_class_update)))
+deviceclasses = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "DeviceClass",
+        "deviceclasses",
+        namespaced=False,
+        strategy=_Plain(d.default_device_class, v.validate_device_class, v.validate_device_class_update),
+    )
+)
 
-resourceclaims = REGISTRY.add(ResourceType(
-    GROUP, "v1", "ResourceClaim", "resourceclaims", namespaced=True,
-    subresources=(Subresource("status", "ResourceClaim"),),
-    strategy=_WithStatus(d.default_resource_claim, v.validate_resource_claim,
-                         v.validate_resource_claim_update, v.validate_resource_claim_status_update,
-                         admin_access="claim")))
+resourceclaims = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ResourceClaim",
+        "resourceclaims",
+        namespaced=True,
+        subresources=(Subresource("status", "ResourceClaim"),),
+        strategy=_WithStatus(
+            d.default_resource_claim,
+            v.validate_resource_claim,
+            v.validate_resource_claim_update,
+            v.validate_resource_claim_status_update,
+            admin_access="claim",
+        ),
+    )
+)
 
-resourceclaimtemplates = REGISTRY.add(ResourceType(
-    GROUP, "v1", "ResourceClaimTemplate", "resourceclaimtemplates", namespaced=True,
-    strategy=_Plain(d.default_resource_claim_template, v.validate_resource_claim_template,
-                    v.validate_resource_claim_template_update, generation=False, admin_access="template")))
+resourceclaimtemplates = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ResourceClaimTemplate",
+        "resourceclaimtemplates",
+        namespaced=True,
+        strategy=_Plain(
+            d.default_resource_claim_template,
+            v.validate_resource_claim_template,
+            v.validate_resource_claim_template_update,
+            generation=False,
+            admin_access="template",
+        ),
+    )
+)
 
-resourceslices = REGISTRY.add(ResourceType(
-    GROUP, "v1", "ResourceSlice", "resourceslices", namespaced=False,
-    strategy=_Plain(d.default_resource_slice, v.validate_resource_slice,
-                       v.validate_resource_slice_update),
-    selectable_fields={"spec.nodeName": lambda o: _spec(o, "nodeName"),
-                       "spec.driver": lambda o: _spec(o, "driver")}))
+resourceslices = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ResourceSlice",
+        "resourceslices",
+        namespaced=False,
+        strategy=_Plain(d.default_resource_slice, v.validate_resource_slice, v.validate_resource_slice_update),
+        selectable_fields={
+            "spec.nodeName": lambda o: _spec(o, "nodeName"),
+            "spec.driver": lambda o: _spec(o, "driver"),
+        },
+    )
+)
 
-devicetaintrules = REGISTRY.add(ResourceType(
-    GROUP, "v1beta2", "DeviceTaintRule", "devicetaintrules", namespaced=False,
-    subresources=(Subresource("status", "DeviceTaintRule"),),
-    strategy=_WithStatus(d.default_device_taint_rule, v.validate_device_taint_rule,
-                       v.validate_device_taint_rule_update, v.validate_device_taint_rule_status_update)))
+devicetaintrules = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1beta2",
+        "DeviceTaintRule",
+        "devicetaintrules",
+        namespaced=False,
+        subresources=(Subresource("status", "DeviceTaintRule"),),
+        strategy=_WithStatus(
+            d.default_device_taint_rule,
+            v.validate_device_taint_rule,
+            v.validate_device_taint_rule_update,
+            v.validate_device_taint_rule_status_update,
+        ),
+    )
+)

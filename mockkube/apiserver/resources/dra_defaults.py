@@ -73,7 +73,7 @@ def default_resource_claim(obj: dict, now: str | None = None) -> dict:
     if isinstance(status, dict):
         alloc = status.get("allocation")
         if isinstance(alloc, dict):
-            for r in ((alloc.get("devices") or {}).get("results") or []):
+            for r in (alloc.get("devices") or {}).get("results") or []:
                 if isinstance(r, dict):
                     _canon_map(r.get("consumedCapacity"))
     return obj

@@ -37,8 +37,12 @@ def _validate_class_spec(spec: dict, old: dict | None, path: Path) -> list[Field
     stored = old is not None and (spec.get("selectors") or []) == (old.get("selectors") or [])
     errs = c.validate_selectors(spec.get("selectors"), path.child("selectors"), stored)
     stored = old is not None and (spec.get("config") or []) == (old.get("config") or [])
-    errs += c.validate_slice(spec.get("config"), c.DEVICE_CONFIG_MAX,
-                             lambda x, p: c.validate_device_configuration(x, p, stored), path.child("config"))
+    errs += c.validate_slice(
+        spec.get("config"),
+        c.DEVICE_CONFIG_MAX,
+        lambda x, p: c.validate_device_configuration(x, p, stored),
+        path.child("config"),
+    )
     ern = spec.get("extendedResourceName")
     if ern is not None and not names.is_extended_resource_name(ern):
         errs.append(fe.invalid(str(path.child("extendedResourceName")), ern, "must be a valid extended resource name"))
@@ -76,14 +80,23 @@ def _validate_taint_rule_spec(spec: dict, old: dict | None, path: Path) -> list[
         if sel.get("device") is not None:
             errs += c.validate_device_name(sel["device"], sp.child("device"))
     old_taint = (old or {}).get("taint") if old is not None else None
-    errs += c.validate_device_taint(spec.get("taint") or {}, old_taint if old is not None else None, path.child("taint"))
+    errs += c.validate_device_taint(
+        spec.get("taint") or {}, old_taint if old is not None else None, path.child("taint")
+    )
     return errs
 
 
 __all__ = [
-    "validate_device_class", "validate_device_class_update", "validate_device_taint_rule",
-    "validate_device_taint_rule_status_update", "validate_device_taint_rule_update", "validate_resource_claim",
-    "validate_resource_claim_status_update", "validate_resource_claim_template",
-    "validate_resource_claim_template_update", "validate_resource_claim_update", "validate_resource_slice",
+    "validate_device_class",
+    "validate_device_class_update",
+    "validate_device_taint_rule",
+    "validate_device_taint_rule_status_update",
+    "validate_device_taint_rule_update",
+    "validate_resource_claim",
+    "validate_resource_claim_status_update",
+    "validate_resource_claim_template",
+    "validate_resource_claim_template_update",
+    "validate_resource_claim_update",
+    "validate_resource_slice",
     "validate_resource_slice_update",
 ]

@@ -46,17 +46,30 @@ def validate_resource_claim_template_update(new: dict, old: dict) -> list[FieldE
 
 # --- spec ----------------------------------------------------------------------------------
 
+
 def validate_claim_spec(spec: dict, path: Path, stored: bool = False) -> list[FieldError]:
     devices = spec.get("devices") or {}
     dp = path.child("devices")
     req_names = _request_names(devices)
-    errs = c.validate_set(devices.get("requests"), c.DEVICE_REQUESTS_MAX,
-                          lambda r, p: _validate_request(r, p, stored), lambda r: r.get("name") or "",
-                          dp.child("requests"))
-    errs += c.validate_slice(devices.get("constraints"), c.DEVICE_CONSTRAINTS_MAX,
-                             lambda x, p: _validate_constraint(x, p, req_names), dp.child("constraints"))
-    errs += c.validate_slice(devices.get("config"), c.DEVICE_CONFIG_MAX,
-                             lambda x, p: _validate_claim_config(x, p, req_names, stored), dp.child("config"))
+    errs = c.validate_set(
+        devices.get("requests"),
+        c.DEVICE_REQUESTS_MAX,
+        lambda r, p: _validate_request(r, p, stored),
+        lambda r: r.get("name") or "",
+        dp.child("requests"),
+    )
+    errs += c.validate_slice(
+        devices.get("constraints"),
+        c.DEVICE_CONSTRAINTS_MAX,
+        lambda x, p: _validate_constraint(x, p, req_names),
+        dp.child("constraints"),
+    )
+    errs += c.validate_slice(
+        devices.get("config"),
+        c.DEVICE_CONFIG_MAX,
+        lambda x, p: _validate_claim_config(x, p, req_names, stored),
+        dp.child("config"),
+    )
     return errs
 
 
@@ -86,11 +99,19 @@ def _validate_request(req: dict, path: Path, stored: bool) -> list[FieldError]:
     if n == 0:
         errs.append(fe.required(str(path), "exactly one of `exactly` or `firstAvailable` is required"))
     elif n > 1:
-        errs.append(fe.invalid(str(path), None, "exactly one of `exactly` or `firstAvailable` is required, "
-                               "but multiple fields are set"))
+        errs.append(
+            fe.invalid(
+                str(path), None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"
+            )
+        )
     elif first:
-        errs += c.validate_set(first, c.FIRST_AVAILABLE_MAX, lambda s, p: _validate_subrequest(s, p, stored),
-                               lambda s: s.get("name") or "", path.child("firstAvailable"))
+        errs += c.validate_set(
+            first,
+            c.FIRST_AVAILABLE_MAX,
+            lambda s, p: _validate_subrequest(s, p, stored),
+            lambda s: s.get("name") or "",
+            path.child("firstAvailable"),
+        )
     else:
         errs += _validate_exact(exactly, path.child("exactly"), stored)
     return errs
@@ -99,8 +120,9 @@ def _validate_request(req: dict, path: Path, stored: bool) -> list[FieldError]:
 def _validate_common_request(r: dict, path: Path, stored: bool) -> list[FieldError]:
     errs = c.validate_device_class_ref(r.get("deviceClassName") or "", path.child("deviceClassName"))
     errs += c.validate_selectors(r.get("selectors"), path.child("selectors"), stored)
-    errs += _validate_allocation_mode(r.get("allocationMode") or "", r.get("count") or 0,
-                                      path.child("allocationMode"), path.child("count"))
+    errs += _validate_allocation_mode(
+        r.get("allocationMode") or "", r.get("count") or 0, path.child("allocationMode"), path.child("count")
+    )
     errs += c.validate_tolerations(r.get("tolerations"), path.child("tolerations"))
     errs += _validate_capacity_requests(r.get("capacity"), path.child("capacity"))
     return errs
@@ -153,8 +175,9 @@ def _validate_request_ref(name: str, path: Path, req_names: dict) -> list[FieldE
 
 
 def _validate_request_refs(refs: Any, path: Path, req_names: dict) -> list[FieldError]:
-    return c.validate_set(refs, c.DEVICE_REQUESTS_MAX, lambda n, p: _validate_request_ref(n, p, req_names),
-                          lambda n: n, path)
+    return c.validate_set(
+        refs, c.DEVICE_REQUESTS_MAX, lambda n, p: _validate_request_ref(n, p, req_names), lambda n: n, path
+    )
 
 
 def _validate_constraint(con: dict, path: Path, req_names: dict) -> list[FieldError]:
@@ -165,18 +188,24 @@ def _validate_constraint(con: dict, path: Path, req_names: dict) -> list[FieldEr
     elif con.get("distinctAttribute") is not None:
         errs += c.validate_fully_qualified_name(con["distinctAttribute"], path.child("distinctAttribute"))
     else:
-        errs.append(fe.required(str(path), 'exactly one of "matchAttribute" or "distinctAttribute" is required, '
-                                "but multiple fields are set"))
+        errs.append(
+            fe.required(
+                str(path),
+                'exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set',
+            )
+        )
     return errs
 
 
 def _validate_claim_config(cfg: dict, path: Path, req_names: dict, stored: bool) -> list[FieldError]:
     cfg = cfg or {}
-    return (_validate_request_refs(cfg.get("requests"), path.child("requests"), req_names)
-            + c.validate_device_configuration(cfg, path, stored))
+    return _validate_request_refs(
+        cfg.get("requests"), path.child("requests"), req_names
+    ) + c.validate_device_configuration(cfg, path, stored)
 
 
 # --- status --------------------------------------------------------------------------------
+
 
 def _shared_id(driver: str, pool: str, device: str, share: Any) -> str:
     base = f"{driver}/{pool}/{device}"
@@ -185,24 +214,37 @@ def _shared_id(driver: str, pool: str, device: str, share: Any) -> str:
 
 def _validate_status(status: dict, old: dict, deleted: bool, req_names: dict, path: Path) -> list[FieldError]:
     reserved = status.get("reservedFor") or []
-    errs = c.validate_set(reserved, c.RESERVED_FOR_MAX, _validate_consumer_ref, lambda r: r.get("uid") or "",
-                          path.child("reservedFor"))
+    errs = c.validate_set(
+        reserved, c.RESERVED_FOR_MAX, _validate_consumer_ref, lambda r: r.get("uid") or "", path.child("reservedFor")
+    )
     allocation = status.get("allocation")
     allocated: set[str] = set()
     if allocation is not None:
-        for r in ((allocation.get("devices") or {}).get("results") or []):
-            allocated.add(_shared_id(r.get("driver") or "", r.get("pool") or "", r.get("device") or "", r.get("shareID")))
-    errs += c.validate_set(status.get("devices"), -1, lambda d, p: _validate_device_status(d, p, allocated),
-                           lambda d: _shared_id(d.get("driver") or "", d.get("pool") or "", d.get("device") or "",
-                                                d.get("shareID")), path.child("devices"))
+        for r in (allocation.get("devices") or {}).get("results") or []:
+            allocated.add(
+                _shared_id(r.get("driver") or "", r.get("pool") or "", r.get("device") or "", r.get("shareID"))
+            )
+    errs += c.validate_set(
+        status.get("devices"),
+        -1,
+        lambda d, p: _validate_device_status(d, p, allocated),
+        lambda d: _shared_id(d.get("driver") or "", d.get("pool") or "", d.get("device") or "", d.get("shareID")),
+        path.child("devices"),
+    )
     if reserved:
         if allocation is None:
-            errs.append(fe.forbidden(str(path.child("reservedFor")), "may not be specified when `allocated` is not set"))
+            errs.append(
+                fe.forbidden(str(path.child("reservedFor")), "may not be specified when `allocated` is not set")
+            )
         elif deleted:
             old_uids = {_ref_key(r) for r in (old.get("reservedFor") or [])}
             if any(_ref_key(r) not in old_uids for r in reserved):
-                errs.append(fe.forbidden(str(path.child("reservedFor")), "new entries may not be added while "
-                                         "`deallocationRequested` or `deletionTimestamp` are set"))
+                errs.append(
+                    fe.forbidden(
+                        str(path.child("reservedFor")),
+                        "new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set",
+                    )
+                )
     old_alloc = old.get("allocation")
     if old_alloc is not None and allocation is not None:
         errs += names.validate_immutable(allocation, old_alloc, str(path.child("allocation")))
@@ -226,10 +268,18 @@ def _validate_consumer_ref(ref: dict, path: Path) -> list[FieldError]:
 def _validate_allocation(alloc: dict, path: Path, req_names: dict) -> list[FieldError]:
     devices = alloc.get("devices") or {}
     dp = path.child("devices")
-    errs = c.validate_slice(devices.get("results"), c.ALLOCATION_RESULTS_MAX,
-                            lambda r, p: _validate_result(r, p, req_names), dp.child("results"))
-    errs += c.validate_slice(devices.get("config"), 2 * c.DEVICE_CONFIG_MAX,
-                             lambda x, p: _validate_alloc_config(x, p, req_names), dp.child("config"))
+    errs = c.validate_slice(
+        devices.get("results"),
+        c.ALLOCATION_RESULTS_MAX,
+        lambda r, p: _validate_result(r, p, req_names),
+        dp.child("results"),
+    )
+    errs += c.validate_slice(
+        devices.get("config"),
+        2 * c.DEVICE_CONFIG_MAX,
+        lambda x, p: _validate_alloc_config(x, p, req_names),
+        dp.child("config"),
+    )
     if alloc.get("nodeSelector") is not None:
         errs += c.validate_node_selector(alloc["nodeSelector"], path.child("nodeSelector"))
     return errs
@@ -277,7 +327,9 @@ def _validate_device_status(d: dict, path: Path, allocated: set[str]) -> list[Fi
         errs.append(fe.too_many(str(path.child("conditions")), len(conds), c.ALLOCATED_DEVICE_STATUS_MAX_CONDITIONS))
     errs += c.validate_conditions(conds, path.child("conditions"))
     if d.get("data") is not None:
-        errs += c.validate_raw_extension(d["data"], path.child("data"), False, c.ALLOCATED_DEVICE_STATUS_DATA_MAX_LENGTH)
+        errs += c.validate_raw_extension(
+            d["data"], path.child("data"), False, c.ALLOCATED_DEVICE_STATUS_DATA_MAX_LENGTH
+        )
     nd = d.get("networkData")
     if nd is not None:
         np_ = path.child("networkData")
@@ -285,19 +337,25 @@ def _validate_device_status(d: dict, path: Path, allocated: set[str]) -> list[Fi
             errs.append(fe.too_long(str(np_.child("interfaceName")), "", c.NETWORK_INTERFACE_NAME_MAX))
         if len(nd.get("hardwareAddress") or "") > c.NETWORK_HARDWARE_ADDRESS_MAX:
             errs.append(fe.too_long(str(np_.child("hardwareAddress")), "", c.NETWORK_HARDWARE_ADDRESS_MAX))
-        errs += c.validate_set(nd.get("ips"), c.NETWORK_MAX_IPS, _validate_interface_address, lambda x: x,
-                               np_.child("ips"))
+        errs += c.validate_set(
+            nd.get("ips"), c.NETWORK_MAX_IPS, _validate_interface_address, lambda x: x, np_.child("ips")
+        )
     return errs
 
 
 def _validate_interface_address(addr: str, path: Path) -> list[FieldError]:
     import ipaddress
+
     try:
         iface = ipaddress.ip_interface(addr)
     except ValueError:
-        return [fe.invalid(str(path), addr, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)")]
+        return [
+            fe.invalid(str(path), addr, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)")
+        ]
     if "/" not in addr:
-        return [fe.invalid(str(path), addr, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)")]
+        return [
+            fe.invalid(str(path), addr, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)")
+        ]
     if str(iface) != addr and iface.version == 6:
         return [fe.invalid(str(path), addr, f'must be in canonical form ("{iface}")')]
     return []

@@ -60,6 +60,7 @@ ItemValidator = Callable[[Any, Path], list[FieldError]]
 
 # --- collection helpers ------------------------------------------------------------------
 
+
 def validate_slice(items: Any, max_size: int, item_fn: ItemValidator, path: Path) -> list[FieldError]:
     """A too-long list yields only the TooMany error (upstream's DoS short-circuit)."""
     items = items or []
@@ -71,8 +72,9 @@ def validate_slice(items: Any, max_size: int, item_fn: ItemValidator, path: Path
     return errs
 
 
-def validate_set(items: Any, max_size: int, item_fn: ItemValidator, key_fn: Callable[[Any], Any],
-                 path: Path) -> list[FieldError]:
+def validate_set(
+    items: Any, max_size: int, item_fn: ItemValidator, key_fn: Callable[[Any], Any], path: Path
+) -> list[FieldError]:
     items = items or []
     if max_size >= 0 and len(items) > max_size:
         return [fe.too_many(str(path), len(items), max_size)]
@@ -94,11 +96,17 @@ def truncate_key(key: str, max_len: int) -> str:
     if len(key) <= max_len:
         return key
     remaining = max_len - 3
-    return key[: (remaining + 1) // 2] + "..." + key[len(key) - remaining // 2:]
+    return key[: (remaining + 1) // 2] + "..." + key[len(key) - remaining // 2 :]
 
 
-def validate_map(m: Any, max_size: int, truncate_len: int, key_fn: Callable[[str, Path], list[FieldError]],
-                 item_fn: ItemValidator, path: Path) -> list[FieldError]:
+def validate_map(
+    m: Any,
+    max_size: int,
+    truncate_len: int,
+    key_fn: Callable[[str, Path], list[FieldError]],
+    item_fn: ItemValidator,
+    path: Path,
+) -> list[FieldError]:
     """Key errors are reported on the map's own path, item errors on ``path[key]``."""
     m = m or {}
     if max_size >= 0 and len(m) > max_size:
@@ -111,6 +119,7 @@ def validate_map(m: Any, max_size: int, truncate_len: int, key_fn: Callable[[str
 
 
 # --- names ---------------------------------------------------------------------------------
+
 
 def validate_driver_name(name: str, path: Path) -> list[FieldError]:
     """corevalidation.ValidateCSIDriverName: DNS subdomain (case-insensitive), at most 63 bytes."""
@@ -188,24 +197,41 @@ def validate_qualified_name(name: str, path: Path) -> list[FieldError]:
 def validate_fully_qualified_name(name: str, path: Path) -> list[FieldError]:
     errs = validate_qualified_name(name, path)
     if "/" not in name:
-        errs.append(fe.invalid(str(path), name, "a fully qualified name must be a domain and a name separated by a slash"))
+        errs.append(
+            fe.invalid(str(path), name, "a fully qualified name must be a domain and a name separated by a slash")
+        )
     return errs
 
 
 def validate_uid(uid: str, path: Path) -> list[FieldError]:
     if not re.fullmatch(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", uid or ""):
-        if re.fullmatch(r"(urn:uuid:)?\{?[0-9a-fA-F-]{32,36}\}?", uid or "") and \
-                len((uid or "").replace("-", "").replace("urn:uuid:", "").strip("{}")) == 32:
-            return [fe.invalid(str(path), uid, "uid must be in RFC 4122 normalized form, "
-                               "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters")]
+        if (
+            re.fullmatch(r"(urn:uuid:)?\{?[0-9a-fA-F-]{32,36}\}?", uid or "")
+            and len((uid or "").replace("-", "").replace("urn:uuid:", "").strip("{}")) == 32
+        ):
+            return [
+                fe.invalid(
+                    str(path),
+                    uid,
+                    "uid must be in RFC 4122 normalized form, "
+                    "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters",
+                )
+            ]
         return [fe.invalid(str(path), uid, f"error validating uid: invalid UUID length: {len(uid or '')}")]
     if uid != uid.lower():
-        return [fe.invalid(str(path), uid, "uid must be in RFC 4122 normalized form, "
-                           "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters")]
+        return [
+            fe.invalid(
+                str(path),
+                uid,
+                "uid must be in RFC 4122 normalized form, "
+                "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters",
+            )
+        ]
     return []
 
 
 # --- quantities ----------------------------------------------------------------------------
+
 
 class BadQuantity(ValueError):
     pass
@@ -214,6 +240,7 @@ class BadQuantity(ValueError):
 def parse_quantity(value: Any) -> Any:
     """Parse with the shared machinery parser (resource.Quantity semantics)."""
     from mockkube.machinery.quantity import parse_quantity as _parse  # lands with another helper
+
     try:
         return _parse(value)
     except Exception as exc:  # noqa: BLE001 - any parse failure is a bad quantity
@@ -233,6 +260,7 @@ def q_str(q: Any) -> str:
 
 # --- CEL ----------------------------------------------------------------------------------
 
+
 def validate_cel_expression(expression: str, path: Path, stored: bool = False) -> list[FieldError]:
     if stored:
         return []
@@ -241,6 +269,7 @@ def validate_cel_expression(expression: str, path: Path, stored: bool = False) -
     if not expression:
         return [fe.required(str(path), "")]
     from mockkube.cel import CELError, compile_expression
+
     try:
         compiled = compile_expression(expression)
     except CELError as exc:
@@ -266,6 +295,7 @@ def validate_selectors(selectors: Any, path: Path, stored: bool = False) -> list
 
 # --- opaque config ------------------------------------------------------------------------
 
+
 def validate_raw_extension(raw: Any, path: Path, stored: bool, max_len: int) -> list[FieldError]:
     """The wire form is already JSON; re-encode it to measure it the way upstream measures Raw."""
     if raw is None:
@@ -283,12 +313,13 @@ def validate_device_configuration(config: Any, path: Path, stored: bool) -> list
     if opaque is None:
         return [fe.required(str(path.child("opaque")))]
     op = path.child("opaque")
-    return (validate_driver_name(opaque.get("driver") or "", op.child("driver"))
-            + validate_raw_extension(opaque.get("parameters"), op.child("parameters"), stored,
-                                     OPAQUE_PARAMETERS_MAX_LENGTH))
+    return validate_driver_name(opaque.get("driver") or "", op.child("driver")) + validate_raw_extension(
+        opaque.get("parameters"), op.child("parameters"), stored, OPAQUE_PARAMETERS_MAX_LENGTH
+    )
 
 
 # --- taints and tolerations -------------------------------------------------------------------
+
 
 def validate_device_taint(taint: Any, old_taint: Any, path: Path) -> list[FieldError]:
     taint = taint or {}
@@ -336,8 +367,9 @@ def validate_binding_parameters(conds: Any, failure: Any, path: Path) -> list[Fi
     conds = list(conds or [])
     failure = list(failure or [])
     errs = validate_slice(conds, BINDING_CONDITIONS_MAX, names.validate_label_name, path.child("bindingConditions"))
-    errs += validate_slice(failure, BINDING_FAILURE_CONDITIONS_MAX, names.validate_label_name,
-                           path.child("bindingFailureConditions"))
+    errs += validate_slice(
+        failure, BINDING_FAILURE_CONDITIONS_MAX, names.validate_label_name, path.child("bindingFailureConditions")
+    )
     seen: set = set()
     for i, c in enumerate(conds):
         if c in seen:
@@ -352,15 +384,26 @@ def validate_binding_parameters(conds: Any, failure: Any, path: Path) -> list[Fi
         if c in conds:
             errs.append(fe.invalid(str(p), c, "bindingFailureConditions must not overlap with bindingConditions"))
     if not conds and failure:
-        errs.append(fe.invalid(str(path.child("bindingConditions")), conds,
-                               "bindingConditions are required to use bindingFailureConditions"))
+        errs.append(
+            fe.invalid(
+                str(path.child("bindingConditions")),
+                conds,
+                "bindingConditions are required to use bindingFailureConditions",
+            )
+        )
     if not failure and conds:
-        errs.append(fe.invalid(str(path.child("bindingFailureConditions")), failure,
-                               "bindingFailureConditions are required to use bindingConditions"))
+        errs.append(
+            fe.invalid(
+                str(path.child("bindingFailureConditions")),
+                failure,
+                "bindingFailureConditions are required to use bindingConditions",
+            )
+        )
     return errs
 
 
 # --- node selectors (corevalidation.ValidateNodeSelector) ---------------------------------------
+
 
 def _validate_node_selector_requirement(req: Any, path: Path) -> list[FieldError]:
     req = req or {}
@@ -372,12 +415,16 @@ def _validate_node_selector_requirement(req: Any, path: Path) -> list[FieldError
             errs.append(fe.required(str(path.child("values")), "must be specified when `operator` is 'In' or 'NotIn'"))
     elif op in ("Exists", "DoesNotExist"):
         if values:
-            errs.append(fe.forbidden(str(path.child("values")),
-                                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+            errs.append(
+                fe.forbidden(
+                    str(path.child("values")), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                )
+            )
     elif op in ("Gt", "Lt"):
         if len(values) != 1:
-            errs.append(fe.required(str(path.child("values")),
-                                    "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+            errs.append(
+                fe.required(str(path.child("values")), "must be specified single value when `operator` is 'Lt' or 'Gt'")
+            )
     else:
         errs.append(fe.invalid(str(path.child("operator")), op, "not a valid selector operator"))
     errs += names.validate_label_name(req.get("key") or "", path.child("key"))
@@ -393,8 +440,12 @@ def _validate_node_field_requirement(req: Any, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     if op in ("In", "NotIn"):
         if len(values) != 1:
-            errs.append(fe.required(str(path.child("values")),
-                                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
+            errs.append(
+                fe.required(
+                    str(path.child("values")),
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                )
+            )
     else:
         errs.append(fe.invalid(str(path.child("operator")), op, "not a valid selector operator"))
     key = req.get("key") or ""
@@ -428,7 +479,13 @@ _REASON_FMT = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?"
 _REASON_MSG = names.regex_error(
     "a condition reason must start with alphabetic character, optionally followed by a string of "
     "alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'",
-    _REASON_FMT, "my_name", "MY_NAME", "MyName", "ReasonA,ReasonB", "ReasonA:ReasonB")
+    _REASON_FMT,
+    "my_name",
+    "MY_NAME",
+    "MyName",
+    "ReasonA,ReasonB",
+    "ReasonA:ReasonB",
+)
 
 
 def validate_conditions(conditions: Any, path: Path) -> list[FieldError]:

@@ -15,8 +15,10 @@ _PRE = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
 _BUILD = r"[0-9a-zA-Z-]+"
 _SEMVER = re.compile(rf"{_NUM}\.{_NUM}\.{_NUM}(-{_PRE}(\.{_PRE})*)?(\+{_BUILD}(\.{_BUILD})*)?")
 _EXACTLY_ONE = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
-_PER_DEVICE = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
-               "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+_PER_DEVICE = (
+    "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
+    "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+)
 
 
 def validate_resource_slice(obj: dict) -> list[FieldError]:
@@ -33,8 +35,11 @@ def _validate_spec(spec: dict, old: dict | None, path: Path) -> list[FieldError]
     errs = c.validate_driver_name(spec.get("driver") or "", path.child("driver"))
     errs += _validate_pool(spec.get("pool") or {}, path.child("pool"))
     if old is not None:
-        errs += names.validate_immutable((spec.get("pool") or {}).get("name") or "",
-                                         (old.get("pool") or {}).get("name") or "", path.child("pool", "name"))
+        errs += names.validate_immutable(
+            (spec.get("pool") or {}).get("name") or "",
+            (old.get("pool") or {}).get("name") or "",
+            path.child("pool", "name"),
+        )
         errs += names.validate_immutable(spec.get("driver") or "", old.get("driver") or "", path.child("driver"))
         errs += names.validate_immutable(spec.get("nodeName"), old.get("nodeName"), path.child("nodeName"))
 
@@ -45,15 +50,22 @@ def _validate_spec(spec: dict, old: dict | None, path: Path) -> list[FieldError]
             set_fields.append("`nodeName`")
             errs += c.validate_node_name(node_name, path.child("nodeName"))
         else:
-            errs.append(fe.invalid(str(path.child("nodeName")), node_name, "must be either unset or set to a non-empty string"))
+            errs.append(
+                fe.invalid(str(path.child("nodeName")), node_name, "must be either unset or set to a non-empty string")
+            )
     sel = spec.get("nodeSelector")
     if sel is not None:
         set_fields.append("`nodeSelector`")
         errs += c.validate_node_selector(sel, path.child("nodeSelector"))
         terms = sel.get("nodeSelectorTerms") or []
         if len(terms) != 1:
-            errs.append(fe.invalid(str(path.child("nodeSelector", "nodeSelectorTerms")), terms,
-                                   "must have exactly one node selector term"))
+            errs.append(
+                fe.invalid(
+                    str(path.child("nodeSelector", "nodeSelectorTerms")),
+                    terms,
+                    "must have exactly one node selector term",
+                )
+            )
     for flag in ("allNodes", "perDeviceNodeSelection"):
         v = spec.get(flag)
         if v is not None:
@@ -64,7 +76,9 @@ def _validate_spec(spec: dict, old: dict | None, path: Path) -> list[FieldError]
     if not set_fields:
         errs.append(fe.required(str(path), _EXACTLY_ONE))
     elif len(set_fields) > 1:
-        errs.append(fe.invalid(str(path), "{" + ", ".join(set_fields) + "}", _EXACTLY_ONE + ", but multiple fields are set"))
+        errs.append(
+            fe.invalid(str(path), "{" + ", ".join(set_fields) + "}", _EXACTLY_ONE + ", but multiple fields are set")
+        )
 
     devices = spec.get("devices")
     if spec.get("sharedCounters") is not None and devices is not None:
@@ -76,17 +90,27 @@ def _validate_spec(spec: dict, old: dict | None, path: Path) -> list[FieldError]
     old_devices = {d.get("name"): d for d in ((old or {}).get("devices") or [])}
     per_device = spec.get("perDeviceNodeSelection")
     errs += c.validate_set(
-        devices, max_devices,
+        devices,
+        max_devices,
         lambda d, p: _validate_device(d, old_devices.get(d.get("name")) if old is not None else None, p, per_device),
-        lambda d: d.get("name") or "", path.child("devices"))
-    errs += c.validate_set(spec.get("sharedCounters"), c.SLICE_MAX_COUNTER_SETS, _validate_counter_set,
-                           lambda s: s.get("name") or "", path.child("sharedCounters"))
+        lambda d: d.get("name") or "",
+        path.child("devices"),
+    )
+    errs += c.validate_set(
+        spec.get("sharedCounters"),
+        c.SLICE_MAX_COUNTER_SETS,
+        _validate_counter_set,
+        lambda s: s.get("name") or "",
+        path.child("sharedCounters"),
+    )
     return errs
 
 
 def _has_list_attributes(device: dict) -> bool:
-    return any(any(k in (a or {}) for k in ("bools", "ints", "strings", "versions"))
-               for a in (device.get("attributes") or {}).values())
+    return any(
+        any(k in (a or {}) for k in ("bools", "ints", "strings", "versions"))
+        for a in (device.get("attributes") or {}).values()
+    )
 
 
 def _validate_pool(pool: dict, path: Path) -> list[FieldError]:
@@ -101,8 +125,7 @@ def _validate_pool(pool: dict, path: Path) -> list[FieldError]:
 
 
 def _validate_counter_map(counters: Any, max_size: int, path: Path) -> list[FieldError]:
-    return c.validate_map(counters, max_size, names.DNS1123_LABEL_MAX, c.validate_counter_name,
-                          _validate_counter, path)
+    return c.validate_map(counters, max_size, names.DNS1123_LABEL_MAX, c.validate_counter_name, _validate_counter, path)
 
 
 def _validate_counter(counter: Any, path: Path) -> list[FieldError]:
@@ -133,8 +156,11 @@ def _validate_counter_set(cs: dict, path: Path) -> list[FieldError]:
 
 def _validate_consumption(cons: dict, path: Path) -> list[FieldError]:
     name = cons.get("counterSet") or ""
-    errs = ([fe.required(str(path.child("counterSet")))] if not name
-            else c.validate_counter_name(name, path.child("counterSet")))
+    errs = (
+        [fe.required(str(path.child("counterSet")))]
+        if not name
+        else c.validate_counter_name(name, path.child("counterSet"))
+    )
     counters = cons.get("counters")
     if not counters:
         errs.append(fe.required(str(path.child("counters"))))
@@ -158,28 +184,54 @@ def _validate_device(device: dict, old: dict | None, path: Path, per_device: Any
     caps = device.get("capacity") or {}
     total = len(attrs) + len(caps)
     if total > c.SLICE_MAX_ATTRS_AND_CAPS:
-        errs.append(fe.invalid(str(path), total, "the total number of attributes and capacities must not exceed "
-                               f"{c.SLICE_MAX_ATTRS_AND_CAPS}"))
+        errs.append(
+            fe.invalid(
+                str(path),
+                total,
+                f"the total number of attributes and capacities must not exceed {c.SLICE_MAX_ATTRS_AND_CAPS}",
+            )
+        )
     nvalues = _num_attribute_values(device)
     if nvalues > c.SLICE_MAX_ATTRIBUTE_VALUES:
-        errs.append(fe.invalid(str(path), nvalues, "the total number of attribute values must not exceed "
-                               f"{c.SLICE_MAX_ATTRIBUTE_VALUES}"))
-    errs += c.validate_map(attrs, -1, c.ATTRIBUTE_KEY_MAX, c.validate_qualified_name, _validate_attribute,
-                           path.child("attributes"))
+        errs.append(
+            fe.invalid(
+                str(path),
+                nvalues,
+                f"the total number of attribute values must not exceed {c.SLICE_MAX_ATTRIBUTE_VALUES}",
+            )
+        )
+    errs += c.validate_map(
+        attrs, -1, c.ATTRIBUTE_KEY_MAX, c.validate_qualified_name, _validate_attribute, path.child("attributes")
+    )
     multi = device.get("allowMultipleAllocations") is True
     if old is None or (old.get("capacity") or {}) != caps:
-        errs += c.validate_map(caps, -1, c.ATTRIBUTE_KEY_MAX, c.validate_qualified_name,
-                               _validate_multi_capacity if multi else _validate_single_capacity,
-                               path.child("capacity"))
+        errs += c.validate_map(
+            caps,
+            -1,
+            c.ATTRIBUTE_KEY_MAX,
+            c.validate_qualified_name,
+            _validate_multi_capacity if multi else _validate_single_capacity,
+            path.child("capacity"),
+        )
     if old is None or (old.get("taints") or []) != (device.get("taints") or []):
-        errs += c.validate_slice(device.get("taints"), c.DEVICE_TAINTS_MAX,
-                                 lambda t, p: c.validate_device_taint(t, None, p), path.child("taints"))
-    errs += c.validate_set(device.get("consumesCounters"), c.SLICE_MAX_CONSUMPTIONS_PER_DEVICE,
-                           _validate_consumption, lambda x: x.get("counterSet") or "", path.child("consumesCounters"))
+        errs += c.validate_slice(
+            device.get("taints"),
+            c.DEVICE_TAINTS_MAX,
+            lambda t, p: c.validate_device_taint(t, None, p),
+            path.child("taints"),
+        )
+    errs += c.validate_set(
+        device.get("consumesCounters"),
+        c.SLICE_MAX_CONSUMPTIONS_PER_DEVICE,
+        _validate_consumption,
+        lambda x: x.get("counterSet") or "",
+        path.child("consumesCounters"),
+    )
     errs += _validate_device_node_selection(device, path, per_device)
     errs += c.validate_binding_parameters(device.get("bindingConditions"), device.get("bindingFailureConditions"), path)
-    errs += _validate_node_allocatable_mappings(device.get("nodeAllocatableResourceMappings"), caps,
-                                                path.child("nodeAllocatableResourceMappings"))
+    errs += _validate_node_allocatable_mappings(
+        device.get("nodeAllocatableResourceMappings"), caps, path.child("nodeAllocatableResourceMappings")
+    )
     return errs
 
 
@@ -208,8 +260,14 @@ def _validate_device_node_selection(device: dict, path: Path, per_device: Any) -
         elif len(fields) > 1:
             errs.append(fe.invalid(str(path), "{" + ", ".join(fields) + "}", _PER_DEVICE))
     elif any(device.get(k) is not None for k in ("nodeName", "nodeSelector", "allNodes")):
-        errs.append(fe.invalid(str(path), None, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
-                               "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"))
+        errs.append(
+            fe.invalid(
+                str(path),
+                None,
+                "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
+                "`perDeviceNodeSelection` is set to true in the ResourceSlice spec",
+            )
+        )
     return errs
 
 
@@ -240,8 +298,12 @@ def _validate_attribute(attr: Any, path: Path) -> list[FieldError]:
     if attr.get("version") is not None:
         n += 1
         errs += _validate_version_value(attr["version"], path.child("version"))
-    for k, item_fn in (("bools", None), ("ints", None), ("strings", _validate_string_value),
-                       ("versions", _validate_version_value)):
+    for k, item_fn in (
+        ("bools", None),
+        ("ints", None),
+        ("strings", _validate_string_value),
+        ("versions", _validate_version_value),
+    ):
         vals = attr.get(k)
         if vals is None:
             continue
@@ -310,8 +372,12 @@ def _parse_policy_values(policy: dict, path: Path) -> tuple[dict, list[FieldErro
 
 def _validate_request_policy(max_cap: Any, policy: dict, path: Path) -> list[FieldError]:
     if policy.get("validValues") and policy.get("validRange") is not None:
-        return [fe.forbidden(str(path), 'exactly one policy can be specified, cannot specify "validValues" and '
-                             '"validRange" at the same time')]
+        return [
+            fe.forbidden(
+                str(path),
+                'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time',
+            )
+        ]
     parsed, errs = _parse_policy_values(policy, path)
     if errs:
         return errs
@@ -332,7 +398,9 @@ def _validate_valid_values(default: Any, max_cap: Any, values: list, path: Path)
     errs: list[FieldError] = []
     for i in range(len(values) - 1):
         if V(values[i]) > V(values[i + 1]):
-            errs.append(fe.invalid(str(path.index(i + 1)), c.q_str(values[i + 1]), "values must be sorted in ascending order"))
+            errs.append(
+                fe.invalid(str(path.index(i + 1)), c.q_str(values[i + 1]), "values must be sorted in ascending order")
+            )
     found = [False]
 
     def item(opt: Any, p: Path) -> list[FieldError]:
@@ -345,7 +413,9 @@ def _validate_valid_values(default: Any, max_cap: Any, values: list, path: Path)
 
     errs += c.validate_set(values, c.REQUEST_POLICY_MAX_OPTIONS, item, lambda q: V(q), path)
     if not found[0]:
-        errs.append(fe.invalid(str(path), c.q_str(default), "default value is not valid according to the requestPolicy"))
+        errs.append(
+            fe.invalid(str(path), c.q_str(default), "default value is not valid according to the requestPolicy")
+        )
     return errs
 
 
@@ -372,12 +442,22 @@ def _validate_range(default: Any, max_cap: Any, rng: dict, path: Path) -> list[F
         else:
             added = V(lo) + V(step)
             if added > V(max_cap):
-                errs.append(fe.invalid(str(path.child("step")), S(step),
-                                       f"one step {_fmt_sum(lo, step)} is larger than capacity value: {S(max_cap)}"))
+                errs.append(
+                    fe.invalid(
+                        str(path.child("step")),
+                        S(step),
+                        f"one step {_fmt_sum(lo, step)} is larger than capacity value: {S(max_cap)}",
+                    )
+                )
             for value in [default] + ([hi] if hi is not None else []):
                 if (V(value) - V(lo)) % V(step) != 0:
-                    errs.append(fe.invalid(str(path.child("step")), S(value),
-                                           f"value is not a multiple of a given step ({S(step)}) from ({S(lo)})"))
+                    errs.append(
+                        fe.invalid(
+                            str(path.child("step")),
+                            S(value),
+                            f"value is not a multiple of a given step ({S(step)}) from ({S(lo)})",
+                        )
+                    )
     return errs
 
 
@@ -407,6 +487,9 @@ def _validate_node_allocatable_mappings(mappings: Any, caps: dict, path: Path) -
             if e:
                 errs += e
             elif c.q_value(c.parse_quantity(mult)) <= 0:
-                errs.append(fe.invalid(str(kp.child("allocationMultiplier")), c.q_str(c.parse_quantity(mult)),
-                                       "must be positive"))
+                errs.append(
+                    fe.invalid(
+                        str(kp.child("allocationMultiplier")), c.q_str(c.parse_quantity(mult)), "must be positive"
+                    )
+                )
     return errs

@@ -91,18 +91,41 @@ class NetworkPolicyStrategy(Strategy):
 
     def validate(self, obj: dict) -> list[fe.FieldError]:
         spec = obj.get("spec") or {}
-        errs = [fe.not_supported(f"spec.policyTypes[{i}]", t, _POLICY_TYPES)
-                for i, t in enumerate(spec.get("policyTypes") or []) if t not in _POLICY_TYPES]
+        errs = [
+            fe.not_supported(f"spec.policyTypes[{i}]", t, _POLICY_TYPES)
+            for i, t in enumerate(spec.get("policyTypes") or [])
+            if t not in _POLICY_TYPES
+        ]
         if spec.get("podSelector") is None:
             errs.append(fe.required("spec.podSelector", ""))
         return errs
 
 
-ingresses = REGISTRY.add(ResourceType(
-    "networking.k8s.io", "v1", "Ingress", "ingresses", namespaced=True, short_names=("ing",),
-    subresources=(Subresource("status", "Ingress"),), strategy=IngressStrategy()))
-ingressclasses = REGISTRY.add(ResourceType(
-    "networking.k8s.io", "v1", "IngressClass", "ingressclasses", namespaced=False, strategy=IngressClassStrategy()))
-networkpolicies = REGISTRY.add(ResourceType(
-    "networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", namespaced=True, short_names=("netpol",),
-    strategy=NetworkPolicyStrategy()))
+ingresses = REGISTRY.add(
+    ResourceType(
+        "networking.k8s.io",
+        "v1",
+        "Ingress",
+        "ingresses",
+        namespaced=True,
+        short_names=("ing",),
+        subresources=(Subresource("status", "Ingress"),),
+        strategy=IngressStrategy(),
+    )
+)
+ingressclasses = REGISTRY.add(
+    ResourceType(
+        "networking.k8s.io", "v1", "IngressClass", "ingressclasses", namespaced=False, strategy=IngressClassStrategy()
+    )
+)
+networkpolicies = REGISTRY.add(
+    ResourceType(
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        "networkpolicies",
+        namespaced=True,
+        short_names=("netpol",),
+        strategy=NetworkPolicyStrategy(),
+    )
+)

@@ -21,5 +21,8 @@ class RuntimeClassStrategy(Strategy):
         return errs
 
 
-runtimeclasses = REGISTRY.add(ResourceType(
-    "node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", namespaced=False, strategy=RuntimeClassStrategy()))
+runtimeclasses = REGISTRY.add(
+    ResourceType(
+        "node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", namespaced=False, strategy=RuntimeClassStrategy()
+    )
+)

@@ -55,20 +55,27 @@ def admit_priority(pod: dict, res: Any) -> None:
         priority, policy = int(entry.obj.get("value", 0)), entry.obj.get("preemptionPolicy")
     given = spec.get("priority")
     if given is not None and given != priority:
-        raise _forbidden(pod, f"the integer value of priority ({given}) must not be provided in pod spec; "
-                              f"priority admission controller computed {priority} from the given PriorityClass name")
+        raise _forbidden(
+            pod,
+            f"the integer value of priority ({given}) must not be provided in pod spec; "
+            f"priority admission controller computed {priority} from the given PriorityClass name",
+        )
     spec["priority"] = priority
     if policy is not None:
         given_policy = spec.get("preemptionPolicy")
         if given_policy is not None and given_policy != policy:
-            raise _forbidden(pod, f"the string value of PreemptionPolicy ({given_policy}) must not be provided in "
-                                  f"pod spec; priority admission controller computed {policy} from the given "
-                                  f"PriorityClass name")
+            raise _forbidden(
+                pod,
+                f"the string value of PreemptionPolicy ({given_policy}) must not be provided in "
+                f"pod spec; priority admission controller computed {policy} from the given "
+                f"PriorityClass name",
+            )
         spec["preemptionPolicy"] = policy
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
 
 # -- LimitRanger ------------------------------------------------------------------------------
+
 
 def _q(v: Any):
     try:

@@ -91,8 +91,13 @@ def validate(new: dict, old: dict) -> list[fe.FieldError]:
     spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
     old_qos = (old.get("status") or {}).get("qosClass") or qos_class(old_spec)
     if qos_class(spec) != old_qos:
-        errs.append(fe.invalid("spec", (new.get("status") or {}).get("qosClass", ""),
-                               "Pod QOS Class may not change as a result of resizing"))
+        errs.append(
+            fe.invalid(
+                "spec",
+                (new.get("status") or {}).get("qosClass", ""),
+                "Pod QOS Class may not change as a result of resizing",
+            )
+        )
     if (old.get("status") or {}).get("nodeAllocatableResourceClaimStatuses"):
         errs.append(fe.forbidden("spec", ERR_DRA))
     for field in ("containers", "initContainers"):
@@ -102,14 +107,17 @@ def validate(new: dict, old: dict) -> list[fe.FieldError]:
             return errs
         for i, (o, n) in enumerate(zip(mine, theirs)):
             if o.get("name") != n.get("name"):
-                errs.append(fe.forbidden(f"spec.{field}[{i}].name", f"{field} may not be renamed or reordered on resize"))
+                errs.append(
+                    fe.forbidden(f"spec.{field}[{i}].name", f"{field} may not be renamed or reordered on resize")
+                )
                 return errs
             for kind in ("requests", "limits"):
                 before = ((o.get("resources") or {}).get(kind)) or {}
                 after = ((n.get("resources") or {}).get(kind)) or {}
                 if any(k not in after for k in before):
-                    errs.append(fe.forbidden(f"spec.{field}[{i}].resources.{kind}",
-                                             f"resource {kind} cannot be removed"))
+                    errs.append(
+                        fe.forbidden(f"spec.{field}[{i}].resources.{kind}", f"resource {kind} cannot be removed")
+                    )
             if _semantic(_without_cpu_memory(n, o)) != _semantic(o):
                 errs.append(fe.forbidden("spec", ERR_ONLY_CPU_MEMORY))
     return errs

@@ -19,8 +19,14 @@ def _int_or_percent(value, path: str) -> list[fe.FieldError]:
     if isinstance(value, int):
         return [fe.invalid(path, value, "must be greater than or equal to 0")] if value < 0 else []
     if not _PERCENT.match(value):
-        return [fe.invalid(path, value, "a valid percent string must be a numeric string followed by an ending "
-                                        "'%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')")]
+        return [
+            fe.invalid(
+                path,
+                value,
+                "a valid percent string must be a numeric string followed by an ending "
+                "'%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+            )
+        ]
     if int(value[:-1]) > 100:
         return [fe.invalid(path, value, "must not be greater than 100%")]
     return []
@@ -48,6 +54,15 @@ class PDBStrategy(SpecStatusStrategy):
         return validate_pdb(obj)
 
 
-poddisruptionbudgets = REGISTRY.add(ResourceType(
-    "policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", namespaced=True, short_names=("pdb",),
-    subresources=(Subresource("status", "PodDisruptionBudget"),), strategy=PDBStrategy()))
+poddisruptionbudgets = REGISTRY.add(
+    ResourceType(
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        namespaced=True,
+        short_names=("pdb",),
+        subresources=(Subresource("status", "PodDisruptionBudget"),),
+        strategy=PDBStrategy(),
+    )
+)

@@ -87,9 +87,15 @@ class QuotaAdmission:
                 if matches(k) and k in delta:
                     used[k] = (_q(used.get(k, "0")) + delta[k]).canonical()
             try:
-                self.resources.update(self.quotas_rt, m.get("namespace", ""), m["name"], upd,
-                                      WriteOptions(field_manager="kube-apiserver"), subresource="status",
-                                      check_structure=False)
+                self.resources.update(
+                    self.quotas_rt,
+                    m.get("namespace", ""),
+                    m["name"],
+                    upd,
+                    WriteOptions(field_manager="kube-apiserver"),
+                    subresource="status",
+                    check_structure=False,
+                )
                 return
             except errors.APIError as err:
                 if err.code != 409:

@@ -22,10 +22,17 @@ def validate_rule(rule: dict, namespaced: bool, path: str) -> list[fe.FieldError
     urls = rule.get("nonResourceURLs") or []
     if urls:
         if namespaced:
-            errs.append(fe.invalid(f"{path}.nonResourceURLs", urls, "namespaced rules cannot apply to non-resource URLs"))
+            errs.append(
+                fe.invalid(f"{path}.nonResourceURLs", urls, "namespaced rules cannot apply to non-resource URLs")
+            )
         if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
-            errs.append(fe.invalid(f"{path}.nonResourceURLs", urls,
-                                   "rules cannot apply to both regular resources and non-resource URLs"))
+            errs.append(
+                fe.invalid(
+                    f"{path}.nonResourceURLs",
+                    urls,
+                    "rules cannot apply to both regular resources and non-resource URLs",
+                )
+            )
         return errs
     if not rule.get("apiGroups"):
         errs.append(fe.required(f"{path}.apiGroups", "resource rules must supply at least one api group"))
@@ -82,8 +89,12 @@ class RoleStrategy(Strategy):
         errs = _rules(obj, self.namespaced)
         agg = obj.get("aggregationRule")
         if not self.namespaced and agg is not None and not (agg or {}).get("clusterRoleSelectors"):
-            errs.append(fe.required("aggregationRule.clusterRoleSelectors",
-                                    "at least one clusterRoleSelector required if aggregationRule is non-nil"))
+            errs.append(
+                fe.required(
+                    "aggregationRule.clusterRoleSelectors",
+                    "at least one clusterRoleSelector required if aggregationRule is non-nil",
+                )
+            )
         return errs
 
     def validate_update(self, new: dict, old: dict) -> list[fe.FieldError]:
@@ -120,15 +131,47 @@ class BindingStrategy(Strategy):
         return errs
 
 
-roles = REGISTRY.add(ResourceType(
-    GROUP, "v1", "Role", "roles", namespaced=True, strategy=RoleStrategy(True),
-    name_validator=names.name_is_path_segment))
-clusterroles = REGISTRY.add(ResourceType(
-    GROUP, "v1", "ClusterRole", "clusterroles", namespaced=False, strategy=RoleStrategy(False),
-    name_validator=names.name_is_path_segment))
-rolebindings = REGISTRY.add(ResourceType(
-    GROUP, "v1", "RoleBinding", "rolebindings", namespaced=True, strategy=BindingStrategy(True),
-    name_validator=names.name_is_path_segment))
-clusterrolebindings = REGISTRY.add(ResourceType(
-    GROUP, "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False, strategy=BindingStrategy(False),
-    name_validator=names.name_is_path_segment))
+roles = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "Role",
+        "roles",
+        namespaced=True,
+        strategy=RoleStrategy(True),
+        name_validator=names.name_is_path_segment,
+    )
+)
+clusterroles = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        namespaced=False,
+        strategy=RoleStrategy(False),
+        name_validator=names.name_is_path_segment,
+    )
+)
+rolebindings = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        namespaced=True,
+        strategy=BindingStrategy(True),
+        name_validator=names.name_is_path_segment,
+    )
+)
+clusterrolebindings = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        namespaced=False,
+        strategy=BindingStrategy(False),
+        name_validator=names.name_is_path_segment,
+    )
+)

@@ -79,15 +79,22 @@ def _aggregate(roles: list[dict]) -> None:
 
 # -- mockkube's additions ---------------------------------------------------------------
 def _cluster_role(name: str, rules: list[dict]) -> dict:
-    return {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole",
-            "metadata": {"name": name, "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
-            "rules": rules}
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": name, "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
+        "rules": rules,
+    }
 
 
 def _binding(name: str, role: str, subjects: list[dict]) -> dict:
-    return {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRoleBinding",
-            "metadata": {"name": name, "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
-            "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": role}, "subjects": subjects}
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name, "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
+        "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": role},
+        "subjects": subjects,
+    }
 
 
 def driver_rules(driver: str, multi_node: bool = False) -> list[dict]:
@@ -99,12 +106,19 @@ def driver_rules(driver: str, multi_node: bool = False) -> list[dict]:
     r = "resource.k8s.io"
     scope = "arbitrary-node" if multi_node else "associated-node"
     return [
-        {"apiGroups": [r], "resources": ["resourceslices"],
-         "verbs": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]},
+        {
+            "apiGroups": [r],
+            "resources": ["resourceslices"],
+            "verbs": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"],
+        },
         {"apiGroups": [r], "resources": ["resourceclaims", "deviceclasses"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [r], "resources": ["resourceclaims/status"], "verbs": ["update", "patch"]},
-        {"apiGroups": [r], "resources": ["resourceclaims/driver"], "resourceNames": [driver],
-         "verbs": [f"{scope}:update", f"{scope}:patch"]},
+        {
+            "apiGroups": [r],
+            "resources": ["resourceclaims/driver"],
+            "resourceNames": [driver],
+            "verbs": [f"{scope}:update", f"{scope}:patch"],
+        },
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
     ]
@@ -125,8 +139,13 @@ def driver_objects() -> tuple[list[dict], list[dict]]:
 
 def mockkube_cluster_role_bindings() -> list[dict]:
     """kubeadm's binding of its admin group (the default identity's group) to cluster-admin."""
-    return [_binding("kubeadm:cluster-admins", "cluster-admin",
-                     [{"apiGroup": GROUP, "kind": "Group", "name": "kubeadm:cluster-admins"}])]
+    return [
+        _binding(
+            "kubeadm:cluster-admins",
+            "cluster-admin",
+            [{"apiGroup": GROUP, "kind": "Group", "name": "kubeadm:cluster-admins"}],
+        )
+    ]
 
 
 # mockkube serves resource.k8s.io/v1beta2 DeviceTaintRules, whose feature gate
@@ -142,8 +161,10 @@ def feature_objects() -> tuple[list[dict], list[dict]]:
     scheduler = {"apiGroup": GROUP, "kind": "User", "name": "system:kube-scheduler"}
     controller = {"kind": "ServiceAccount", "name": "device-taint-eviction-controller", "namespace": "kube-system"}
     roles, bindings = [], []
-    for who, rules, subject in (("kube-scheduler", [read], scheduler),
-                                ("device-taint-eviction-controller", [status, read], controller)):
+    for who, rules, subject in (
+        ("kube-scheduler", [read], scheduler),
+        ("device-taint-eviction-controller", [status, read], controller),
+    ):
         name = f"{FEATURE_ROLE}:{who}"
         roles.append(_cluster_role(name, rules))
         bindings.append(_binding(name, name, [subject]))
@@ -159,8 +180,13 @@ def cluster_roles() -> list[dict]:
 
 
 def cluster_role_bindings() -> list[dict]:
-    return (golden("cluster-role-bindings.yaml") + golden("controller-role-bindings.yaml")
-            + mockkube_cluster_role_bindings() + feature_objects()[1] + driver_objects()[1])
+    return (
+        golden("cluster-role-bindings.yaml")
+        + golden("controller-role-bindings.yaml")
+        + mockkube_cluster_role_bindings()
+        + feature_objects()[1]
+        + driver_objects()[1]
+    )
 
 
 def namespaced_roles() -> list[dict]:

@@ -23,13 +23,21 @@ SYSTEM_NODE_CRITICAL = "system-node-critical"
 
 # scheduling.SystemPriorityClasses(): what kube-apiserver's post-start hook creates
 SYSTEM_PRIORITY_CLASSES: list[dict] = [
-    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-     "metadata": {"name": SYSTEM_NODE_CRITICAL}, "value": SYSTEM_CRITICAL_PRIORITY + 1000,
-     "description": "Used for system critical pods that must not be moved from their current node."},
-    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-     "metadata": {"name": SYSTEM_CLUSTER_CRITICAL}, "value": SYSTEM_CRITICAL_PRIORITY,
-     "description": "Used for system critical pods that must run in the cluster, but can be moved to another "
-                    "node if necessary."},
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": SYSTEM_NODE_CRITICAL},
+        "value": SYSTEM_CRITICAL_PRIORITY + 1000,
+        "description": "Used for system critical pods that must not be moved from their current node.",
+    },
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": SYSTEM_CLUSTER_CRITICAL},
+        "value": SYSTEM_CRITICAL_PRIORITY,
+        "description": "Used for system critical pods that must run in the cluster, but can be moved to another "
+        "node if necessary.",
+    },
 ]
 _PREEMPTION_POLICIES = ["Never", "PreemptLowerPriority"]
 
@@ -53,11 +61,19 @@ def validate_priority_class(pc: dict) -> list[fe.FieldError]:
     if name.startswith(SYSTEM_PREFIX):
         why = _known_system_class(name, value, bool(pc.get("globalDefault")))
         if why:
-            errs.append(fe.forbidden("metadata.name", f"priority class names with '{SYSTEM_PREFIX}' prefix are "
-                                                      f"reserved for system use only. error: {why}"))
+            errs.append(
+                fe.forbidden(
+                    "metadata.name",
+                    f"priority class names with '{SYSTEM_PREFIX}' prefix are "
+                    f"reserved for system use only. error: {why}",
+                )
+            )
     elif isinstance(value, int) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
-        errs.append(fe.forbidden("value", f"maximum allowed value of a user defined priority is "
-                                          f"{HIGHEST_USER_DEFINABLE_PRIORITY}"))
+        errs.append(
+            fe.forbidden(
+                "value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
+            )
+        )
     policy = pc.get("preemptionPolicy")
     if policy is not None and policy not in _PREEMPTION_POLICIES:
         errs.append(fe.not_supported("preemptionPolicy", policy, _PREEMPTION_POLICIES))
@@ -77,9 +93,13 @@ class PriorityClassStrategy(Strategy):
         for e in res.list(priorityclasses, None).entries:
             other = e.obj
             if other.get("globalDefault") and other["metadata"]["name"] != name:
-                raise errors.forbidden("priorityclasses", "scheduling.k8s.io", name,
-                                       f"PriorityClass {other['metadata']['name']} is already marked as default. "
-                                       f"Only one default can exist")
+                raise errors.forbidden(
+                    "priorityclasses",
+                    "scheduling.k8s.io",
+                    name,
+                    f"PriorityClass {other['metadata']['name']} is already marked as default. "
+                    f"Only one default can exist",
+                )
 
     def validate(self, obj: dict) -> list[fe.FieldError]:
         return validate_priority_class(obj)
@@ -99,6 +119,14 @@ class PriorityClassStrategy(Strategy):
         return ""
 
 
-priorityclasses = REGISTRY.add(ResourceType(
-    "scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", namespaced=False, short_names=("pc",),
-    strategy=PriorityClassStrategy()))
+priorityclasses = REGISTRY.add(
+    ResourceType(
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        "priorityclasses",
+        namespaced=False,
+        short_names=("pc",),
+        strategy=PriorityClassStrategy(),
+    )
+)

@@ -40,23 +40,39 @@ class ServiceAccountTokens:
         exp = spec.get("expirationSeconds")
         exp = DEFAULT_EXPIRATION if exp is None else exp
         if not isinstance(exp, int) or exp < MIN_EXPIRATION:
-            raise errors.invalid("TokenRequest", "authentication.k8s.io", sa_name, [
-                fe.invalid("spec.expirationSeconds", exp, "may not specify a duration less than 10 minutes")])
+            raise errors.invalid(
+                "TokenRequest",
+                "authentication.k8s.io",
+                sa_name,
+                [fe.invalid("spec.expirationSeconds", exp, "may not specify a duration less than 10 minutes")],
+            )
         if exp > 1 << 32:
-            raise errors.invalid("TokenRequest", "authentication.k8s.io", sa_name, [
-                fe.invalid("spec.expirationSeconds", exp, "may not specify a duration larger than 2^32 seconds")])
+            raise errors.invalid(
+                "TokenRequest",
+                "authentication.k8s.io",
+                sa_name,
+                [fe.invalid("spec.expirationSeconds", exp, "may not specify a duration larger than 2^32 seconds")],
+            )
         spec["expirationSeconds"] = exp
         spec["audiences"] = list(spec.get("audiences") or self.audiences)
         bound = self._bound(namespace, sa_name, spec.get("boundObjectRef"))
         now = self.res.clock()
-        claims = bound_claims(self.signer.issuer, namespace, (sa_name, sa["metadata"]["uid"]), spec["audiences"],
-                              exp, bound, now)
+        claims = bound_claims(
+            self.signer.issuer, namespace, (sa_name, sa["metadata"]["uid"]), spec["audiences"], exp, bound, now
+        )
         meta_in = (body.get("metadata") or {}) if isinstance(body, dict) else {}
-        return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
-                "metadata": {"name": sa_name, "namespace": namespace, "creationTimestamp": meta.rfc3339(now),
-                             **({} if not meta_in.get("uid") else {"uid": meta_in["uid"]})},
-                "spec": spec,
-                "status": {"token": self.signer.sign(claims), "expirationTimestamp": meta.rfc3339(claims["exp"])}}
+        return {
+            "kind": "TokenRequest",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {
+                "name": sa_name,
+                "namespace": namespace,
+                "creationTimestamp": meta.rfc3339(now),
+                **({} if not meta_in.get("uid") else {"uid": meta_in["uid"]}),
+            },
+            "spec": spec,
+            "status": {"token": self.signer.sign(claims), "expirationTimestamp": meta.rfc3339(claims["exp"])},
+        }
 
     def _bound(self, namespace: str, sa_name: str, ref: dict | None) -> Bound:
         if not ref:
@@ -71,14 +87,20 @@ class ServiceAccountTokens:
         if obj is None:
             raise errors.not_found(plural, "", name)
         if uid and uid != obj["metadata"]["uid"]:
-            raise errors.conflict(kind, "", name,
-                                  f"the UID in the bound object reference ({uid}) does not match the UID in record. "
-                                  "The object might have been deleted and then recreated")
+            raise errors.conflict(
+                kind,
+                "",
+                name,
+                f"the UID in the bound object reference ({uid}) does not match the UID in record. "
+                "The object might have been deleted and then recreated",
+            )
         me = (name, obj["metadata"]["uid"])
         if kind == "Pod":
             if (obj.get("spec") or {}).get("serviceAccountName", "default") != sa_name:
-                raise errors.bad_request(f'cannot bind token for serviceaccount "{sa_name}" to pod running with '
-                                         "different serviceaccount name.")
+                raise errors.bad_request(
+                    f'cannot bind token for serviceaccount "{sa_name}" to pod running with '
+                    "different serviceaccount name."
+                )
             node_name = (obj.get("spec") or {}).get("nodeName")
             node = self._obj("nodes", "", node_name) if node_name else None
             return Bound(pod=me, node=(node_name, node["metadata"]["uid"]) if node else None)
@@ -106,8 +128,11 @@ class ServiceAccountTokens:
 
     def _exists(self, plural: str, ns: str, ref: dict) -> bool:
         obj = self._obj(plural, ns, ref.get("name", ""))
-        return obj is not None and obj["metadata"].get("uid") == ref.get("uid") and \
-            not obj["metadata"].get("deletionTimestamp")
+        return (
+            obj is not None
+            and obj["metadata"].get("uid") == ref.get("uid")
+            and not obj["metadata"].get("deletionTimestamp")
+        )
 
     def _bound_valid(self, k: dict) -> bool:
         ns = k.get("namespace", "")

@@ -30,10 +30,16 @@ class StorageClassStrategy(Strategy):
         errs = self.validate(new)
         for k in ("parameters", "provisioner", "reclaimPolicy", "volumeBindingMode"):
             if new.get(k) != old.get(k):
-                detail = "updates to parameters are forbidden." if k == "parameters" else \
-                    "updates to provisioner are forbidden." if k == "provisioner" else "field is immutable"
-                errs.append(fe.forbidden(k, detail) if k in ("parameters", "provisioner")
-                            else fe.invalid(k, new.get(k), detail))
+                detail = (
+                    "updates to parameters are forbidden."
+                    if k == "parameters"
+                    else "updates to provisioner are forbidden."
+                    if k == "provisioner"
+                    else "field is immutable"
+                )
+                errs.append(
+                    fe.forbidden(k, detail) if k in ("parameters", "provisioner") else fe.invalid(k, new.get(k), detail)
+                )
         return errs
 
 
@@ -62,17 +68,35 @@ class VolumeAttachmentStrategy(SpecStatusStrategy):
             errs.append(fe.required("spec.nodeName", ""))
         src = spec.get("source") or {}
         if bool(src.get("persistentVolumeName")) == bool(src.get("inlineVolumeSpec")):
-            errs.append(fe.required("spec.source", "must specify exactly one of inlineVolumeSpec and "
-                                                   "persistentVolumeName"))
+            errs.append(
+                fe.required("spec.source", "must specify exactly one of inlineVolumeSpec and persistentVolumeName")
+            )
         return errs
 
 
-storageclasses = REGISTRY.add(ResourceType(
-    "storage.k8s.io", "v1", "StorageClass", "storageclasses", namespaced=False, short_names=("sc",),
-    strategy=StorageClassStrategy()))
-csidrivers = REGISTRY.add(ResourceType(
-    "storage.k8s.io", "v1", "CSIDriver", "csidrivers", namespaced=False, strategy=CSIDriverStrategy()))
+storageclasses = REGISTRY.add(
+    ResourceType(
+        "storage.k8s.io",
+        "v1",
+        "StorageClass",
+        "storageclasses",
+        namespaced=False,
+        short_names=("sc",),
+        strategy=StorageClassStrategy(),
+    )
+)
+csidrivers = REGISTRY.add(
+    ResourceType("storage.k8s.io", "v1", "CSIDriver", "csidrivers", namespaced=False, strategy=CSIDriverStrategy())
+)
 csinodes = REGISTRY.add(ResourceType("storage.k8s.io", "v1", "CSINode", "csinodes", namespaced=False))
-volumeattachments = REGISTRY.add(ResourceType(
-    "storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", namespaced=False,
-    subresources=(Subresource("status", "VolumeAttachment"),), strategy=VolumeAttachmentStrategy()))
+volumeattachments = REGISTRY.add(
+    ResourceType(
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        "volumeattachments",
+        namespaced=False,
+        subresources=(Subresource("status", "VolumeAttachment"),),
+        strategy=VolumeAttachmentStrategy(),
+    )
+)

@@ -71,27 +71,33 @@ class WebhookConfigurationStrategy(Strategy):
             seen.add(name)
             errs += _rule_errors(wh.get("rules"), p.child("rules"), False)
             if wh.get("failurePolicy") not in _FAILURE_POLICIES:
-                errs.append(fe.not_supported(str(p.child("failurePolicy")), wh.get("failurePolicy"),
-                                             _FAILURE_POLICIES))
+                errs.append(fe.not_supported(str(p.child("failurePolicy")), wh.get("failurePolicy"), _FAILURE_POLICIES))
             if wh.get("matchPolicy") not in _MATCH_POLICIES:
                 errs.append(fe.not_supported(str(p.child("matchPolicy")), wh.get("matchPolicy"), _MATCH_POLICIES))
             if wh.get("sideEffects") not in _SIDE_EFFECTS:
-                errs.append(fe.required(str(p.child("sideEffects")), "") if wh.get("sideEffects") is None else
-                            fe.not_supported(str(p.child("sideEffects")), wh.get("sideEffects"), _SIDE_EFFECTS))
+                errs.append(
+                    fe.required(str(p.child("sideEffects")), "")
+                    if wh.get("sideEffects") is None
+                    else fe.not_supported(str(p.child("sideEffects")), wh.get("sideEffects"), _SIDE_EFFECTS)
+                )
             t = wh.get("timeoutSeconds")
             if not isinstance(t, int) or not 1 <= t <= 30:
-                errs.append(fe.invalid(str(p.child("timeoutSeconds")), t,
-                                       "the timeout value must be between 1 and 30 seconds"))
+                errs.append(
+                    fe.invalid(str(p.child("timeoutSeconds")), t, "the timeout value must be between 1 and 30 seconds")
+                )
             versions = wh.get("admissionReviewVersions")
             if not versions:
-                errs.append(fe.required(str(p.child("admissionReviewVersions")),
-                                        "must specify one of v1, v1beta1"))
+                errs.append(fe.required(str(p.child("admissionReviewVersions")), "must specify one of v1, v1beta1"))
             elif not any(v in ("v1", "v1beta1") for v in versions):
-                errs.append(fe.invalid(str(p.child("admissionReviewVersions")), versions,
-                                       "must include at least one of v1, v1beta1"))
+                errs.append(
+                    fe.invalid(
+                        str(p.child("admissionReviewVersions")), versions, "must include at least one of v1, v1beta1"
+                    )
+                )
             if self.mutating and wh.get("reinvocationPolicy") not in _REINVOCATION:
-                errs.append(fe.not_supported(str(p.child("reinvocationPolicy")), wh.get("reinvocationPolicy"),
-                                             _REINVOCATION))
+                errs.append(
+                    fe.not_supported(str(p.child("reinvocationPolicy")), wh.get("reinvocationPolicy"), _REINVOCATION)
+                )
             errs += _client_config_errors(wh.get("clientConfig"), p.child("clientConfig"))
             errs += _match_condition_errors(wh.get("matchConditions"), p.child("matchConditions"), ())
         return errs
@@ -120,14 +126,35 @@ def _client_config_errors(cc: Any, path: fe.Path) -> list[fe.FieldError]:
             errs.append(fe.required(str(path.child("service").child(f)), "service " + f + " is required"))
     port = svc.get("port", 443)
     if not isinstance(port, int) or not 1 <= port <= 65535:
-        errs.append(fe.invalid(str(path.child("service").child("port")), port,
-                               "port is not valid: must be between 1 and 65535, inclusive"))
+        errs.append(
+            fe.invalid(
+                str(path.child("service").child("port")),
+                port,
+                "port is not valid: must be between 1 and 65535, inclusive",
+            )
+        )
     return errs
 
 
-validating_webhook_configurations = REGISTRY.add(ResourceType(
-    GROUP, "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", namespaced=False,
-    categories=("api-extensions",), strategy=WebhookConfigurationStrategy(mutating=False)))
-mutating_webhook_configurations = REGISTRY.add(ResourceType(
-    GROUP, "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", namespaced=False,
-    categories=("api-extensions",), strategy=WebhookConfigurationStrategy(mutating=True)))
+validating_webhook_configurations = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        namespaced=False,
+        categories=("api-extensions",),
+        strategy=WebhookConfigurationStrategy(mutating=False),
+    )
+)
+mutating_webhook_configurations = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        namespaced=False,
+        categories=("api-extensions",),
+        strategy=WebhookConfigurationStrategy(mutating=True),
+    )
+)

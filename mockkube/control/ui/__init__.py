@@ -38,18 +38,27 @@ def snapshot(server) -> dict:
         if not alloc:
             continue
         m = c["metadata"]
-        pods_of = [r.get("name") for r in (c.get("status") or {}).get("reservedFor") or () if r.get("resource") == "pods"]
+        pods_of = [
+            r.get("name") for r in (c.get("status") or {}).get("reservedFor") or () if r.get("resource") == "pods"
+        ]
         for r in (alloc.get("devices") or {}).get("results") or ():
             holders[(r.get("driver"), r.get("pool"), r.get("device"))] = {
-                "claim": f"{m.get('namespace')}/{m.get('name')}", "pods": pods_of, "namespace": m.get("namespace")}
+                "claim": f"{m.get('namespace')}/{m.get('name')}",
+                "pods": pods_of,
+                "namespace": m.get("namespace"),
+            }
     by_node: dict[str, dict[str, list]] = {}
     shared: dict[str, list] = {}
     for s in sorted(slices, key=lambda s: s["metadata"]["name"]):
         spec = s.get("spec") or {}
         driver, pool = spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
         for d in spec.get("devices") or ():
-            entry = {"name": d.get("name"), "pool": pool, "taints": d.get("taints") or [],
-                     "holder": holders.get((driver, pool, d.get("name")))}
+            entry = {
+                "name": d.get("name"),
+                "pool": pool,
+                "taints": d.get("taints") or [],
+                "holder": holders.get((driver, pool, d.get("name"))),
+            }
             if spec.get("nodeName"):
                 by_node.setdefault(spec["nodeName"], {}).setdefault(driver, []).append(entry)
             else:
@@ -57,9 +66,15 @@ def snapshot(server) -> dict:
     out_nodes = []
     for n in sorted(nodes, key=lambda n: n["metadata"]["name"]):
         name = n["metadata"]["name"]
-        out_nodes.append({"name": name, "ready": _ready(n), "taints": (n.get("spec") or {}).get("taints") or [],
-                          "unschedulable": bool((n.get("spec") or {}).get("unschedulable")),
-                          "drivers": by_node.pop(name, {})})
+        out_nodes.append(
+            {
+                "name": name,
+                "ready": _ready(n),
+                "taints": (n.get("spec") or {}).get("taints") or [],
+                "unschedulable": bool((n.get("spec") or {}).get("unschedulable")),
+                "drivers": by_node.pop(name, {}),
+            }
+        )
     for name, drivers in sorted(by_node.items()):  # slices naming a node that does not exist
         out_nodes.append({"name": name, "ready": "Missing", "taints": [], "unschedulable": False, "drivers": drivers})
     pending = []
@@ -69,11 +84,21 @@ def snapshot(server) -> dict:
             continue
         why = ((p["metadata"].get("annotations") or {}).get(WHY_ANNOTATION) or "").split("\n", 1)[0]
         if not why:
-            why = next((c.get("message", "") for c in st.get("conditions") or ()
-                        if c.get("type") == "PodScheduled" and c.get("status") == "False"), "waiting to be scheduled")
+            why = next(
+                (
+                    c.get("message", "")
+                    for c in st.get("conditions") or ()
+                    if c.get("type") == "PodScheduled" and c.get("status") == "False"
+                ),
+                "waiting to be scheduled",
+            )
         pending.append({"pod": f"{p['metadata'].get('namespace')}/{p['metadata']['name']}", "why": why})
-    return {"resourceVersion": str(server.store.rv), "nodes": out_nodes,
-            "shared": [{"pool": k, "devices": v} for k, v in sorted(shared.items())], "pending": pending}
+    return {
+        "resourceVersion": str(server.store.rv),
+        "nodes": out_nodes,
+        "shared": [{"pool": k, "devices": v} for k, v in sorted(shared.items())],
+        "pending": pending,
+    }
 
 
 async def page(request: web.Request) -> web.Response:

@@ -115,7 +115,8 @@ class TaintToleration(fw.Plugin):
                 continue
             if not tolerated(tols, taint):
                 return fw.unresolvable(
-                    f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}")
+                    f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}"
+                )
         return None
 
     def score_nodes(self, state, pod, nodes: list[NodeInfo]) -> dict[str, int]:
