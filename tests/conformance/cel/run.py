@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.file:
         cases = {f: cs for f, cs in cases.items() if f in args.file}
     names = ["mockkube", "cel-expr-python"] if args.backend == "all" else [args.backend]
+    all_results: dict[str, list[runner.FileSummary]] = {}
     for i, name in enumerate(names):
         try:
             b = backend(name)
@@ -103,6 +104,16 @@ def main(argv: list[str] | None = None) -> int:
         print(("\n" if i else "") + runner.table(summaries, f"== {name} on cel-spec {data}"))
         flat = [r for rs in results.values() for r in rs]
         print_failures(flat, args.verbose)
+        differ = runner.message_differences(flat)
+        print(f"\nerror tests passed whose message does not contain cel-spec's: {len(differ)} of "
+              f"{sum(1 for r in flat if r.status == 'pass' and r.case.matcher == 'eval_error')} "
+              f"(informational: cel-spec's messages are often descriptions, and cel-go's runner "
+              f"does not compare them)")
+        if args.verbose:
+            for r in differ:
+                print(f"         {r.case.id}: got {r.detail[:100]!r}, cel-spec: "
+                      f"{'; '.join(r.case.expected_errors)[:100]!r}")
+        all_results[name] = summaries
         if args.skipped and i == 0:
             skipped = [r for r in flat if r.status == "skip"]
             print(f"\nskipped as needing protobuf message types ({len(skipped)}):")
@@ -110,7 +121,26 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {r.case.id} [{r.detail}]")
         if args.write_floors and name == "mockkube" and not args.file:
             write_floors(summaries, data)
+    if len(all_results) > 1:
+        print("\n" + comparison(all_results))
     return 0
+
+
+def comparison(by_backend: dict[str, list[runner.FileSummary]]) -> str:
+    """One row a file: tests, skipped, then passed and pass % per backend."""
+    names = list(by_backend)
+    first = by_backend[names[0]]
+    head = f"{'file':<18} {'tests':>6} {'skip':>5}" + "".join(f" {n:>22}" for n in names)
+    lines = [head]
+    rows = [[s] + [next(x for x in by_backend[n] if x.file == s.file) for n in names[1:]] for s in first]
+    total = [runner.FileSummary("TOTAL", *(sum(getattr(s, a) for s in col)
+                                           for a in ("tests", "passed", "failed", "skipped")))
+             for col in zip(*rows)]
+    for row in [*rows, total]:
+        s = row[0]
+        lines.append(f"{s.file:<18} {s.tests:>6} {s.skipped:>5}" +
+                     "".join(f" {f'{x.passed}/{x.run}':>14} {100 * x.rate:>6.1f}%" for x in row))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
