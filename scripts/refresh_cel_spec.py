@@ -31,17 +31,32 @@ SRC = "tests/simple/testdata"
 
 FILES = [
     # core
-    "basic", "comparisons", "conversions", "fields", "fp_math", "integer_math", "lists",
-    "logic", "macros", "namespace", "parse", "plumbing", "string", "timestamps",
+    "basic",
+    "comparisons",
+    "conversions",
+    "fields",
+    "fp_math",
+    "integer_math",
+    "lists",
+    "logic",
+    "macros",
+    "namespace",
+    "parse",
+    "plumbing",
+    "string",
+    "timestamps",
     "type_deduction",
     # extensions Kubernetes enables (and cel.bind)
-    "macros2", "string_ext", "optionals", "network_ext", "bindings_ext",
+    "macros2",
+    "string_ext",
+    "optionals",
+    "network_ext",
+    "bindings_ext",
 ]
 
 
 def _git(gitdir: Path, *args: str) -> bytes:
-    return subprocess.run(["git", f"--git-dir={gitdir}", *args], check=True,
-                          capture_output=True).stdout
+    return subprocess.run(["git", f"--git-dir={gitdir}", *args], check=True, capture_output=True).stdout
 
 
 def _git_dir(source: Path) -> Path | None:
@@ -55,8 +70,12 @@ def _git_dir(source: Path) -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("source", type=Path, help="a cel-spec checkout or git directory")
-    ap.add_argument("--ref", default=None, help="read from this commit/tag of a git directory "
-                    "(default: the checkout's files, or HEAD of a bare git directory)")
+    ap.add_argument(
+        "--ref",
+        default=None,
+        help="read from this commit/tag of a git directory "
+        "(default: the checkout's files, or HEAD of a bare git directory)",
+    )
     ap.add_argument("--dest", type=Path, default=DEST)
     args = ap.parse_args(argv)
 

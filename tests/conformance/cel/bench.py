@@ -23,12 +23,14 @@ from mockkube.dra.cel import compile_expression, device_env
 D = "gpu.example.com"
 SELECTORS = {
     "quantity": f'device.attributes["{D}"].model == "a100" && '
-                f'device.capacity["{D}"].memory.compareTo(quantity("40Gi")) >= 0',
+    f'device.capacity["{D}"].memory.compareTo(quantity("40Gi")) >= 0',
     "attributes": f'device.attributes["{D}"].model == "a100" && device.attributes["{D}"].memoryGiB >= 40',
 }
-DEVICE = {"name": "gpu-0",
-          "attributes": {"model": {"string": "a100"}, "memoryGiB": {"int": 80}},
-          "capacity": {"memory": {"value": "80Gi"}}}
+DEVICE = {
+    "name": "gpu-0",
+    "attributes": {"model": {"string": "a100"}, "memoryGiB": {"int": 80}},
+    "capacity": {"memory": {"value": "80Gi"}},
+}
 
 
 def per_call(fn: Callable[[], Any], repeat: int = 5) -> float:
@@ -55,22 +57,37 @@ def bench_mockkube() -> dict[str, dict[str, float]]:
 def bench_cel_expr_python() -> dict[str, dict[str, float]]:
     from cel_expr_python import cel
 
-    from mockkube.machinery.cel import lib  # quantity parsing for the callback
+    from mockkube.cel import lib  # quantity parsing for the callback
 
     def quantity(s: str) -> int:
         m, e = lib.quantity_parse(s).as_exact()
         return int(m * 10**e)
 
     functions = [
-        cel.FunctionDecl("quantity", [cel.Overload("quantity_string", return_type=cel.Type.INT,
-                                                   parameters=[cel.Type.STRING], impl=quantity)]),
-        cel.FunctionDecl("compareTo", [cel.Overload("int_compareTo_int", return_type=cel.Type.INT,
-                                                    parameters=[cel.Type.INT, cel.Type.INT], is_member=True,
-                                                    impl=lambda a, b: (a > b) - (a < b))]),
+        cel.FunctionDecl(
+            "quantity",
+            [cel.Overload("quantity_string", return_type=cel.Type.INT, parameters=[cel.Type.STRING], impl=quantity)],
+        ),
+        cel.FunctionDecl(
+            "compareTo",
+            [
+                cel.Overload(
+                    "int_compareTo_int",
+                    return_type=cel.Type.INT,
+                    parameters=[cel.Type.INT, cel.Type.INT],
+                    is_member=True,
+                    impl=lambda a, b: (a > b) - (a < b),
+                )
+            ],
+        ),
     ]
     env = cel.NewEnv(variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)}, functions=functions)
-    device = {"driver": D, "attributes": {D: {"model": "a100", "memoryGiB": 80}},
-              "capacity": {D: {"memory": quantity("80Gi")}}, "allowMultipleAllocations": False}
+    device = {
+        "driver": D,
+        "attributes": {D: {"model": "a100", "memoryGiB": 80}},
+        "capacity": {D: {"memory": quantity("80Gi")}},
+        "allowMultipleAllocations": False,
+    }
     out = {}
     for name, expr in SELECTORS.items():
         compiled = env.compile(expr)
@@ -90,14 +107,19 @@ def main() -> int:
         results["cel-expr-python"] = bench_cel_expr_python()
     except ImportError as exc:
         print(f"cel-expr-python: not installed ({exc})")
-    print(f"{'engine':<16} {'selector':<11} {'eval µs':>8} {'eval(dict) µs':>14} {'compile µs':>11} "
-          f"{'device env µs':>14}")
+    print(
+        f"{'engine':<16} {'selector':<11} {'eval µs':>8} {'eval(dict) µs':>14} {'compile µs':>11} {'device env µs':>14}"
+    )
     for engine, rows in results.items():
         for name, r in rows.items():
+
             def cell(key: str, width: int, r: dict = r) -> str:
                 return f"{r[key]:>{width}.2f}" if key in r else f"{'-':>{width}}"
-            print(f"{engine:<16} {name:<11} {cell('eval_us', 8)} {cell('eval_dict_us', 14)} "
-                  f"{cell('compile_us', 11)} {cell('device_env_us', 14)}")
+
+            print(
+                f"{engine:<16} {name:<11} {cell('eval_us', 8)} {cell('eval_dict_us', 14)} "
+                f"{cell('compile_us', 11)} {cell('device_env_us', 14)}"
+            )
     for name, expr in SELECTORS.items():
         print(f"  {name}: {expr}")
     return 0

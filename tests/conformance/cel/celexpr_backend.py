@@ -20,12 +20,19 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 from .runner import Case, Outcome
 from .values import Duration, Map, Timestamp, TypeValue, UInt
 
-_PRIM = {"int": cel.Type.INT, "uint": cel.Type.UINT, "double": cel.Type.DOUBLE, "bool": cel.Type.BOOL,
-         "string": cel.Type.STRING, "bytes": cel.Type.BYTES, "dyn": cel.Type.DYN,
-         "null_type": cel.Type.NULL, "google.protobuf.Timestamp": cel.Type.TIMESTAMP,
-         "google.protobuf.Duration": cel.Type.DURATION}
-_NAMES = {"NULL": "null_type", "DURATION": "google.protobuf.Duration",
-          "TIMESTAMP": "google.protobuf.Timestamp"}
+_PRIM = {
+    "int": cel.Type.INT,
+    "uint": cel.Type.UINT,
+    "double": cel.Type.DOUBLE,
+    "bool": cel.Type.BOOL,
+    "string": cel.Type.STRING,
+    "bytes": cel.Type.BYTES,
+    "dyn": cel.Type.DYN,
+    "null_type": cel.Type.NULL,
+    "google.protobuf.Timestamp": cel.Type.TIMESTAMP,
+    "google.protobuf.Duration": cel.Type.DURATION,
+}
+_NAMES = {"NULL": "null_type", "DURATION": "google.protobuf.Duration", "TIMESTAMP": "google.protobuf.Timestamp"}
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
@@ -46,9 +53,11 @@ def _cel_type(t: Any) -> Any:
 
 def spell(name: str) -> str:
     """cel-cpp's ``MAP<STRING, LIST<INT>>`` in cel-go's spelling ``map(string, list(int))``."""
+
     def one(m: re.Match) -> str:
         word = m.group()
         return _NAMES.get(word, word.lower() if word.isupper() else word)
+
     return re.sub(r"[A-Za-z_.]+", one, name).replace("<", "(").replace(">", ")")
 
 
@@ -119,8 +128,7 @@ class CelExprPythonBackend:
             for name in case.bindings:
                 variables.setdefault(name, cel.Type.DYN)
         try:
-            env = cel.NewEnv(variables=variables, extensions=_extensions(),
-                             container=case.container or None)
+            env = cel.NewEnv(variables=variables, extensions=_extensions(), container=case.container or None)
             expr = env.compile(case.expr, disable_check=case.disable_check)
         except RuntimeError as exc:
             msg = str(exc).removeprefix("INVALID_ARGUMENT: ")

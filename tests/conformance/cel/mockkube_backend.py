@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockkube.machinery.cel import engine, parser  # the engine under test
+from mockkube.cel import engine, parser  # the engine under test
 
 from .runner import Case, Outcome
 from .values import Duration, Map, Timestamp, TypeValue, UInt

@@ -27,9 +27,11 @@ FLOORS = Path(__file__).resolve().parent / "floors.json"
 def backend(name: str) -> runner.Backend:
     if name == "mockkube":
         from .mockkube_backend import MockkubeBackend
+
         return MockkubeBackend()
     if name == "cel-expr-python":
         from .celexpr_backend import CelExprPythonBackend
+
         return CelExprPythonBackend()
     raise SystemExit(f"unknown backend {name!r}")
 
@@ -43,14 +45,16 @@ def write_floors(summaries: list[runner.FileSummary], data: Path) -> None:
     commit = commit_file.read_text().strip() if commit_file.exists() else "unknown"
     doc = {
         "about": "mockkube's CEL engine on cel-spec's simple conformance tests: per file, the "
-                 "tests, those skipped as needing protobuf message types, and those passed when "
-                 "the floor was recorded. The ratchet test fails if a file's pass rate "
-                 "(passed / (tests - skipped)) drops below passed / (tests - skipped) here. "
-                 "Regenerate with: python -m tests.conformance.cel.run --write-floors",
+        "tests, those skipped as needing protobuf message types, and those passed when "
+        "the floor was recorded. The ratchet test fails if a file's pass rate "
+        "(passed / (tests - skipped)) drops below passed / (tests - skipped) here. "
+        "Regenerate with: python -m tests.conformance.cel.run --write-floors",
         "cel_spec_commit": commit,
     }
-    rows = ",\n".join(f'    {json.dumps(s.file)}: {{"tests": {s.tests}, "skipped": {s.skipped}, '
-                      f'"passed": {s.passed}}}' for s in summaries)
+    rows = ",\n".join(
+        f'    {json.dumps(s.file)}: {{"tests": {s.tests}, "skipped": {s.skipped}, "passed": {s.passed}}}'
+        for s in summaries
+    )
     head = json.dumps(doc, indent=2)[:-2]  # without the closing brace
     FLOORS.write_text(f'{head},\n  "files": {{\n{rows}\n  }}\n}}\n')
     json.loads(FLOORS.read_text())
@@ -82,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.bench:
         from .bench import main as bench_main
+
         return bench_main()
 
     data = args.data or runner.data_dir()
@@ -105,14 +110,18 @@ def main(argv: list[str] | None = None) -> int:
         flat = [r for rs in results.values() for r in rs]
         print_failures(flat, args.verbose)
         differ = runner.message_differences(flat)
-        print(f"\nerror tests passed whose message does not contain cel-spec's: {len(differ)} of "
-              f"{sum(1 for r in flat if r.status == 'pass' and r.case.matcher == 'eval_error')} "
-              f"(informational: cel-spec's messages are often descriptions, and cel-go's runner "
-              f"does not compare them)")
+        print(
+            f"\nerror tests passed whose message does not contain cel-spec's: {len(differ)} of "
+            f"{sum(1 for r in flat if r.status == 'pass' and r.case.matcher == 'eval_error')} "
+            f"(informational: cel-spec's messages are often descriptions, and cel-go's runner "
+            f"does not compare them)"
+        )
         if args.verbose:
             for r in differ:
-                print(f"         {r.case.id}: got {r.detail[:100]!r}, cel-spec: "
-                      f"{'; '.join(r.case.expected_errors)[:100]!r}")
+                print(
+                    f"         {r.case.id}: got {r.detail[:100]!r}, cel-spec: "
+                    f"{'; '.join(r.case.expected_errors)[:100]!r}"
+                )
         all_results[name] = summaries
         if args.skipped and i == 0:
             skipped = [r for r in flat if r.status == "skip"]
@@ -133,13 +142,18 @@ def comparison(by_backend: dict[str, list[runner.FileSummary]]) -> str:
     head = f"{'file':<18} {'tests':>6} {'skip':>5}" + "".join(f" {n:>22}" for n in names)
     lines = [head]
     rows = [[s] + [next(x for x in by_backend[n] if x.file == s.file) for n in names[1:]] for s in first]
-    total = [runner.FileSummary("TOTAL", *(sum(getattr(s, a) for s in col)
-                                           for a in ("tests", "passed", "failed", "skipped")))
-             for col in zip(*rows)]
+    total = [
+        runner.FileSummary(
+            "TOTAL", *(sum(getattr(s, a) for s in col) for a in ("tests", "passed", "failed", "skipped"))
+        )
+        for col in zip(*rows)
+    ]
     for row in [*rows, total]:
         s = row[0]
-        lines.append(f"{s.file:<18} {s.tests:>6} {s.skipped:>5}" +
-                     "".join(f" {f'{x.passed}/{x.run}':>14} {100 * x.rate:>6.1f}%" for x in row))
+        lines.append(
+            f"{s.file:<18} {s.tests:>6} {s.skipped:>5}"
+            + "".join(f" {f'{x.passed}/{x.run}':>14} {100 * x.rate:>6.1f}%" for x in row)
+        )
     return "\n".join(lines)
 
 

@@ -45,7 +45,8 @@ DATA_ENV = "CEL_SPEC_TESTDATA"
 
 _PROTO_RE = re.compile(
     r"TestAllTypes|NestedMessage|NestedEnum|GlobalEnum|cel\.expr\.conformance|\bproto[23]\b"
-    r"|google\.protobuf\.(?!Timestamp\b|Duration\b)\w+")
+    r"|google\.protobuf\.(?!Timestamp\b|Duration\b)\w+"
+)
 
 
 def data_dir() -> Path:
@@ -80,6 +81,7 @@ class Case:
 @dataclass
 class Outcome:
     """What a backend did: stage is ok | parse | check | eval | crash | unsupported."""
+
     stage: str
     value: Any = None
     error: str = ""
@@ -116,11 +118,16 @@ def load_file(path: Path) -> list[Case]:
 
 
 def _case(file: str, section: str, t: textproto.Message) -> Case:
-    c = Case(file, section, t.str("name"), t.str("expr"),
-             disable_check=str(t.get("disable_check", "false")) == "true",
-             disable_macros=str(t.get("disable_macros", "false")) == "true",
-             check_only=str(t.get("check_only", "false")) == "true",
-             container=t.str("container"))
+    c = Case(
+        file,
+        section,
+        t.str("name"),
+        t.str("expr"),
+        disable_check=str(t.get("disable_check", "false")) == "true",
+        disable_macros=str(t.get("disable_macros", "false")) == "true",
+        check_only=str(t.get("check_only", "false")) == "true",
+        container=t.str("container"),
+    )
     try:
         for text in (c.expr, c.container):
             m = _PROTO_RE.search(text)
@@ -163,8 +170,7 @@ def _case(file: str, section: str, t: textproto.Message) -> Case:
 
 def load_all(directory: Path | None = None) -> dict[str, list[Case]]:
     directory = directory or data_dir()
-    return {p.name.removesuffix(".textproto"): load_file(p)
-            for p in sorted(directory.glob("*.textproto"))}
+    return {p.name.removesuffix(".textproto"): load_file(p) for p in sorted(directory.glob("*.textproto"))}
 
 
 # ---------------------------------------------------------------- judging
@@ -201,8 +207,13 @@ def judge(case: Case, backend: Backend) -> Result:
         return Result(case, "fail", "parse error: " + error_kind(out.error), out.error)
     if out.stage == "check" and not case.disable_check:
         return Result(case, "fail", "check error: " + error_kind(out.error), out.error)
-    if case.matcher == "typed_result" and case.expected_type is not None and out.type is not None \
-            and backend.reports_types and out.stage != "check":
+    if (
+        case.matcher == "typed_result"
+        and case.expected_type is not None
+        and out.type is not None
+        and backend.reports_types
+        and out.stage != "check"
+    ):
         want = spell(case.expected_type)
         if out.type != want:
             return Result(case, "fail", "deduced type differs", f"checker says {out.type}, want {want}")
@@ -213,8 +224,9 @@ def judge(case: Case, backend: Backend) -> Result:
             got = _first_line(out.error)
             differs = bool(case.expected_errors) and not any(m and m in got for m in case.expected_errors)
             return Result(case, "pass", detail=got if differs else "", message_differs=differs)
-        return Result(case, "fail", "no error", f"got {show(out.value)}, want an error "
-                      f"({'; '.join(case.expected_errors)})")
+        return Result(
+            case, "fail", "no error", f"got {show(out.value)}, want an error ({'; '.join(case.expected_errors)})"
+        )
     if out.stage == "check":  # disable_check: the checker's error stands for the evaluation's
         return Result(case, "fail", "check error (disable_check): " + error_kind(out.error), out.error)
     if out.stage == "eval":
@@ -224,8 +236,7 @@ def judge(case: Case, backend: Backend) -> Result:
     if equal(out.value, case.expected):
         return Result(case, "pass")
     if same_but_type(out.value, case.expected):
-        return Result(case, "fail", "wrong numeric type",
-                      f"got {show(out.value)}, want {show(case.expected)}")
+        return Result(case, "fail", "wrong numeric type", f"got {show(out.value)}, want {show(case.expected)}")
     return Result(case, "fail", "wrong value", f"got {show(out.value)}, want {show(case.expected)}")
 
 
@@ -267,16 +278,15 @@ def table(summaries: list[FileSummary], title: str = "") -> str:
         lines.append(title)
     lines.append(f"{'file':<18} {'tests':>6} {'passed':>7} {'failed':>7} {'skip-proto':>10} {'pass %':>7}")
     for s in summaries:
-        lines.append(f"{s.file:<18} {s.tests:>6} {s.passed:>7} {s.failed:>7} {s.skipped:>10} "
-                     f"{100 * s.rate:>6.1f}%")
-    t = FileSummary("TOTAL", *(sum(getattr(s, a) for s in summaries)
-                               for a in ("tests", "passed", "failed", "skipped")))
-    lines.append(f"{t.file:<18} {t.tests:>6} {t.passed:>7} {t.failed:>7} {t.skipped:>10} "
-                 f"{100 * t.rate:>6.1f}%")
-    lines.append(f"passed {100 * t.rate:.1f}% of the {t.run} tests run "
-                 f"({100 * t.passed / t.tests if t.tests else 0:.1f}% of all {t.tests}); "
-                 f"{t.skipped} skipped as needing protobuf message types "
-                 f"({100 * t.skipped / t.tests if t.tests else 0:.1f}%)")
+        lines.append(f"{s.file:<18} {s.tests:>6} {s.passed:>7} {s.failed:>7} {s.skipped:>10} {100 * s.rate:>6.1f}%")
+    t = FileSummary("TOTAL", *(sum(getattr(s, a) for s in summaries) for a in ("tests", "passed", "failed", "skipped")))
+    lines.append(f"{t.file:<18} {t.tests:>6} {t.passed:>7} {t.failed:>7} {t.skipped:>10} {100 * t.rate:>6.1f}%")
+    lines.append(
+        f"passed {100 * t.rate:.1f}% of the {t.run} tests run "
+        f"({100 * t.passed / t.tests if t.tests else 0:.1f}% of all {t.tests}); "
+        f"{t.skipped} skipped as needing protobuf message types "
+        f"({100 * t.skipped / t.tests if t.tests else 0:.1f}%)"
+    )
     return "\n".join(lines)
 
 

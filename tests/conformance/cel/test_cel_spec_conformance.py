@@ -32,7 +32,8 @@ def _floors() -> dict[str, dict]:
 def test_every_file_has_a_floor(summaries: dict[str, runner.FileSummary]) -> None:
     floors = _floors()
     assert sorted(summaries) == sorted(floors), (
-        "the data files and floors.json disagree; run python -m tests.conformance.cel.run --write-floors")
+        "the data files and floors.json disagree; run python -m tests.conformance.cel.run --write-floors"
+    )
 
 
 @pytest.mark.parametrize("file", sorted(_floors()))
@@ -46,5 +47,6 @@ def test_pass_rate_does_not_regress(summaries: dict[str, runner.FileSummary], fi
     assert s.rate >= floor_rate - 1e-9, (
         f"{file}: {s.passed}/{s.run} passed ({100 * s.rate:.1f}%), below the floor "
         f"{floor['passed']}/{floor_run} ({100 * floor_rate:.1f}%); "
-        f"see python -m tests.conformance.cel.run -v --file {file}")
+        f"see python -m tests.conformance.cel.run -v --file {file}"
+    )
     assert not math.isnan(s.rate)

@@ -58,17 +58,17 @@ def test_scalars() -> None:
 
 
 def test_string_escapes_and_concatenation() -> None:
-    m = textproto.parse(r'''
+    m = textproto.parse(r"""
         a: "\a\b\f\n\r\t\v\\\'\"\?"
         b: '\000\012\377\x41\X4a'
         c: "\u00e9\U0001F600"
         d: "ab" 'cd'
           "ef"
         e: "é"
-    ''')
+    """)
     assert m.get("a") == b"\a\b\f\n\r\t\v\\'\"?"
     assert m.get("b") == b"\x00\n\xffAJ"
-    assert m.str("c") == "é\U0001F600"
+    assert m.str("c") == "é\U0001f600"
     assert m.get("d") == b"abcdef"
     assert m.get("e") == "é".encode()
 
@@ -110,8 +110,10 @@ def test_values() -> None:
     assert _value('type_value: "int"') == TypeValue("int")
     lst = _value("list_value { values { int64_value: 1 } values { string_value: 'a' } }")
     assert lst == [1, "a"]
-    mp = _value("map_value { entries { key { int64_value: 1 } value { bool_value: true } } "
-                "entries { key { uint64_value: 1 } value { bool_value: false } } }")
+    mp = _value(
+        "map_value { entries { key { int64_value: 1 } value { bool_value: true } } "
+        "entries { key { uint64_value: 1 } value { bool_value: false } } }"
+    )
     assert isinstance(mp, Map) and len(mp.pairs) == 2
     ts = _value("object_value { [type.googleapis.com/google.protobuf.Timestamp] { seconds: 9 } }")
     assert ts == Timestamp(9, 0)
@@ -128,11 +130,11 @@ def test_exact_equality() -> None:
 
 
 def test_types() -> None:
-    t = from_type(textproto.parse("map_type { key_type { primitive: STRING } "
-                                  "value_type { list_type { elem_type { dyn {} } } } }"))
+    t = from_type(
+        textproto.parse("map_type { key_type { primitive: STRING } value_type { list_type { elem_type { dyn {} } } } }")
+    )
     assert t == ("map", "string", ("list", "dyn")) and spell(t) == "map(string, list(dyn))"
-    opt = from_type(textproto.parse("abstract_type { name: 'optional_type' "
-                                    "parameter_types { primitive: INT64 } }"))
+    opt = from_type(textproto.parse("abstract_type { name: 'optional_type' parameter_types { primitive: INT64 } }"))
     assert spell(opt) == "optional_type(int)"
     assert spell(from_type(textproto.parse("type { primitive: BOOL }"))) == "type(bool)"
     assert spell(from_type(textproto.parse("null {}"))) == "null_type"
@@ -178,8 +180,9 @@ def test_parse_and_check_errors() -> None:
     assert _judge("expr: '1 +'", Outcome("parse", error="Syntax error")).kind.startswith("parse error")
     r = _judge("expr: 'x' eval_error { errors { message: 'no' } }", Outcome("check", error="undeclared"))
     assert r.status == "fail" and r.kind.startswith("check error")
-    r = _judge("expr: 'x' disable_check: true eval_error { errors { message: 'no' } }",
-               Outcome("check", error="undeclared"))
+    r = _judge(
+        "expr: 'x' disable_check: true eval_error { errors { message: 'no' } }", Outcome("check", error="undeclared")
+    )
     assert r.status == "pass"
     r = _judge("expr: 'x' disable_check: true value { int64_value: 1 }", Outcome("check", error="e"))
     assert r.kind.startswith("check error (disable_check)")
@@ -194,8 +197,7 @@ def test_eval_errors() -> None:
 
 
 def test_typed_result_and_check_only() -> None:
-    body = ("expr: '[]' typed_result { result { list_value {} } "
-            "deduced_type { list_type { elem_type { dyn {} } } } }")
+    body = "expr: '[]' typed_result { result { list_value {} } deduced_type { list_type { elem_type { dyn {} } } } }"
     assert _judge(body, Outcome("ok", [], type="list(dyn)")).status == "pass"
     assert _judge(body, Outcome("ok", [], type="list(int)")).kind == "deduced type differs"
     body = "expr: 'x' check_only: true typed_result { deduced_type { primitive: INT64 } }"
@@ -203,15 +205,20 @@ def test_typed_result_and_check_only() -> None:
 
 
 def test_bindings_and_decls() -> None:
-    c = _case("expr: 'x' type_env { name: 'x' ident { type { primitive: UINT64 } } } "
-              "bindings { key: 'x' value { value { uint64_value: 3 } } } value { uint64_value: 3 }")
+    c = _case(
+        "expr: 'x' type_env { name: 'x' ident { type { primitive: UINT64 } } } "
+        "bindings { key: 'x' value { value { uint64_value: 3 } } } value { uint64_value: 3 }"
+    )
     assert c.decls == {"x": "uint"} and type(c.bindings["x"]) is UInt and not c.skip
 
 
 def test_proto_tests_are_skipped_and_named() -> None:
-    for body in ("expr: 'TestAllTypes{}'", "expr: 'x' container: 'cel.expr.conformance.proto3'",
-                 "expr: 'google.protobuf.Int32Value{value: 1}'",
-                 "expr: 'x' type_env { name: 'x' ident { type { message_type: 'a.B' } } }"):
+    for body in (
+        "expr: 'TestAllTypes{}'",
+        "expr: 'x' container: 'cel.expr.conformance.proto3'",
+        "expr: 'google.protobuf.Int32Value{value: 1}'",
+        "expr: 'x' type_env { name: 'x' ident { type { message_type: 'a.B' } } }",
+    ):
         r = runner.judge(_case(body), Fixed(Outcome("ok", True)))
         assert r.status == "skip" and r.detail
     # Timestamp and Duration are CEL types, not skipped

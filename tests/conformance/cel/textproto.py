@@ -75,20 +75,22 @@ class Message:
         return f"Message({self.fields!r})"
 
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<ws>[ \t\r\n]+|\#[^\n]*)
   | (?P<str>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
   | (?P<punct>[{}<>\[\]:,;])
   | (?P<num>[-+]?0[xX][0-9a-fA-F]+|[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[fF]?)
   | (?P<word>[-+]?[A-Za-z_][A-Za-z0-9_.]*)
   | (?P<path>[/])
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 
 _INT = re.compile(r"^[-+]?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$")
 _FLOAT = re.compile(r"^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[fF]?$")
 _SPECIAL_FLOATS = {"inf": float("inf"), "infinity": float("inf"), "nan": float("nan")}
-_SIMPLE_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11,
-                   "\\": 92, "'": 39, '"': 34, "?": 63}
+_SIMPLE_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, "'": 39, '"': 34, "?": 63}
 
 
 def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
@@ -134,14 +136,14 @@ def unescape(literal: str, line: int = 0) -> bytes:
             out.append(code)
             i += len(m.group())
         elif e in "xX":
-            m = re.match(r"[0-9a-fA-F]{1,2}", body[i + 1:])
+            m = re.match(r"[0-9a-fA-F]{1,2}", body[i + 1 :])
             if m is None:
                 raise TextFormatError("\\x with no hex digits", line)
             out.append(int(m.group(), 16))
             i += 1 + len(m.group())
         elif e in "uU":
             n = 4 if e == "u" else 8
-            digits = body[i + 1:i + 1 + n]
+            digits = body[i + 1 : i + 1 + n]
             if len(digits) != n or not re.fullmatch(r"[0-9a-fA-F]+", digits):
                 raise TextFormatError(f"bad \\{e} escape", line)
             code = int(digits, 16)

@@ -58,8 +58,10 @@ class Unsupported(Exception):
     """The test uses a feature of the format the runner does not model (unknowns ...)."""
 
 
-_WKT_TIME = {"type.googleapis.com/google.protobuf.Timestamp": Timestamp,
-             "type.googleapis.com/google.protobuf.Duration": Duration}
+_WKT_TIME = {
+    "type.googleapis.com/google.protobuf.Timestamp": Timestamp,
+    "type.googleapis.com/google.protobuf.Duration": Duration,
+}
 
 
 def from_value(v: Message) -> Any:
@@ -70,8 +72,7 @@ def from_value(v: Message) -> Any:
     if v.has("list_value"):
         return [from_value(x) for x in v.get("list_value").all("values")]
     if v.has("map_value"):
-        return Map([(from_value(e.get("key")), from_value(e.get("value")))
-                    for e in v.get("map_value").all("entries")])
+        return Map([(from_value(e.get("key")), from_value(e.get("value"))) for e in v.get("map_value").all("entries")])
     if v.has("type_value"):
         return TypeValue(v.str("type_value"))
     if v.has("object_value"):
@@ -117,8 +118,14 @@ def equal(a: Any, b: Any) -> bool:
 def same_but_type(a: Any, b: Any) -> bool:
     """Numerically equal scalars of different CEL types (1 vs 1u vs 1.0)."""
     num = (int, UInt, float)
-    return type(a) is not type(b) and type(a) in num and type(b) in num \
-        and not isinstance(a, bool) and not isinstance(b, bool) and a == b
+    return (
+        type(a) is not type(b)
+        and type(a) in num
+        and type(b) in num
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+        and a == b
+    )
 
 
 def show(v: Any) -> str:
@@ -137,8 +144,14 @@ def show(v: Any) -> str:
 
 # ---------------------------------------------------------------- types
 
-_PRIMITIVES = {"BOOL": "bool", "INT64": "int", "UINT64": "uint", "DOUBLE": "double",
-               "STRING": "string", "BYTES": "bytes"}
+_PRIMITIVES = {
+    "BOOL": "bool",
+    "INT64": "int",
+    "UINT64": "uint",
+    "DOUBLE": "double",
+    "STRING": "string",
+    "BYTES": "bytes",
+}
 _WELL_KNOWN = {"TIMESTAMP": "google.protobuf.Timestamp", "DURATION": "google.protobuf.Duration"}
 _TIME_MESSAGES = ("google.protobuf.Timestamp", "google.protobuf.Duration")
 
