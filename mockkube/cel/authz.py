@@ -5,8 +5,8 @@
 ``errored()``, ``error()``.
 
 Checks are answered by an ``allow(user, attributes) -> (allowed, reason)`` function the
-caller supplies; mockkube does not enforce RBAC yet, so admission passes one that allows
-everything (as the API server itself does for every request).
+caller supplies: admission passes the server's authorizer for the request's user
+(mockkube/apiserver/admission/policy.py), which allows everything while authorization is off.
 """
 
 from __future__ import annotations
