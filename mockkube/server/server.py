@@ -554,12 +554,18 @@ async def serve_forever(server: Server, ready_line: bool = True) -> None:
 
     gctuning.tune()
     url = await server.start()
+    loop = asyncio.get_running_loop()
+    pacer = gctuning.Pacer(loop)
+
+    def settle() -> None:
+        gctuning.settle()
+        pacer.start()  # full collections paced by memory too
+
     # once the start-up burst is over (not before the ready line: a full collection takes a while)
-    asyncio.get_running_loop().call_later(1.0, gctuning.settle)
+    loop.call_later(1.0, settle)
     if ready_line:
         print(f"mockkube ready at {url}", flush=True)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
     import signal
 
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -568,4 +574,5 @@ async def serve_forever(server: Server, ready_line: bool = True) -> None:
         except NotImplementedError:  # pragma: no cover
             pass
     await stop.wait()
+    pacer.stop()
     await server.stop()
