@@ -22,8 +22,7 @@ cluster costs a collection per quarter of growth, a logarithmic number of them.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
+import functools
 import gc
 import os
 from typing import Callable
@@ -54,23 +53,23 @@ def resident_bytes() -> int | None:
         return None
 
 
+@functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes  # here, not at start-up: only a process that collects needs it
+
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim  # glibc only
+        return ctypes.CDLL("libc.so.6").malloc_trim  # glibc only
     except (OSError, AttributeError):
         return None
-
-
-_TRIM = _malloc_trim()
 
 
 def release_free_memory() -> None:
     """Hand freed heap memory back to the system: glibc keeps freed 256 KiB buffers in its
     arenas (its mmap threshold rises after the first such free), so the resident size would
     not come down after a collection without this."""
-    if _TRIM is not None:
-        _TRIM(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 class Pacer:
