@@ -1253,4 +1253,4 @@ def test_generated_table_is_current() -> None:
         text=True,
         check=True,
     ).stdout
-    assert out == (REPO / "mockkube" / "machinery" / "proto_types.py").read_text()
+    assert out == (REPO / "mockkube" / "generated" / "proto_types.py").read_text()
