@@ -16,7 +16,9 @@ through the exception's traceback and asyncio's accept frame; a thousand of them
 until the next full collection. So full collections are also paced by memory, as Go's
 collector is (GOGC): the ``Pacer`` reads the process's resident size every 2 s and collects
 when it has grown by a quarter (and 16 MiB) since the last full collection. A growing
-cluster costs a collection per quarter of growth, a logarithmic number of them.
+cluster costs a collection per quarter of growth, a logarithmic number of them. Memory freed
+by reference count (200 TLS connections holding half a request, then gone) stays with glibc's
+allocator unless handed back: when more than 16 MiB of the heap is free, the Pacer trims it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import asyncio
 import functools
 import gc
 import os
-from typing import Callable
+from typing import Any
 
 THRESHOLDS = (50_000, 20, 100)
 PACE_SECONDS = 2.0
@@ -54,26 +56,57 @@ def resident_bytes() -> int | None:
 
 
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    import ctypes  # here, not at start-up: only a process that collects needs it
+def _glibc() -> Any:
+    import ctypes  # here, not at start-up: only a running server paces
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [
+            (name, ctypes.c_size_t)
+            for name in (
+                "arena",
+                "ordblks",
+                "smblks",
+                "hblks",
+                "hblkhd",
+                "usmblks",
+                "fsmblks",
+                "uordblks",
+                "fordblks",
+                "keepcost",
+            )
+        ]
 
     try:
-        return ctypes.CDLL("libc.so.6").malloc_trim  # glibc only
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = MallInfo2
+        libc.malloc_trim  # noqa: B018  (both are glibc's: elsewhere nothing is released)
+        return libc
     except (OSError, AttributeError):
         return None
+
+
+def free_heap_bytes() -> int:
+    """Heap memory freed but still held by glibc's allocator (0 where it cannot be known)."""
+    libc = _glibc()
+    if libc is None:
+        return 0
+    info = libc.mallinfo2()
+    return int(info.fordblks + info.fsmblks)
 
 
 def release_free_memory() -> None:
     """Hand freed heap memory back to the system: glibc keeps freed 256 KiB buffers in its
     arenas (its mmap threshold rises after the first such free), so the resident size would
-    not come down after a collection without this."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
+    not come down after they are freed without this."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 class Pacer:
-    """Runs a full collection when the resident size has grown enough since the last one."""
+    """Every ``every`` seconds: a full collection when the resident size has grown enough
+    since the last one (or since it was last lower); otherwise freed heap that the allocator
+    still holds is handed back once it passes the slack."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, every: float = PACE_SECONDS) -> None:
         self.loop, self.every = loop, every
@@ -98,9 +131,15 @@ class Pacer:
 
     def _tick(self) -> None:
         rss = resident_bytes()
-        if rss is not None and self.due(rss):
-            gc.collect()
-            release_free_memory()
-            self.collections += 1
-            self.baseline = resident_bytes() or rss
+        if rss is not None and self.baseline is not None:
+            if self.due(rss):
+                gc.collect()
+                release_free_memory()
+                self.collections += 1
+                self.baseline = resident_bytes() or rss  # growth counts from here
+            else:
+                if free_heap_bytes() > SLACK:  # freed by reference count, still held by the allocator
+                    release_free_memory()
+                    rss = resident_bytes() or rss
+                self.baseline = min(self.baseline, rss)  # memory handed back: growth counts from there
         self._timer = self.loop.call_later(self.every, self._tick)

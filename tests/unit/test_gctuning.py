@@ -31,3 +31,29 @@ async def test_the_pacer_collects_once_memory_has_grown(monkeypatch):
         assert pacer.collections == 1 and pacer.baseline == 110 << 20
     finally:
         pacer.stop()
+
+
+async def test_freed_heap_is_handed_back_without_a_collection(monkeypatch):
+    sizes = iter([100 << 20, 120 << 20, 101 << 20])
+    trims = []
+    monkeypatch.setattr(gctuning, "resident_bytes", lambda: next(sizes))
+    monkeypatch.setattr(gctuning, "free_heap_bytes", lambda: gctuning.SLACK + 1)
+    monkeypatch.setattr(gctuning, "release_free_memory", lambda: trims.append(1))
+    pacer = gctuning.Pacer(asyncio.get_running_loop(), every=0.01).start()
+    try:
+        pacer._tick()  # 120 MiB: not due (125 + 16), but 16 MiB are free in the heap
+        assert trims == [1] and pacer.collections == 0 and pacer.baseline == 100 << 20
+    finally:
+        pacer.stop()
+
+
+def test_glibc_tells_how_much_freed_heap_it_holds_and_hands_it_back():
+    blocks = [bytearray(100 << 10) for _ in range(300)]  # below glibc's mmap threshold: in the heap
+    pin = bytearray(100 << 10)  # above them: the heap's top cannot shrink by itself
+    before = gctuning.free_heap_bytes()
+    del blocks
+    held = gctuning.free_heap_bytes()
+    assert held - before > 20 << 20
+    gctuning.release_free_memory()
+    assert gctuning.free_heap_bytes() < held
+    del pin
