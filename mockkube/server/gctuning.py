@@ -78,11 +78,10 @@ def _glibc() -> Any:
 
     try:
         libc = ctypes.CDLL("libc.so.6")
-        libc.mallinfo2.restype = MallInfo2
-        libc.malloc_trim  # noqa: B018  (both are glibc's: elsewhere nothing is released)
-        return libc
+        libc.mallinfo2.restype = MallInfo2  # glibc 2.33 and later
     except (OSError, AttributeError):
-        return None
+        return None  # another C library: nothing is measured or handed back
+    return libc if hasattr(libc, "malloc_trim") else None
 
 
 def free_heap_bytes() -> int:
