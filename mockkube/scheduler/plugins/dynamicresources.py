@@ -221,12 +221,38 @@ class DynamicResources(fw.Plugin):
                 if uid in self.dra.in_flight:
                     return fw.unresolvable(f"resource claim {claim['metadata'].get('name')} is in the process "
                                            f"of being allocated")
+                st = self._check_classes(claim)
+                if st is not None:
+                    return st
                 s.to_allocate.append(i)
         s.alloc_claims = [s.claims[i] for i in s.to_allocate]
         s.pod_claim_of = {name: pod_claim for pod_claim, name, _ in claim_names(pod) if name}
         s.now = self.now()
         s.plain = (not s.binding_unavailable and s.ext_stale is None and s.ext_index is None and not s.selectors
                    and s.extended is None)
+        return None
+
+    def _check_classes(self, claim: dict) -> fw.Status | None:
+        """Upstream's PreFilter check of a claim to allocate: every request's (or
+        subrequest's) DeviceClass must exist, or the pod waits (unschedulable) for a
+        DeviceClass event; a request without a class name is an error."""
+        classes = self.dra.allocator.classes
+        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+            name = request.get("name", "")
+            if request.get("exactly") is not None:
+                targets = [(name, request["exactly"].get("deviceClassName") or "")]
+            elif request.get("firstAvailable"):
+                targets = [(f"{name}/{sub.get('name', '')}", sub.get("deviceClassName") or "")
+                           for sub in request["firstAvailable"]]
+            else:
+                meta = claim.get("metadata") or {}
+                return fw.unresolvable(f"resource claim {meta.get('namespace')}/{meta.get('name')}, request "
+                                       f"{name}: unknown request type")
+            for shown, class_name in targets:
+                if not class_name:
+                    return fw.error(f"request {shown}: unsupported request type")
+                if class_name not in classes:
+                    return fw.unresolvable(f"request {shown}: device class {class_name} does not exist")
         return None
 
     @staticmethod
