@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable
 from mockkube.dra import capacity as cap
 from mockkube.dra import cel
 from mockkube.dra import constraints as cons
+from mockkube.dra import pools as dra_pools
 from mockkube.dra.counters import CounterTracker
 from mockkube.dra.pools import DeviceID, DeviceInfo, PoolInfo, build_pool
 from mockkube.dra.state import AllocatedState
@@ -33,6 +34,7 @@ from mockkube.dra.taints import taint_prevents_allocation
 ALLOCATION_RESULTS_MAX_SIZE = 32
 FIRST_AVAILABLE_MAX_SIZE = 8
 REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
+REASON_INVALID_POOLS = "invalid resource pools were encountered"
 
 
 class AllocationOutcome:
@@ -161,15 +163,20 @@ def _is_simple(claim: dict, slots: list[_Slot]) -> bool:
 
 
 class _NodeView:
-    """Devices usable on one node, in pool order, with per-selector candidate caches."""
+    """Devices usable on one node, in pool order, with per-selector candidate caches.
 
-    __slots__ = ("version", "labels", "pools", "usable", "has_binding", "candidates", "plain")
+    pools: the node's pools (upstream's GatherPools result), each with the devices there;
+    state: id(pool) -> (complete, invalid reason) as judged for this node."""
 
-    def __init__(self, version: int, labels: dict, pools: list[tuple[PoolInfo, list[DeviceInfo]]]) -> None:
+    __slots__ = ("version", "labels", "pools", "state", "usable", "has_binding", "candidates", "plain")
+
+    def __init__(self, version: int, labels: dict, pools: list[tuple[PoolInfo, list[DeviceInfo]]],
+                 state: dict[int, tuple[bool, str]]) -> None:
         self.version = version
         self.labels = labels
         self.pools = pools
-        self.usable = [d for p, devs in pools if p.complete and not p.invalid for d in devs]
+        self.state = state
+        self.usable = [d for p, devs in pools if state[id(p)] == (True, "") for d in devs]
         self.has_binding = any(d.binding_conditions for d in self.usable)
         self.candidates: dict[tuple, list[tuple[DeviceInfo, tuple | None]]] = {}
         # per selector key: the candidates when all are plain and matched without error
@@ -184,7 +191,8 @@ class Allocator:
                  taint_rules: Iterable[dict] = ()) -> None:
         self._slices: dict[str, dict] = {}
         self._pool_slices: dict[tuple[str, str], dict[str, dict]] = {}
-        self._pools: dict[tuple[str, str], PoolInfo] = {}
+        self._pools: dict[tuple[str, str], PoolInfo] = {}  # newest generation
+        self._gen_pools: dict[tuple[str, str], dict[int, PoolInfo]] = {}  # every generation
         self._classes: dict[str, dict] = {}
         self.classes_version = 0  # changes with every class update (for callers' caches)
         self._rules: dict[str, dict] = {}
@@ -192,8 +200,11 @@ class Allocator:
         self._index_version = -1
         self._last_plans: list | None = None
         self._last_simple = False
-        self._by_node: dict[str, list[DeviceInfo]] = {}
-        self._global: list[DeviceInfo] = []
+        # slices as (pool generation, slice index): by node name; selecting nodes
+        # (allNodes, nodeSelector, perDeviceNodeSelection); with counter sets (every node's)
+        self._by_node: dict[str, list[tuple[PoolInfo, int]]] = {}
+        self._global: list[tuple[PoolInfo, int]] = []
+        self._counter_slices: list[tuple[PoolInfo, int]] = []
         self._views: dict[str, _NodeView] = {}
         self._plans: dict[tuple, _Plan | str] = {}
         for r in taint_rules:
@@ -215,8 +226,13 @@ class Allocator:
         if not members:
             self._pool_slices.pop(key, None)
             self._pools.pop(key, None)
+            self._gen_pools.pop(key, None)
         else:
-            self._pools[key] = build_pool(key[0], key[1], members.values(), self._rules.values())
+            rules = list(self._rules.values())
+            gens = {g: build_pool(key[0], key[1], members.values(), rules, g)
+                    for g in sorted({dra_pools.slice_generation(m) for m in members.values()})}
+            self._gen_pools[key] = gens
+            self._pools[key] = gens[max(gens)]
         self._version += 1
 
     def update_slice(self, slice_: dict) -> None:
@@ -275,16 +291,22 @@ class Allocator:
     # ------------------------------------------------------------------ node views
 
     def _reindex(self) -> None:
-        by_node: dict[str, list[DeviceInfo]] = {}
-        glob: list[DeviceInfo] = []
-        for key in sorted(self._pools):
-            for d in self._pools[key].devices:
-                kind, value = d.target
-                if kind == "name":
-                    by_node.setdefault(value, []).append(d)
-                elif kind != "none":
-                    glob.append(d)
-        self._by_node, self._global = by_node, glob
+        by_node: dict[str, list[tuple[PoolInfo, int]]] = {}
+        glob: list[tuple[PoolInfo, int]] = []
+        counters: list[tuple[PoolInfo, int]] = []
+        for key in sorted(self._gen_pools):
+            for pool in self._gen_pools[key].values():
+                for si, s in enumerate(pool.slices):
+                    spec = s.get("spec") or {}
+                    if spec.get("sharedCounters"):
+                        counters.append((pool, si))  # GatherPools: relevant for every node
+                    elif spec.get("nodeName"):
+                        by_node.setdefault(spec["nodeName"], []).append((pool, si))
+                    elif spec.get("allNodes") or spec.get("nodeSelector") is not None \
+                            or spec.get("perDeviceNodeSelection"):
+                        glob.append((pool, si))
+                    # else: no node selection known, the slice concerns no node
+        self._by_node, self._global, self._counter_slices = by_node, glob, counters
         self._views.clear()
         self._index_version = self._version
 
@@ -301,18 +323,52 @@ class Allocator:
         view = self._views.get(name)
         if view is not None and (not self._global or view.labels == labels):
             return view
-        devices = list(self._by_node.get(name, ()))
-        if self._global:
-            devices.extend(d for d in self._global if d.on_node(node))
-            devices.sort(key=lambda d: (d.id[0], d.id[1], d.slice_index, d.device_index))
+        # GatherPools: the slices that concern the node, per pool, with its devices there
+        relevant: dict[tuple[str, str], list[tuple[PoolInfo, int, list[DeviceInfo]]]] = {}
+        for pool, si in self._by_node.get(name, ()):
+            relevant.setdefault((pool.driver, pool.name), []).append((pool, si, pool.slice_devices[si]))
+        for pool, si in self._global:
+            devs = dra_pools.devices_for_node(pool, si, node)
+            if devs is None:
+                continue
+            relevant.setdefault((pool.driver, pool.name), []).append((pool, si, devs))
+        for pool, si in self._counter_slices:
+            devs = [d for d in pool.slice_devices[si] if d.on_node(node)]
+            relevant.setdefault((pool.driver, pool.name), []).append((pool, si, devs))
         pools: list[tuple[PoolInfo, list[DeviceInfo]]] = []
-        for d in devices:
-            if not pools or pools[-1][0] is not d.pool:
-                pools.append((d.pool, []))
-            pools[-1][1].append(d)
-        view = _NodeView(self._version, dict(labels), pools)
+        state: dict[int, tuple[bool, str]] = {}
+        for key in sorted(relevant):
+            found = self._node_pool(key, relevant[key])
+            if found is not None:
+                pool, devices, complete, invalid = found
+                pools.append((pool, devices))
+                state[id(pool)] = (complete, invalid)
+        view = _NodeView(self._version, dict(labels), pools, state)
         self._views[name] = view
         return view
+
+    def _node_pool(self, key: tuple[str, str], entries: list[tuple[PoolInfo, int, list[DeviceInfo]]]
+                   ) -> tuple[PoolInfo, list[DeviceInfo], bool, str] | None:
+        """GatherPools for one pool: the newest generation among the node's slices; complete
+        when those slices are all of it, or else when all of the generation's slices are
+        there (None: a newer generation elsewhere makes this one obsolete); invalid judged
+        among the node's slices (device names) and the generation's (counter sets)."""
+        generation = max(p.generation for p, _, _ in entries)
+        mine = sorted((e for e in entries if e[0].generation == generation), key=lambda e: e[1])
+        pool = mine[0][0]
+        count = int(((pool.slices[mine[0][1]].get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1))
+        complete = len(mine) == count
+        if not complete:
+            if max(self._gen_pools[key]) > generation:
+                return None
+            complete = len(pool.slices) == count
+        invalid = ""
+        if complete:
+            if pool.dup_names:
+                invalid = dra_pools.duplicate_device_name(pool.slice_devices[si] for _, si, _ in mine)
+            invalid = invalid or pool.counter_invalid
+        devices = [d for _, _, devs in mine for d in devs]
+        return pool, devices, complete, invalid
 
     # ------------------------------------------------------------------ plans
 
@@ -461,10 +517,10 @@ def _min_devices(slots: list[_Slot]) -> int:
 
 
 def _failure(view: _NodeView) -> AllocationOutcome:
-    for pool, _devs in view.pools:
-        if pool.invalid:
-            return AllocationOutcome(reason=f"invalid resource pools were encountered: {pool.pool_id}: "
-                                            f"{pool.invalid}")
+    """No solution: upstream's error when one of the node's pools is invalid (the reason
+    only in its log), else "cannot allocate all claims"."""
+    if any(invalid for _, invalid in view.state.values()):
+        return AllocationOutcome(reason=REASON_INVALID_POOLS)
     return AllocationOutcome(reason=REASON_CANNOT_ALLOCATE)
 
 
@@ -763,10 +819,11 @@ class _Search:
         ref = claim_ref(plan.claim)
         out = []
         for pool, devs in self.view.pools:
-            if not pool.complete:
+            complete, invalid = self.view.state[id(pool)]
+            if not complete:
                 raise _Fatal(f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
                              f"{pool.pool_id} is currently being updated")
-            if pool.invalid:
+            if invalid:
                 raise _Fatal(f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
                              f"{pool.pool_id} is currently invalid")
             for dev in devs:
