@@ -19,7 +19,7 @@ solution exists without them (KEP-5007 preference); the AllocationResultsMaxSize
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from mockkube.dra import capacity as cap
@@ -144,10 +144,14 @@ class _Plan:
     slots: list[_Slot]
     simple: bool  # fast path: plain ExactCount requests, no constraints/admin/capacity
     single: "_Req | None" = None  # simple with exactly one request for one device
+    # per slot: the fewest devices the claim's later requests need (see _min_devices), so a
+    # branch that cannot stay within the results limit is cut before it is searched
+    min_after: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.simple and len(self.slots) == 1 and self.slots[0].alts[0].count == 1:
             self.single = self.slots[0].alts[0]
+        self.min_after = [_min_devices(self.slots[i + 1:]) for i in range(len(self.slots))]
 
 
 def _is_simple(claim: dict, slots: list[_Slot]) -> bool:
@@ -858,7 +862,7 @@ class _Search:
                 return False
             if di >= len(devs):
                 return self._one(ci, ri + 1, 0, 0, False)
-            if len(self.results[ci]) + len(devs) - di > ALLOCATION_RESULTS_MAX_SIZE:
+            if len(self.results[ci]) + len(devs) - di + plan.min_after[ri] > ALLOCATION_RESULTS_MAX_SIZE:
                 return False
             undo = self._take(ci, req, devs[di], must=True)
             if undo is None:
@@ -869,7 +873,7 @@ class _Search:
             return False
         if di >= req.count:
             return self._one(ci, ri + 1, 0, 0, False)
-        if len(self.results[ci]) + req.count - di > ALLOCATION_RESULTS_MAX_SIZE:
+        if len(self.results[ci]) + req.count - di + plan.min_after[ri] > ALLOCATION_RESULTS_MAX_SIZE:
             return False
         state_devices = self.state.devices
         allocating = self.allocating
