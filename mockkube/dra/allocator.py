@@ -466,7 +466,8 @@ class Allocator:
                  interrupt: Callable[[], bool] | None = None) -> AllocationOutcome:
         """Allocate all `claims` (unallocated ResourceClaims) on `node` given `state`.
 
-        `now` (RFC 3339) becomes allocationTimestamp where binding conditions need it;
+        `now` (RFC 3339) is kept for callers; nothing in a result carries it (the
+        scheduler's PreBind sets allocationTimestamp, as upstream's);
         `new_share_id` makes shareIDs deterministic in tests (default: uuid4).
         `interrupt` is asked at every step of the search (upstream checks its context
         there): True ends the attempt with an ``interrupted`` outcome. The allocator has
@@ -695,7 +696,9 @@ def _candidates(view: _NodeView, plan: _Plan, req: _Req) -> list[tuple[DeviceInf
 
 def _allocation(plan: _Plan, results: list[dict], reqs: list[_Req], devices: list[DeviceInfo], node: dict,
                 now: str) -> dict:
-    """One status.allocation: results, config (class then claim), node selector, timestamp."""
+    """One status.allocation: results, config (class then claim), node selector. No
+    allocationTimestamp: PreBind stamps it when it writes the claim, as upstream's bindClaim
+    (upstream's allocator leaves it nil, and its test table expects that)."""
     devs: dict[str, Any] = {"results": results}
     config = _config(plan, reqs)
     if config:
@@ -704,8 +707,6 @@ def _allocation(plan: _Plan, results: list[dict], reqs: list[_Req], devices: lis
     selector = _node_selector(devices, node)
     if selector is not None:
         allocation["nodeSelector"] = selector
-    if any("bindingConditions" in r for r in results):
-        allocation["allocationTimestamp"] = now
     return allocation
 
 
