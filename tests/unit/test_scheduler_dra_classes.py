@@ -13,8 +13,11 @@ async def test_missing_class_is_unschedulable_from_prefilter_and_retried_when_it
         e.claim("c")
         e.pod("p", claim="c")
         ev = await e.wait(lambda: e.events("p"))
-        assert ev[0]["message"].startswith(
-            "0/1 nodes are available: request gpu: device class gpu does not exist.")
+        # upstream's PostFilter finds no claims in its state (PreFilter returned before
+        # recording them): "no new claims to deallocate"
+        assert ev[0]["message"] == (
+            "0/1 nodes are available: request gpu: device class gpu does not exist. no new claims to deallocate, "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
         cond = e.condition("p")
         assert cond["reason"] == "Unschedulable" and cond["status"] == "False"
         e.device_class()

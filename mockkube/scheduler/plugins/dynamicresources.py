@@ -90,7 +90,8 @@ class _State:
     __slots__ = ("claims", "to_allocate", "selectors", "allocations", "unavailable", "extended",
                  "ext_mappings", "ext_by_node", "demand", "reserved", "written", "ext_created", "now",
                  "alloc_claims", "allocated", "pod_claim_of", "demand_written",
-                 "binding_unavailable", "ext_index", "ext_stale", "plain", "interrupt", "deadline")
+                 "binding_unavailable", "ext_index", "ext_stale", "plain", "interrupt", "deadline",
+                 "rejected")
 
     def __init__(self) -> None:
         self.claims: list[dict] = []  # user claims (and an existing extended claim)
@@ -116,6 +117,9 @@ class _State:
         self.plain = False  # Filter is the allocation alone (no allocated, extended or unavailable claims)
         self.interrupt: Callable[[], bool] | None = None  # the allocator's interrupt, see _Deadline
         self.deadline: _Deadline | None = None  # re-armed at each Filter call
+        # PreFilter refused the pod before upstream records the claims in its state (a
+        # missing DeviceClass): PostFilter then has no claims to deallocate, as upstream's
+        self.rejected = False
 
 
 class _Deadline:
@@ -223,6 +227,7 @@ class DynamicResources(fw.Plugin):
                                            f"of being allocated")
                 st = self._check_classes(claim)
                 if st is not None:
+                    s.rejected = True
                     return st
                 s.to_allocate.append(i)
         s.alloc_claims = [s.claims[i] for i in s.to_allocate]
@@ -372,7 +377,7 @@ class DynamicResources(fw.Plugin):
             except errors.APIError as e:
                 return fw.error(str(e))
             return fw.unschedulable("deletion of ResourceClaim completed")
-        if s is None or (not s.claims and s.extended is None):
+        if s is None or s.rejected or (not s.claims and s.extended is None):
             # Upstream runs this PostFilter for every pod, so its reason joins every
             # FailedScheduling message of a pod without claims.
             return fw.unschedulable(ERR_NO_CLAIMS)
