@@ -169,17 +169,21 @@ def _is_simple(claim: dict, slots: list[_Slot]) -> bool:
 class _NodeView:
     """Devices usable on one node, in pool order, with per-selector candidate caches.
 
-    pools: the node's pools (upstream's GatherPools result), each with the devices there;
-    state: id(pool) -> (complete, invalid reason) as judged for this node."""
+    pools: the node's pools with devices there (upstream's GatherPools result); state:
+    id(pool) -> (complete, invalid reason) as judged for this node; remote: the pools that
+    concern the node only through their counter sets (GatherPools counts a slice with
+    counter sets for every node) and are incomplete or invalid, as (pool, complete, invalid)
+    -- the same for every such node, so they are judged once per index (see _reindex)."""
 
-    __slots__ = ("version", "labels", "pools", "state", "usable", "has_binding", "candidates", "plain")
+    __slots__ = ("version", "labels", "pools", "state", "remote", "usable", "has_binding", "candidates", "plain")
 
     def __init__(self, version: int, labels: dict, pools: list[tuple[PoolInfo, list[DeviceInfo]]],
-                 state: dict[int, tuple[bool, str]]) -> None:
+                 state: dict[int, tuple[bool, str]], remote: list[tuple[PoolInfo, bool, str]] | None = None) -> None:
         self.version = version
         self.labels = labels
         self.pools = pools
         self.state = state
+        self.remote = remote or []
         self.usable = [d for p, devs in pools if state[id(p)] == (True, "") for d in devs]
         self.has_binding = any(d.binding_conditions for d in self.usable)
         self.candidates: dict[tuple, list[tuple[DeviceInfo, tuple | None]]] = {}
@@ -205,10 +209,13 @@ class Allocator:
         self._last_plans: list | None = None
         self._last_simple = False
         # slices as (pool generation, slice index): by node name; selecting nodes
-        # (allNodes, nodeSelector, perDeviceNodeSelection); with counter sets (every node's)
+        # (allNodes, nodeSelector, perDeviceNodeSelection); with counter sets, by pool (they
+        # concern every node); pools that concern a node only through their counter sets and
+        # are incomplete or invalid there, as (key, pool, complete, invalid reason)
         self._by_node: dict[str, list[tuple[PoolInfo, int]]] = {}
         self._global: list[tuple[PoolInfo, int]] = []
-        self._counter_slices: list[tuple[PoolInfo, int]] = []
+        self._counter_slices: dict[tuple[str, str], list[tuple[PoolInfo, int]]] = {}
+        self._remote: list[tuple[tuple[str, str], PoolInfo, bool, str]] = []
         self._views: dict[str, _NodeView] = {}
         self._plans: dict[tuple, _Plan | str] = {}
         for r in taint_rules:
@@ -297,13 +304,15 @@ class Allocator:
     def _reindex(self) -> None:
         by_node: dict[str, list[tuple[PoolInfo, int]]] = {}
         glob: list[tuple[PoolInfo, int]] = []
-        counters: list[tuple[PoolInfo, int]] = []
+        counters: dict[tuple[str, str], list[tuple[PoolInfo, int]]] = {}
         for key in sorted(self._gen_pools):
             for pool in self._gen_pools[key].values():
                 for si, s in enumerate(pool.slices):
                     spec = s.get("spec") or {}
-                    if spec.get("sharedCounters"):
-                        counters.append((pool, si))  # GatherPools: relevant for every node
+                    # the API keeps counter sets and devices in separate slices; one with both
+                    # is placed by its node selection, so its devices are found where they are
+                    if spec.get("sharedCounters") and not spec.get("devices"):
+                        counters.setdefault(key, []).append((pool, si))  # GatherPools: for every node
                     elif spec.get("nodeName"):
                         by_node.setdefault(spec["nodeName"], []).append((pool, si))
                     elif spec.get("allNodes") or spec.get("nodeSelector") is not None \
@@ -311,6 +320,12 @@ class Allocator:
                         glob.append((pool, si))
                     # else: no node selection known, the slice concerns no node
         self._by_node, self._global, self._counter_slices = by_node, glob, counters
+        remote = []
+        for key, entries in counters.items():
+            found = self._node_pool(key, [(p, si, []) for p, si in entries])
+            if found is not None and found[2:] != (True, ""):
+                remote.append((key, found[0], found[2], found[3]))
+        self._remote = remote
         self._views.clear()
         self._index_version = self._version
 
@@ -336,9 +351,9 @@ class Allocator:
             if devs is None:
                 continue
             relevant.setdefault((pool.driver, pool.name), []).append((pool, si, devs))
-        for pool, si in self._counter_slices:
-            devs = [d for d in pool.slice_devices[si] if d.on_node(node)]
-            relevant.setdefault((pool.driver, pool.name), []).append((pool, si, devs))
+        for key, entries in relevant.items():  # the counter sets of the node's own pools
+            for pool, si in self._counter_slices.get(key, ()):
+                entries.append((pool, si, []))
         pools: list[tuple[PoolInfo, list[DeviceInfo]]] = []
         state: dict[int, tuple[bool, str]] = {}
         for key in sorted(relevant):
@@ -347,7 +362,8 @@ class Allocator:
                 pool, devices, complete, invalid = found
                 pools.append((pool, devices))
                 state[id(pool)] = (complete, invalid)
-        view = _NodeView(self._version, dict(labels), pools, state)
+        remote = [(pool, complete, invalid) for key, pool, complete, invalid in self._remote if key not in relevant]
+        view = _NodeView(self._version, dict(labels), pools, state, remote)
         self._views[name] = view
         return view
 
@@ -524,7 +540,7 @@ def _min_devices(slots: list[_Slot]) -> int:
 def _failure(view: _NodeView) -> AllocationOutcome:
     """No solution: upstream's error when one of the node's pools is invalid (the reason
     only in its log), else "cannot allocate all claims"."""
-    if any(invalid for _, invalid in view.state.values()):
+    if any(invalid for _, invalid in view.state.values()) or any(invalid for _, _, invalid in view.remote):
         return AllocationOutcome(reason=REASON_INVALID_POOLS)
     return AllocationOutcome(reason=REASON_CANNOT_ALLOCATE)
 
@@ -823,8 +839,11 @@ class _Search:
     def _all_for(self, plan: _Plan, req: _Req) -> list[DeviceInfo]:
         ref = claim_ref(plan.claim)
         out = []
-        for pool, devs in self.view.pools:
-            complete, invalid = self.view.state[id(pool)]
+        pools = [(pool, devs, *self.view.state[id(pool)]) for pool, devs in self.view.pools]
+        if self.view.remote:  # upstream meets them in pool order
+            pools = sorted(pools + [(pool, [], complete, invalid) for pool, complete, invalid in self.view.remote],
+                           key=lambda p: (p[0].driver, p[0].name))
+        for pool, devs, complete, invalid in pools:
             if not complete:
                 raise _Fatal(f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
                              f"{pool.pool_id} is currently being updated")

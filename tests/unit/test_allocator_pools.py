@@ -93,3 +93,33 @@ def test_device_names_are_judged_among_the_slices_of_the_node():
            slice_("s2", [dev("gpu-0")], node_name="n1", pool="p", count=2)]
     out = run(dup, [claim("c", req(count=3))], node("n1"))
     assert not out.ok and out.reason == INVALID
+
+
+def test_counter_sets_concern_every_node_so_another_nodes_pool_can_be_invalid_or_incomplete_here():
+    # GatherPools counts a slice with counter sets for every node: n2's pool is one of
+    # n1's pools too (without devices there), so its state shows on n1 as upstream's does
+    other = [slice_("n2-dev", [part("p0")], node_name="n2", pool="n2", count=3),
+             counters("n2-c1", ["cs"], pool="n2", count=3), counters("n2-c2", ["cs"], pool="n2", count=3)]
+    mine = [slice_("n1-dev", [dev("g0")], node_name="n1", pool="n1")]
+    assert picked(run(mine + other, [claim("c", req())], node("n1"))) == ["g0"]
+    out = run(mine + other, [claim("c", req(count=2))], node("n1"))
+    assert not out.ok and not out.fatal and out.reason == INVALID
+    out = run(mine + other[:2], [claim("c", req(mode="All"))], node("n1"))
+    assert out.fatal and out.reason == ("claim default/c, request gpu: asks for all devices, but resource pool "
+                                        f"{DRIVER}/n2 is currently being updated")
+    complete = [slice_("n2-dev", [part("p0")], node_name="n2", pool="n2"), counters("n2-c1", ["cs"], pool="n2")]
+    complete[0]["spec"]["pool"]["resourceSliceCount"] = 2
+    assert picked(run(mine + complete, [claim("c", req(mode="All"))], node("n1"))) == ["g0"]
+
+
+def test_other_nodes_sound_counter_pools_stay_out_of_a_nodes_view():
+    # judged once per index rather than once per node: a node view carries only its own
+    # pools (thousands of nodes with partitionable devices made views quadratic)
+    slices = []
+    for i in range(50):
+        d = slice_(f"n{i}-dev", [part("p0")], node_name=f"n{i}", pool=f"n{i}", count=2)
+        slices += [d, counters(f"n{i}-c", ["cs"], pool=f"n{i}")]
+    alloc = Allocator(slices, [dclass()])
+    view = alloc.node_view(node("n7"))
+    assert [p.name for p, _ in view.pools] == ["n7"] and view.remote == []
+    assert picked(alloc.allocate([claim("c", req())], node("n7"), AllocatedState(), NOW)) == ["p0"]
