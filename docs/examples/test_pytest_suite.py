@@ -68,6 +68,6 @@ def test_a_cluster_of_my_own(mockkube):
 
 @pytest.mark.mockkube(profile=ONE_SMALL_NODE, frozen_clock=True)
 def test_time_moves_only_when_told(mockkube):
-    before = mockkube.clock.now()
-    assert mockkube.clock.now() == before
-    assert mockkube.clock.advance(timedelta(minutes=10)) == before + timedelta(minutes=10)
+    before = mockkube.machinery.clock.now()
+    assert mockkube.machinery.clock.now() == before
+    assert mockkube.machinery.clock.advance(timedelta(minutes=10)) == before + timedelta(minutes=10)

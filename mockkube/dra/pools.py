@@ -10,6 +10,7 @@ when its slice (or, with perDeviceNodeSelection, the device itself) names the no
 selects it, or is for all nodes. Everything a device needs repeatedly (CEL env, selector
 results, taints, fully-qualified attributes, counters, capacity) is computed once here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -241,8 +242,9 @@ def devices_for_node(pool: PoolInfo, slice_index: int, node: dict) -> list[Devic
     return None
 
 
-def build_pool(driver: str, name: str, slices: Iterable[dict], taint_rules: Iterable[dict] = (),
-               generation: int | None = None) -> PoolInfo:
+def build_pool(
+    driver: str, name: str, slices: Iterable[dict], taint_rules: Iterable[dict] = (), generation: int | None = None
+) -> PoolInfo:
     """Build one generation of a pool (default: the newest) from the slices that name it."""
     slices = list(slices)
     pool = PoolInfo(driver=driver, name=name)
@@ -265,13 +267,22 @@ def build_pool(driver: str, name: str, slices: Iterable[dict], taint_rules: Iter
         slice_target = _slice_target(spec)
         pool.slice_devices.append([])
         for di, d in enumerate(spec.get("devices") or ()):
-            info = DeviceInfo(id=(driver, name, d.get("name", "")), device=d, slice=s, pool=pool,
-                              slice_index=si, device_index=di,
-                              taints=effective_taints(d, driver, name, rules),
-                              target=_device_target(d) if per_device else slice_target)
-            info.plain = not (any(t.get("effect") in BLOCKING_EFFECTS for t in info.taints)
-                              or d.get("consumesCounters") or d.get("allowMultipleAllocations")
-                              or d.get("bindingConditions"))
+            info = DeviceInfo(
+                id=(driver, name, d.get("name", "")),
+                device=d,
+                slice=s,
+                pool=pool,
+                slice_index=si,
+                device_index=di,
+                taints=effective_taints(d, driver, name, rules),
+                target=_device_target(d) if per_device else slice_target,
+            )
+            info.plain = not (
+                any(t.get("effect") in BLOCKING_EFFECTS for t in info.taints)
+                or d.get("consumesCounters")
+                or d.get("allowMultipleAllocations")
+                or d.get("bindingConditions")
+            )
             pool.devices.append(info)
             pool.slice_devices[-1].append(info)
     dup = duplicate_device_name(pool.slice_devices)

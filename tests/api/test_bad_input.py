@@ -10,7 +10,7 @@ import pytest
 import requests
 from _seeds import path, seed
 
-from mockkube.resources import registry
+from mockkube.apiserver.resources import registry
 from mockkube.testing.cluster import ThreadedCluster
 
 REG = registry()
@@ -36,12 +36,14 @@ def cluster(tmp_path_factory):
 
 def snapshot(c, rt) -> tuple[str, list]:
     body = c.http.get(c.url + path(rt)).json()
-    return body["metadata"]["resourceVersion"], [(i["metadata"]["name"], i["metadata"]["resourceVersion"])
-                                                 for i in body["items"]]
+    return body["metadata"]["resourceVersion"], [
+        (i["metadata"]["name"], i["metadata"]["resourceVersion"]) for i in body["items"]
+    ]
 
 
-def send(c, method: str, url: str, body: bytes | str | None, ct: str = "application/json",
-         params: dict | None = None) -> requests.Response:
+def send(
+    c, method: str, url: str, body: bytes | str | None, ct: str = "application/json", params: dict | None = None
+) -> requests.Response:
     return c.http.request(method, c.url + url, data=body, headers={"Content-Type": ct}, params=params)
 
 
@@ -49,7 +51,12 @@ def assert_status(resp: requests.Response, code: int, reason: str) -> dict:
     assert resp.status_code == code, resp.text[:500]
     st = resp.json()
     assert (st["kind"], st["apiVersion"], st["status"], st["code"], st.get("reason")) == (
-        "Status", "v1", "Failure", code, reason), st
+        "Status",
+        "v1",
+        "Failure",
+        code,
+        reason,
+    ), st
     return st
 
 
@@ -63,71 +70,300 @@ SEED_URL = path(CM, name="seed")
 
 CASES = [
     # (id, method, url, body, content-type, params, code, reason, words the message must contain)
-    ("json-truncated", "POST", CM_URL, b'{"kind": "ConfigMap",', "application/json", None, 400, "BadRequest",
-     ["couldn't get version/kind; json parse error"]),
-    ("json-garbage", "POST", CM_URL, b"\xff\xfe{{", "application/json", None, 400, "BadRequest",
-     ["json parse error"]),
+    (
+        "json-truncated",
+        "POST",
+        CM_URL,
+        b'{"kind": "ConfigMap",',
+        "application/json",
+        None,
+        400,
+        "BadRequest",
+        ["couldn't get version/kind; json parse error"],
+    ),
+    ("json-garbage", "POST", CM_URL, b"\xff\xfe{{", "application/json", None, 400, "BadRequest", ["json parse error"]),
     ("json-array", "POST", CM_URL, b"[1, 2]", "application/json", None, 400, "BadRequest", ["object"]),
     ("json-null", "POST", CM_URL, b"null", "application/json", None, 400, "BadRequest", ["object"]),
     ("empty-body", "POST", CM_URL, b"", "application/json", None, 400, "BadRequest", ["empty"]),
-    ("yaml-broken", "POST", CM_URL, b"kind: [ConfigMap\n  x: :", "application/yaml", None, 400, "BadRequest",
-     ["error converting YAML to JSON"]),
-    ("yaml-tab", "POST", CM_URL, b"metadata:\n\tname: x\n", "application/yaml", None, 400, "BadRequest",
-     ["error converting YAML to JSON"]),
-    ("wrong-kind", "POST", path(POD), json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
-                                                  "metadata": {"name": "x"}}), "application/json", None, 400,
-     "BadRequest", ["ConfigMap", "Pod"]),
-    ("wrong-group", "POST", CM_URL, json.dumps({"apiVersion": "apps/v1", "kind": "ConfigMap",
-                                               "metadata": {"name": "x"}}), "application/json", None, 400,
-     "BadRequest", ["apps/v1"]),
-    ("wrong-version", "POST", CM_URL, json.dumps({"apiVersion": "v2", "kind": "ConfigMap",
-                                                 "metadata": {"name": "x"}}), "application/json", None, 400,
-     "BadRequest", ["v2"]),
-    ("too-large", "POST", CM_URL, b'{"metadata":{"name":"big"},"data":{"a":"' + b"x" * (3 * 1024 * 1024) + b'"}}',
-     "application/json", None, 413, "RequestEntityTooLarge", ["Request entity too large: limit is 3145728"]),
-    ("too-large-put", "PUT", SEED_URL, b'{"metadata":{"name":"seed"},"data":{"a":"' + b"x" * (3 * 1024 * 1024)
-     + b'"}}', "application/json", None, 413, "RequestEntityTooLarge", ["Request entity too large"]),
-    ("too-large-patch", "PATCH", SEED_URL, b'{"data":{"a":"' + b"x" * (3 * 1024 * 1024) + b'"}}',
-     "application/merge-patch+json", None, 413, "RequestEntityTooLarge", ["Request entity too large"]),
-    ("name-too-long", "POST", CM_URL, json.dumps({"metadata": {"name": "x" * 254}}), "application/json", None, 422,
-     "Invalid", ["metadata.name", "must be no more than 253 characters"]),
-    ("name-invalid", "POST", CM_URL, json.dumps({"metadata": {"name": "Not_Valid"}}), "application/json", None, 422,
-     "Invalid", ["metadata.name", "RFC 1123"]),
-    ("type-error", "POST", CM_URL, json.dumps({"metadata": {"name": "t", "labels": {"a": 1}}}), "application/json",
-     None, 400, "BadRequest", ["cannot be handled as a ConfigMap", "metadata.labels"]),
-    ("strict-unknown", "POST", CM_URL, json.dumps({"metadata": {"name": "s"}, "bogus": 1}), "application/json",
-     {"fieldValidation": "Strict"}, 400, "BadRequest", ["strict decoding error", "bogus"]),
-    ("strict-unknown-nested-put", "PUT", SEED_URL,
-     json.dumps({"metadata": {"name": "seed", "bogusMeta": 1}, "data": {"a": "b"}}), "application/json",
-     {"fieldValidation": "Strict"}, 400, "BadRequest", ["strict decoding error", "metadata.bogusMeta"]),
-    ("strict-unknown-patch", "PATCH", SEED_URL, json.dumps({"bogus": {"x": 1}}), "application/merge-patch+json",
-     {"fieldValidation": "Strict"}, 400, "BadRequest", ["bogus"]),
-    ("bad-field-validation", "POST", CM_URL, json.dumps({"metadata": {"name": "fv"}}), "application/json",
-     {"fieldValidation": "Loud"}, 422, "Invalid", ['CreateOptions.meta.k8s.io "" is invalid: fieldValidation']),
-    ("patch-bad-json", "PATCH", SEED_URL, b'{"a":', "application/merge-patch+json", None, 400, "BadRequest",
-     ["json parse error"]),
-    ("json-patch-not-list", "PATCH", SEED_URL, b'{"op":"add"}', "application/json-patch+json", None, 400,
-     "BadRequest", []),
-    ("json-patch-bad-path", "PATCH", SEED_URL, b'[{"op":"replace","path":"/nope/x","value":1}]',
-     "application/json-patch+json", None, 422, "Invalid", []),
+    (
+        "yaml-broken",
+        "POST",
+        CM_URL,
+        b"kind: [ConfigMap\n  x: :",
+        "application/yaml",
+        None,
+        400,
+        "BadRequest",
+        ["error converting YAML to JSON"],
+    ),
+    (
+        "yaml-tab",
+        "POST",
+        CM_URL,
+        b"metadata:\n\tname: x\n",
+        "application/yaml",
+        None,
+        400,
+        "BadRequest",
+        ["error converting YAML to JSON"],
+    ),
+    (
+        "wrong-kind",
+        "POST",
+        path(POD),
+        json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+        "application/json",
+        None,
+        400,
+        "BadRequest",
+        ["ConfigMap", "Pod"],
+    ),
+    (
+        "wrong-group",
+        "POST",
+        CM_URL,
+        json.dumps({"apiVersion": "apps/v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+        "application/json",
+        None,
+        400,
+        "BadRequest",
+        ["apps/v1"],
+    ),
+    (
+        "wrong-version",
+        "POST",
+        CM_URL,
+        json.dumps({"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+        "application/json",
+        None,
+        400,
+        "BadRequest",
+        ["v2"],
+    ),
+    (
+        "too-large",
+        "POST",
+        CM_URL,
+        b'{"metadata":{"name":"big"},"data":{"a":"' + b"x" * (3 * 1024 * 1024) + b'"}}',
+        "application/json",
+        None,
+        413,
+        "RequestEntityTooLarge",
+        ["Request entity too large: limit is 3145728"],
+    ),
+    (
+        "too-large-put",
+        "PUT",
+        SEED_URL,
+        b'{"metadata":{"name":"seed"},"data":{"a":"' + b"x" * (3 * 1024 * 1024) + b'"}}',
+        "application/json",
+        None,
+        413,
+        "RequestEntityTooLarge",
+        ["Request entity too large"],
+    ),
+    (
+        "too-large-patch",
+        "PATCH",
+        SEED_URL,
+        b'{"data":{"a":"' + b"x" * (3 * 1024 * 1024) + b'"}}',
+        "application/merge-patch+json",
+        None,
+        413,
+        "RequestEntityTooLarge",
+        ["Request entity too large"],
+    ),
+    (
+        "name-too-long",
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": "x" * 254}}),
+        "application/json",
+        None,
+        422,
+        "Invalid",
+        ["metadata.name", "must be no more than 253 characters"],
+    ),
+    (
+        "name-invalid",
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": "Not_Valid"}}),
+        "application/json",
+        None,
+        422,
+        "Invalid",
+        ["metadata.name", "RFC 1123"],
+    ),
+    (
+        "type-error",
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": "t", "labels": {"a": 1}}}),
+        "application/json",
+        None,
+        400,
+        "BadRequest",
+        ["cannot be handled as a ConfigMap", "metadata.labels"],
+    ),
+    (
+        "strict-unknown",
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": "s"}, "bogus": 1}),
+        "application/json",
+        {"fieldValidation": "Strict"},
+        400,
+        "BadRequest",
+        ["strict decoding error", "bogus"],
+    ),
+    (
+        "strict-unknown-nested-put",
+        "PUT",
+        SEED_URL,
+        json.dumps({"metadata": {"name": "seed", "bogusMeta": 1}, "data": {"a": "b"}}),
+        "application/json",
+        {"fieldValidation": "Strict"},
+        400,
+        "BadRequest",
+        ["strict decoding error", "metadata.bogusMeta"],
+    ),
+    (
+        "strict-unknown-patch",
+        "PATCH",
+        SEED_URL,
+        json.dumps({"bogus": {"x": 1}}),
+        "application/merge-patch+json",
+        {"fieldValidation": "Strict"},
+        400,
+        "BadRequest",
+        ["bogus"],
+    ),
+    (
+        "bad-field-validation",
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": "fv"}}),
+        "application/json",
+        {"fieldValidation": "Loud"},
+        422,
+        "Invalid",
+        ['CreateOptions.meta.k8s.io "" is invalid: fieldValidation'],
+    ),
+    (
+        "patch-bad-json",
+        "PATCH",
+        SEED_URL,
+        b'{"a":',
+        "application/merge-patch+json",
+        None,
+        400,
+        "BadRequest",
+        ["json parse error"],
+    ),
+    (
+        "json-patch-not-list",
+        "PATCH",
+        SEED_URL,
+        b'{"op":"add"}',
+        "application/json-patch+json",
+        None,
+        400,
+        "BadRequest",
+        [],
+    ),
+    (
+        "json-patch-bad-path",
+        "PATCH",
+        SEED_URL,
+        b'[{"op":"replace","path":"/nope/x","value":1}]',
+        "application/json-patch+json",
+        None,
+        422,
+        "Invalid",
+        [],
+    ),
     ("patch-unknown-type", "PATCH", SEED_URL, b"{}", "application/xml", None, 415, "UnsupportedMediaType", []),
-    ("apply-without-manager", "PATCH", SEED_URL, json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
-                                                            "metadata": {"name": "seed"}}),
-     "application/apply-patch+yaml", None, 422, "Invalid", ["fieldManager"]),
-    ("put-name-mismatch", "PUT", SEED_URL, json.dumps({"metadata": {"name": "other"}}), "application/json", None,
-     400, "BadRequest", ["does not match"]),
-    ("put-bad-rv", "PUT", SEED_URL, json.dumps({"metadata": {"name": "seed", "resourceVersion": "1"}}),
-     "application/json", None, 409, "Conflict", ["the object has been modified"]),
-    ("invalid-cel", "POST", path(DC), json.dumps({"metadata": {"name": "bad-cel"}, "spec": {"selectors": [
-        {"cel": {"expression": "device.driver == "}}]}}), "application/json", None, 422, "Invalid",
-     ["spec.selectors[0].cel.expression", "compilation failed"]),
-    ("invalid-cel-type", "POST", path(DC), json.dumps({"metadata": {"name": "bad-cel2"}, "spec": {"selectors": [
-        {"cel": {"expression": "device.driver + 1"}}]}}), "application/json", None, 422, "Invalid",
-     ["spec.selectors[0].cel.expression"]),
-    ("invalid-slice", "POST", path(SLICE), json.dumps({"metadata": {"name": "bad"}, "spec": {
-        "driver": "gpu.example.com", "nodeName": "n", "allNodes": True,
-        "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}}}), "application/json", None, 422,
-     "Invalid", ['ResourceSlice.resource.k8s.io "bad" is invalid: spec']),
+    (
+        "apply-without-manager",
+        "PATCH",
+        SEED_URL,
+        json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "seed"}}),
+        "application/apply-patch+yaml",
+        None,
+        422,
+        "Invalid",
+        ["fieldManager"],
+    ),
+    (
+        "put-name-mismatch",
+        "PUT",
+        SEED_URL,
+        json.dumps({"metadata": {"name": "other"}}),
+        "application/json",
+        None,
+        400,
+        "BadRequest",
+        ["does not match"],
+    ),
+    (
+        "put-bad-rv",
+        "PUT",
+        SEED_URL,
+        json.dumps({"metadata": {"name": "seed", "resourceVersion": "1"}}),
+        "application/json",
+        None,
+        409,
+        "Conflict",
+        ["the object has been modified"],
+    ),
+    (
+        "invalid-cel",
+        "POST",
+        path(DC),
+        json.dumps(
+            {"metadata": {"name": "bad-cel"}, "spec": {"selectors": [{"cel": {"expression": "device.driver == "}}]}}
+        ),
+        "application/json",
+        None,
+        422,
+        "Invalid",
+        ["spec.selectors[0].cel.expression", "compilation failed"],
+    ),
+    (
+        "invalid-cel-type",
+        "POST",
+        path(DC),
+        json.dumps(
+            {"metadata": {"name": "bad-cel2"}, "spec": {"selectors": [{"cel": {"expression": "device.driver + 1"}}]}}
+        ),
+        "application/json",
+        None,
+        422,
+        "Invalid",
+        ["spec.selectors[0].cel.expression"],
+    ),
+    (
+        "invalid-slice",
+        "POST",
+        path(SLICE),
+        json.dumps(
+            {
+                "metadata": {"name": "bad"},
+                "spec": {
+                    "driver": "gpu.example.com",
+                    "nodeName": "n",
+                    "allNodes": True,
+                    "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                },
+            }
+        ),
+        "application/json",
+        None,
+        422,
+        "Invalid",
+        ['ResourceSlice.resource.k8s.io "bad" is invalid: spec'],
+    ),
 ]
 
 
@@ -145,55 +381,96 @@ def test_bad_request_is_rejected_and_writes_nothing(cluster, case):
 
 
 def test_invalid_cel_names_the_field_in_causes(cluster):
-    body = {"metadata": {"name": "bad-cel3"}, "spec": {"selectors": [
-        {"cel": {"expression": 'device.driver == "a"'}}, {"cel": {"expression": "device.attributes["}}]}}
+    body = {
+        "metadata": {"name": "bad-cel3"},
+        "spec": {
+            "selectors": [
+                {"cel": {"expression": 'device.driver == "a"'}},
+                {"cel": {"expression": "device.attributes["}},
+            ]
+        },
+    }
     st = assert_status(send(cluster, "POST", path(DC), json.dumps(body)), 422, "Invalid")
     assert [c["field"] for c in st["details"]["causes"]] == ["spec.selectors[1].cel.expression"]
     assert st["details"]["causes"][0]["reason"] == "FieldValueInvalid"
     assert (st["details"]["kind"], st["details"]["group"], st["details"]["name"]) == (
-        "DeviceClass", "resource.k8s.io", "bad-cel3")
+        "DeviceClass",
+        "resource.k8s.io",
+        "bad-cel3",
+    )
 
 
 def test_name_too_long_cause(cluster):
     st = assert_status(send(cluster, "POST", CM_URL, json.dumps({"metadata": {"name": "a" * 300}})), 422, "Invalid")
-    assert st["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "metadata.name",
-                                        "message": st["details"]["causes"][0]["message"]}]
+    assert st["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "field": "metadata.name", "message": st["details"]["causes"][0]["message"]}
+    ]
     assert "must be no more than 253 characters" in st["details"]["causes"][0]["message"]
 
 
 def test_unknown_field_warn_writes_with_a_warning(cluster):
     before = snapshot(cluster, CM)
-    resp = send(cluster, "POST", CM_URL, json.dumps({"metadata": {"name": "warned"}, "bogus": 1}),
-                params={"fieldValidation": "Warn"})
+    resp = send(
+        cluster,
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": "warned"}, "bogus": 1}),
+        params={"fieldValidation": "Warn"},
+    )
     assert resp.status_code == 201
     warning = resp.headers["Warning"]
-    assert warning.startswith("299 - ") and 'unknown field' in warning and "bogus" in warning
+    assert warning.startswith("299 - ") and "unknown field" in warning and "bogus" in warning
     assert snapshot(cluster, CM) != before
-    resp = send(cluster, "POST", CM_URL, json.dumps({"metadata": {"name": "ignored"}, "bogus": 1}),
-                params={"fieldValidation": "Ignore"})
+    resp = send(
+        cluster,
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": "ignored"}, "bogus": 1}),
+        params={"fieldValidation": "Ignore"},
+    )
     assert resp.status_code == 201 and "Warning" not in resp.headers
 
 
 @pytest.mark.parametrize("mode", ["Warn", "Ignore"])
 def test_unknown_fields_are_not_stored(cluster, mode):
     name = f"pruned-{mode.lower()}"
-    resp = send(cluster, "POST", CM_URL, json.dumps({"metadata": {"name": name}, "bogus": 1, "data": {"a": "b"}}),
-                params={"fieldValidation": mode})
+    resp = send(
+        cluster,
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": name}, "bogus": 1, "data": {"a": "b"}}),
+        params={"fieldValidation": mode},
+    )
     assert resp.status_code == 201
     stored = cluster.http.get(cluster.url + path(CM, name=name)).json()
     assert "bogus" not in stored and "bogus" not in resp.json()
 
 
 def test_strict_message_is_upstreams(cluster):
-    st = assert_status(send(cluster, "POST", CM_URL, json.dumps({"metadata": {"name": "s2"}, "bogus": 1}),
-                            params={"fieldValidation": "Strict"}), 400, "BadRequest")
-    assert st["message"] == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: '
-                             'strict decoding error: unknown field "bogus"')
+    st = assert_status(
+        send(
+            cluster,
+            "POST",
+            CM_URL,
+            json.dumps({"metadata": {"name": "s2"}, "bogus": 1}),
+            params={"fieldValidation": "Strict"},
+        ),
+        400,
+        "BadRequest",
+    )
+    assert st["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus"'
+    )
 
 
 def test_warning_header_is_quoted_like_upstream(cluster):
-    resp = send(cluster, "POST", CM_URL, json.dumps({"metadata": {"name": "warned2"}, "bogus": 1}),
-                params={"fieldValidation": "Warn"})
+    resp = send(
+        cluster,
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": "warned2"}, "bogus": 1}),
+        params={"fieldValidation": "Warn"},
+    )
     assert resp.headers["Warning"] == '299 - "unknown field \\"bogus\\""'
 
 
@@ -209,12 +486,15 @@ def test_huge_valid_label_selector(cluster):
     assert "seed" in [i["metadata"]["name"] for i in everything]
 
 
-@pytest.mark.parametrize("sel,words", [
-    ("a=" + "x" * 100, ["must be no more than 63"]),
-    ("a in (", ["unable to parse requirement"]),
-    ("x" * 400 + "=b", ["name part must be no more than 63"]),
-    (",".join(f"k{i}=v{i}" for i in range(300)) + ",bad key=1", ["unable to parse requirement"]),
-])
+@pytest.mark.parametrize(
+    "sel,words",
+    [
+        ("a=" + "x" * 100, ["must be no more than 63"]),
+        ("a in (", ["unable to parse requirement"]),
+        ("x" * 400 + "=b", ["name part must be no more than 63"]),
+        (",".join(f"k{i}=v{i}" for i in range(300)) + ",bad key=1", ["unable to parse requirement"]),
+    ],
+)
 def test_invalid_label_selector_is_400(cluster, sel, words):
     resp = cluster.http.get(cluster.url + CM_URL, params={"labelSelector": sel})
     st = assert_status(resp, 400, "BadRequest")
@@ -259,8 +539,13 @@ def test_container_without_name_is_not_a_500(cluster):
 
 
 def test_warning_with_control_character_gets_a_response(cluster):
-    resp = send(cluster, "POST", CM_URL, json.dumps({"metadata": {"name": "ctl"}, "\x01": 1}),
-                params={"fieldValidation": "Warn"})
+    resp = send(
+        cluster,
+        "POST",
+        CM_URL,
+        json.dumps({"metadata": {"name": "ctl"}, "\x01": 1}),
+        params={"fieldValidation": "Warn"},
+    )
     assert resp.status_code == 201 and "Warning" in resp.headers
 
 
@@ -270,8 +555,7 @@ def test_put_with_null_metadata_is_not_a_500(cluster):
 
 
 def test_namespace_with_null_labels_is_not_a_500(cluster):
-    resp = send(cluster, "POST", "/api/v1/namespaces", json.dumps({"metadata": {"name": "nulllabels",
-                                                                                "labels": None}}))
+    resp = send(cluster, "POST", "/api/v1/namespaces", json.dumps({"metadata": {"name": "nulllabels", "labels": None}}))
     assert resp.status_code == 201
     assert resp.json()["metadata"]["labels"] == {"kubernetes.io/metadata.name": "nulllabels"}
 
@@ -306,8 +590,10 @@ def test_null_or_empty_anywhere_is_never_a_500(cluster):
                 parent[p[-1]] = value
                 resp = send(cluster, "POST", path(rt), json.dumps(obj))
                 if resp.status_code >= 500:
-                    failures.append(f"{rt.plural} {'.'.join(map(str, p))}={json.dumps(value)}: "
-                                    f"{resp.json().get('message', '')[:100]}")
+                    failures.append(
+                        f"{rt.plural} {'.'.join(map(str, p))}={json.dumps(value)}: "
+                        f"{resp.json().get('message', '')[:100]}"
+                    )
     assert failures == []
 
 

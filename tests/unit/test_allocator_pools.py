@@ -2,6 +2,7 @@
 consumes must be its pool's own (else the pool is invalid and a failed allocation says
 "invalid resource pools were encountered"), and the newest generation is chosen among the
 slices that concern the node."""
+
 from __future__ import annotations
 
 from _dra_builders import DRIVER, NOW, claim, dclass, dev, node, picked, req, slice_
@@ -23,8 +24,14 @@ def part(name: str, counter_set: str = "cs", counter: str = "mem", value: str = 
 
 
 def counters(name: str, sets: list[str], pool: str = "n1", count: int = 2, generation: int = 1) -> dict:
-    return slice_(name, [], pool=pool, count=count, generation=generation,
-                  sharedCounters=[{"name": cs, "counters": {"mem": {"value": "4Gi"}}} for cs in sets])
+    return slice_(
+        name,
+        [],
+        pool=pool,
+        count=count,
+        generation=generation,
+        sharedCounters=[{"name": cs, "counters": {"mem": {"value": "4Gi"}}} for cs in sets],
+    )
 
 
 def test_counters_of_the_pool_allow_allocation():
@@ -43,54 +50,72 @@ def test_device_consuming_a_counter_its_counter_set_does_not_have_makes_the_pool
 
 
 def test_device_consuming_another_pools_counter_set_makes_its_pool_invalid():
-    out = run([slice_("s", [part("p0")], pool="p-devices"), counters("c", ["cs"], pool="p-counters", count=1)],
-              [claim("c", req())])
+    out = run(
+        [slice_("s", [part("p0")], pool="p-devices"), counters("c", ["cs"], pool="p-counters", count=1)],
+        [claim("c", req())],
+    )
     assert not out.ok and out.reason == INVALID
 
 
 def test_slices_repeating_a_counter_set_name_make_the_pool_invalid():
-    out = run([slice_("s", [part("p0")], count=3), counters("c1", ["cs"], count=3), counters("c2", ["cs"], count=3)],
-              [claim("c", req())])
+    out = run(
+        [slice_("s", [part("p0")], count=3), counters("c1", ["cs"], count=3), counters("c2", ["cs"], count=3)],
+        [claim("c", req())],
+    )
     assert not out.ok and out.reason == INVALID
 
 
 def test_invalid_pool_does_not_hide_devices_of_valid_pools_and_all_mode_names_it():
-    slices = [slice_("s", [part("p0", "other")], pool="bad", count=2), counters("c", ["cs"], pool="bad"),
-              slice_("good", [dev("g0")], pool="good")]
+    slices = [
+        slice_("s", [part("p0", "other")], pool="bad", count=2),
+        counters("c", ["cs"], pool="bad"),
+        slice_("good", [dev("g0")], pool="good"),
+    ]
     assert picked(run(slices, [claim("c", req())])) == ["g0"]
     out = run(slices, [claim("c", req(mode="All"))])
-    assert out.fatal and out.reason == ("claim default/c, request gpu: asks for all devices, but resource pool "
-                                        f"{DRIVER}/bad is currently invalid")
+    assert out.fatal and out.reason == (
+        f"claim default/c, request gpu: asks for all devices, but resource pool {DRIVER}/bad is currently invalid"
+    )
 
 
 def test_newer_generation_for_another_node_does_not_make_this_nodes_complete_pool_obsolete():
-    slices = [slice_("old", [dev("a")], node_name="n1", pool="p", generation=1),
-              slice_("new", [dev("b")], node_name="n2", pool="p", generation=2)]
+    slices = [
+        slice_("old", [dev("a")], node_name="n1", pool="p", generation=1),
+        slice_("new", [dev("b")], node_name="n2", pool="p", generation=2),
+    ]
     assert picked(run(slices, [claim("c", req())], node("n1"))) == ["a"]
     assert picked(run(slices, [claim("c", req())], node("n2"))) == ["b"]
 
 
 def test_incomplete_generation_with_a_newer_one_elsewhere_is_ignored():
-    slices = [slice_("old", [dev("a")], node_name="n1", pool="p", generation=1, count=2),
-              slice_("new", [dev("b")], node_name="n2", pool="p", generation=2)]
+    slices = [
+        slice_("old", [dev("a")], node_name="n1", pool="p", generation=1, count=2),
+        slice_("new", [dev("b")], node_name="n2", pool="p", generation=2),
+    ]
     out = run(slices, [claim("c", req(mode="All"))], node("n1"))
     assert not out.ok and not out.fatal and out.reason == REASON_CANNOT_ALLOCATE  # not "being updated"
 
 
 def test_pool_spread_over_nodes_is_complete_with_all_of_its_generation():
-    slices = [slice_("s1", [dev("a")], node_name="n1", pool="p", count=2),
-              slice_("s2", [dev("b")], node_name="n2", pool="p", count=2)]
+    slices = [
+        slice_("s1", [dev("a")], node_name="n1", pool="p", count=2),
+        slice_("s2", [dev("b")], node_name="n2", pool="p", count=2),
+    ]
     assert picked(run(slices, [claim("c", req(mode="All"))], node("n1"))) == ["a"]
     out = run(slices[:1], [claim("c", req(mode="All"))], node("n1"))
     assert out.fatal and "is currently being updated" in out.reason
 
 
 def test_device_names_are_judged_among_the_slices_of_the_node():
-    slices = [slice_("s1", [dev("gpu-0")], node_name="n1", pool="p", count=2),
-              slice_("s2", [dev("gpu-0")], node_name="n2", pool="p", count=2)]
+    slices = [
+        slice_("s1", [dev("gpu-0")], node_name="n1", pool="p", count=2),
+        slice_("s2", [dev("gpu-0")], node_name="n2", pool="p", count=2),
+    ]
     assert picked(run(slices, [claim("c", req())], node("n1"))) == ["gpu-0"]
-    dup = [slice_("s1", [dev("gpu-0")], node_name="n1", pool="p", count=2),
-           slice_("s2", [dev("gpu-0")], node_name="n1", pool="p", count=2)]
+    dup = [
+        slice_("s1", [dev("gpu-0")], node_name="n1", pool="p", count=2),
+        slice_("s2", [dev("gpu-0")], node_name="n1", pool="p", count=2),
+    ]
     out = run(dup, [claim("c", req(count=3))], node("n1"))
     assert not out.ok and out.reason == INVALID
 
@@ -98,15 +123,19 @@ def test_device_names_are_judged_among_the_slices_of_the_node():
 def test_counter_sets_concern_every_node_so_another_nodes_pool_can_be_invalid_or_incomplete_here():
     # GatherPools counts a slice with counter sets for every node: n2's pool is one of
     # n1's pools too (without devices there), so its state shows on n1 as upstream's does
-    other = [slice_("n2-dev", [part("p0")], node_name="n2", pool="n2", count=3),
-             counters("n2-c1", ["cs"], pool="n2", count=3), counters("n2-c2", ["cs"], pool="n2", count=3)]
+    other = [
+        slice_("n2-dev", [part("p0")], node_name="n2", pool="n2", count=3),
+        counters("n2-c1", ["cs"], pool="n2", count=3),
+        counters("n2-c2", ["cs"], pool="n2", count=3),
+    ]
     mine = [slice_("n1-dev", [dev("g0")], node_name="n1", pool="n1")]
     assert picked(run(mine + other, [claim("c", req())], node("n1"))) == ["g0"]
     out = run(mine + other, [claim("c", req(count=2))], node("n1"))
     assert not out.ok and not out.fatal and out.reason == INVALID
     out = run(mine + other[:2], [claim("c", req(mode="All"))], node("n1"))
-    assert out.fatal and out.reason == ("claim default/c, request gpu: asks for all devices, but resource pool "
-                                        f"{DRIVER}/n2 is currently being updated")
+    assert out.fatal and out.reason == (
+        f"claim default/c, request gpu: asks for all devices, but resource pool {DRIVER}/n2 is currently being updated"
+    )
     complete = [slice_("n2-dev", [part("p0")], node_name="n2", pool="n2"), counters("n2-c1", ["cs"], pool="n2")]
     complete[0]["spec"]["pool"]["resourceSliceCount"] = 2
     assert picked(run(mine + complete, [claim("c", req(mode="All"))], node("n1"))) == ["g0"]
