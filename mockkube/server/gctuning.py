@@ -33,6 +33,7 @@ THRESHOLDS = (50_000, 20, 100)
 PACE_SECONDS = 2.0
 GROWTH = 1.25
 SLACK = 16 << 20  # bytes: small heaps grow by this much before their quarter counts
+MAX_RETRY = 64.0  # seconds between collections that do not bring the size back, at most
 
 
 def tune() -> None:
@@ -103,19 +104,25 @@ def release_free_memory() -> None:
 
 
 class Pacer:
-    """Every ``every`` seconds: a full collection when the resident size has grown enough
-    since the last one (or since it was last lower); otherwise freed heap that the allocator
-    still holds is handed back once it passes the slack."""
+    """Every ``every`` seconds: hands back freed heap the allocator holds beyond the slack,
+    and runs a full collection while the resident size stands a quarter and the slack above
+    its floor (the size it settled at). A collection that brings it back resets the pace; one
+    that does not is retried after 2, 4, 8, ... seconds (what was alive may be garbage by
+    then: connections held open, then dropped), and after ``MAX_RETRY`` seconds of that the
+    size is taken as the new floor, so a cluster that grew costs a handful of collections,
+    not one every tick."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, every: float = PACE_SECONDS) -> None:
         self.loop, self.every = loop, every
-        self.baseline: int | None = None
+        self.floor: int | None = None
         self.collections = 0
+        self._retry = every
+        self._next = 0.0
         self._timer: asyncio.TimerHandle | None = None
 
     def start(self) -> Pacer:
-        self.baseline = resident_bytes()
-        if self.baseline is not None:
+        self.floor = resident_bytes()
+        if self.floor is not None:
             self._timer = self.loop.call_later(self.every, self._tick)
         return self
 
@@ -125,20 +132,30 @@ class Pacer:
             self._timer = None
 
     def due(self, rss: int) -> bool:
-        assert self.baseline is not None
-        return rss > self.baseline * GROWTH + SLACK
+        assert self.floor is not None
+        return rss > self.floor * GROWTH + SLACK
 
     def _tick(self) -> None:
-        rss = resident_bytes()
-        if rss is not None and self.baseline is not None:
-            if self.due(rss):
-                gc.collect()
-                release_free_memory()
-                self.collections += 1
-                self.baseline = resident_bytes() or rss  # growth counts from here
-            else:
-                if free_heap_bytes() > SLACK:  # freed by reference count, still held by the allocator
-                    release_free_memory()
-                    rss = resident_bytes() or rss
-                self.baseline = min(self.baseline, rss)  # memory handed back: growth counts from there
+        self.check(self.loop.time())
         self._timer = self.loop.call_later(self.every, self._tick)
+
+    def check(self, now: float) -> None:
+        rss = resident_bytes()
+        if rss is None or self.floor is None:
+            return
+        if free_heap_bytes() > SLACK:  # freed by reference count, still held by the allocator
+            release_free_memory()
+            rss = resident_bytes() or rss
+        if self.due(rss) and now >= self._next:
+            gc.collect()
+            release_free_memory()
+            self.collections += 1
+            rss = resident_bytes() or rss
+            if not self.due(rss):
+                self._retry = self.every
+            elif self._retry > MAX_RETRY:  # high for minutes, collections or not: it is alive
+                self.floor, self._retry = rss, self.every
+            else:
+                self._next = now + self._retry
+                self._retry *= 2
+        self.floor = min(self.floor, rss)
