@@ -95,24 +95,34 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
 def pod_log(api: "API", request: web.Request, t: "Target") -> web.Response:
     """pods/log as text/plain (``kubectl logs``); what a simulated container printed comes
     from its pod's ``mockkube.io/log`` annotations (see mockkube/kubelet/logs.py)."""
+    from mockkube.api import params
     from mockkube.kubelet import logs
 
-    pod = api.res.get(t.rt, t.namespace, t.name).obj
     q = request.query
     tail = q.get("tailLines")
-    try:
-        tail_lines = int(tail) if tail not in (None, "") else None
-    except ValueError:
-        raise errors.bad_request(f'invalid value for "tailLines": strconv.ParseInt: parsing "{tail}": invalid syntax')
+    tail_lines = None if tail is None else params.parse_int64(tail)  # PodLogOptions decode before the get
+    pod = api.res.get(t.rt, t.namespace, t.name).obj
     container = logs.pick_container(pod, q.get("container", ""))
     text = logs.container_log(pod, container, tail_lines, q.get("timestamps") in ("true", "1"))
     return web.Response(text=text, content_type="text/plain")
+
+
+def _typed(body: dict, group: str, version: str, kind: str) -> None:
+    """The decode step of a subresource's request kind: encoding/json's first type error
+    as transformDecodeError's 400 (a field of the wrong JSON type is never a 500)."""
+    from mockkube.api import params
+    from mockkube.machinery import validation
+
+    errs = params.type_errors(body, group, version, kind)
+    if errs:
+        raise validation.decode_error(kind, version, errs)
 
 
 def bind(api: "API", t: "Target", body: dict, dry_run: bool = False) -> Entry:
     """pods/binding: set spec.nodeName once, as the scheduler's Bind does."""
     if not isinstance(body, dict) or body.get("kind") not in (None, "Binding"):
         raise errors.bad_request("a Binding object is required")
+    _typed(body, "", "v1", "Binding")
     target = (body.get("target") or {}).get("name", "")
     if not target:
         raise errors.invalid("Binding", "", t.name, [fe.required("target.name", "")])
@@ -127,6 +137,7 @@ def evict(api: "API", t: "Target", body: dict) -> None:
 
     if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
         raise errors.bad_request("an Eviction object is required")
+    _typed(body, "policy", "v1", "Eviction")
     res = api.res
     pod = res.get(t.rt, t.namespace, t.name).obj
     opts = dict(body.get("deleteOptions") or {})
@@ -193,6 +204,7 @@ def scale_of(api: "API", t: "Target") -> dict:
 def set_scale(api: "API", t: "Target", body: dict, opts) -> dict:
     if not isinstance(body, dict):
         raise errors.bad_request("a Scale object is required")
+    _typed(body, "autoscaling", "v1", "Scale")
     replicas = (body.get("spec") or {}).get("replicas")
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise errors.invalid("Scale", "autoscaling", t.name, [fe.invalid(
@@ -215,6 +227,9 @@ def set_scale(api: "API", t: "Target", body: dict, opts) -> dict:
 
 
 def finalize_namespace(api: "API", t: "Target", body: dict) -> Entry:
+    if not isinstance(body, dict):
+        raise errors.bad_request("the object provided is not a JSON object")
+    _typed(body, "", "v1", "Namespace")
     entry = api.res.get(t.rt, "", t.name)
     new = copy.deepcopy(entry.obj)
     fins = ((body or {}).get("spec") or {}).get("finalizers") or []
