@@ -443,3 +443,19 @@ def test_namespace_finalize_of_the_wrong_type_is_400(cluster):
     assert st["message"] == ('Namespace in version "v1" cannot be handled as a Namespace: json: cannot unmarshal '
                              'string into Go struct field Namespace.spec of type v1.NamespaceSpec')
     assert cluster.http.get(cluster.url + "/api/v1/namespaces/fuzz").json()["status"]["phase"] == "Active"
+
+
+@pytest.mark.parametrize("rv", ["99999999999999999999", "18446744073709551616", "-1", "+5", " 5", "1_0", "\u0663"])
+@pytest.mark.parametrize("watch", [False, True], ids=["list", "watch"])
+def test_resource_version_parses_as_uint64(cluster, rv, watch):
+    """A resourceVersion past uint64 (or not plain digits) is invalid, a 400, not a 504
+    Too large resource version."""
+    params = {"resourceVersion": rv, **({"watch": "true", "timeoutSeconds": "1"} if watch else {})}
+    st = assert_status(send(cluster, "GET", CM_URL, None, params=params), 400, "BadRequest")
+    assert st["message"] == f"invalid resource version: {rv}"
+
+
+def test_resource_version_ahead_of_the_store_is_upstreams_504(cluster):
+    rv = int(snapshot(cluster, CM)[0]) + 1000
+    st = assert_status(send(cluster, "GET", CM_URL, None, params={"resourceVersion": str(rv)}), 504, "Timeout")
+    assert st["message"].startswith(f"Timeout: Too large resource version: {rv}, current: ")
