@@ -47,8 +47,9 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
             raise errors.service_unavailable("ServiceAccount tokens are not served")
         return handlers.json_response(_dumps(api.auth.tokens.request(t.namespace, t.name, body)), 201)
     if sub == "eviction" and m == "POST":
+        params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")  # validated
         body = await api._body(request)
-        evict(api, t, body)
+        evict(api, t, body, request.query.getall("dryRun", []))
         return handlers.json_response(_dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                                "status": "Success", "code": 201}), 201)
     if sub == "scale":
@@ -129,7 +130,7 @@ def bind(api: "API", t: "Target", body: dict, dry_run: bool = False) -> Entry:
     return api.res.bind(t.namespace, t.name, target, dry_run)
 
 
-def evict(api: "API", t: "Target", body: dict) -> None:
+def evict(api: "API", t: "Target", body: dict, dry_run: list[str] | None = None) -> None:
     """pods/eviction: delete the pod unless its PodDisruptionBudget has no disruption left
     (429 with upstream's message and cause), charging the budget and marking the pod with
     a DisruptionTarget condition first, as kube-apiserver's eviction REST does."""
@@ -138,9 +139,19 @@ def evict(api: "API", t: "Target", body: dict) -> None:
     if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
         raise errors.bad_request("an Eviction object is required")
     _typed(body, "policy", "v1", "Eviction")
+    if (body.get("metadata") or {}).get("name") != t.name:
+        raise errors.bad_request("name in URL does not match name in Eviction object")
     res = api.res
-    pod = res.get(t.rt, t.namespace, t.name).obj
     opts = dict(body.get("deleteOptions") or {})
+    # the eviction REST's propagateDryRun: the request's dryRun applies unless the
+    # Eviction's deleteOptions carry their own (upstream answers a mismatch with a plain
+    # error, a 500; a 400 here)
+    if dry_run and not opts.get("dryRun"):
+        opts["dryRun"] = list(dry_run)
+    elif dry_run and list(opts["dryRun"]) != list(dry_run):
+        raise errors.bad_request(f"Non-matching dry-run options in request and content: [{' '.join(dry_run)}] and "
+                                 f"[{' '.join(map(str, opts['dryRun']))}]")
+    pod = res.get(t.rt, t.namespace, t.name).obj
     dry = bool(opts.get("dryRun"))
     phase = (pod.get("status") or {}).get("phase")
     if phase not in ("Succeeded", "Failed", "Pending") and not pod["metadata"].get("deletionTimestamp"):

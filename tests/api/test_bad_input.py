@@ -459,3 +459,40 @@ def test_resource_version_ahead_of_the_store_is_upstreams_504(cluster):
     rv = int(snapshot(cluster, CM)[0]) + 1000
     st = assert_status(send(cluster, "GET", CM_URL, None, params={"resourceVersion": str(rv)}), 504, "Timeout")
     assert st["message"].startswith(f"Timeout: Too large resource version: {rv}, current: ")
+
+
+def _evictable(cluster, name: str) -> str:
+    assert send(cluster, "POST", path(POD), json.dumps(seed(POD, name))).status_code == 201
+    return path(POD, name=name) + "/eviction"
+
+
+def test_eviction_honours_the_requests_dry_run(cluster):
+    """``?dryRun=All`` on pods/eviction (the CreateOptions) is the eviction's dry run, as
+    the eviction REST's propagateDryRun makes it: the pod stays (it was deleted)."""
+    url = _evictable(cluster, "ev-dry")
+    try:
+        resp = send(cluster, "POST", url, json.dumps({"metadata": {"name": "ev-dry"}}), params={"dryRun": "All"})
+        assert resp.status_code == 201, resp.text
+        pod = cluster.http.get(cluster.url + path(POD, name="ev-dry")).json()
+        assert "deletionTimestamp" not in pod["metadata"]
+        st = assert_status(send(cluster, "POST", url, json.dumps({"metadata": {"name": "ev-dry"}}),
+                                params={"dryRun": "x"}), 422, "Invalid")
+        assert st["message"] == ('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "x": '
+                                 'supported values: "All"')
+        st = assert_status(send(cluster, "POST", url, json.dumps({"metadata": {"name": "ev-dry"}, "deleteOptions": {
+            "dryRun": ["All", "All"]}}), params={"dryRun": "All"}), 400, "BadRequest")
+        assert st["message"] == "Non-matching dry-run options in request and content: [All] and [All All]"
+        assert "deletionTimestamp" not in cluster.http.get(cluster.url + path(POD, name="ev-dry")).json()["metadata"]
+    finally:
+        send(cluster, "DELETE", path(POD, name="ev-dry"), json.dumps({"gracePeriodSeconds": 0}))
+
+
+@pytest.mark.parametrize("meta", [{}, {"name": "other"}])
+def test_eviction_of_another_name_is_400(cluster, meta):
+    url = _evictable(cluster, "ev-name")
+    try:
+        st = assert_status(send(cluster, "POST", url, json.dumps({"metadata": meta})), 400, "BadRequest")
+        assert st["message"] == "name in URL does not match name in Eviction object"
+        assert "deletionTimestamp" not in cluster.http.get(cluster.url + path(POD, name="ev-name")).json()["metadata"]
+    finally:
+        send(cluster, "DELETE", path(POD, name="ev-name"), json.dumps({"gracePeriodSeconds": 0}))
