@@ -16,7 +16,8 @@ exist. Deterministic (``derandomize=True``, no example database) and bounded:
 ~85 s on one core (~50 s with ``-n 2``: one test per document). When hunting bugs:
 MOCKKUBE_SCHEMATHESIS_EXAMPLES widens it, MOCKKUBE_FUZZ_OPS (a regex on "METHOD /path")
 narrows it, MOCKKUBE_FUZZ_COLLECT=1 prints the status codes and every distinct problem,
-MOCKKUBE_FUZZ_TIMES=1 the time spent per operation.
+MOCKKUBE_FUZZ_TIMES=1 the time spent per operation, MOCKKUBE_SCHEMATHESIS_COVERAGE=1 adds
+schemathesis' systematic coverage phase (minutes).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ DOCUMENTS = ["api/v1", "apis/apps/v1", "apis/batch/v1", "apis/resource.k8s.io/v1
              "apis/rbac.authorization.k8s.io/v1", "apis/admissionregistration.k8s.io/v1"]
 EXAMPLES = int(os.environ.get("MOCKKUBE_SCHEMATHESIS_EXAMPLES", "3"))
 COLLECT = bool(os.environ.get("MOCKKUBE_FUZZ_COLLECT"))
+COVERAGE = bool(os.environ.get("MOCKKUBE_SCHEMATHESIS_COVERAGE"))
 TIMEOUT = 10.0  # seconds for any answer (a loaded CI machine included)
 
 REG = registry()
@@ -205,13 +207,13 @@ def _heavy_bodies(doc: dict) -> set[tuple[str, str]]:
     return out
 
 
-def _operations(c, document: str) -> tuple[list, set]:
+def _operations(c, document: str) -> tuple[list, set, object]:
     url = c.url + "/openapi/v3/" + document
     schema = schemathesis.openapi.from_url(url)
     ops = []
     for result in schema.get_all_operations():
         ops.append(result.ok())  # an operation schemathesis cannot read is a fidelity bug of the document
-    return ops, _heavy_bodies(c.http.get(url).json())
+    return ops, _heavy_bodies(c.http.get(url).json()), schema
 
 
 def _fuzz_operation(c, op, mode, fixed_body: bool) -> None:
@@ -231,10 +233,23 @@ def _fuzz_operation(c, op, mode, fixed_body: bool) -> None:
         pass
 
 
+def _coverage(c, schema, op) -> None:
+    """schemathesis' coverage phase (MOCKKUBE_SCHEMATHESIS_COVERAGE=1, when hunting): every
+    boundary value and wrong type of every parameter and body field, systematically; tens
+    of thousands of requests per document, so not in the bounded run."""
+    from schemathesis import GenerationMode
+
+    config = schema.config.generation_for(operation=op, phase="coverage")
+    for i, case in enumerate(schema.iter_coverage_cases(
+            op, generation_modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE], generation_config=config)):
+        _pin(case, 1 + i % 3)
+        fire(c, case, i % 4)
+
+
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_schemathesis(cluster, document):
     c = cluster
-    ops, heavy = _operations(c, document)
+    ops, heavy, schema = _operations(c, document)
     assert ops
     from schemathesis import GenerationMode
 
@@ -248,6 +263,8 @@ def test_schemathesis(cluster, document):
             _fuzz_operation(c, op, mode, mode == GenerationMode.NEGATIVE and (op.method.upper(), op.path) in heavy)
             if os.environ.get("MOCKKUBE_FUZZ_TIMES"):
                 print(f"TIME {time.monotonic() - t0:6.2f} {mode.value} {op.method.upper()} {op.path}")
+        if COVERAGE and (op.method.upper(), op.path) not in heavy:
+            _coverage(c, schema, op)
     assert c.http.get(c.url + "/readyz").status_code == 200
     _sweep(c, document)
     found = dict(c.problems)
