@@ -425,16 +425,15 @@ def test_boolean_query_parameters_are_lenient_as_upstream(cluster):
                                                     'DeleteOptions.deleteOptions.dryRun of type []string')),
 ])
 def test_subresource_bodies_of_the_wrong_type_are_400(cluster, sub, body, message):
-    pod = seed(POD, "typed")
-    assert send(cluster, "POST", path(POD), json.dumps(pod)).status_code == 201
+    url = _evictable(cluster, "typed")
     try:
-        st = assert_status(send(cluster, "POST", path(POD, name="typed") + "/" + sub, json.dumps(body)), 400,
+        st = assert_status(send(cluster, "POST", url.replace("/eviction", "/" + sub), json.dumps(body)), 400,
                            "BadRequest")
         assert st["message"] == message
-        got = cluster.http.get(cluster.url + path(POD, name="typed")).json()
+        got = cluster.http.get(cluster.url + path(POD, PODS_NS, "typed")).json()
         assert "nodeName" not in got["spec"] and "deletionTimestamp" not in got["metadata"]
     finally:
-        send(cluster, "DELETE", path(POD, name="typed"), json.dumps({"gracePeriodSeconds": 0}))
+        send(cluster, "DELETE", path(POD, PODS_NS, "typed"), json.dumps({"gracePeriodSeconds": 0}))
 
 
 def test_namespace_finalize_of_the_wrong_type_is_400(cluster):
@@ -461,9 +460,14 @@ def test_resource_version_ahead_of_the_store_is_upstreams_504(cluster):
     assert st["message"].startswith(f"Timeout: Too large resource version: {rv}, current: ")
 
 
+PODS_NS = "pods-only"  # the fuzz namespace may hold a ResourceQuota (test_null_or_empty...) refusing pods
+
+
 def _evictable(cluster, name: str) -> str:
-    assert send(cluster, "POST", path(POD), json.dumps(seed(POD, name))).status_code == 201
-    return path(POD, name=name) + "/eviction"
+    send(cluster, "POST", "/api/v1/namespaces", json.dumps({"metadata": {"name": PODS_NS}}))
+    resp = send(cluster, "POST", path(POD, PODS_NS), json.dumps(seed(POD, name, PODS_NS)))
+    assert resp.status_code == 201, resp.text
+    return path(POD, PODS_NS, name) + "/eviction"
 
 
 def test_eviction_honours_the_requests_dry_run(cluster):
@@ -473,7 +477,7 @@ def test_eviction_honours_the_requests_dry_run(cluster):
     try:
         resp = send(cluster, "POST", url, json.dumps({"metadata": {"name": "ev-dry"}}), params={"dryRun": "All"})
         assert resp.status_code == 201, resp.text
-        pod = cluster.http.get(cluster.url + path(POD, name="ev-dry")).json()
+        pod = cluster.http.get(cluster.url + path(POD, PODS_NS, "ev-dry")).json()
         assert "deletionTimestamp" not in pod["metadata"]
         st = assert_status(send(cluster, "POST", url, json.dumps({"metadata": {"name": "ev-dry"}}),
                                 params={"dryRun": "x"}), 422, "Invalid")
@@ -482,9 +486,9 @@ def test_eviction_honours_the_requests_dry_run(cluster):
         st = assert_status(send(cluster, "POST", url, json.dumps({"metadata": {"name": "ev-dry"}, "deleteOptions": {
             "dryRun": ["All", "All"]}}), params={"dryRun": "All"}), 400, "BadRequest")
         assert st["message"] == "Non-matching dry-run options in request and content: [All] and [All All]"
-        assert "deletionTimestamp" not in cluster.http.get(cluster.url + path(POD, name="ev-dry")).json()["metadata"]
+        assert "deletionTimestamp" not in cluster.http.get(cluster.url + path(POD, PODS_NS, "ev-dry")).json()["metadata"]
     finally:
-        send(cluster, "DELETE", path(POD, name="ev-dry"), json.dumps({"gracePeriodSeconds": 0}))
+        send(cluster, "DELETE", path(POD, PODS_NS, "ev-dry"), json.dumps({"gracePeriodSeconds": 0}))
 
 
 @pytest.mark.parametrize("meta", [{}, {"name": "other"}])
@@ -493,6 +497,7 @@ def test_eviction_of_another_name_is_400(cluster, meta):
     try:
         st = assert_status(send(cluster, "POST", url, json.dumps({"metadata": meta})), 400, "BadRequest")
         assert st["message"] == "name in URL does not match name in Eviction object"
-        assert "deletionTimestamp" not in cluster.http.get(cluster.url + path(POD, name="ev-name")).json()["metadata"]
+        assert "deletionTimestamp" not in cluster.http.get(cluster.url + path(POD, PODS_NS, "ev-name")).json()[
+            "metadata"]
     finally:
-        send(cluster, "DELETE", path(POD, name="ev-name"), json.dumps({"gracePeriodSeconds": 0}))
+        send(cluster, "DELETE", path(POD, PODS_NS, "ev-name"), json.dumps({"gracePeriodSeconds": 0}))
