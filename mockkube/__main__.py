@@ -1,5 +1,5 @@
 import sys
 
-from mockkube.cli import main
+from mockkube.cli.main import main
 
 sys.exit(main())

@@ -45,7 +45,7 @@ EXTRA_ROOTS = [META + "WatchEvent", STATUS]
 _SPECIAL_V3 = {
     "io.k8s.apimachinery.pkg.api.resource.Quantity": {
         "description": "Quantity is a fixed-point representation of a number, serialized as a "
-                       "string such as \"100m\", \"1Gi\" or \"2\" (a bare JSON number is also accepted).",
+        'string such as "100m", "1Gi" or "2" (a bare JSON number is also accepted).',
         "type": "string",
     },
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {
@@ -55,12 +55,20 @@ _SPECIAL_V3 = {
     },
 }
 
-PATCH_TYPES = ["application/apply-patch+yaml", "application/json-patch+json",
-               "application/merge-patch+json", "application/strategic-merge-patch+json"]
+PATCH_TYPES = [
+    "application/apply-patch+yaml",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+]
 _RESPONSE_TYPES = ["application/json", "application/vnd.kubernetes.protobuf", "application/yaml"]
-_WATCH_TYPES = ["application/json", "application/json;stream=watch",
-                "application/vnd.kubernetes.protobuf",
-                "application/vnd.kubernetes.protobuf;stream=watch", "application/yaml"]
+_WATCH_TYPES = [
+    "application/json",
+    "application/json;stream=watch",
+    "application/vnd.kubernetes.protobuf",
+    "application/vnd.kubernetes.protobuf;stream=watch",
+    "application/yaml",
+]
 
 
 def source_definitions_path() -> Path:
@@ -72,8 +80,8 @@ def source_definitions_path() -> Path:
 
 # -- parameters (as upstream inlines them in v3 documents) --------------------------------
 
-def _q(name: str, typ: str, description: str = "", required: bool = False,
-       where: str = "query") -> dict:
+
+def _q(name: str, typ: str, description: str = "", required: bool = False, where: str = "query") -> dict:
     p: dict[str, Any] = {}
     if description:
         p["description"] = description
@@ -86,88 +94,181 @@ def _q(name: str, typ: str, description: str = "", required: bool = False,
 
 
 P = {
-    "namespace": _q("namespace", "string", "object name and auth scope, such as for teams and projects",
-                    True, "path"),
+    "namespace": _q("namespace", "string", "object name and auth scope, such as for teams and projects", True, "path"),
     "name": lambda kind: _q("name", "string", f"name of the {kind}", True, "path"),
-    "pretty": _q("pretty", "string", "If 'true', then the output is pretty printed. Defaults to "
-                 "'false' unless the user-agent indicates a browser or command-line HTTP tool "
-                 "(curl and wget)."),
-    "dryRun": _q("dryRun", "string", "When present, indicates that modifications should not be "
-                 "persisted. An invalid or unrecognized dryRun directive will result in an error "
-                 "response and no further processing of the request. Valid values are: - All: all "
-                 "dry run stages will be processed"),
-    "fieldManager": _q("fieldManager", "string", "fieldManager is a name associated with the actor "
-                       "or entity that is making these changes. The value must be less than or "
-                       "128 characters long, and only contain printable characters, as defined by "
-                       "https://golang.org/pkg/unicode/#IsPrint."),
-    "fieldManagerPatch": _q("fieldManager", "string", "fieldManager is a name associated with the "
-                            "actor or entity that is making these changes. The value must be less "
-                            "than or 128 characters long, and only contain printable characters, as "
-                            "defined by https://golang.org/pkg/unicode/#IsPrint. This field is "
-                            "required for apply requests (application/apply-patch) but optional for "
-                            "non-apply patch types (JsonPatch, MergePatch, StrategicMergePatch)."),
-    "fieldValidation": _q("fieldValidation", "string", "fieldValidation instructs the server on how "
-                          "to handle objects in the request (POST/PUT/PATCH) containing unknown or "
-                          "duplicate fields. Valid values are: - Ignore: This will ignore any "
-                          "unknown fields that are silently dropped from the object, and will ignore "
-                          "all but the last duplicate field that the decoder encounters. - Warn: "
-                          "This will send a warning via the standard warning response header for "
-                          "each unknown field that is dropped from the object, and for each "
-                          "duplicate field that is encountered. - Strict: This will fail the request "
-                          "with a BadRequest error if any unknown fields would be dropped from the "
-                          "object, or if any duplicate fields are present. The error returned from "
-                          "the server will contain all unknown and duplicate fields encountered."),
-    "force": _q("force", "boolean", "Force is going to \"force\" Apply requests. It means user will "
-                "re-acquire conflicting fields owned by other people. Force flag must be unset for "
-                "non-apply patch requests."),
-    "gracePeriodSeconds": _q("gracePeriodSeconds", "integer", "The duration in seconds before the "
-                             "object should be deleted. Value must be non-negative integer. The "
-                             "value zero indicates delete immediately. If this value is nil, the "
-                             "default grace period for the specified type will be used."),
-    "ignoreStore": _q("ignoreStoreReadErrorWithClusterBreakingPotential", "boolean", "if set to true, "
-                      "it will trigger an unsafe deletion of the resource in case the normal "
-                      "deletion flow fails with a corrupt object error."),
-    "orphanDependents": _q("orphanDependents", "boolean", "Deprecated: please use the "
-                           "PropagationPolicy, this field will be deprecated in 1.7. Should the "
-                           "dependent objects be orphaned."),
-    "propagationPolicy": _q("propagationPolicy", "string", "Whether and how garbage collection will "
-                            "be performed. Acceptable values are: 'Orphan', 'Background', "
-                            "'Foreground'."),
-    "allowWatchBookmarks": _q("allowWatchBookmarks", "boolean", "allowWatchBookmarks requests watch "
-                              "events with type \"BOOKMARK\". If this is not a watch, this field is "
-                              "ignored."),
-    "continue": _q("continue", "string", "The continue option should be set when retrieving more "
-                   "results from the server."),
-    "fieldSelector": _q("fieldSelector", "string", "A selector to restrict the list of returned "
-                        "objects by their fields. Defaults to everything."),
-    "labelSelector": _q("labelSelector", "string", "A selector to restrict the list of returned "
-                        "objects by their labels. Defaults to everything."),
-    "limit": _q("limit", "integer", "limit is a maximum number of responses to return for a list "
-                "call. If more items exist, the server will set the `continue` field on the list "
-                "metadata."),
-    "resourceVersion": _q("resourceVersion", "string", "resourceVersion sets a constraint on what "
-                          "resource versions a request may be served from. See "
-                          "https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions "
-                          "for details.\n\nDefaults to unset"),
-    "resourceVersionMatch": _q("resourceVersionMatch", "string", "resourceVersionMatch determines "
-                               "how resourceVersion is applied to list calls.\n\nDefaults to unset"),
-    "sendInitialEvents": _q("sendInitialEvents", "boolean", "`sendInitialEvents=true` may be set "
-                            "together with `watch=true`. In that case, the watch stream will begin "
-                            "with synthetic events to produce the current state of objects in the "
-                            "collection, followed by a BOOKMARK event."),
-    "timeoutSeconds": _q("timeoutSeconds", "integer", "Timeout for the list/watch call. This limits "
-                         "the duration of the call, regardless of any activity or inactivity."),
-    "watch": _q("watch", "boolean", "Watch for changes to the described resources and return them "
-                "as a stream of add, update, and remove notifications. Specify resourceVersion."),
+    "pretty": _q(
+        "pretty",
+        "string",
+        "If 'true', then the output is pretty printed. Defaults to "
+        "'false' unless the user-agent indicates a browser or command-line HTTP tool "
+        "(curl and wget).",
+    ),
+    "dryRun": _q(
+        "dryRun",
+        "string",
+        "When present, indicates that modifications should not be "
+        "persisted. An invalid or unrecognized dryRun directive will result in an error "
+        "response and no further processing of the request. Valid values are: - All: all "
+        "dry run stages will be processed",
+    ),
+    "fieldManager": _q(
+        "fieldManager",
+        "string",
+        "fieldManager is a name associated with the actor "
+        "or entity that is making these changes. The value must be less than or "
+        "128 characters long, and only contain printable characters, as defined by "
+        "https://golang.org/pkg/unicode/#IsPrint.",
+    ),
+    "fieldManagerPatch": _q(
+        "fieldManager",
+        "string",
+        "fieldManager is a name associated with the "
+        "actor or entity that is making these changes. The value must be less "
+        "than or 128 characters long, and only contain printable characters, as "
+        "defined by https://golang.org/pkg/unicode/#IsPrint. This field is "
+        "required for apply requests (application/apply-patch) but optional for "
+        "non-apply patch types (JsonPatch, MergePatch, StrategicMergePatch).",
+    ),
+    "fieldValidation": _q(
+        "fieldValidation",
+        "string",
+        "fieldValidation instructs the server on how "
+        "to handle objects in the request (POST/PUT/PATCH) containing unknown or "
+        "duplicate fields. Valid values are: - Ignore: This will ignore any "
+        "unknown fields that are silently dropped from the object, and will ignore "
+        "all but the last duplicate field that the decoder encounters. - Warn: "
+        "This will send a warning via the standard warning response header for "
+        "each unknown field that is dropped from the object, and for each "
+        "duplicate field that is encountered. - Strict: This will fail the request "
+        "with a BadRequest error if any unknown fields would be dropped from the "
+        "object, or if any duplicate fields are present. The error returned from "
+        "the server will contain all unknown and duplicate fields encountered.",
+    ),
+    "force": _q(
+        "force",
+        "boolean",
+        'Force is going to "force" Apply requests. It means user will '
+        "re-acquire conflicting fields owned by other people. Force flag must be unset for "
+        "non-apply patch requests.",
+    ),
+    "gracePeriodSeconds": _q(
+        "gracePeriodSeconds",
+        "integer",
+        "The duration in seconds before the "
+        "object should be deleted. Value must be non-negative integer. The "
+        "value zero indicates delete immediately. If this value is nil, the "
+        "default grace period for the specified type will be used.",
+    ),
+    "ignoreStore": _q(
+        "ignoreStoreReadErrorWithClusterBreakingPotential",
+        "boolean",
+        "if set to true, "
+        "it will trigger an unsafe deletion of the resource in case the normal "
+        "deletion flow fails with a corrupt object error.",
+    ),
+    "orphanDependents": _q(
+        "orphanDependents",
+        "boolean",
+        "Deprecated: please use the "
+        "PropagationPolicy, this field will be deprecated in 1.7. Should the "
+        "dependent objects be orphaned.",
+    ),
+    "propagationPolicy": _q(
+        "propagationPolicy",
+        "string",
+        "Whether and how garbage collection will "
+        "be performed. Acceptable values are: 'Orphan', 'Background', "
+        "'Foreground'.",
+    ),
+    "allowWatchBookmarks": _q(
+        "allowWatchBookmarks",
+        "boolean",
+        "allowWatchBookmarks requests watch "
+        'events with type "BOOKMARK". If this is not a watch, this field is '
+        "ignored.",
+    ),
+    "continue": _q(
+        "continue", "string", "The continue option should be set when retrieving more results from the server."
+    ),
+    "fieldSelector": _q(
+        "fieldSelector",
+        "string",
+        "A selector to restrict the list of returned objects by their fields. Defaults to everything.",
+    ),
+    "labelSelector": _q(
+        "labelSelector",
+        "string",
+        "A selector to restrict the list of returned objects by their labels. Defaults to everything.",
+    ),
+    "limit": _q(
+        "limit",
+        "integer",
+        "limit is a maximum number of responses to return for a list "
+        "call. If more items exist, the server will set the `continue` field on the list "
+        "metadata.",
+    ),
+    "resourceVersion": _q(
+        "resourceVersion",
+        "string",
+        "resourceVersion sets a constraint on what "
+        "resource versions a request may be served from. See "
+        "https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions "
+        "for details.\n\nDefaults to unset",
+    ),
+    "resourceVersionMatch": _q(
+        "resourceVersionMatch",
+        "string",
+        "resourceVersionMatch determines how resourceVersion is applied to list calls.\n\nDefaults to unset",
+    ),
+    "sendInitialEvents": _q(
+        "sendInitialEvents",
+        "boolean",
+        "`sendInitialEvents=true` may be set "
+        "together with `watch=true`. In that case, the watch stream will begin "
+        "with synthetic events to produce the current state of objects in the "
+        "collection, followed by a BOOKMARK event.",
+    ),
+    "timeoutSeconds": _q(
+        "timeoutSeconds",
+        "integer",
+        "Timeout for the list/watch call. This limits "
+        "the duration of the call, regardless of any activity or inactivity.",
+    ),
+    "watch": _q(
+        "watch",
+        "boolean",
+        "Watch for changes to the described resources and return them "
+        "as a stream of add, update, and remove notifications. Specify resourceVersion.",
+    ),
 }
 
-LIST_PARAMS = ["allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit",
-               "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds",
-               "watch"]
-DELETECOLLECTION_PARAMS = ["continue", "dryRun", "fieldSelector", "gracePeriodSeconds", "ignoreStore",
-                           "labelSelector", "limit", "orphanDependents", "propagationPolicy",
-                           "resourceVersion", "resourceVersionMatch", "sendInitialEvents",
-                           "timeoutSeconds"]
+LIST_PARAMS = [
+    "allowWatchBookmarks",
+    "continue",
+    "fieldSelector",
+    "labelSelector",
+    "limit",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
+    "watch",
+]
+DELETECOLLECTION_PARAMS = [
+    "continue",
+    "dryRun",
+    "fieldSelector",
+    "gracePeriodSeconds",
+    "ignoreStore",
+    "labelSelector",
+    "limit",
+    "orphanDependents",
+    "propagationPolicy",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
+]
 DELETE_PARAMS = ["dryRun", "gracePeriodSeconds", "ignoreStore", "orphanDependents", "propagationPolicy"]
 WRITE_PARAMS = ["dryRun", "fieldManager", "fieldValidation"]
 PATCH_PARAMS = ["dryRun", "fieldManagerPatch", "fieldValidation", "force"]
@@ -178,6 +279,7 @@ def _params(names: list[str]) -> list[dict]:
 
 
 # -- naming -------------------------------------------------------------------------------
+
 
 def gv_key(group: str, version: str) -> str:
     """Index key of a group-version: ``api/v1`` or ``apis/<group>/<version>``."""
@@ -208,11 +310,14 @@ def _content(types: list[str], schema_name: str) -> dict:
 
 
 def _response(code_desc: list[tuple[str, str]], schema_name: str, types: list[str] | None = None) -> dict:
-    return {code: {"content": _content(types or _RESPONSE_TYPES, schema_name), "description": desc}
-            for code, desc in code_desc}
+    return {
+        code: {"content": _content(types or _RESPONSE_TYPES, schema_name), "description": desc}
+        for code, desc in code_desc
+    }
 
 
 # -- definitions ----------------------------------------------------------------------------
+
 
 def definition_name_for(defs: dict, group: str, version: str, kind: str) -> str:
     for name, d in defs.items():
@@ -226,7 +331,7 @@ def _refs(node: Any, out: set[str], prefix: str) -> None:
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith(prefix):
-            out.add(ref[len(prefix):])
+            out.add(ref[len(prefix) :])
         for v in node.values():
             _refs(v, out, prefix)
     elif isinstance(node, list):
@@ -263,7 +368,7 @@ def to_v3_schema(node: Any, top: bool = True, in_properties_of_kind: bool = Fals
     out: dict[str, Any] = {}
     for key, val in node.items():
         if key == "$ref":
-            out[key] = _COMPONENTS_REF + val[len(_DEFS_REF):]
+            out[key] = _COMPONENTS_REF + val[len(_DEFS_REF) :]
         elif key == "type" and isinstance(val, list):
             types = [t for t in val if t != "null"]
             out[key] = types[0] if len(types) == 1 else types
@@ -296,8 +401,17 @@ def v3_component(name: str, raw: dict) -> dict:
 
 # -- paths ------------------------------------------------------------------------------------
 
-def _op(description: str, op_id: str, tag: str, action: str, gvk: dict, responses: dict,
-        params: list[dict] | None = None, body: dict | None = None) -> dict:
+
+def _op(
+    description: str,
+    op_id: str,
+    tag: str,
+    action: str,
+    gvk: dict,
+    responses: dict,
+    params: list[dict] | None = None,
+    body: dict | None = None,
+) -> dict:
     op: dict[str, Any] = {"description": description, "operationId": op_id}
     if params:
         op["parameters"] = params
@@ -311,8 +425,9 @@ def _op(description: str, op_id: str, tag: str, action: str, gvk: dict, response
 
 
 def _body(schema_name: str, types: list[str] | None = None, required: bool = True) -> dict:
-    body: dict[str, Any] = {"content": {t: {"schema": {"$ref": _COMPONENTS_REF + schema_name}}
-                                        for t in (types or ["*/*"])}}
+    body: dict[str, Any] = {
+        "content": {t: {"schema": {"$ref": _COMPONENTS_REF + schema_name}} for t in (types or ["*/*"])}
+    }
     if required:
         body["required"] = True
     return body
@@ -339,46 +454,99 @@ def resource_paths(res: dict, defs: dict) -> tuple[dict, set[str]]:
 
     coll: dict[str, Any] = {}
     if "list" in verbs or "watch" in verbs:
-        coll["get"] = _op(f"list or watch objects of kind {kind}", f"list{ident}{ns_word}{kind}", tag,
-                          "list", gvk, _response([("200", "OK")], list_name, _WATCH_TYPES),
-                          _params(LIST_PARAMS))
+        coll["get"] = _op(
+            f"list or watch objects of kind {kind}",
+            f"list{ident}{ns_word}{kind}",
+            tag,
+            "list",
+            gvk,
+            _response([("200", "OK")], list_name, _WATCH_TYPES),
+            _params(LIST_PARAMS),
+        )
     if "create" in verbs:
-        coll["post"] = _op(f"create a {kind}", f"create{ident}{ns_word}{kind}", tag, "post", gvk,
-                           _response([("200", "OK"), ("201", "Created"), ("202", "Accepted")], name),
-                           _params(WRITE_PARAMS), _body(name))
+        coll["post"] = _op(
+            f"create a {kind}",
+            f"create{ident}{ns_word}{kind}",
+            tag,
+            "post",
+            gvk,
+            _response([("200", "OK"), ("201", "Created"), ("202", "Accepted")], name),
+            _params(WRITE_PARAMS),
+            _body(name),
+        )
     if "deletecollection" in verbs:
-        coll["delete"] = _op(f"delete collection of {kind}", f"delete{ident}Collection{ns_word}{kind}",
-                             tag, "deletecollection", gvk, _response([("200", "OK")], STATUS),
-                             _params(DELETECOLLECTION_PARAMS), _body(DELETE_OPTIONS, required=False))
+        coll["delete"] = _op(
+            f"delete collection of {kind}",
+            f"delete{ident}Collection{ns_word}{kind}",
+            tag,
+            "deletecollection",
+            gvk,
+            _response([("200", "OK")], STATUS),
+            _params(DELETECOLLECTION_PARAMS),
+            _body(DELETE_OPTIONS, required=False),
+        )
         used |= {STATUS, DELETE_OPTIONS}
     coll["parameters"] = scope_params + [P["pretty"]]
     paths[collection] = coll
 
     if namespaced and ("list" in verbs or "watch" in verbs):
         paths[f"{prefix}/{plural}"] = {
-            "get": _op(f"list or watch objects of kind {kind}", f"list{ident}{kind}ForAllNamespaces", tag,
-                       "list", gvk, _response([("200", "OK")], list_name, _WATCH_TYPES),
-                       _params(LIST_PARAMS)),
+            "get": _op(
+                f"list or watch objects of kind {kind}",
+                f"list{ident}{kind}ForAllNamespaces",
+                tag,
+                "list",
+                gvk,
+                _response([("200", "OK")], list_name, _WATCH_TYPES),
+                _params(LIST_PARAMS),
+            ),
             "parameters": [P["pretty"]],
         }
 
     it: dict[str, Any] = {}
     if "get" in verbs:
-        it["get"] = _op(f"read the specified {kind}", f"read{ident}{ns_word}{kind}", tag, "get", gvk,
-                        _response([("200", "OK")], name))
+        it["get"] = _op(
+            f"read the specified {kind}",
+            f"read{ident}{ns_word}{kind}",
+            tag,
+            "get",
+            gvk,
+            _response([("200", "OK")], name),
+        )
     if "update" in verbs:
-        it["put"] = _op(f"replace the specified {kind}", f"replace{ident}{ns_word}{kind}", tag, "put", gvk,
-                        _response([("200", "OK"), ("201", "Created")], name), _params(WRITE_PARAMS),
-                        _body(name))
+        it["put"] = _op(
+            f"replace the specified {kind}",
+            f"replace{ident}{ns_word}{kind}",
+            tag,
+            "put",
+            gvk,
+            _response([("200", "OK"), ("201", "Created")], name),
+            _params(WRITE_PARAMS),
+            _body(name),
+        )
     if "patch" in verbs:
-        it["patch"] = _op(f"partially update the specified {kind}", f"patch{ident}{ns_word}{kind}", tag,
-                          "patch", gvk, _response([("200", "OK"), ("201", "Created")], name),
-                          _params(PATCH_PARAMS), _body(PATCH, PATCH_TYPES))
+        it["patch"] = _op(
+            f"partially update the specified {kind}",
+            f"patch{ident}{ns_word}{kind}",
+            tag,
+            "patch",
+            gvk,
+            _response([("200", "OK"), ("201", "Created")], name),
+            _params(PATCH_PARAMS),
+            _body(PATCH, PATCH_TYPES),
+        )
         used.add(PATCH)
     if "delete" in verbs:
-        it["delete"] = _op(f"delete a {kind}", f"delete{ident}{ns_word}{kind}", tag, "delete", gvk,
-                           _response([("200", "OK"), ("202", "Accepted")], name), _params(DELETE_PARAMS),
-                           _body(DELETE_OPTIONS, required=False))
+        it["delete"] = _op(
+            f"delete a {kind}",
+            f"delete{ident}{ns_word}{kind}",
+            tag,
+            "delete",
+            gvk,
+            _response([("200", "OK"), ("202", "Accepted")], name),
+            _params(DELETE_PARAMS),
+            _body(DELETE_OPTIONS, required=False),
+        )
         used.add(DELETE_OPTIONS)
     it["parameters"] = [P["name"](kind)] + scope_params + [P["pretty"]]
     if set(it) - {"parameters"}:
@@ -394,24 +562,48 @@ def resource_paths(res: dict, defs: dict) -> tuple[dict, set[str]]:
         cap = sname[:1].upper() + sname[1:]
         sp: dict[str, Any] = {}
         if "get" in sverbs:
-            sp["get"] = _op(f"read {sname} of the specified {kind}", f"read{ident}{ns_word}{kind}{cap}",
-                            tag, "get", sgvk, _response([("200", "OK")], sschema))
+            sp["get"] = _op(
+                f"read {sname} of the specified {kind}",
+                f"read{ident}{ns_word}{kind}{cap}",
+                tag,
+                "get",
+                sgvk,
+                _response([("200", "OK")], sschema),
+            )
         if "update" in sverbs:
-            sp["put"] = _op(f"replace {sname} of the specified {kind}",
-                            f"replace{ident}{ns_word}{kind}{cap}", tag, "put", sgvk,
-                            _response([("200", "OK"), ("201", "Created")], sschema),
-                            _params(WRITE_PARAMS), _body(sschema))
+            sp["put"] = _op(
+                f"replace {sname} of the specified {kind}",
+                f"replace{ident}{ns_word}{kind}{cap}",
+                tag,
+                "put",
+                sgvk,
+                _response([("200", "OK"), ("201", "Created")], sschema),
+                _params(WRITE_PARAMS),
+                _body(sschema),
+            )
         if "patch" in sverbs:
-            sp["patch"] = _op(f"partially update {sname} of the specified {kind}",
-                              f"patch{ident}{ns_word}{kind}{cap}", tag, "patch", sgvk,
-                              _response([("200", "OK"), ("201", "Created")], sschema),
-                              _params(PATCH_PARAMS), _body(PATCH, PATCH_TYPES))
+            sp["patch"] = _op(
+                f"partially update {sname} of the specified {kind}",
+                f"patch{ident}{ns_word}{kind}{cap}",
+                tag,
+                "patch",
+                sgvk,
+                _response([("200", "OK"), ("201", "Created")], sschema),
+                _params(PATCH_PARAMS),
+                _body(PATCH, PATCH_TYPES),
+            )
             used.add(PATCH)
         if "create" in sverbs:
-            sp["post"] = _op(f"create {sname} of a {kind}", f"create{ident}{ns_word}{kind}{cap}", tag,
-                             "post", sgvk,
-                             _response([("200", "OK"), ("201", "Created"), ("202", "Accepted")], sschema),
-                             _params(WRITE_PARAMS), _body(sschema))
+            sp["post"] = _op(
+                f"create {sname} of a {kind}",
+                f"create{ident}{ns_word}{kind}{cap}",
+                tag,
+                "post",
+                sgvk,
+                _response([("200", "OK"), ("201", "Created"), ("202", "Accepted")], sschema),
+                _params(WRITE_PARAMS),
+                _body(sschema),
+            )
         sp["parameters"] = [P["name"](sschema.rsplit(".", 1)[-1])] + scope_params + [P["pretty"]]
         paths[f"{item}/{sname}"] = sp
     return paths, used
@@ -420,17 +612,24 @@ def resource_paths(res: dict, defs: dict) -> tuple[dict, set[str]]:
 def discovery_path(group: str, version: str) -> dict:
     prefix = "/api/" + version if group == "" else f"/apis/{group}/{version}"
     ident = _group_camel(group) + version[:1].upper() + version[1:]
-    return {f"{prefix}/": {"get": {
-        "description": "get available resources",
-        "operationId": f"get{ident}APIResources",
-        "responses": _response([("200", "OK")], API_RESOURCE_LIST,
-                               ["application/json", "application/vnd.kubernetes.protobuf",
-                                "application/yaml"]),
-        "tags": [_tag(group, version)],
-    }}}
+    return {
+        f"{prefix}/": {
+            "get": {
+                "description": "get available resources",
+                "operationId": f"get{ident}APIResources",
+                "responses": _response(
+                    [("200", "OK")],
+                    API_RESOURCE_LIST,
+                    ["application/json", "application/vnd.kubernetes.protobuf", "application/yaml"],
+                ),
+                "tags": [_tag(group, version)],
+            }
+        }
+    }
 
 
 # -- assembly -----------------------------------------------------------------------------------
+
 
 def load_served(path: Path = SERVED) -> list[dict]:
     with open(path, encoding="utf-8") as f:
@@ -482,8 +681,7 @@ def main(argv: list[str] | None = None) -> int:
             stale.unlink()
     for fname, doc in docs.items():
         (v3 / fname).write_text(_dump(doc), encoding="utf-8")
-    print(f"definitions.json: {len(definitions['$defs'])} schemas; "
-          f"v3: {', '.join(sorted(docs))}", file=sys.stderr)
+    print(f"definitions.json: {len(definitions['$defs'])} schemas; v3: {', '.join(sorted(docs))}", file=sys.stderr)
     return 0
 
 

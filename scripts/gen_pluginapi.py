@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate the kubelet plugin gRPC stubs in mockkube/pluginapi from the upstream .proto
+"""Regenerate the kubelet plugin gRPC stubs in mockkube/generated/pluginapi from the upstream .proto
 files committed beside them (copied from kubernetes/kubelet, pkg/apis/..., with their
 license headers). Needs grpcio-tools: ``pip install grpcio-tools``.
 
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PKG = ROOT / "mockkube" / "pluginapi"
+PKG = ROOT / "mockkube" / "generated" / "pluginapi"
 
 # flat name -> upstream path in kubernetes/kubelet (for the record and for refreshing)
 PROTOS = {
@@ -31,8 +31,16 @@ def main() -> int:
     from grpc_tools import protoc
 
     for name in PROTOS:
-        rc = protoc.main(["grpc_tools.protoc", f"-I{ROOT}", f"--python_out={ROOT}", f"--pyi_out={ROOT}",
-                          f"--grpc_python_out={ROOT}", str((PKG / name).relative_to(ROOT))])
+        rc = protoc.main(
+            [
+                "grpc_tools.protoc",
+                f"-I{ROOT}",
+                f"--python_out={ROOT}",
+                f"--pyi_out={ROOT}",
+                f"--grpc_python_out={ROOT}",
+                str((PKG / name).relative_to(ROOT)),
+            ]
+        )
         if rc != 0:
             print(f"protoc failed for {name}", file=sys.stderr)
             return rc

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate ``mockkube/machinery/proto_types.py``: the protobuf field table for request bodies.
+"""Generate ``mockkube/generated/proto_types.py``: the protobuf field table for request bodies.
 
 client-go's typed clients send protobuf, so the server needs, for every message reachable from
 the kinds it accepts, each field's number, proto type and the Go JSON facts (json name,
@@ -11,7 +11,7 @@ Run (the paths are checkouts or bare git dirs, e.g. the mirrors the ``fetch`` to
 
     .venv/bin/python scripts/gen_proto_types.py \\
         /work/.mirror/kubernetes+api/repo /work/.mirror/kubernetes+apimachinery/repo \\
-        --ref v0.36.3 -o mockkube/machinery/proto_types.py
+        --ref v0.36.3 -o mockkube/generated/proto_types.py
 
 ``--ref`` is the git ref to read when a path is a git dir (default: HEAD); it is ignored for a
 plain directory. Nothing upstream is copied: the output is only the derived table.
@@ -106,15 +106,13 @@ class Source:
 
     def __init__(self, path: str, ref: str) -> None:
         self.path = path
-        self.git = (os.path.isfile(os.path.join(path, "HEAD"))
-                    and os.path.isdir(os.path.join(path, "objects")))
+        self.git = os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(os.path.join(path, "objects"))
         if not self.git and not os.path.isdir(path):
             raise SystemExit(f"not a directory: {path}")
         self.ref = ref
 
     def _git(self, *args: str) -> str:
-        return subprocess.run(["git", "--git-dir", self.path, *args], check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(["git", "--git-dir", self.path, *args], check=True, capture_output=True, text=True).stdout
 
     def read(self, rel: str) -> str:
         if self.git:
@@ -124,8 +122,7 @@ class Source:
 
     def listdir(self, rel: str) -> list[str]:
         if self.git:
-            return [p.rsplit("/", 1)[-1] for p in self._git(
-                "ls-tree", "--name-only", f"{self.ref}:{rel}").split()]
+            return [p.rsplit("/", 1)[-1] for p in self._git("ls-tree", "--name-only", f"{self.ref}:{rel}").split()]
         return os.listdir(os.path.join(self.path, rel))
 
 
@@ -150,8 +147,11 @@ class Package:
 
 
 _MSG = re.compile(r"^message (\w+) \{(.*?)^\}", re.S | re.M)
-_FIELD = re.compile(r"^\s*(optional|repeated|required)?\s*(map<\s*(\w+)\s*,\s*([\w.]+)\s*>|[\w.]+)"
-                    r"\s+(\w+)\s*=\s*(\d+)\s*;", re.M)
+_FIELD = re.compile(
+    r"^\s*(optional|repeated|required)?\s*(map<\s*(\w+)\s*,\s*([\w.]+)\s*>|[\w.]+)"
+    r"\s+(\w+)\s*=\s*(\d+)\s*;",
+    re.M,
+)
 _STRUCT = re.compile(r"^type (\w+) struct \{(.*?)^\}", re.S | re.M)
 _GOFIELD = re.compile(r"^\s*(?:(\w+)\s+)?([\w.*\[\]]+)\s+`([^`]*)`", re.M)
 
@@ -207,9 +207,9 @@ def parse_go(text: str) -> dict[str, dict[int, GoField]]:
 def package_location(package: str) -> tuple[str, str]:
     """Proto package -> (repo key, directory)."""
     if package.startswith("k8s.io.api."):
-        return "api", package[len("k8s.io.api."):].replace(".", "/")
+        return "api", package[len("k8s.io.api.") :].replace(".", "/")
     if package.startswith("k8s.io.apimachinery."):
-        return "apimachinery", package[len("k8s.io.apimachinery."):].replace(".", "/")
+        return "apimachinery", package[len("k8s.io.apimachinery.") :].replace(".", "/")
     raise SystemExit(f"unknown proto package {package}")
 
 
@@ -219,8 +219,12 @@ def load_package(sources: dict[str, Source], package: str) -> Package:
     _, messages = parse_proto(src.read(f"{rel}/generated.proto"))
     pkg = Package(messages=messages)
     for name in sorted(src.listdir(rel)):
-        if (not name.endswith(".go") or name.endswith("_test.go") or name.startswith("zz_")
-                or name in ("generated.pb.go", "types_swagger_doc_generated.go")):
+        if (
+            not name.endswith(".go")
+            or name.endswith("_test.go")
+            or name.startswith("zz_")
+            or name in ("generated.pb.go", "types_swagger_doc_generated.go")
+        ):
             continue
         pkg.go.update(parse_go(src.read(f"{rel}/{name}")))
     return pkg
@@ -292,8 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ref", default="HEAD", help="git ref when the paths are git dirs")
     ap.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     args = ap.parse_args(argv)
-    sources = {"api": Source(args.api, args.ref),
-               "apimachinery": Source(args.apimachinery, args.ref)}
+    sources = {"api": Source(args.api, args.ref), "apimachinery": Source(args.apimachinery, args.ref)}
     text = render(build(sources))
     if args.output == "-":
         sys.stdout.write(text)

@@ -17,7 +17,7 @@ trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm
 # starts an echo server from a ConfigMap) and keep restartPolicy Never pods running
 "$py" - "$work/profile.yaml" <<'PY'
 import sys, yaml
-from mockkube.kubelet.profile import DEMO_PROFILE
+from mockkube.config.profile import DEMO_PROFILE
 profile = dict(DEMO_PROFILE, kubelet={**DEMO_PROFILE.get("kubelet", {}), "runPrograms": True, "runToCompletion": "1h"})
 open(sys.argv[1], "w").write(yaml.safe_dump(profile))
 PY

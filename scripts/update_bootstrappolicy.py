@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Vendor kube-apiserver's bootstrap RBAC policy into mockkube/resources/bootstrappolicy/.
+"""Vendor kube-apiserver's bootstrap RBAC policy into mockkube/apiserver/resources/bootstrappolicy/.
 
 Upstream keeps the default policy of a fresh cluster (with default feature gates) as golden
 files next to the code that builds it, in kubernetes/kubernetes
 ``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/``: cluster-roles.yaml,
 cluster-role-bindings.yaml, controller-roles.yaml, controller-role-bindings.yaml,
 namespace-roles.yaml, namespace-role-bindings.yaml. mockkube's server creates its bootstrap
-RBAC objects from these files (mockkube/resources/rbac_bootstrap.py), and
+RBAC objects from these files (mockkube/apiserver/resources/rbac_bootstrap.py), and
 tests/unit/test_bootstrap_policy.py checks the server's objects against them.
 
 Usage::
@@ -56,10 +56,18 @@ from pathlib import Path
 
 import yaml
 
-FILES = ("cluster-roles.yaml", "cluster-role-bindings.yaml", "controller-roles.yaml",
-         "controller-role-bindings.yaml", "namespace-roles.yaml", "namespace-role-bindings.yaml")
-UPSTREAM = ("https://raw.githubusercontent.com/kubernetes/kubernetes/{ref}/"
-            "plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/{name}")
+FILES = (
+    "cluster-roles.yaml",
+    "cluster-role-bindings.yaml",
+    "controller-roles.yaml",
+    "controller-role-bindings.yaml",
+    "namespace-roles.yaml",
+    "namespace-role-bindings.yaml",
+)
+UPSTREAM = (
+    "https://raw.githubusercontent.com/kubernetes/kubernetes/{ref}/"
+    "plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/{name}"
+)
 OUT = Path(__file__).resolve().parent.parent / "mockkube" / "resources" / "bootstrappolicy"
 PREFIX = "system:controller:"
 
@@ -95,14 +103,16 @@ def derive_bindings(controller_roles: str) -> str:
     controller role ``system:controller:<sa>`` bound to the ServiceAccount kube-system/<sa>,
     listed by name (the golden test sorts by name) in sigs.k8s.io/yaml's encoding."""
     roles = sorted(r["metadata"]["name"] for r in yaml.safe_load(controller_roles)["items"])
-    body = "".join(_BINDING.format(role=r, sa=r[len(PREFIX):]) for r in roles if r.startswith(PREFIX))
+    body = "".join(_BINDING.format(role=r, sa=r[len(PREFIX) :]) for r in roles if r.startswith(PREFIX))
     return f"apiVersion: v1\nitems:\n{body}kind: List\nmetadata: {{}}\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ref", help="fetch the six golden files at this kubernetes/kubernetes tag or commit")
-    p.add_argument("--derive", action="store_true", help="write controller-role-bindings.yaml from controller-roles.yaml")
+    p.add_argument(
+        "--derive", action="store_true", help="write controller-role-bindings.yaml from controller-roles.yaml"
+    )
     args = p.parse_args(argv)
     if not args.ref and not args.derive:
         p.print_help()

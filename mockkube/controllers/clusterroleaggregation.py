@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.apiserver.authz.rbac import aggregated_rules
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
-from mockkube.machinery.authz.rbac import aggregated_rules
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 
 class ClusterRoleAggregation(Controller):

@@ -19,8 +19,14 @@ def controller_of(obj: dict) -> dict | None:
 def new_controller_ref(owner: dict, api_version: str, kind: str) -> dict:
     """metav1.NewControllerRef: controller and blockOwnerDeletion both true."""
     m = owner["metadata"]
-    return {"apiVersion": api_version, "kind": kind, "name": m["name"], "uid": m["uid"],
-            "controller": True, "blockOwnerDeletion": True}
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": m["name"],
+        "uid": m["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def is_terminating(obj: dict) -> bool:
@@ -69,8 +75,13 @@ def metadata_patch(obj: dict) -> dict:
     patch pods, their roles grant ``patch`` and not ``update``. The resourceVersion makes it
     conditional as an update is (409 when the pod changed meanwhile)."""
     m = obj["metadata"]
-    return {"metadata": {"ownerReferences": m.get("ownerReferences"), "finalizers": m.get("finalizers"),
-                         "resourceVersion": m.get("resourceVersion")}}
+    return {
+        "metadata": {
+            "ownerReferences": m.get("ownerReferences"),
+            "finalizers": m.get("finalizers"),
+            "resourceVersion": m.get("resourceVersion"),
+        }
+    }
 
 
 def resolve_owner(obj: dict, kind: str, get: Callable[[str, str], dict | None]) -> dict | None:

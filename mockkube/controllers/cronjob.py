@@ -10,15 +10,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from mockkube.client import recorder
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
-from mockkube.controllers import recorder
 from mockkube.machinery import cron, errors, meta
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.cronjob")
 
@@ -39,17 +39,30 @@ def job_for(cj: dict, scheduled: float) -> dict:
     annotations = dict(tm.get("annotations") or {})
     spec = cj.get("spec") or {}
     annotations[SCHEDULED_TIMESTAMP] = cron.rfc3339_in(scheduled, "", spec.get("timeZone"))
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": job_name(cj, scheduled), "namespace": cj["metadata"].get("namespace", ""),
-                         "labels": dict(tm.get("labels") or {}), "annotations": annotations,
-                         "ownerReferences": [cref.new_controller_ref(cj, "batch/v1", "CronJob")]},
-            "spec": clone(tpl.get("spec") or {})}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": job_name(cj, scheduled),
+            "namespace": cj["metadata"].get("namespace", ""),
+            "labels": dict(tm.get("labels") or {}),
+            "annotations": annotations,
+            "ownerReferences": [cref.new_controller_ref(cj, "batch/v1", "CronJob")],
+        },
+        "spec": clone(tpl.get("spec") or {}),
+    }
 
 
 def _ref(job: dict) -> dict:
     m = job["metadata"]
-    return {"kind": "Job", "namespace": m.get("namespace", ""), "name": m["name"], "uid": m.get("uid", ""),
-            "apiVersion": "batch/v1", "resourceVersion": m.get("resourceVersion", "")}
+    return {
+        "kind": "Job",
+        "namespace": m.get("namespace", ""),
+        "name": m["name"],
+        "uid": m.get("uid", ""),
+        "apiVersion": "batch/v1",
+        "resourceVersion": m.get("resourceVersion", ""),
+    }
 
 
 class CronJobController(Controller):
@@ -107,21 +120,34 @@ class CronJobController(Controller):
             found = any(r.get("uid") == juid for r in active)
             done = ju.finished(j)
             if not found and done is None:
-                self._event(cj, "Warning", "UnexpectedJob",
-                            f"Saw a job that the controller did not create or forgot: {meta.name_of(j)}", now)
+                self._event(
+                    cj,
+                    "Warning",
+                    "UnexpectedJob",
+                    f"Saw a job that the controller did not create or forgot: {meta.name_of(j)}",
+                    now,
+                )
             elif done is not None:
                 if found:
                     active[:] = [r for r in active if r.get("uid") != juid]
-                    self._event(cj, "Normal", "SawCompletedJob",
-                                f"Saw completed job: {meta.name_of(j)}, condition: {done}", now)
+                    self._event(
+                        cj, "Normal", "SawCompletedJob", f"Saw completed job: {meta.name_of(j)}, condition: {done}", now
+                    )
                 completed = (j.get("status") or {}).get("completionTime")
-                if done == "Complete" and completed and (
+                if (
+                    done == "Complete"
+                    and completed
+                    and (
                         not status.get("lastSuccessfulTime")
-                        or meta.parse_time(completed) > meta.parse_time(status["lastSuccessfulTime"])):
+                        or meta.parse_time(completed) > meta.parse_time(status["lastSuccessfulTime"])
+                    )
+                ):
                     status["lastSuccessfulTime"] = completed
         for r in list(active):
-            if r.get("uid") not in children and self.client.get(self.job_rt, r.get("namespace", ""),
-                                                                r.get("name", "")) is None:
+            if (
+                r.get("uid") not in children
+                and self.client.get(self.job_rt, r.get("namespace", ""), r.get("name", "")) is None
+            ):
                 self._event(cj, "Normal", "MissingJob", f"Active job went missing: {r.get('name')}", now)
                 active.remove(r)
         if cref.is_terminating(cj):
@@ -134,9 +160,14 @@ class CronJobController(Controller):
             return None
         schedule = spec.get("schedule", "")
         if "TZ" in schedule:
-            self._event(cj, "Warning", "UnsupportedSchedule",
-                        f"CRON_TZ or TZ used in schedule {schedule!r} is not officially supported, see "
-                        "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", now)
+            self._event(
+                cj,
+                "Warning",
+                "UnsupportedSchedule",
+                f"CRON_TZ or TZ used in schedule {schedule!r} is not officially supported, see "
+                "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details",
+                now,
+            )
         problem = cron.parse_error(schedule)
         if problem is not None:
             self._event(cj, "Warning", "UnparseableSchedule", f"unparseable schedule: {schedule!r} : {problem}", now)
@@ -152,18 +183,29 @@ class CronJobController(Controller):
         if scheduled is None:
             return nxt
         if missed > 100:
-            self._event(cj, "Warning", "TooManyMissedTimes", "too many missed start times. Set or decrease "
-                        ".spec.startingDeadlineSeconds or check clock skew", now)
+            self._event(
+                cj,
+                "Warning",
+                "TooManyMissedTimes",
+                "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew",
+                now,
+            )
         if deadline is not None and scheduled + int(deadline) < now:
-            self._event(cj, "Warning", "MissSchedule",
-                        f"Missed scheduled time to start a job: {cron.rfc1123z(scheduled)}", now)
+            self._event(
+                cj, "Warning", "MissSchedule", f"Missed scheduled time to start a job: {cron.rfc1123z(scheduled)}", now
+            )
             return nxt
         if any(r.get("name") == job_name(cj, scheduled) for r in active) or last == scheduled:
             return nxt
         policy = spec.get("concurrencyPolicy", "Allow")
         if policy == "Forbid" and active:
-            self._event(cj, "Normal", "JobAlreadyActive",
-                        "Not starting job because prior execution is running and concurrency policy is Forbid", now)
+            self._event(
+                cj,
+                "Normal",
+                "JobAlreadyActive",
+                "Not starting job because prior execution is running and concurrency policy is Forbid",
+                now,
+            )
             return nxt
         if policy == "Replace":
             for r in list(active):
@@ -178,8 +220,11 @@ class CronJobController(Controller):
                 self._event(cj, "Warning", "FailedCreate", f"Error creating job: {e.message}", now)
                 raise
             job = self.client.get(self.job_rt, meta.namespace_of(cj), job_name(cj, scheduled))
-            if job is None or (cref.controller_of(job) or {}).get("uid") != cj["metadata"]["uid"] or any(
-                    r.get("uid") == job["metadata"]["uid"] for r in active):
+            if (
+                job is None
+                or (cref.controller_of(job) or {}).get("uid") != cj["metadata"]["uid"]
+                or any(r.get("uid") == job["metadata"]["uid"] for r in active)
+            ):
                 return None
         active.append(_ref(job))
         status["lastScheduleTime"] = meta.rfc3339(scheduled)
@@ -196,18 +241,23 @@ class CronJobController(Controller):
             limit = spec.get(field)
             if limit is None:
                 continue
-            done = sorted((j for j in jobs if ju.finished(j) == state and not cref.is_terminating(j)),
-                          key=lambda j: (not (j.get("status") or {}).get("startTime"),
-                                         meta.parse_time(j["status"]["startTime"]) if (j.get("status") or {}).get(
-                                             "startTime") else 0.0, meta.name_of(j)))
-            for j in done[:max(0, len(done) - int(limit))]:
+            done = sorted(
+                (j for j in jobs if ju.finished(j) == state and not cref.is_terminating(j)),
+                key=lambda j: (
+                    not (j.get("status") or {}).get("startTime"),
+                    meta.parse_time(j["status"]["startTime"]) if (j.get("status") or {}).get("startTime") else 0.0,
+                    meta.name_of(j),
+                ),
+            )
+            for j in done[: max(0, len(done) - int(limit))]:
                 self._delete_job(cj, j, status, now)
 
     def _delete_job(self, cj: dict, job: dict, status: dict, now: float) -> None:
         """deleteJob: delete it (background) and drop it from status.active."""
         try:
-            self.client.delete(self.job_rt, meta.namespace_of(job), meta.name_of(job),
-                               {"propagationPolicy": "Background"})
+            self.client.delete(
+                self.job_rt, meta.namespace_of(job), meta.name_of(job), {"propagationPolicy": "Background"}
+            )
         except errors.APIError as e:
             if e.code != 404:
                 self._event(cj, "Warning", "FailedDelete", f"Deleted job: {e.message}", now)

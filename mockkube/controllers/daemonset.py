@@ -9,17 +9,17 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from mockkube.client import recorder
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import daemonset_util as du
-from mockkube.controllers import recorder
 from mockkube.controllers.replicaset import is_pod_ready
 from mockkube.machinery import errors, meta
 from mockkube.machinery.selectors import label_selector_from_object
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.daemonset")
 
@@ -99,11 +99,15 @@ class DaemonSetController(Controller):
             if decision == "keep":
                 out.append(p)
             elif decision in ("adopt", "release"):
-                new = cref.with_owner(clone(p), ref) if decision == "adopt" else cref.without_owner(
-                    clone(p), ds["metadata"]["uid"])
+                new = (
+                    cref.with_owner(clone(p), ref)
+                    if decision == "adopt"
+                    else cref.without_owner(clone(p), ds["metadata"]["uid"])
+                )
                 try:
-                    updated = self.client.patch(self.pod_rt, meta.namespace_of(new), meta.name_of(new),
-                                                cref.metadata_patch(new))
+                    updated = self.client.patch(
+                        self.pod_rt, meta.namespace_of(new), meta.name_of(new), cref.metadata_patch(new)
+                    )
                 except errors.APIError as e:
                     if e.code not in (404, 409, 422):
                         raise
@@ -140,12 +144,17 @@ class DaemonSetController(Controller):
         """Keep revisionHistoryLimit (default 10) old revisions that no pod uses."""
         limit = (ds.get("spec") or {}).get("revisionHistoryLimit")
         limit = 10 if limit is None else int(limit)
-        old = sorted((r for r in revs if (r["metadata"].get("labels") or {}).get(du.REVISION_HASH) != current),
-                     key=lambda r: int(r.get("revision") or 0))
-        used = {(p["metadata"].get("labels") or {}).get(du.REVISION_HASH)
-                for p in self.client.list(self.pod_rt, meta.namespace_of(ds))}
+        old = sorted(
+            (r for r in revs if (r["metadata"].get("labels") or {}).get(du.REVISION_HASH) != current),
+            key=lambda r: int(r.get("revision") or 0),
+        )
+        used = {
+            (p["metadata"].get("labels") or {}).get(du.REVISION_HASH)
+            for p in self.client.list(self.pod_rt, meta.namespace_of(ds))
+        }
         for r in [r for r in old if (r["metadata"].get("labels") or {}).get(du.REVISION_HASH) not in used][
-                :max(0, len(old) - limit)]:
+            : max(0, len(old) - limit)
+        ]:
             try:
                 self.client.delete(self.rev_rt, meta.namespace_of(r), meta.name_of(r))
             except errors.APIError as e:
@@ -157,11 +166,29 @@ class DaemonSetController(Controller):
             try:
                 pod = self.client.create(self.pod_rt, du.daemon_pod(ds, node, hash_))
             except errors.APIError as e:
-                recorder.record(self.client, ds, "apps/v1", "DaemonSet", "Warning", "FailedCreate",
-                                f"Error creating: {e.message}", NAME, now)
+                recorder.record(
+                    self.client,
+                    ds,
+                    "apps/v1",
+                    "DaemonSet",
+                    "Warning",
+                    "FailedCreate",
+                    f"Error creating: {e.message}",
+                    NAME,
+                    now,
+                )
                 raise
-            recorder.record(self.client, ds, "apps/v1", "DaemonSet", "Normal", "SuccessfulCreate",
-                            f"Created pod: {meta.name_of(pod)}", NAME, now)
+            recorder.record(
+                self.client,
+                ds,
+                "apps/v1",
+                "DaemonSet",
+                "Normal",
+                "SuccessfulCreate",
+                f"Created pod: {meta.name_of(pod)}",
+                NAME,
+                now,
+            )
         for pod in plan.delete[:BURST]:
             try:
                 self.client.delete(self.pod_rt, meta.namespace_of(pod), meta.name_of(pod))
@@ -169,8 +196,17 @@ class DaemonSetController(Controller):
                 if e.code != 404:
                     raise
                 continue
-            recorder.record(self.client, ds, "apps/v1", "DaemonSet", "Normal", "SuccessfulDelete",
-                            f"Deleted pod: {meta.name_of(pod)}", NAME, now)
+            recorder.record(
+                self.client,
+                ds,
+                "apps/v1",
+                "DaemonSet",
+                "Normal",
+                "SuccessfulDelete",
+                f"Deleted pod: {meta.name_of(pod)}",
+                NAME,
+                now,
+            )
 
     def _update_status(self, ds: dict, status: dict) -> None:
         cur = self.client.get(self.ds_rt, meta.namespace_of(ds), meta.name_of(ds))
@@ -192,8 +228,9 @@ def _by_node(pods: list[dict]) -> dict[str, list[dict]]:
 
 def _placement_changed(node: dict, prev: dict) -> bool:
     """Labels, taints and readiness decide where daemon pods go; the rest does not."""
-    return ((node.get("metadata") or {}).get("labels") != (prev.get("metadata") or {}).get("labels")
-            or (node.get("spec") or {}) != (prev.get("spec") or {}))
+    return (node.get("metadata") or {}).get("labels") != (prev.get("metadata") or {}).get("labels") or (
+        node.get("spec") or {}
+    ) != (prev.get("spec") or {})
 
 
 async def start(server: "Server") -> list:

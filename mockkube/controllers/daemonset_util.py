@@ -28,11 +28,15 @@ DEFAULT_TOLERATIONS = [
     {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
 ]
-HOST_NETWORK_TOLERATION = {"key": "node.kubernetes.io/network-unavailable", "operator": "Exists",
-                           "effect": "NoSchedule"}
+HOST_NETWORK_TOLERATION = {
+    "key": "node.kubernetes.io/network-unavailable",
+    "operator": "Exists",
+    "effect": "NoSchedule",
+}
 
 
 # --- where daemon pods belong ---------------------------------------------------------------
+
 
 def node_should_run(node: dict, ds: dict) -> tuple[bool, bool]:
     """NodeShouldRunDaemonPod: (should run, should continue running). A pod keeps running
@@ -45,7 +49,9 @@ def node_should_run(node: dict, ds: dict) -> tuple[bool, bool]:
         return False, False
     tolerations = add_default_tolerations(list(spec.get("tolerations") or ()), spec)
     taints = (node.get("spec") or {}).get("taints") or ()
-    untolerated = [t for t in taints if t.get("effect") in ("NoSchedule", "NoExecute") and not tolerated(tolerations, t)]
+    untolerated = [
+        t for t in taints if t.get("effect") in ("NoSchedule", "NoExecute") and not tolerated(tolerations, t)
+    ]
     if not untolerated:
         return True, True
     return False, not any(t.get("effect") == "NoExecute" for t in untolerated)
@@ -55,8 +61,9 @@ def _fits_affinity(pod_spec: dict, node: dict) -> bool:
     labels = (node.get("metadata") or {}).get("labels") or {}
     if pod_spec.get("nodeSelector") and not selector_from_set(pod_spec["nodeSelector"]).matches(labels):
         return False
-    required = (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    required = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     return node_selector_matches(required, node) if required is not None else True
 
 
@@ -64,8 +71,12 @@ def add_default_tolerations(tolerations: list[dict], pod_spec: dict) -> list[dic
     out = [dict(t) for t in tolerations]
     extra = DEFAULT_TOLERATIONS + ([HOST_NETWORK_TOLERATION] if pod_spec.get("hostNetwork") else [])
     for want in extra:
-        if not any(t.get("key") == want["key"] and t.get("effect") == want["effect"]
-                   and (t.get("operator") or "Equal") == "Exists" for t in out):
+        if not any(
+            t.get("key") == want["key"]
+            and t.get("effect") == want["effect"]
+            and (t.get("operator") or "Equal") == "Exists"
+            for t in out
+        ):
             out.append(dict(want))
     return out
 
@@ -75,8 +86,12 @@ def pod_node(pod: dict) -> str:
     name = (pod.get("spec") or {}).get("nodeName")
     if name:
         return name
-    terms = ((((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
-             .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or ()
+    terms = (
+        (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        or {}
+    ).get("nodeSelectorTerms") or ()
     for t in terms:
         for f in (t or {}).get("matchFields") or ():
             if f.get("key") == "metadata.name" and f.get("operator") == "In" and len(f.get("values") or ()) == 1:
@@ -89,16 +104,17 @@ def _pin_to_node(affinity: dict | None, node: str) -> dict:
     names the node (preferred terms and other affinities stay)."""
     aff = clone(affinity or {})
     na = aff.setdefault("nodeAffinity", {})
-    na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [{"matchFields": [
-        {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+    na["requiredDuringSchedulingIgnoredDuringExecution"] = {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+    }
     return aff
 
 
 # --- revisions ---------------------------------------------------------------------------------
 
+
 def template_hash(ds: dict) -> str:
-    return compute_hash(((ds.get("spec") or {}).get("template") or {}),
-                        (ds.get("status") or {}).get("collisionCount"))
+    return compute_hash(((ds.get("spec") or {}).get("template") or {}), (ds.get("status") or {}).get("collisionCount"))
 
 
 def revision_data(ds: dict) -> dict:
@@ -113,11 +129,18 @@ def new_revision(ds: dict, number: int, hash_: str, kind: str = "DaemonSet") -> 
     """The ControllerRevision of a DaemonSet's (or StatefulSet's) current template."""
     labels = dict(((ds.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {})
     labels[REVISION_HASH] = hash_
-    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-            "metadata": {"name": f"{ds['metadata']['name']}-{hash_}", "namespace": ds["metadata"].get("namespace", ""),
-                         "labels": labels,
-                         "ownerReferences": [cref.new_controller_ref(ds, "apps/v1", kind)]},
-            "data": revision_data(ds), "revision": number}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": f"{ds['metadata']['name']}-{hash_}",
+            "namespace": ds["metadata"].get("namespace", ""),
+            "labels": labels,
+            "ownerReferences": [cref.new_controller_ref(ds, "apps/v1", kind)],
+        },
+        "data": revision_data(ds),
+        "revision": number,
+    }
 
 
 def same_template(rev: dict, ds: dict) -> bool:
@@ -125,6 +148,7 @@ def same_template(rev: dict, ds: dict) -> bool:
 
 
 # --- pods ----------------------------------------------------------------------------------------
+
 
 def daemon_pod(ds: dict, node: str, hash_: str) -> dict:
     """The pod for ``node``: the template with the revision labels, the default
@@ -139,9 +163,12 @@ def daemon_pod(ds: dict, node: str, hash_: str) -> dict:
     gen = (ds.get("metadata") or {}).get("generation")
     if gen is not None:
         labels[TEMPLATE_GENERATION] = str(gen)
-    m: dict = {"generateName": ds["metadata"]["name"] + "-", "namespace": ds["metadata"].get("namespace", ""),
-               "labels": labels,
-               "ownerReferences": [cref.new_controller_ref(ds, "apps/v1", "DaemonSet")]}
+    m: dict = {
+        "generateName": ds["metadata"]["name"] + "-",
+        "namespace": ds["metadata"].get("namespace", ""),
+        "labels": labels,
+        "ownerReferences": [cref.new_controller_ref(ds, "apps/v1", "DaemonSet")],
+    }
     for k in ("annotations", "finalizers"):
         if tm.get(k):
             m[k] = clone(tm[k])
@@ -193,8 +220,12 @@ def plan_nodes(ds: dict, nodes: list[dict], pods_by_node: dict[str, list[dict]])
             if not live and not failed and not any(_terminating(p) for p in pods):
                 plan.create.append(name)
             elif len(live) > 1:
-                live.sort(key=lambda p: ((p.get("metadata") or {}).get("creationTimestamp") or "",
-                                         p["metadata"].get("name", "")))
+                live.sort(
+                    key=lambda p: (
+                        (p.get("metadata") or {}).get("creationTimestamp") or "",
+                        p["metadata"].get("name", ""),
+                    )
+                )
                 plan.delete += live[1:]
         elif not keep:
             plan.delete += [p for p in pods if not _terminating(p)]
@@ -204,8 +235,7 @@ def plan_nodes(ds: dict, nodes: list[dict], pods_by_node: dict[str, list[dict]])
     return plan
 
 
-def rolling_update(ds: dict, nodes: list[dict], pods_by_node: dict[str, list[dict]], hash_: str,
-                   now: float) -> Plan:
+def rolling_update(ds: dict, nodes: list[dict], pods_by_node: dict[str, list[dict]], hash_: str, now: float) -> Plan:
     """rollingUpdate: replace old-revision pods without more than maxUnavailable nodes
     lacking an available daemon pod; with maxSurge, start the new pod first and delete the
     old one once the new one is available."""
@@ -218,8 +248,9 @@ def rolling_update(ds: dict, nodes: list[dict], pods_by_node: dict[str, list[dic
     desired = [n for n in nodes if node_should_run(n, ds)[0]]
     total = len(desired)
     max_surge = scaled_value(ru.get("maxSurge", 0) or 0, total, True)
-    max_unavailable = scaled_value(ru.get("maxUnavailable", 1) if ru.get("maxUnavailable") is not None else 1,
-                                   total, True)
+    max_unavailable = scaled_value(
+        ru.get("maxUnavailable", 1) if ru.get("maxUnavailable") is not None else 1, total, True
+    )
     if max_surge == 0 and max_unavailable == 0:
         max_unavailable = 1
     unavailable = 0
@@ -276,7 +307,7 @@ def status(ds: dict, nodes: list[dict], pods_by_node: dict[str, list[dict]], has
             desired += 1
             if pods:
                 current += 1
-                pod = sorted(pods, key=lambda p: (p["metadata"].get("creationTimestamp") or ""))[0]
+                pod = sorted(pods, key=lambda p: p["metadata"].get("creationTimestamp") or "")[0]
                 if is_pod_ready(pod):
                     ready += 1
                     if is_pod_available(pod, min_ready, now):
@@ -286,8 +317,12 @@ def status(ds: dict, nodes: list[dict], pods_by_node: dict[str, list[dict]], has
         elif pods:
             misscheduled += 1
     old = ds.get("status") or {}
-    st = {"currentNumberScheduled": current, "numberMisscheduled": misscheduled,
-          "desiredNumberScheduled": desired, "numberReady": ready}
+    st = {
+        "currentNumberScheduled": current,
+        "numberMisscheduled": misscheduled,
+        "desiredNumberScheduled": desired,
+        "numberReady": ready,
+    }
     gen = (ds.get("metadata") or {}).get("generation")
     if gen:
         st["observedGeneration"] = gen

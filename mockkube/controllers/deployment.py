@@ -12,16 +12,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from mockkube.client import recorder
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import deployment_util as du
-from mockkube.controllers import recorder
 from mockkube.machinery import errors, meta
 from mockkube.machinery.selectors import label_selector_from_object
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.deployment")
 
@@ -145,8 +145,12 @@ class DeploymentController(Controller):
         out = self.client.update(self.rs_rt, new)
         if changed_size:
             verb = "up" if size > du.replicas(rs) else "down"
-            self._event(d, "Normal", "ScalingReplicaSet",
-                        f"Scaled {verb} replica set {meta.name_of(rs)} from {du.replicas(rs)} to {size}")
+            self._event(
+                d,
+                "Normal",
+                "ScalingReplicaSet",
+                f"Scaled {verb} replica set {meta.name_of(rs)} from {du.replicas(rs)} to {size}",
+            )
         return changed_size, out
 
     # new / old ReplicaSets ------------------------------------------------------------------
@@ -172,8 +176,16 @@ class DeploymentController(Controller):
             d = self._set_revision(d, du.annotations(rs).get(du.REVISION, ""))
             st = clone(d.get("status") or {})
             if du.has_progress_deadline(d) and du.get_condition(st, "Progressing") is None:
-                du.set_condition(st, du.new_condition("Progressing", "True", du.FOUND_NEW_RS,
-                                                      f'Found new replica set "{meta.name_of(rs)}"', self._now()))
+                du.set_condition(
+                    st,
+                    du.new_condition(
+                        "Progressing",
+                        "True",
+                        du.FOUND_NEW_RS,
+                        f'Found new replica set "{meta.name_of(rs)}"',
+                        self._now(),
+                    ),
+                )
                 d = self._write_status(d, st)
             return d, rs
         if not create:
@@ -188,11 +200,17 @@ class DeploymentController(Controller):
         if mrs:
             spec["minReadySeconds"] = mrs
         spec.update({"selector": sel, "template": tpl})
-        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-              "metadata": {"name": f"{meta.name_of(d)}-{h}", "namespace": meta.namespace_of(d),
-                           "labels": dict(tpl["metadata"]["labels"]),
-                           "ownerReferences": [cref.new_controller_ref(d, "apps/v1", "Deployment")]},
-              "spec": spec}
+        rs = {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{meta.name_of(d)}-{h}",
+                "namespace": meta.namespace_of(d),
+                "labels": dict(tpl["metadata"]["labels"]),
+                "ownerReferences": [cref.new_controller_ref(d, "apps/v1", "Deployment")],
+            },
+            "spec": spec,
+        }
         rs["spec"]["replicas"] = du.new_rs_new_replicas(d, old + [rs], rs)
         du.set_new_rs_annotations(d, rs, new_revision, False)
         already = False
@@ -202,14 +220,24 @@ class DeploymentController(Controller):
             if e.reason != "AlreadyExists":
                 if du.has_progress_deadline(d):
                     st = clone(d.get("status") or {})
-                    du.set_condition(st, du.new_condition("Progressing", "False", du.FAILED_RS_CREATE,
-                                                          f'Failed to create new replica set "{rs["metadata"]["name"]}": '
-                                                          f"{e.message}", self._now()))
+                    du.set_condition(
+                        st,
+                        du.new_condition(
+                            "Progressing",
+                            "False",
+                            du.FAILED_RS_CREATE,
+                            f'Failed to create new replica set "{rs["metadata"]["name"]}": {e.message}',
+                            self._now(),
+                        ),
+                    )
                     self._write_status(d, st)
                 raise
             cur = self.client.get(self.rs_rt, meta.namespace_of(d), rs["metadata"]["name"])
-            if (cur is not None and (cref.controller_of(cur) or {}).get("uid") == _uid(d)
-                    and du.equal_ignore_hash(cur["spec"].get("template"), d["spec"].get("template"))):
+            if (
+                cur is not None
+                and (cref.controller_of(cur) or {}).get("uid") == _uid(d)
+                and du.equal_ignore_hash(cur["spec"].get("template"), d["spec"].get("template"))
+            ):
                 created, already = cur, True
             else:
                 # A hash collision: bump collisionCount so the next sync hashes differently.
@@ -218,13 +246,25 @@ class DeploymentController(Controller):
                 self._write_status(d, st)
                 raise
         if not already and du.replicas(created) > 0:
-            self._event(d, "Normal", "ScalingReplicaSet",
-                        f"Scaled up replica set {meta.name_of(created)} from 0 to {du.replicas(created)}")
+            self._event(
+                d,
+                "Normal",
+                "ScalingReplicaSet",
+                f"Scaled up replica set {meta.name_of(created)} from 0 to {du.replicas(created)}",
+            )
         d = self._set_revision(d, str(new_revision))
         if not already and du.has_progress_deadline(d):
             st = clone(d.get("status") or {})
-            du.set_condition(st, du.new_condition("Progressing", "True", du.NEW_RS_CREATED,
-                                                  f'Created new replica set "{meta.name_of(created)}"', self._now()))
+            du.set_condition(
+                st,
+                du.new_condition(
+                    "Progressing",
+                    "True",
+                    du.NEW_RS_CREATED,
+                    f'Created new replica set "{meta.name_of(created)}"',
+                    self._now(),
+                ),
+            )
             d = self._write_status(d, st)
         return d, created
 
@@ -296,8 +336,9 @@ class DeploymentController(Controller):
             return
         selector_obj = (d.get("spec") or {}).get("selector")
         if selector_obj == {}:
-            self._event(d, "Warning", "SelectingAll",
-                        "This deployment is selecting all pods. A non-empty selector is required.")
+            self._event(
+                d, "Warning", "SelectingAll", "This deployment is selecting all pods. A non-empty selector is required."
+            )
             gen = d["metadata"].get("generation", 0)
             if (d.get("status") or {}).get("observedGeneration", 0) < gen:
                 self._write_status(d, {**(d.get("status") or {}), "observedGeneration": gen})
@@ -374,11 +415,15 @@ class DeploymentController(Controller):
         alive.sort(key=lambda rs: (du.revision(rs), du.creation_key(rs)))
         for rs in alive[:extra]:
             st = rs.get("status") or {}
-            if (st.get("replicas", 0) != 0 or du.replicas(rs) != 0
-                    or rs["metadata"].get("generation", 0) > st.get("observedGeneration", 0)):
+            if (
+                st.get("replicas", 0) != 0
+                or du.replicas(rs) != 0
+                or rs["metadata"].get("generation", 0) > st.get("observedGeneration", 0)
+            ):
                 continue
-            self.client.delete(self.rs_rt, meta.namespace_of(rs), meta.name_of(rs),
-                               {"preconditions": {"uid": _uid(rs)}})
+            self.client.delete(
+                self.rs_rt, meta.namespace_of(rs), meta.name_of(rs), {"preconditions": {"uid": _uid(rs)}}
+            )
 
     def _rollout_rolling(self, d: dict, rss: list[dict]) -> None:
         d, new_rs, old = self._get_all(d, rss, create=True)

@@ -17,8 +17,16 @@ REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
 DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
-_NOT_COPIED = frozenset({"kubectl.kubernetes.io/last-applied-configuration", REVISION, REVISION_HISTORY,
-                         DESIRED_REPLICAS, MAX_REPLICAS, "deprecated.deployment.rollback.to"})
+_NOT_COPIED = frozenset(
+    {
+        "kubectl.kubernetes.io/last-applied-configuration",
+        REVISION,
+        REVISION_HISTORY,
+        DESIRED_REPLICAS,
+        MAX_REPLICAS,
+        "deprecated.deployment.rollback.to",
+    }
+)
 
 # condition reasons (pkg/controller/deployment/util/deployment_util.go)
 MIN_AVAILABLE = "MinimumReplicasAvailable"
@@ -36,6 +44,7 @@ _SAFE = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand alpha
 
 
 # --- small accessors --------------------------------------------------------------------------
+
 
 def replicas(obj: dict | None) -> int:
     """spec.replicas (defaulted to 1 by the API server; 0 for a missing object)."""
@@ -77,6 +86,7 @@ def sum_status(rss: Iterable[dict | None], field: str) -> int:
 
 
 # --- intstr / fenceposts ----------------------------------------------------------------------
+
 
 def scaled_value(value: int | str | None, total: int, round_up: bool) -> int:
     """intstr.GetScaledValueFromIntOrPercent: an int as is, ``"N%"`` of ``total`` rounded."""
@@ -132,6 +142,7 @@ def max_unavailable(d: dict) -> int:
 
 # --- template hash and equality ---------------------------------------------------------------
 
+
 def _fnv32a(data: bytes, h: int = 0x811C9DC5) -> int:
     for b in data:
         h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
@@ -184,6 +195,7 @@ def find_new_rs(d: dict, rss: Iterable[dict]) -> dict | None:
 
 
 # --- revisions and annotations ----------------------------------------------------------------
+
 
 def revision(obj: dict) -> int:
     try:
@@ -253,6 +265,7 @@ def max_replicas_annotation(rs: dict) -> int | None:
 
 # --- scaling arithmetic -----------------------------------------------------------------------
 
+
 def new_rs_new_replicas(d: dict, all_rss: Iterable[dict | None], new_rs: dict) -> int:
     """NewRSNewReplicas: how far the new ReplicaSet may grow now (bounded by maxSurge)."""
     if _rolling(d) is None:
@@ -268,8 +281,11 @@ def new_rs_new_replicas(d: dict, all_rss: Iterable[dict | None], new_rs: dict) -
 def is_saturated(d: dict, rs: dict | None) -> bool:
     if rs is None:
         return False
-    return (replicas(rs) == replicas(d) and desired_annotation(rs) == replicas(d)
-            and status_int(rs, "availableReplicas") == replicas(d))
+    return (
+        replicas(rs) == replicas(d)
+        and desired_annotation(rs) == replicas(d)
+        and status_int(rs, "availableReplicas") == replicas(d)
+    )
 
 
 def find_active_or_latest(new_rs: dict | None, old_rss: list[dict]) -> dict | None:
@@ -333,10 +349,17 @@ def proportional_sizes(d: dict, new_rs: dict | None, old_rss: list[dict]) -> dic
 
 # --- conditions -------------------------------------------------------------------------------
 
+
 def new_condition(type_: str, status: str, reason: str, message: str, now: float) -> dict:
     ts = meta.rfc3339(now)
-    return {"type": type_, "status": status, "lastUpdateTime": ts, "lastTransitionTime": ts,
-            "reason": reason, "message": message}
+    return {
+        "type": type_,
+        "status": status,
+        "lastUpdateTime": ts,
+        "lastTransitionTime": ts,
+        "reason": reason,
+        "message": message,
+    }
 
 
 def get_condition(status: dict, type_: str) -> dict | None:
@@ -368,6 +391,7 @@ def remove_condition(status: dict, type_: str) -> None:
 
 # --- status -----------------------------------------------------------------------------------
 
+
 def calculate_status(all_rss: list[dict | None], new_rs: dict | None, d: dict, now: float) -> dict:
     """calculateStatus: counts from the ReplicaSets, the Available condition from
     maxUnavailable. Zero counts are left out, as the Go encoder's omitempty does."""
@@ -392,10 +416,14 @@ def calculate_status(all_rss: list[dict | None], new_rs: dict | None, d: dict, n
     if old.get("collisionCount") is not None:
         st["collisionCount"] = old["collisionCount"]
     if available >= replicas(d) - max_unavailable(d):
-        set_condition(st, new_condition("Available", "True", MIN_AVAILABLE, "Deployment has minimum availability.", now))
+        set_condition(
+            st, new_condition("Available", "True", MIN_AVAILABLE, "Deployment has minimum availability.", now)
+        )
     else:
-        set_condition(st, new_condition("Available", "False", MIN_UNAVAILABLE,
-                                        "Deployment does not have minimum availability.", now))
+        set_condition(
+            st,
+            new_condition("Available", "False", MIN_UNAVAILABLE, "Deployment does not have minimum availability.", now),
+        )
     return st
 
 
@@ -406,18 +434,24 @@ def has_progress_deadline(d: dict) -> bool:
 
 def deployment_complete(d: dict, st: dict) -> bool:
     n = replicas(d)
-    return (st.get("updatedReplicas", 0) == n and st.get("replicas", 0) == n
-            and st.get("availableReplicas", 0) == n
-            and st.get("observedGeneration", 0) >= (d.get("metadata") or {}).get("generation", 0))
+    return (
+        st.get("updatedReplicas", 0) == n
+        and st.get("replicas", 0) == n
+        and st.get("availableReplicas", 0) == n
+        and st.get("observedGeneration", 0) >= (d.get("metadata") or {}).get("generation", 0)
+    )
 
 
 def deployment_progressing(d: dict, st: dict) -> bool:
     old = d.get("status") or {}
     old_old = old.get("replicas", 0) - old.get("updatedReplicas", 0)
     new_old = st.get("replicas", 0) - st.get("updatedReplicas", 0)
-    return (st.get("updatedReplicas", 0) > old.get("updatedReplicas", 0) or new_old < old_old
-            or st.get("readyReplicas", 0) > old.get("readyReplicas", 0)
-            or st.get("availableReplicas", 0) > old.get("availableReplicas", 0))
+    return (
+        st.get("updatedReplicas", 0) > old.get("updatedReplicas", 0)
+        or new_old < old_old
+        or st.get("readyReplicas", 0) > old.get("readyReplicas", 0)
+        or st.get("availableReplicas", 0) > old.get("availableReplicas", 0)
+    )
 
 
 def progress_deadline_at(d: dict, st: dict) -> float | None:
@@ -445,14 +479,20 @@ def rollout_status(all_rss: list[dict | None], new_rs: dict | None, d: dict, now
         remove_condition(st, "Progressing")
         return st
     cur = get_condition(st, "Progressing")
-    complete = (st.get("replicas", 0) == st.get("updatedReplicas", 0) and cur is not None
-                and cur.get("reason") == NEW_RS_AVAILABLE)
+    complete = (
+        st.get("replicas", 0) == st.get("updatedReplicas", 0)
+        and cur is not None
+        and cur.get("reason") == NEW_RS_AVAILABLE
+    )
     if complete:
         return st
     rs_name = new_rs["metadata"]["name"] if new_rs is not None else None
     if deployment_complete(d, st):
-        msg = (f'ReplicaSet "{rs_name}" has successfully progressed.' if rs_name
-               else "Deployment has successfully progressed.")
+        msg = (
+            f'ReplicaSet "{rs_name}" has successfully progressed.'
+            if rs_name
+            else "Deployment has successfully progressed."
+        )
         set_condition(st, new_condition("Progressing", "True", NEW_RS_AVAILABLE, msg, now))
     elif deployment_progressing(d, st):
         msg = f'ReplicaSet "{rs_name}" is progressing.' if rs_name else "Deployment is progressing."
@@ -462,7 +502,8 @@ def rollout_status(all_rss: list[dict | None], new_rs: dict | None, d: dict, now
         remove_condition(st, "Progressing")
         set_condition(st, cond)
     elif deployment_timed_out(d, st, now):
-        msg = (f'ReplicaSet "{rs_name}" has timed out progressing.' if rs_name
-               else "Deployment has timed out progressing.")
+        msg = (
+            f'ReplicaSet "{rs_name}" has timed out progressing.' if rs_name else "Deployment has timed out progressing."
+        )
         set_condition(st, new_condition("Progressing", "False", TIMED_OUT, msg, now))
     return st

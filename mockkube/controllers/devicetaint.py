@@ -15,14 +15,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from mockkube.controllers import recorder
+from mockkube.client import recorder
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.dra import taints as dtaints
 from mockkube.machinery import errors, meta
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.devicetaint")
 
@@ -33,6 +33,7 @@ NO_EXECUTE = "NoExecute"
 
 
 # --- pure evaluation --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Reason:
@@ -68,8 +69,12 @@ def _has_taints(slice_: dict) -> bool:
 
 def pool_devices(slices: Iterable[dict], driver: str, pool: str) -> dict[str, dict]:
     """The devices of one pool, from its slices of the newest generation only."""
-    mine = [s for s in slices if (s.get("spec") or {}).get("driver") == driver
-            and ((s.get("spec") or {}).get("pool") or {}).get("name") == pool]
+    mine = [
+        s
+        for s in slices
+        if (s.get("spec") or {}).get("driver") == driver
+        and ((s.get("spec") or {}).get("pool") or {}).get("name") == pool
+    ]
     if not mine:
         return {}
     gen = max(int(s["spec"]["pool"].get("generation") or 0) for s in mine)
@@ -88,8 +93,13 @@ def evicting_taints(result: dict, device: dict | None, rules: Iterable[dict]) ->
     if device is not None:
         for i, t in enumerate(device.get("taints") or ()):
             if t.get("effect") == NO_EXECUTE:
-                out.append((t, Reason(driver=drv, pool=pool, device=dev, index=i),
-                            ("slice", drv, pool, dev, t.get("key", ""), t.get("value", ""), t.get("effect"))))
+                out.append(
+                    (
+                        t,
+                        Reason(driver=drv, pool=pool, device=dev, index=i),
+                        ("slice", drv, pool, dev, t.get("key", ""), t.get("value", ""), t.get("effect")),
+                    )
+                )
     for rule in rules:
         taint = (rule.get("spec") or {}).get("taint") or {}
         if taint.get("effect") == NO_EXECUTE and dtaints.rule_selects(rule, drv, pool, dev):
@@ -98,8 +108,9 @@ def evicting_taints(result: dict, device: dict | None, rules: Iterable[dict]) ->
     return out
 
 
-def claim_eviction(claim: dict, devices: Callable[[str, str], dict[str, dict]], rules: list[dict],
-                   time_added: TimeAdded) -> Eviction | None:
+def claim_eviction(
+    claim: dict, devices: Callable[[str, str], dict[str, dict]], rules: list[dict], time_added: TimeAdded
+) -> Eviction | None:
     """claimEvictionTime: the earliest moment any untolerated NoExecute taint of an allocated
     device evicts. Only tolerations with effect NoExecute count; one without
     tolerationSeconds tolerates forever; negative seconds count as zero."""
@@ -136,8 +147,9 @@ def pod_claim_names(pod: dict) -> list[tuple[str, bool]]:
     """(claim name, generated-for-this-pod) for each claim a pod uses (resourceclaim.Name),
     plus the claim created for DRA-backed extended resources (KEP-5004)."""
     out = []
-    statuses = {s.get("name"): s.get("resourceClaimName")
-                for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
+    statuses = {
+        s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
+    }
     for pc in (pod.get("spec") or {}).get("resourceClaims") or ():
         if pc.get("resourceClaimName"):
             out.append((pc["resourceClaimName"], False))
@@ -151,8 +163,9 @@ def pod_claim_names(pod: dict) -> list[tuple[str, bool]]:
 
 def _owned_by(claim: dict, pod: dict) -> bool:
     uid = pod["metadata"].get("uid")
-    return any(r.get("controller") and r.get("uid") == uid
-               for r in (claim.get("metadata") or {}).get("ownerReferences") or ())
+    return any(
+        r.get("controller") and r.get("uid") == uid for r in (claim.get("metadata") or {}).get("ownerReferences") or ()
+    )
 
 
 def reserved_for(claim: dict, pod: dict) -> bool:
@@ -160,7 +173,9 @@ def reserved_for(claim: dict, pod: dict) -> bool:
     return any(r.get("uid") == uid for r in (claim.get("status") or {}).get("reservedFor") or ())
 
 
-def pod_eviction(pod: dict, claim_evictions: Callable[[str, str], tuple[dict, Eviction | None] | None]) -> Eviction | None:
+def pod_eviction(
+    pod: dict, claim_evictions: Callable[[str, str], tuple[dict, Eviction | None] | None]
+) -> Eviction | None:
     """podEvictionTime: the earliest eviction over the pod's claims (reasons joined).
     Unscheduled pods, claims not reserved for this pod and foreign generated claims are ignored."""
     if not (pod.get("spec") or {}).get("nodeName"):
@@ -181,12 +196,23 @@ def pod_eviction(pod: dict, claim_evictions: Callable[[str, str], tuple[dict, Ev
     return out
 
 
-def rule_condition(rule: dict, pending_pods: int, pending_namespaces: int, evicted: int,
-                   selected_slice_devices: int = 0, selected_allocated_devices: int = 0) -> dict:
+def rule_condition(
+    rule: dict,
+    pending_pods: int,
+    pending_namespaces: int,
+    evicted: int,
+    selected_slice_devices: int = 0,
+    selected_allocated_devices: int = 0,
+) -> dict:
     """The EvictionInProgress condition (without lastTransitionTime), worded as upstream."""
     effect = ((rule.get("spec") or {}).get("taint") or {}).get("effect", "")
-    cond = {"type": CONDITION, "status": "False", "observedGeneration": rule["metadata"].get("generation", 0),
-            "reason": "Effect" + effect, "message": ""}
+    cond = {
+        "type": CONDITION,
+        "status": "False",
+        "observedGeneration": rule["metadata"].get("generation", 0),
+        "reason": "Effect" + effect,
+        "message": "",
+    }
 
     def n(count: int, one: str, many: str) -> str:
         return one if count == 1 else many % count
@@ -194,29 +220,37 @@ def rule_condition(rule: dict, pending_pods: int, pending_namespaces: int, evict
     if effect == NO_EXECUTE:
         if pending_pods > 0:
             cond["status"], cond["reason"] = "True", "PodsPendingEviction"
-            cond["message"] = (n(pending_pods, "1 pod needs", "%d pods need") + " to be evicted in "
-                               + n(pending_namespaces, "1 namespace.", "%d different namespaces."))
+            cond["message"] = (
+                n(pending_pods, "1 pod needs", "%d pods need")
+                + " to be evicted in "
+                + n(pending_namespaces, "1 namespace.", "%d different namespaces.")
+            )
         else:
             cond["reason"] = "Completed" if evicted > 0 else "NotStarted"
     elif effect == "None":
         cond["reason"] = "NoEffect"
-        cond["message"] = (n(selected_slice_devices, "1 published device selected. ", "%d published devices selected. ")
-                           + n(selected_allocated_devices, "1 allocated device selected. ",
-                               "%d allocated devices selected. ")
-                           + n(pending_pods, "1 pod would be evicted in ", "%d pods would be evicted in ")
-                           + n(pending_namespaces, "1 namespace ", "%d different namespaces ")
-                           + "if the effect was NoExecute. This information will not be updated again. "
-                             "Recreate the DeviceTaintRule to trigger an update.")
+        cond["message"] = (
+            n(selected_slice_devices, "1 published device selected. ", "%d published devices selected. ")
+            + n(selected_allocated_devices, "1 allocated device selected. ", "%d allocated devices selected. ")
+            + n(pending_pods, "1 pod would be evicted in ", "%d pods would be evicted in ")
+            + n(pending_namespaces, "1 namespace ", "%d different namespaces ")
+            + "if the effect was NoExecute. This information will not be updated again. "
+            "Recreate the DeviceTaintRule to trigger an update."
+        )
     else:
         cond["reason"] = "OtherEffect"
         cond["message"] = "Eviction only happens for the NoExecute effect."
     if evicted > 0:
-        cond["message"] = (cond["message"] + " " if cond["message"] else "") + \
-            n(evicted, "1 pod ", "%d pods ") + "evicted since starting the controller."
+        cond["message"] = (
+            (cond["message"] + " " if cond["message"] else "")
+            + n(evicted, "1 pod ", "%d pods ")
+            + "evicted since starting the controller."
+        )
     return cond
 
 
 # --- the controller ---------------------------------------------------------------------------
+
 
 class DeviceTaintEvictionController(Controller):
     name = NAME
@@ -270,8 +304,11 @@ class DeviceTaintEvictionController(Controller):
         if claim is None:
             return []
         ns = meta.namespace_of(claim)
-        return [("pod", ns, r.get("name", "")) for r in (claim.get("status") or {}).get("reservedFor") or ()
-                if r.get("resource") == "pods" and not r.get("apiGroup")]
+        return [
+            ("pod", ns, r.get("name", ""))
+            for r in (claim.get("status") or {}).get("reservedFor") or ()
+            if r.get("resource") == "pods" and not r.get("apiGroup")
+        ]
 
     def _idle(self) -> bool:
         """No tainted device, no DeviceTaintRule, no eviction pending: no pod can concern
@@ -290,8 +327,9 @@ class DeviceTaintEvictionController(Controller):
             alloc = (claim.get("status") or {}).get("allocation")
             if not alloc:
                 continue
-            if pool is not None and not any((r.get("driver"), r.get("pool")) == pool
-                                            for r in (alloc.get("devices") or {}).get("results") or ()):
+            if pool is not None and not any(
+                (r.get("driver"), r.get("pool")) == pool for r in (alloc.get("devices") or {}).get("results") or ()
+            ):
                 continue
             out.update(self._pods_of_claim(claim))
         return out
@@ -329,9 +367,11 @@ class DeviceTaintEvictionController(Controller):
             return
         if prev is not None:
             ps, os_ = prev.get("status") or {}, obj.get("status") or {}
-            if ((prev.get("spec") or {}).get("nodeName") == (obj.get("spec") or {}).get("nodeName")
-                    and ps.get("resourceClaimStatuses") == os_.get("resourceClaimStatuses")
-                    and ps.get("extendedResourceClaimStatus") == os_.get("extendedResourceClaimStatus")):
+            if (
+                (prev.get("spec") or {}).get("nodeName") == (obj.get("spec") or {}).get("nodeName")
+                and ps.get("resourceClaimStatuses") == os_.get("resourceClaimStatuses")
+                and ps.get("extendedResourceClaimStatus") == os_.get("extendedResourceClaimStatus")
+            ):
                 return
         self.queue.add(key)
 
@@ -358,8 +398,17 @@ class DeviceTaintEvictionController(Controller):
         now = self.server.clock()
         if ev is None:
             if self.pending.pop((ns, name), None) is not None:
-                recorder.record(self.client, pod, "v1", "Pod", "Normal", "DeviceTaintManagerEviction",
-                                "Cancelling deletion", NAME, now)
+                recorder.record(
+                    self.client,
+                    pod,
+                    "v1",
+                    "Pod",
+                    "Normal",
+                    "DeviceTaintManagerEviction",
+                    "Cancelling deletion",
+                    NAME,
+                    now,
+                )
             return
         uid = pod["metadata"].get("uid", "")
         self.pending[(ns, name)] = (uid, ev)
@@ -379,18 +428,26 @@ class DeviceTaintEvictionController(Controller):
     def _evict(self, pod: dict, now: float) -> None:
         """addConditionAndDeletePod: DisruptionTarget first, then a UID-preconditioned delete."""
         ns, name, uid = meta.namespace_of(pod), meta.name_of(pod), pod["metadata"].get("uid")
-        recorder.record(self.client, pod, "v1", "Pod", "Normal", "DeviceTaintManagerEviction",
-                        "Marking for deletion", NAME, now)
-        want = {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
-                "lastTransitionTime": meta.rfc3339(now), "reason": "DeletionByDeviceTaintManager",
-                "message": "Device Taint manager: deleting due to NoExecute taint"}
+        recorder.record(
+            self.client, pod, "v1", "Pod", "Normal", "DeviceTaintManagerEviction", "Marking for deletion", NAME, now
+        )
+        want = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": meta.rfc3339(now),
+            "reason": "DeletionByDeviceTaintManager",
+            "message": "Device Taint manager: deleting due to NoExecute taint",
+        }
         conds = (pod.get("status") or {}).get("conditions") or []
         cur = next((c for c in conds if c.get("type") == "DisruptionTarget"), None)
         if cur is None or any(cur.get(k) != want[k] for k in ("status", "reason", "message")):
             new = clone(pod)
             if cur is not None and cur.get("status") == want["status"]:
                 want["lastTransitionTime"] = cur.get("lastTransitionTime")
-            new.setdefault("status", {})["conditions"] = [c for c in conds if c.get("type") != "DisruptionTarget"] + [want]
+            new.setdefault("status", {})["conditions"] = [c for c in conds if c.get("type") != "DisruptionTarget"] + [
+                want
+            ]
             try:
                 self.client.update_status(self.pod_rt, new)
             except errors.APIError as e:
@@ -449,8 +506,9 @@ class DeviceTaintEvictionController(Controller):
     def _count_selected(self, rule: dict) -> tuple[int, int]:
         slices = self.slices.list()
         n_slice = 0
-        pools = {((s.get("spec") or {}).get("driver"), ((s.get("spec") or {}).get("pool") or {}).get("name"))
-                 for s in slices}
+        pools = {
+            ((s.get("spec") or {}).get("driver"), ((s.get("spec") or {}).get("pool") or {}).get("name")) for s in slices
+        }
         for drv, pool in pools:
             for dev in pool_devices(slices, drv, pool):
                 n_slice += dtaints.rule_selects(rule, drv, pool, dev)

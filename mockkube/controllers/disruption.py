@@ -7,17 +7,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import meta
-from mockkube.resources import disruption
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.rules import disruption
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 # controller kinds whose scale sets the expected pod count (upstream's finders)
-_SCALE_KINDS = {"ReplicaSet": ("replicasets", "apps"), "StatefulSet": ("statefulsets", "apps"),
-                "ReplicationController": ("replicationcontrollers", ""), "Deployment": ("deployments", "apps")}
+_SCALE_KINDS = {
+    "ReplicaSet": ("replicasets", "apps"),
+    "StatefulSet": ("statefulsets", "apps"),
+    "ReplicationController": ("replicationcontrollers", ""),
+    "Deployment": ("deployments", "apps"),
+}
 
 
 class DisruptionController(Controller):
@@ -31,8 +35,9 @@ class DisruptionController(Controller):
         self.pod_rt = self.client.rt("pods")
         self.pdbs = Informer(server.store, self.pdb_rt)
         self.pods = Informer(server.store, self.pod_rt)
-        self.pdbs.add_handler(lambda t, o, p: t != "DELETED" and self.queue.add(
-            (o["metadata"]["namespace"], o["metadata"]["name"])))
+        self.pdbs.add_handler(
+            lambda t, o, p: t != "DELETED" and self.queue.add((o["metadata"]["namespace"], o["metadata"]["name"]))
+        )
         self.pods.add_handler(self._on_pod)
         self.informers += [self.pdbs, self.pods]
 
@@ -56,13 +61,19 @@ class DisruptionController(Controller):
                 continue
             seen.add(ref["uid"])
             if ref["kind"] == "DaemonSet":
-                ds = self.client.get(self.client.rt("daemonsets", "apps"), p["metadata"]["namespace"], ref["name"]) \
-                    if self._has("daemonsets", "apps") else None
+                ds = (
+                    self.client.get(self.client.rt("daemonsets", "apps"), p["metadata"]["namespace"], ref["name"])
+                    if self._has("daemonsets", "apps")
+                    else None
+                )
                 total += int(((ds or {}).get("status") or {}).get("desiredNumberScheduled", 1))
                 continue
             plural, group = _SCALE_KINDS[ref["kind"]]
-            owner = self.client.get(self.client.rt(plural, group), p["metadata"]["namespace"], ref["name"]) \
-                if self._has(plural, group) else None
+            owner = (
+                self.client.get(self.client.rt(plural, group), p["metadata"]["namespace"], ref["name"])
+                if self._has(plural, group)
+                else None
+            )
             total += int(((owner or {}).get("spec") or {}).get("replicas", 1))
         return total + loose
 
@@ -78,8 +89,11 @@ class DisruptionController(Controller):
         pdb = self.pdbs.get(ns, name)
         if pdb is None:
             return
-        pods = [p for p in self.pods.list(ns) if disruption.selects(pdb, p)
-                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        pods = [
+            p
+            for p in self.pods.list(ns)
+            if disruption.selects(pdb, p) and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        ]
         status = disruption.compute_status(pdb, pods, self._expected(pdb, pods), meta.rfc3339(self.clock()))
         if status == pdb.get("status"):
             return

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.identities import APISERVER, controller_user
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
-from mockkube.machinery.admission.identity import acting_as
-from mockkube.resources.disruption import pod_ready
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.machinery.requestcontext import acting_as
+from mockkube.rules.disruption import pod_ready
+from mockkube.rules.identities import APISERVER, controller_user
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
 SLICE_CONTROLLER = "endpointslice-controller.k8s.io"
@@ -77,9 +77,16 @@ class EndpointsController(Controller):
             return
         if svc is None or not (svc.get("spec") or {}).get("selector"):
             return  # the garbage collector removes slices owned by a deleted Service
-        pods = sorted((p for p in self.pods.list(ns) if _selects(svc, p) and (p.get("status") or {}).get("podIP")
-                       and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")),
-                      key=lambda p: p["metadata"]["name"])
+        pods = sorted(
+            (
+                p
+                for p in self.pods.list(ns)
+                if _selects(svc, p)
+                and (p.get("status") or {}).get("podIP")
+                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            ),
+            key=lambda p: p["metadata"]["name"],
+        )
         self._endpoints(svc, pods)
         with acting_as(controller_user("endpointslice-controller")):  # a controller of its own upstream
             self._slice(svc, pods)
@@ -101,17 +108,29 @@ class EndpointsController(Controller):
         with acting_as(APISERVER):  # kube-apiserver reconciles its own endpoints
             cur = self.client.get(self.ep_rt, "default", "kubernetes")
             if cur is None:
-                self.client.create(self.ep_rt, {"metadata": {"name": "kubernetes", "namespace": "default",
-                                                             "labels": labels}, "subsets": subsets})
+                self.client.create(
+                    self.ep_rt,
+                    {"metadata": {"name": "kubernetes", "namespace": "default", "labels": labels}, "subsets": subsets},
+                )
             elif cur.get("subsets") != subsets:
                 self.client.update(self.ep_rt, dict(cur, subsets=subsets))
             endpoints = [{"addresses": [ip], "conditions": {"ready": True}}]
             ports = [{"name": "https", "port": port, "protocol": "TCP"}]
             sl = self.client.get(self.slice_rt, "default", "kubernetes")
             if sl is None:
-                self.client.create(self.slice_rt, {"metadata": {"name": "kubernetes", "namespace": "default",
-                                                                "labels": {SERVICE_NAME: "kubernetes"}},
-                                                   "addressType": "IPv4", "endpoints": endpoints, "ports": ports})
+                self.client.create(
+                    self.slice_rt,
+                    {
+                        "metadata": {
+                            "name": "kubernetes",
+                            "namespace": "default",
+                            "labels": {SERVICE_NAME: "kubernetes"},
+                        },
+                        "addressType": "IPv4",
+                        "endpoints": endpoints,
+                        "ports": ports,
+                    },
+                )
             elif sl.get("endpoints") != endpoints or sl.get("ports") != ports:
                 self.client.update(self.slice_rt, dict(sl, endpoints=endpoints, ports=ports))
 
@@ -174,30 +193,58 @@ class EndpointsController(Controller):
         for p in pods:
             terminating = bool(p["metadata"].get("deletionTimestamp"))
             ready = pod_ready(p)
-            ep = {"addresses": [p["status"]["podIP"]],
-                  "conditions": {"ready": ready and not terminating, "serving": ready, "terminating": terminating},
-                  "targetRef": _ref(p)}
+            ep = {
+                "addresses": [p["status"]["podIP"]],
+                "conditions": {"ready": ready and not terminating, "serving": ready, "terminating": terminating},
+                "targetRef": _ref(p),
+            }
             if p["spec"].get("nodeName"):
                 ep["nodeName"] = p["spec"]["nodeName"]
             endpoints.append(ep)
         labels = dict(m.get("labels") or {})
         labels.update({SERVICE_NAME: m["name"], MANAGED_BY: SLICE_CONTROLLER})
         ports = self._ports(svc, pods[0]) if pods else []
-        existing = [s for s in self.client.list(self.slice_rt, m["namespace"])
-                    if (s["metadata"].get("labels") or {}).get(SERVICE_NAME) == m["name"]
-                    and (s["metadata"].get("labels") or {}).get(MANAGED_BY) == SLICE_CONTROLLER]
+        existing = [
+            s
+            for s in self.client.list(self.slice_rt, m["namespace"])
+            if (s["metadata"].get("labels") or {}).get(SERVICE_NAME) == m["name"]
+            and (s["metadata"].get("labels") or {}).get(MANAGED_BY) == SLICE_CONTROLLER
+        ]
         if not existing:
-            self.client.create(self.slice_rt, {
-                "metadata": {"generateName": f"{m['name']}-", "namespace": m["namespace"], "labels": labels,
-                             "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": m["name"],
-                                                  "uid": m["uid"], "controller": True, "blockOwnerDeletion": True}]},
-                "addressType": "IPv4", "endpoints": endpoints, "ports": ports})
+            self.client.create(
+                self.slice_rt,
+                {
+                    "metadata": {
+                        "generateName": f"{m['name']}-",
+                        "namespace": m["namespace"],
+                        "labels": labels,
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "v1",
+                                "kind": "Service",
+                                "name": m["name"],
+                                "uid": m["uid"],
+                                "controller": True,
+                                "blockOwnerDeletion": True,
+                            }
+                        ],
+                    },
+                    "addressType": "IPv4",
+                    "endpoints": endpoints,
+                    "ports": ports,
+                },
+            )
             return
         cur = existing[0]
-        if cur.get("endpoints") != endpoints or (cur.get("ports") or []) != ports \
-                or cur["metadata"].get("labels") != labels:
-            self.client.update(self.slice_rt, dict(cur, endpoints=endpoints, ports=ports,
-                                                   metadata=dict(cur["metadata"], labels=labels)))
+        if (
+            cur.get("endpoints") != endpoints
+            or (cur.get("ports") or []) != ports
+            or cur["metadata"].get("labels") != labels
+        ):
+            self.client.update(
+                self.slice_rt,
+                dict(cur, endpoints=endpoints, ports=ports, metadata=dict(cur["metadata"], labels=labels)),
+            )
 
 
 async def start(server: "Server") -> list:

@@ -26,13 +26,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 from mockkube.machinery.registry import ResourceType
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.gc")
 
@@ -223,9 +223,15 @@ class GarbageCollector(Controller):
         else:
             policy = deletion_policy(obj)
         log.debug("gc: deleting %s %s/%s (%s)", rt.plural, m.get("namespace", ""), m["name"], policy)
-        self.client.delete(rt, m.get("namespace", ""), m["name"],
-                           {"propagationPolicy": policy,
-                            "preconditions": {"uid": m.get("uid"), "resourceVersion": m.get("resourceVersion")}})
+        self.client.delete(
+            rt,
+            m.get("namespace", ""),
+            m["name"],
+            {
+                "propagationPolicy": policy,
+                "preconditions": {"uid": m.get("uid"), "resourceVersion": m.get("resourceVersion")},
+            },
+        )
 
     def _unblock_if_cyclic(self, rt: ResourceType, obj: dict) -> None:
         """A dependent that is itself deleting dependents could wait on us forever:

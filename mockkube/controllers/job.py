@@ -21,17 +21,17 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from mockkube.client import recorder
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
-from mockkube.controllers import recorder
 from mockkube.controllers.replicaset import is_active, is_pod_ready, is_terminating, rank_for_deletion
 from mockkube.machinery import errors, meta
 from mockkube.machinery.selectors import label_selector_from_object
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.job")
 
@@ -125,8 +125,11 @@ class JobController(Controller):
         new_succeeded = self._new_finished(s, s.unc_succeeded, lambda p: ju.phase(p) == "Succeeded")
         new_failed = self._new_finished(s, s.unc_failed, lambda p: ju.is_pod_failed(p, job))
         s.succeeded = int(status.get("succeeded") or 0) + len(new_succeeded) + len(s.unc_succeeded)
-        s.failed = (int(status.get("failed") or 0) + len(s.unc_failed)
-                    + sum(1 for p in new_failed if ju.failure_policy_match(job, p)[1]))
+        s.failed = (
+            int(status.get("failed") or 0)
+            + len(s.unc_failed)
+            + sum(1 for p in new_failed if ju.failure_policy_match(job, p)[1])
+        )
         if not status.get("startTime") and not ju.suspended(job):
             status["startTime"] = meta.rfc3339(now)
         record = ju.next_backoff_record(self.backoff.get(key, (0, None)), new_succeeded, new_failed)
@@ -145,11 +148,13 @@ class JobController(Controller):
         if s.finished is None:
             deadline = spec.get("activeDeadlineSeconds")
             if s.failed > int(spec.get("backoffLimit") or 0) or ju.past_backoff_limit_on_failure(job, s.pods):
-                s.finished = ju.condition("FailureTarget", ju.BACKOFF_LIMIT_EXCEEDED,
-                                          "Job has reached the specified backoff limit", now)
+                s.finished = ju.condition(
+                    "FailureTarget", ju.BACKOFF_LIMIT_EXCEEDED, "Job has reached the specified backoff limit", now
+                )
             elif self._past_deadline(job, status, now):
-                s.finished = ju.condition("FailureTarget", ju.DEADLINE_EXCEEDED,
-                                          "Job was active longer than specified deadline", now)
+                s.finished = ju.condition(
+                    "FailureTarget", ju.DEADLINE_EXCEEDED, "Job was active longer than specified deadline", now
+                )
             elif deadline is not None and not ju.suspended(job) and status.get("startTime"):
                 self.queue.add_after(key, max(0.0, meta.parse_time(status["startTime"]) + int(deadline) - now) + 0.01)
 
@@ -169,8 +174,9 @@ class JobController(Controller):
             want = ju.completions(job)
             complete = s.active == 0 and (s.succeeded > 0 if want is None else s.succeeded >= want)
             if complete:
-                s.finished = ju.condition("SuccessCriteriaMet", ju.COMPLETIONS_REACHED,
-                                          "Reached expected number of succeeded pods", now)
+                s.finished = ju.condition(
+                    "SuccessCriteriaMet", ju.COMPLETIONS_REACHED, "Reached expected number of succeeded pods", now
+                )
             elif manage_called:
                 if ju.suspended(job):
                     if ju.ensure_condition(status, "Suspended", "True", ju.JOB_SUSPENDED, "Job suspended", now):
@@ -209,17 +215,22 @@ class JobController(Controller):
                 new = cref.with_owner(clone(p), ref)
                 if ju.TRACKING_FINALIZER not in (new["metadata"].get("finalizers") or ()):
                     new["metadata"]["finalizers"] = list(new["metadata"].get("finalizers") or ()) + [
-                        ju.TRACKING_FINALIZER]
+                        ju.TRACKING_FINALIZER
+                    ]
                 try:
-                    out.append(self.client.patch(self.pod_rt, meta.namespace_of(new), meta.name_of(new),
-                                                 cref.metadata_patch(new)))
+                    out.append(
+                        self.client.patch(
+                            self.pod_rt, meta.namespace_of(new), meta.name_of(new), cref.metadata_patch(new)
+                        )
+                    )
                 except errors.APIError as e:
                     if e.code not in (404, 409, 422):
                         raise
             elif decision == "release":
                 new = cref.without_owner(clone(p), _uid(job))
-                new["metadata"]["finalizers"] = [f for f in new["metadata"].get("finalizers") or ()
-                                                 if f != ju.TRACKING_FINALIZER]
+                new["metadata"]["finalizers"] = [
+                    f for f in new["metadata"].get("finalizers") or () if f != ju.TRACKING_FINALIZER
+                ]
                 try:
                     self.client.patch(self.pod_rt, meta.namespace_of(new), meta.name_of(new), cref.metadata_patch(new))
                 except errors.APIError as e:
@@ -274,19 +285,26 @@ class JobController(Controller):
         job, status, n = s.job, s.status, ju.completions(s.job) or 0
         s.prev_succeeded_indexes = ju.parse_indexes(status.get("completedIndexes"), n)
         s.succeeded_indexes = s.prev_succeeded_indexes | {
-            ju.pod_index(p) for p in s.pods
-            if ju.phase(p) == "Succeeded" and ju.valid_index(job, p) and ju.tracked(p)}
+            ju.pod_index(p) for p in s.pods if ju.phase(p) == "Succeeded" and ju.valid_index(job, p) and ju.tracked(p)
+        }
         s.succeeded = len(s.succeeded_indexes)
         if ju.has_backoff_limit_per_index(job):
             failed = ju.parse_indexes(status.get("failedIndexes"), n)
-            failed |= {ju.pod_index(p) for p in s.pods
-                       if ju.valid_index(job, p) and ju.tracked(p) and ju.is_index_failed(job, p)}
+            failed |= {
+                ju.pod_index(p)
+                for p in s.pods
+                if ju.valid_index(job, p) and ju.tracked(p) and ju.is_index_failed(job, p)
+            }
             s.failed_indexes = failed
             if s.finished is None:
                 most = ju.spec(job).get("maxFailedIndexes")
                 if most is not None and len(failed) > int(most):
-                    s.finished = ju.condition("FailureTarget", ju.MAX_FAILED_INDEXES_EXCEEDED,
-                                              "Job has exceeded the specified maximal number of failed indexes", s.now)
+                    s.finished = ju.condition(
+                        "FailureTarget",
+                        ju.MAX_FAILED_INDEXES_EXCEEDED,
+                        "Job has exceeded the specified maximal number of failed indexes",
+                        s.now,
+                    )
                 elif failed and len(failed) + len(s.succeeded_indexes) >= n:
                     s.finished = ju.condition("FailureTarget", ju.FAILED_INDEXES, "Job has failed indexes", s.now)
             s.delayed = self._delayed_deletion(s)
@@ -310,8 +328,10 @@ class JobController(Controller):
             if ix in s.succeeded_indexes or ix in (s.failed_indexes or ()) or ix in active:
                 continue
             last = out.get(ix)
-            if last is None or (ju.index_absolute_failure_count(last) <= ju.index_absolute_failure_count(p)
-                                and ju.finished_time(p) >= ju.finished_time(last)):
+            if last is None or (
+                ju.index_absolute_failure_count(last) <= ju.index_absolute_failure_count(p)
+                and ju.finished_time(p) >= ju.finished_time(last)
+            ):
                 out[ix] = p
         return out
 
@@ -319,8 +339,9 @@ class JobController(Controller):
     def _manage(self, s: _Sync, key: tuple[str, str], record: tuple[int, float | None]) -> None:
         job = s.job
         if ju.suspended(job):
-            removed_ready, removed = self._delete_pods(job, self._for_removal(job, s.active_pods, s.active, s.now),
-                                                       untrack=True)
+            removed_ready, removed = self._delete_pods(
+                job, self._for_removal(job, s.active_pods, s.active, s.now), untrack=True
+            )
             s.active -= removed
             s.terminating += removed
             s.ready -= removed_ready
@@ -359,8 +380,13 @@ class JobController(Controller):
                 now_ok, wait = [], None
                 for ix in pending:
                     last = s.delayed.get(ix)
-                    left = 0.0 if last is None else ju.remaining_backoff(
-                        ju.index_absolute_failure_count(last) + 1, ju.finished_time(last), s.now)
+                    left = (
+                        0.0
+                        if last is None
+                        else ju.remaining_backoff(
+                            ju.index_absolute_failure_count(last) + 1, ju.finished_time(last), s.now
+                        )
+                    )
                     if left == 0:
                         now_ok.append(ix)
                     elif wait is None or left < wait:
@@ -402,7 +428,7 @@ class JobController(Controller):
                 rm.extend(group[:-1])
                 left.append(group[-1])
         if len(rm) < at_least:
-            rm.extend(rank_for_deletion(left, {}, now)[:at_least - len(rm)])
+            rm.extend(rank_for_deletion(left, {}, now)[: at_least - len(rm)])
         return rm
 
     # trackJobStatusAndRemoveFinalizers ------------------------------------------------------
@@ -410,8 +436,9 @@ class JobController(Controller):
         job, status = s.job, s.status
         unc = status["uncountedTerminatedPods"]
         indexed = ju.is_indexed(job)
-        pods = sorted(s.pods, key=lambda p: ju.pod_index(p) if ju.pod_index(p) is not None else -1) if indexed \
-            else s.pods
+        pods = (
+            sorted(s.pods, key=lambda p: ju.pod_index(p) if ju.pod_index(p) is not None else -1) if indexed else s.pods
+        )
         with_finalizer = {_uid(p) for p in pods if ju.tracked(p)}
         self._clean_uncounted(status, with_finalizer)
         to_untrack: list[dict] = []
@@ -438,7 +465,10 @@ class JobController(Controller):
                     if ju.failure_policy_match(job, p)[1]:
                         unc.setdefault("failed", []).append(uid)
                         s.unc_failed.add(uid)
-            if len(new_indexes) + len(unc.get("succeeded") or ()) + len(unc.get("failed") or ()) >= ju.MAX_UNCOUNTED_PODS:
+            if (
+                len(new_indexes) + len(unc.get("succeeded") or ()) + len(unc.get("failed") or ())
+                >= ju.MAX_UNCOUNTED_PODS
+            ):
                 reached_max = True
                 break
         if indexed:
@@ -469,8 +499,12 @@ class JobController(Controller):
             if c["type"] == "Complete":
                 want = ju.completions(job)
                 if want is not None and int(status.get("succeeded") or 0) > want:
-                    self._event(job, "Warning", "TooManySucceededPods",
-                                "Too many succeeded pods running after completion count reached")
+                    self._event(
+                        job,
+                        "Warning",
+                        "TooManySucceededPods",
+                        "Too many succeeded pods running after completion count reached",
+                    )
                 self._event(job, "Normal", "Completed", "Job completed")
             else:
                 self._event(job, "Warning", c["reason"], c["message"])
@@ -527,8 +561,9 @@ class JobController(Controller):
     def _untrack(self, pod: dict) -> bool:
         """Remove the tracking finalizer; True when it is gone (or the pod is)."""
         new = clone(pod)
-        new["metadata"]["finalizers"] = [f for f in new["metadata"].get("finalizers") or ()
-                                         if f != ju.TRACKING_FINALIZER]
+        new["metadata"]["finalizers"] = [
+            f for f in new["metadata"].get("finalizers") or () if f != ju.TRACKING_FINALIZER
+        ]
         try:
             self.client.patch(self.pod_rt, meta.namespace_of(new), meta.name_of(new), cref.metadata_patch(new))
         except errors.APIError as e:

@@ -65,6 +65,7 @@ def only_replace_failed(job: dict) -> bool:
 
 # --- pods -------------------------------------------------------------------------------
 
+
 def phase(pod: dict) -> str:
     return (pod.get("status") or {}).get("phase") or ""
 
@@ -140,6 +141,7 @@ def finished_time(pod: dict) -> float:
 
 # --- intervals ("1,3-5,7") --------------------------------------------------------------
 
+
 def parse_indexes(text: str | None, limit: int | None = None) -> set[int]:
     """``completedIndexes`` / ``failedIndexes`` as a set; like parseIndexesFromString,
     indexes at or above ``limit`` (the completions) are dropped and bad parts skipped."""
@@ -175,6 +177,7 @@ def format_indexes(indexes: set[int] | list[int]) -> str:
 
 # --- the pods a Job creates -------------------------------------------------------------
 
+
 def generate_name(job_name: str, index: int | None) -> str:
     """podGenerateNameWithIndex (the default generateName is ``<job>-``)."""
     if index is None:
@@ -182,7 +185,7 @@ def generate_name(job_name: str, index: int | None) -> str:
     suffix = f"-{index}-"
     prefix = job_name + suffix
     if len(prefix) > MAX_GENERATED_NAME:
-        prefix = prefix[:MAX_GENERATED_NAME - len(suffix)] + suffix
+        prefix = prefix[: MAX_GENERATED_NAME - len(suffix)] + suffix
     return prefix
 
 
@@ -197,11 +200,13 @@ def job_pod(job: dict, index: int | None, replaced: dict | None = None) -> dict:
     finalizers = list(tm.get("finalizers") or ())
     if TRACKING_FINALIZER not in finalizers:
         finalizers.append(TRACKING_FINALIZER)
-    m: dict = {"generateName": generate_name(name, index),
-               "namespace": job["metadata"].get("namespace", ""),
-               "labels": dict(tm.get("labels") or {}),
-               "ownerReferences": [cref.new_controller_ref(job, "batch/v1", "Job")],
-               "finalizers": finalizers}
+    m: dict = {
+        "generateName": generate_name(name, index),
+        "namespace": job["metadata"].get("namespace", ""),
+        "labels": dict(tm.get("labels") or {}),
+        "ownerReferences": [cref.new_controller_ref(job, "batch/v1", "Job")],
+        "finalizers": finalizers,
+    }
     if tm.get("annotations"):
         m["annotations"] = clone(tm["annotations"])
     pod_spec = clone(tpl.get("spec") or {})
@@ -211,8 +216,9 @@ def job_pod(job: dict, index: int | None, replaced: dict | None = None) -> dict:
         m["labels"][INDEX_LABEL] = str(index)
         for c in list(pod_spec.get("initContainers") or ()) + list(pod_spec.get("containers") or ()):
             if not any(e.get("name") == INDEX_ENV for e in c.get("env") or ()):
-                c["env"] = list(c.get("env") or ()) + [{"name": INDEX_ENV, "valueFrom": {"fieldRef": {
-                    "fieldPath": f"metadata.labels['{INDEX_LABEL}']"}}}]
+                c["env"] = list(c.get("env") or ()) + [
+                    {"name": INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{INDEX_LABEL}']"}}}
+                ]
         pod_spec["hostname"] = f"{name}-{index}"
         if has_backoff_limit_per_index(job):
             failed, ignored = new_index_failure_counts(job, replaced)
@@ -247,6 +253,7 @@ def first_pending_indexes(job: dict, count: int, taken: set[int]) -> list[int]:
 
 
 # --- pod failure policy -----------------------------------------------------------------
+
 
 def _matching_exit(pod: dict, req: dict) -> dict | None:
     st = pod.get("status") or {}
@@ -290,14 +297,24 @@ def failure_policy_match(job: dict, pod: dict) -> tuple[str | None, bool, str | 
                 continue
             if action == "FailJob":
                 code = cs["state"]["terminated"].get("exitCode", 0)
-                return (f"Container {cs.get('name')} for pod {ns}/{name} failed with exit code {code} "
-                        f"matching {action} rule at index {i}"), True, action
+                return (
+                    (
+                        f"Container {cs.get('name')} for pod {ns}/{name} failed with exit code {code} "
+                        f"matching {action} rule at index {i}"
+                    ),
+                    True,
+                    action,
+                )
         elif rule.get("onPodConditions") is not None:
             c = _matching_condition(pod, rule["onPodConditions"])
             if c is None:
                 continue
             if action == "FailJob":
-                return f"Pod {ns}/{name} has condition {c.get('type')} matching {action} rule at index {i}", True, action
+                return (
+                    f"Pod {ns}/{name} has condition {c.get('type')} matching {action} rule at index {i}",
+                    True,
+                    action,
+                )
         else:
             continue
         if action == "Ignore":
@@ -318,6 +335,7 @@ def is_index_failed(job: dict, pod: dict) -> bool:
 
 
 # --- success policy ---------------------------------------------------------------------
+
 
 def match_success_policy(job: dict, succeeded: set[int]) -> str | None:
     """matchSuccessPolicy: "Matched rules at index N" for the first rule the succeeded
@@ -342,6 +360,7 @@ def match_success_policy(job: dict, succeeded: set[int]) -> str | None:
 
 # --- back-off ---------------------------------------------------------------------------
 
+
 def remaining_backoff(failures: int, last_failure: float | None, now: float) -> float:
     """getRemainingTimeForFailuresCount: 10 s doubling per failure, capped at 6 min,
     counted from the last failure."""
@@ -357,8 +376,9 @@ def remaining_backoff(failures: int, last_failure: float | None, now: float) -> 
     return 0.0 if delay < elapsed else delay - elapsed
 
 
-def next_backoff_record(record: tuple[int, float | None], succeeded: list[dict],
-                        failed: list[dict]) -> tuple[int, float | None]:
+def next_backoff_record(
+    record: tuple[int, float | None], succeeded: list[dict], failed: list[dict]
+) -> tuple[int, float | None]:
     """newBackoffRecord: (failures after the last success, the last failure's time)."""
     failures, last = record
     s_times = sorted(finished_time(p) for p in succeeded)
@@ -393,10 +413,17 @@ def past_backoff_limit_on_failure(job: dict, pods: list[dict]) -> bool:
 
 # --- conditions -------------------------------------------------------------------------
 
+
 def condition(type_: str, reason: str, message: str, now: float, status: str = "True") -> dict:
     t = meta.rfc3339(now)
-    return {"type": type_, "status": status, "lastProbeTime": t, "lastTransitionTime": t,
-            "reason": reason, "message": message}
+    return {
+        "type": type_,
+        "status": status,
+        "lastProbeTime": t,
+        "lastTransitionTime": t,
+        "reason": reason,
+        "message": message,
+    }
 
 
 def find_condition(status: dict, type_: str) -> dict | None:
@@ -420,7 +447,7 @@ def ensure_condition(status: dict, type_: str, cond_status: str, reason: str, me
 
 
 def finished(job: dict) -> str | None:
-    """"Complete" or "Failed" once the Job has that condition."""
+    """ "Complete" or "Failed" once the Job has that condition."""
     for c in (job.get("status") or {}).get("conditions") or ():
         if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
             return c["type"]

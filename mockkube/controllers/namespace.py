@@ -27,25 +27,32 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
 from mockkube.machinery.registry import ResourceType
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.namespace")
 
 FINALIZER = "kubernetes"
 
-CONDITION_TYPES = ("NamespaceDeletionDiscoveryFailure", "NamespaceDeletionGroupVersionParsingFailure",
-                   "NamespaceDeletionContentFailure", "NamespaceContentRemaining", "NamespaceFinalizersRemaining")
+CONDITION_TYPES = (
+    "NamespaceDeletionDiscoveryFailure",
+    "NamespaceDeletionGroupVersionParsingFailure",
+    "NamespaceDeletionContentFailure",
+    "NamespaceContentRemaining",
+    "NamespaceFinalizersRemaining",
+)
 OK_REASONS = {
     "NamespaceDeletionDiscoveryFailure": ("ResourcesDiscovered", "All resources successfully discovered"),
     "NamespaceDeletionGroupVersionParsingFailure": ("ParsedGroupVersions", "All legacy kube types successfully parsed"),
-    "NamespaceDeletionContentFailure": ("ContentDeleted",
-                                        "All content successfully deleted, may be waiting on finalization"),
+    "NamespaceDeletionContentFailure": (
+        "ContentDeleted",
+        "All content successfully deleted, may be waiting on finalization",
+    ),
     "NamespaceContentRemaining": ("ContentRemoved", "All content successfully removed"),
     "NamespaceFinalizersRemaining": ("ContentRemoved", "All content successfully removed"),
 }
@@ -59,17 +66,35 @@ def deletion_conditions(remaining: dict[str, int], finalizers: dict[str, int], f
     """
     out = []
     if failures:
-        out.append({"type": "NamespaceDeletionContentFailure", "status": "True", "reason": "ContentDeletionFailed",
-                    "message": f"Failed to delete all resource types, {len(failures)} remaining: "
-                               + ", ".join(sorted(failures))})
+        out.append(
+            {
+                "type": "NamespaceDeletionContentFailure",
+                "status": "True",
+                "reason": "ContentDeletionFailed",
+                "message": f"Failed to delete all resource types, {len(failures)} remaining: "
+                + ", ".join(sorted(failures)),
+            }
+        )
     rem = sorted(f"{gr} has {n} resource instances" for gr, n in remaining.items() if n)
     if rem:
-        out.append({"type": "NamespaceContentRemaining", "status": "True", "reason": "SomeResourcesRemain",
-                    "message": "Some resources are remaining: " + ", ".join(rem)})
+        out.append(
+            {
+                "type": "NamespaceContentRemaining",
+                "status": "True",
+                "reason": "SomeResourcesRemain",
+                "message": "Some resources are remaining: " + ", ".join(rem),
+            }
+        )
     fins = sorted(f"{f} in {n} resource instances" for f, n in finalizers.items() if n)
     if fins:
-        out.append({"type": "NamespaceFinalizersRemaining", "status": "True", "reason": "SomeFinalizerRemain",
-                    "message": "Some finalizers are remaining: " + ", ".join(fins)})
+        out.append(
+            {
+                "type": "NamespaceFinalizersRemaining",
+                "status": "True",
+                "reason": "SomeFinalizerRemain",
+                "message": "Some finalizers are remaining: " + ", ".join(fins),
+            }
+        )
     return out
 
 
@@ -87,8 +112,11 @@ def merge_conditions(current: list[dict], failing: list[dict], now: str) -> list
         if old is None:
             out.append({**new, "lastTransitionTime": now})
             changed = True
-        elif (old.get("status"), old.get("reason"), old.get("message")) != (new["status"], new["reason"],
-                                                                           new["message"]):
+        elif (old.get("status"), old.get("reason"), old.get("message")) != (
+            new["status"],
+            new["reason"],
+            new["message"],
+        ):
             if old.get("status") != new["status"]:
                 old["lastTransitionTime"] = now
             old.update(status=new["status"], reason=new["reason"], message=new["message"])
@@ -201,8 +229,9 @@ class NamespaceController(Controller):
         return wait, bool(failures)
 
     def _set_conditions(self, ns: dict, failing: list[dict]) -> None:
-        conds = merge_conditions((ns.get("status") or {}).get("conditions") or [], failing,
-                                 meta.rfc3339(self.server.clock()))
+        conds = merge_conditions(
+            (ns.get("status") or {}).get("conditions") or [], failing, meta.rfc3339(self.server.clock())
+        )
         if conds is None:
             return
         cur = self.client.get(self.ns_rt, "", ns["metadata"]["name"])

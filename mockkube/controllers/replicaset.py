@@ -13,15 +13,15 @@ import logging
 import math
 from typing import TYPE_CHECKING
 
+from mockkube.client import recorder
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
-from mockkube.controllers import recorder
 from mockkube.machinery import errors, meta
 from mockkube.machinery.selectors import label_selector_from_object, selector_from_set
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.replicaset")
 
@@ -31,6 +31,7 @@ DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
 
 # --- pod predicates (k8s.io/kubernetes/pkg/api/v1/pod) ------------------------------------------
+
 
 def _ready_condition(pod: dict) -> dict | None:
     for c in (pod.get("status") or {}).get("conditions") or ():
@@ -56,13 +57,15 @@ def is_pod_available(pod: dict, min_ready_seconds: int, now: float) -> bool:
 
 def is_active(pod: dict) -> bool:
     """controller.FilterActivePods: not terminal and not being deleted."""
-    return ((pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-            and not (pod.get("metadata") or {}).get("deletionTimestamp"))
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and not (
+        pod.get("metadata") or {}
+    ).get("deletionTimestamp")
 
 
 def is_terminating(pod: dict) -> bool:
-    return ((pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-            and bool((pod.get("metadata") or {}).get("deletionTimestamp")))
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and bool(
+        (pod.get("metadata") or {}).get("deletionTimestamp")
+    )
 
 
 # --- which pods go first (controller.ActivePodsWithRanks) ---------------------------------------
@@ -90,8 +93,9 @@ def _deletion_cost(pod: dict) -> int:
 
 
 def _restarts(pod: dict) -> int:
-    return max((int(s.get("restartCount") or 0) for s in (pod.get("status") or {}).get("containerStatuses") or ()),
-               default=0)
+    return max(
+        (int(s.get("restartCount") or 0) for s in (pod.get("status") or {}).get("containerStatuses") or ()), default=0
+    )
 
 
 def _log_rank(t: float, now: float) -> int:
@@ -165,11 +169,15 @@ def same_node_ranks(pods: list[dict], related: list[dict]) -> dict[str, int]:
         node = (p.get("spec") or {}).get("nodeName")
         if node and is_active(p):
             on_node[node] = on_node.get(node, 0) + 1
-    return {p["metadata"].get("uid", ""): on_node.get((p.get("spec") or {}).get("nodeName") or "", 0)
-            for p in pods if (p.get("spec") or {}).get("nodeName")}
+    return {
+        p["metadata"].get("uid", ""): on_node.get((p.get("spec") or {}).get("nodeName") or "", 0)
+        for p in pods
+        if (p.get("spec") or {}).get("nodeName")
+    }
 
 
 # --- objects ------------------------------------------------------------------------------------
+
 
 def pod_from_template(rs: dict, api_version: str = "apps/v1", kind: str = "ReplicaSet") -> dict:
     """controller.GetPodFromTemplate: template labels/annotations/finalizers/spec,
@@ -184,8 +192,9 @@ def pod_from_template(rs: dict, api_version: str = "apps/v1", kind: str = "Repli
     return {"apiVersion": "v1", "kind": "Pod", "metadata": m, "spec": clone(tpl.get("spec") or {})}
 
 
-def calculate_status(rs: dict, pods: list[dict], terminating: list[dict], now: float,
-                     manage_error: str | None = None) -> dict:
+def calculate_status(
+    rs: dict, pods: list[dict], terminating: list[dict], now: float, manage_error: str | None = None
+) -> dict:
     """ReplicaSet status from its active pods (zero counts omitted, as Go's omitempty)."""
     old = rs.get("status") or {}
     tpl_sel = selector_from_set(((rs.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels"))
@@ -194,16 +203,25 @@ def calculate_status(rs: dict, pods: list[dict], terminating: list[dict], now: f
     ready = [p for p in pods if is_pod_ready(p)]
     available = sum(1 for p in ready if is_pod_available(p, min_ready, now))
     st: dict = {"replicas": len(pods)}
-    for k, v in (("fullyLabeledReplicas", labeled), ("readyReplicas", len(ready)),
-                 ("availableReplicas", available), ("observedGeneration", old.get("observedGeneration", 0))):
+    for k, v in (
+        ("fullyLabeledReplicas", labeled),
+        ("readyReplicas", len(ready)),
+        ("availableReplicas", available),
+        ("observedGeneration", old.get("observedGeneration", 0)),
+    ):
         if v:
             st[k] = v
     st["terminatingReplicas"] = len(terminating)
     conds = [c for c in old.get("conditions") or () if c.get("type") != "ReplicaFailure"]
     failure = next((c for c in old.get("conditions") or () if c.get("type") == "ReplicaFailure"), None)
     if manage_error is not None:
-        failure = failure or {"type": "ReplicaFailure", "status": "True", "lastTransitionTime": meta.rfc3339(now),
-                              "reason": manage_error.split(":", 1)[0], "message": manage_error}
+        failure = failure or {
+            "type": "ReplicaFailure",
+            "status": "True",
+            "lastTransitionTime": meta.rfc3339(now),
+            "reason": manage_error.split(":", 1)[0],
+            "message": manage_error,
+        }
         conds.append(failure)
     if conds:
         st["conditions"] = conds
@@ -211,6 +229,7 @@ def calculate_status(rs: dict, pods: list[dict], terminating: list[dict], now: f
 
 
 # --- the controller -----------------------------------------------------------------------------
+
 
 def selector_of(rs: dict, kind: str = "ReplicaSet"):
     """A ReplicaSet's label selector; a ReplicationController's plain map (defaulted from
@@ -279,17 +298,24 @@ class ReplicaSetController(Controller):
         all_pods = self.client.list(self.pod_rt, ns)
         pods = self._claim_pods(rs, selector, [p for p in all_pods if is_active(p)])
         uid = rs["metadata"]["uid"]
-        terminating = [p for p in all_pods if is_terminating(p)
-                       and (cref.controller_of(p) or {}).get("uid") == uid
-                       and selector.matches((p.get("metadata") or {}).get("labels") or {})]
+        terminating = [
+            p
+            for p in all_pods
+            if is_terminating(p)
+            and (cref.controller_of(p) or {}).get("uid") == uid
+            and selector.matches((p.get("metadata") or {}).get("labels") or {})
+        ]
         manage_error = None
         if not cref.is_terminating(rs):
             try:
                 self._manage_replicas(rs, pods)
             except errors.APIError as e:
                 manage_error = f"{'FailedCreate' if len(pods) < _replicas(rs) else 'FailedDelete'}: {e.message}"
-            pods = [p for p in self.client.list(self.pod_rt, ns) if is_active(p)
-                    and (cref.controller_of(p) or {}).get("uid") == uid]
+            pods = [
+                p
+                for p in self.client.list(self.pod_rt, ns)
+                if is_active(p) and (cref.controller_of(p) or {}).get("uid") == uid
+            ]
         now = self.server.clock()
         status = calculate_status(rs, pods, terminating, now, manage_error)
         if self.kind == "ReplicationController":
@@ -334,8 +360,11 @@ class ReplicaSetController(Controller):
         if owner is None:
             siblings = {rs["metadata"]["uid"]}
         else:
-            siblings = {r["metadata"]["uid"] for r in self.rs_inf.list(ns)
-                        if (cref.controller_of(r) or {}).get("uid") == owner.get("uid")}
+            siblings = {
+                r["metadata"]["uid"]
+                for r in self.rs_inf.list(ns)
+                if (cref.controller_of(r) or {}).get("uid") == owner.get("uid")
+            }
         return [p for p in self.client.list(self.pod_rt, ns) if (cref.controller_of(p) or {}).get("uid") in siblings]
 
     def _manage_replicas(self, rs: dict, pods: list[dict]) -> None:
@@ -344,8 +373,17 @@ class ReplicaSetController(Controller):
         if diff < 0:
             for _ in range(min(-diff, BURST_REPLICAS)):
                 created = self.client.create(self.pod_rt, pod_from_template(rs, self.api_version, self.kind))
-                recorder.record(self.client, rs, self.api_version, self.kind, "Normal", "SuccessfulCreate",
-                                f"Created pod: {meta.name_of(created)}", self.name, now)
+                recorder.record(
+                    self.client,
+                    rs,
+                    self.api_version,
+                    self.kind,
+                    "Normal",
+                    "SuccessfulCreate",
+                    f"Created pod: {meta.name_of(created)}",
+                    self.name,
+                    now,
+                )
         elif diff > 0:
             diff = min(diff, BURST_REPLICAS)
             victims = pods
@@ -353,8 +391,17 @@ class ReplicaSetController(Controller):
                 victims = rank_for_deletion(pods, same_node_ranks(pods, self._related_pods(rs)), now)
             for p in victims[:diff]:
                 self.client.delete(self.pod_rt, meta.namespace_of(p), meta.name_of(p))
-                recorder.record(self.client, rs, self.api_version, self.kind, "Normal", "SuccessfulDelete",
-                                f"Deleted pod: {meta.name_of(p)}", self.name, now)
+                recorder.record(
+                    self.client,
+                    rs,
+                    self.api_version,
+                    self.kind,
+                    "Normal",
+                    "SuccessfulDelete",
+                    f"Deleted pod: {meta.name_of(p)}",
+                    self.name,
+                    now,
+                )
 
     def _update_status(self, rs: dict, status: dict) -> None:
         gen = (rs.get("metadata") or {}).get("generation", 0)

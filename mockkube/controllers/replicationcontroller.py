@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from mockkube.controllers.replicaset import ReplicaSetController
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 
 class ReplicationManager(ReplicaSetController):

@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
 
 log = logging.getLogger("mockkube.resourceclaim")
 
@@ -30,12 +30,12 @@ RESERVED_FOR_MAX = 256
 
 
 def generate_name(pod_name: str, claim_name: str) -> str:
-    """"<pod>-<claim>-", or both parts cut in proportion when that exceeds 57 chars."""
+    """ "<pod>-<claim>-", or both parts cut in proportion when that exceeds 57 chars."""
     base = f"{pod_name}-{claim_name}-"
     if len(base) <= MAX_BASE_LEN:
         return base
     n = len(base)
-    return pod_name[:len(pod_name) * MAX_BASE_LEN // n] + "-" + claim_name[:len(claim_name) * MAX_BASE_LEN // n]
+    return pod_name[: len(pod_name) * MAX_BASE_LEN // n] + "-" + claim_name[: len(claim_name) * MAX_BASE_LEN // n]
 
 
 def is_pod_done(pod: dict) -> bool:
@@ -46,9 +46,11 @@ def is_pod_done(pod: dict) -> bool:
 
 
 CLAIMS_METRIC = "resourceclaim_controller_resource_claims"
-CLAIMS_HELP = ("Number of ResourceClaims, categorized by allocation status, admin access, and source. "
-               "Source can be 'resource_claim_template' (created from a template), "
-               "'extended_resource' (extended resources), or empty (manually created by a user).")
+CLAIMS_HELP = (
+    "Number of ResourceClaims, categorized by allocation status, admin access, and source. "
+    "Source can be 'resource_claim_template' (created from a template), "
+    "'extended_resource' (extended resources), or empty (manually created by a user)."
+)
 EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 
@@ -64,7 +66,9 @@ def claim_metric_labels(claim: dict) -> tuple[str, str, str]:
         source = ""
     admin = False
     for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
-        if (r.get("exactly") or {}).get("adminAccess") or any(s.get("adminAccess") for s in r.get("firstAvailable") or ()):
+        if (r.get("exactly") or {}).get("adminAccess") or any(
+            s.get("adminAccess") for s in r.get("firstAvailable") or ()
+        ):
             admin = True
     allocated = bool((claim.get("status") or {}).get("allocation"))
     return ("true" if allocated else "false", "true" if admin else "false", source)
@@ -99,8 +103,11 @@ class ResourceClaimController(Controller):
         self._claim_pods: dict[str, set[str]] = {}
         self._deleted: set[str] = set()  # uids of pods seen deleted
         metrics = getattr(server, "metrics", None)
-        self._claims_gauge = (metrics.gauge(CLAIMS_METRIC, CLAIMS_HELP, ["allocated", "admin_access", "source"])
-                              if metrics is not None else None)
+        self._claims_gauge = (
+            metrics.gauge(CLAIMS_METRIC, CLAIMS_HELP, ["allocated", "admin_access", "source"])
+            if metrics is not None
+            else None
+        )
         self._claim_labels: dict[str, tuple[str, str, str]] = {}  # claim uid -> labels counted
 
     # -- event handlers ---------------------------------------------------------------
@@ -198,12 +205,17 @@ class ResourceClaimController(Controller):
             try:
                 self._handle_claim(pod, pc, statuses, new)
             except errors.APIError as e:
-                raise errors.APIError(e.code, e.reason, f"pod {ns}/{name}, PodResourceClaim "
-                                      f"{pc.get('name')}: {e.message}") from e
+                raise errors.APIError(
+                    e.code, e.reason, f"pod {ns}/{name}, PodResourceClaim {pc.get('name')}: {e.message}"
+                ) from e
         if new:
             entries = [{"name": k, "resourceClaimName": v} for k, v in sorted(new.items())]
-            pod = self.client.patch(self.pods_rt, ns, name, {"status": {"resourceClaimStatuses": entries}},
-                                    "strategic", "status") or pod  # the pod as written: no second read
+            pod = (
+                self.client.patch(
+                    self.pods_rt, ns, name, {"status": {"resourceClaimStatuses": entries}}, "strategic", "status"
+                )
+                or pod
+            )  # the pod as written: no second read
         if not (pod.get("spec") or {}).get("nodeName"):
             return  # the scheduler reserves
         statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
@@ -218,11 +230,15 @@ class ResourceClaimController(Controller):
                 continue
             st = claim.get("status") or {}
             rf = st.get("reservedFor") or []
-            if st.get("allocation") and not any(r.get("uid") == pod["metadata"]["uid"] for r in rf) \
-                    and len(rf) < RESERVED_FOR_MAX:
+            if (
+                st.get("allocation")
+                and not any(r.get("uid") == pod["metadata"]["uid"] for r in rf)
+                and len(rf) < RESERVED_FOR_MAX
+            ):
                 upd = meta.clone(claim)
                 upd["status"].setdefault("reservedFor", []).append(
-                    {"resource": "pods", "name": name, "uid": pod["metadata"]["uid"]})
+                    {"resource": "pods", "name": name, "uid": pod["metadata"]["uid"]}
+                )
                 self.client.update_status(self.claims_rt, upd)
 
     def _handle_claim(self, pod: dict, pc: dict, statuses: dict, new: dict[str, str]) -> None:
@@ -249,13 +265,21 @@ class ResourceClaimController(Controller):
             annotations = dict(tmeta.get("annotations") or {})
             annotations[POD_CLAIM_ANNOTATION] = pod_claim
             body = {
-                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
                 "metadata": {
                     "generateName": generate_name(pod["metadata"]["name"], pod_claim),
                     "namespace": ns,
-                    "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
-                                         "uid": pod["metadata"]["uid"], "controller": True,
-                                         "blockOwnerDeletion": True}],
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Pod",
+                            "name": pod["metadata"]["name"],
+                            "uid": pod["metadata"]["uid"],
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
                     "annotations": annotations,
                 },
                 "spec": meta.clone(tspec.get("spec") or {}),

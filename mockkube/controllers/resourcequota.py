@@ -1,6 +1,6 @@
 """The ResourceQuota controller (kube-controller-manager's pkg/controller/resourcequota):
 keeps every quota's status.hard equal to spec.hard and status.used equal to what the
-namespace's pods and ResourceClaims charge (mockkube.resources.quota), recomputed when a
+namespace's pods and ResourceClaims charge (mockkube.rules.quota), recomputed when a
 quota, pod, claim or DeviceClass (its extendedResourceName decides which quota names a
 claim charges) changes.
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.resources import quota as q
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
+from mockkube.rules import quota as q
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 
 class ResourceQuotaController(Controller):
@@ -68,8 +68,13 @@ class ResourceQuotaController(Controller):
         if quota is None:
             return
         hard = dict((quota.get("spec") or {}).get("hard") or {})
-        used = q.total_usage(hard, self.pod_inf.list(ns), self.claim_inf.list(ns),
-                             q.class_extended_names(self.class_inf.list(None)), self._owner)
+        used = q.total_usage(
+            hard,
+            self.pod_inf.list(ns),
+            self.claim_inf.list(ns),
+            q.class_extended_names(self.class_inf.list(None)),
+            self._owner,
+        )
         status = {"hard": {k: q._q(v).canonical() for k, v in sorted(hard.items())}, "used": used}
         if quota.get("status") == status:
             return

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 NAME = "kube-root-ca.crt"
 # A fixed self-signed CA certificate for servers without TLS (nothing verifies against it;
@@ -53,12 +53,22 @@ class RootCACertPublisher(Controller):
         cur = self.client.get(self.cm_rt, str(key), NAME)
         try:
             if cur is None:
-                self.client.create(self.cm_rt, {"metadata": {"name": NAME, "namespace": str(key), "annotations": {
-                    "kubernetes.io/description": "Contains a CA bundle that can be used to verify the "
-                                                 "kube-apiserver when using internal endpoints such as the "
-                                                 "internal service IP or kubernetes.default.svc. No other usage "
-                                                 "is guaranteed across distributions of Kubernetes clusters."}},
-                                                "data": data})
+                self.client.create(
+                    self.cm_rt,
+                    {
+                        "metadata": {
+                            "name": NAME,
+                            "namespace": str(key),
+                            "annotations": {
+                                "kubernetes.io/description": "Contains a CA bundle that can be used to verify the "
+                                "kube-apiserver when using internal endpoints such as the "
+                                "internal service IP or kubernetes.default.svc. No other usage "
+                                "is guaranteed across distributions of Kubernetes clusters."
+                            },
+                        },
+                        "data": data,
+                    },
+                )
             elif cur.get("data") != data:
                 self.client.update(self.cm_rt, dict(cur, data=data))
         except errors.APIError as e:

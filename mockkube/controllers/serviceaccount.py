@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 DEFAULT = "default"
 
@@ -51,8 +51,10 @@ class ServiceAccountsController(Controller):
         if self.client.get(self.sa_rt, str(key), DEFAULT) is not None:
             return
         try:
-            self.client.create(self.sa_rt, {"apiVersion": "v1", "kind": "ServiceAccount",
-                                            "metadata": {"name": DEFAULT, "namespace": str(key)}})
+            self.client.create(
+                self.sa_rt,
+                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": DEFAULT, "namespace": str(key)}},
+            )
         except errors.APIError as e:
             if e.code not in (403, 404, 409):  # terminating, gone, or already there
                 raise

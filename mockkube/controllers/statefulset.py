@@ -10,17 +10,17 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from mockkube.client import recorder
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import daemonset_util as revs
-from mockkube.controllers import recorder
 from mockkube.controllers.replicaset import is_pod_available, is_pod_ready
 from mockkube.machinery import errors, meta
 from mockkube.machinery.selectors import label_selector_from_object
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.statefulset")
 
@@ -33,9 +33,9 @@ def ordinal_of(sts: dict, pod: dict) -> int | None:
     """The ordinal in ``<set>-<ordinal>``, or None for a pod not named by this set."""
     prefix = sts["metadata"]["name"] + "-"
     name = pod["metadata"]["name"]
-    if not name.startswith(prefix) or not name[len(prefix):].isdigit():
+    if not name.startswith(prefix) or not name[len(prefix) :].isdigit():
         return None
-    return int(name[len(prefix):])
+    return int(name[len(prefix) :])
 
 
 def _spec(sts: dict) -> dict:
@@ -67,15 +67,23 @@ def new_pod(sts: dict, ordinal: int, hash_: str) -> dict:
     spec["hostname"] = name
     if _spec(sts).get("serviceName"):
         spec["subdomain"] = _spec(sts)["serviceName"]
-    volumes = [v for v in spec.get("volumes") or () if v.get("name") not in
-               {t["metadata"]["name"] for t in _spec(sts).get("volumeClaimTemplates") or ()}]
+    volumes = [
+        v
+        for v in spec.get("volumes") or ()
+        if v.get("name") not in {t["metadata"]["name"] for t in _spec(sts).get("volumeClaimTemplates") or ()}
+    ]
     for t in _spec(sts).get("volumeClaimTemplates") or ():
-        volumes.append({"name": t["metadata"]["name"],
-                        "persistentVolumeClaim": {"claimName": claim_name(t, sts, ordinal)}})
+        volumes.append(
+            {"name": t["metadata"]["name"], "persistentVolumeClaim": {"claimName": claim_name(t, sts, ordinal)}}
+        )
     if volumes:
         spec["volumes"] = volumes
-    m: dict = {"name": name, "namespace": sts["metadata"].get("namespace", ""), "labels": labels,
-               "ownerReferences": [cref.new_controller_ref(sts, "apps/v1", "StatefulSet")]}
+    m: dict = {
+        "name": name,
+        "namespace": sts["metadata"].get("namespace", ""),
+        "labels": labels,
+        "ownerReferences": [cref.new_controller_ref(sts, "apps/v1", "StatefulSet")],
+    }
     for k in ("annotations", "finalizers"):
         if tm.get(k):
             m[k] = clone(tm[k])
@@ -89,16 +97,23 @@ def new_claim(sts: dict, template: dict, ordinal: int) -> dict:
     tm = template.get("metadata") or {}
     labels = dict(tm.get("labels") or {})
     labels.update(sel)
-    m: dict = {"name": claim_name(template, sts, ordinal), "namespace": sts["metadata"].get("namespace", ""),
-               "labels": labels}
+    m: dict = {
+        "name": claim_name(template, sts, ordinal),
+        "namespace": sts["metadata"].get("namespace", ""),
+        "labels": labels,
+    }
     if tm.get("annotations"):
         m["annotations"] = clone(tm["annotations"])
     if (_spec(sts).get("persistentVolumeClaimRetentionPolicy") or {}).get("whenDeleted") == "Delete":
         ref = cref.new_controller_ref(sts, "apps/v1", "StatefulSet")
         ref.pop("controller")
         m["ownerReferences"] = [ref]
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": m,
-            "spec": clone(template.get("spec") or {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": m,
+        "spec": clone(template.get("spec") or {}),
+    }
 
 
 def _running_ready(pod: dict) -> bool:
@@ -137,16 +152,22 @@ class StatefulSetController(Controller):
         except errors.APIError:
             return
         uid = sts["metadata"]["uid"]
-        pods = {ordinal_of(sts, p): p for p in self.client.list(self.pod_rt, ns)
-                if (cref.controller_of(p) or {}).get("uid") == uid and ordinal_of(sts, p) is not None}
+        pods = {
+            ordinal_of(sts, p): p
+            for p in self.client.list(self.pod_rt, ns)
+            if (cref.controller_of(p) or {}).get("uid") == uid and ordinal_of(sts, p) is not None
+        }
         update_hash = self._revision(sts)
         status = clone(sts.get("status") or {})
         current_hash = status.get("currentRevision") or update_hash
         now = self.server.clock()
         if not cref.is_terminating(sts):
             self._sync(sts, pods, current_hash, update_hash, now)
-            pods = {ordinal_of(sts, p): p for p in self.client.list(self.pod_rt, ns)
-                    if (cref.controller_of(p) or {}).get("uid") == uid and ordinal_of(sts, p) is not None}
+            pods = {
+                ordinal_of(sts, p): p
+                for p in self.client.list(self.pod_rt, ns)
+                if (cref.controller_of(p) or {}).get("uid") == uid and ordinal_of(sts, p) is not None
+            }
         self._status(sts, status, pods, current_hash, update_hash, now)
 
     def _revision(self, sts: dict) -> str:
@@ -157,8 +178,9 @@ class StatefulSetController(Controller):
             if revs.same_template(r, sts):
                 return (r["metadata"].get("labels") or {}).get(revs.REVISION_HASH) or revs.template_hash(sts)
         hash_ = revs.template_hash(sts)
-        rev = revs.new_revision(sts, max((int(r.get("revision") or 0) for r in existing), default=0) + 1, hash_,
-                                "StatefulSet")
+        rev = revs.new_revision(
+            sts, max((int(r.get("revision") or 0) for r in existing), default=0) + 1, hash_, "StatefulSet"
+        )
         try:
             self.client.create(self.rev_rt, rev)
         except errors.APIError as e:
@@ -183,13 +205,24 @@ class StatefulSetController(Controller):
         for o in want:
             p = pods.get(o)
             if p is None:
-                hash_ = update_hash if (on_delete or o >= partition + start or current_hash == update_hash) \
+                hash_ = (
+                    update_hash
+                    if (on_delete or o >= partition + start or current_hash == update_hash)
                     else current_hash
+                )
                 self._claims(sts, o)
                 created = self.client.create(self.pod_rt, new_pod(sts, o, hash_))
-                recorder.record(self.client, sts, "apps/v1", "StatefulSet", "Normal", "SuccessfulCreate",
-                                f"create Pod {created['metadata']['name']} in StatefulSet "
-                                f"{sts['metadata']['name']} successful", NAME, now)
+                recorder.record(
+                    self.client,
+                    sts,
+                    "apps/v1",
+                    "StatefulSet",
+                    "Normal",
+                    "SuccessfulCreate",
+                    f"create Pod {created['metadata']['name']} in StatefulSet {sts['metadata']['name']} successful",
+                    NAME,
+                    now,
+                )
                 pods[o] = created
                 if not parallel:
                     return
@@ -246,22 +279,33 @@ class StatefulSetController(Controller):
             if e.code != 404:
                 raise
             return
-        recorder.record(self.client, sts, "apps/v1", "StatefulSet", "Normal", "SuccessfulDelete",
-                        f"delete Pod {pod['metadata']['name']} in StatefulSet {sts['metadata']['name']} "
-                        f"successful", NAME, now)
+        recorder.record(
+            self.client,
+            sts,
+            "apps/v1",
+            "StatefulSet",
+            "Normal",
+            "SuccessfulDelete",
+            f"delete Pod {pod['metadata']['name']} in StatefulSet {sts['metadata']['name']} successful",
+            NAME,
+            now,
+        )
 
-    def _status(self, sts: dict, status: dict, pods: dict, current_hash: str, update_hash: str,
-                now: float) -> None:
+    def _status(self, sts: dict, status: dict, pods: dict, current_hash: str, update_hash: str, now: float) -> None:
         live = [p for p in pods.values() if not p["metadata"].get("deletionTimestamp")]
         min_ready = int(_spec(sts).get("minReadySeconds") or 0)
         hashes = [(p["metadata"].get("labels") or {}).get(revs.REVISION_HASH) for p in live]
         updated = sum(1 for h in hashes if h == update_hash)
-        st = {"replicas": len(live), "readyReplicas": sum(1 for p in live if _running_ready(p)),
-              "currentReplicas": sum(1 for h in hashes if h == current_hash),
-              "updatedReplicas": updated,
-              "availableReplicas": sum(1 for p in live if _running_ready(p) and is_pod_available(p, min_ready, now)),
-              "currentRevision": current_hash, "updateRevision": update_hash,
-              "collisionCount": status.get("collisionCount", 0)}
+        st = {
+            "replicas": len(live),
+            "readyReplicas": sum(1 for p in live if _running_ready(p)),
+            "currentReplicas": sum(1 for h in hashes if h == current_hash),
+            "updatedReplicas": updated,
+            "availableReplicas": sum(1 for p in live if _running_ready(p) and is_pod_available(p, min_ready, now)),
+            "currentRevision": current_hash,
+            "updateRevision": update_hash,
+            "collisionCount": status.get("collisionCount", 0),
+        }
         if updated == replicas(sts) == len(live) and all(_running_ready(p) for p in live):
             st["currentRevision"] = update_hash  # the rollout is done
             st["currentReplicas"] = updated

@@ -12,21 +12,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.apiserver.resources.core_cluster import PV_PROTECTION, PVC_PROTECTION
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 from mockkube.machinery.quantity import parse_quantity
-from mockkube.resources.core_cluster import PV_PROTECTION, PVC_PROTECTION
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 
 
 def claim_names(pod: dict) -> list[str]:
-    return [v["persistentVolumeClaim"]["claimName"] for v in (pod.get("spec") or {}).get("volumes") or ()
-            if isinstance(v, dict) and (v.get("persistentVolumeClaim") or {}).get("claimName")]
+    return [
+        v["persistentVolumeClaim"]["claimName"]
+        for v in (pod.get("spec") or {}).get("volumes") or ()
+        if isinstance(v, dict) and (v.get("persistentVolumeClaim") or {}).get("claimName")
+    ]
 
 
 def _size(q) -> int:
@@ -73,8 +76,10 @@ class StorageController(Controller):
 
     # -- claims ---------------------------------------------------------------------------------
     def _in_use(self, ns: str, name: str) -> bool:
-        return any(name in claim_names(p) and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-                   for p in self.pods.list(ns))
+        return any(
+            name in claim_names(p) and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            for p in self.pods.list(ns)
+        )
 
     def reconcile(self, key: Hashable) -> None:
         kind, ns, name = key  # type: ignore[misc]
@@ -115,8 +120,14 @@ class StorageController(Controller):
         if sc.get("volumeBindingMode") == "WaitForFirstConsumer":
             node = (m.get("annotations") or {}).get(SELECTED_NODE)
             if not node:
-                node = next(((p.get("spec") or {}).get("nodeName") for p in self.pods.list(ns)
-                             if name in claim_names(p) and (p.get("spec") or {}).get("nodeName")), None)
+                node = next(
+                    (
+                        (p.get("spec") or {}).get("nodeName")
+                        for p in self.pods.list(ns)
+                        if name in claim_names(p) and (p.get("spec") or {}).get("nodeName")
+                    ),
+                    None,
+                )
             if not node:
                 return
         self._bind(pvc, self._provision(pvc, sc, node))
@@ -145,29 +156,55 @@ class StorageController(Controller):
             "capacity": {"storage": ((spec.get("resources") or {}).get("requests") or {}).get("storage")},
             "accessModes": list(spec.get("accessModes") or ()),
             "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy", "Delete"),
-            "storageClassName": sc["metadata"]["name"], "volumeMode": spec.get("volumeMode", "Filesystem"),
+            "storageClassName": sc["metadata"]["name"],
+            "volumeMode": spec.get("volumeMode", "Filesystem"),
             "hostPath": {"path": f"/var/lib/mockkube/volumes/{name}", "type": "DirectoryOrCreate"},
-            "claimRef": {"kind": "PersistentVolumeClaim", "namespace": m["namespace"], "name": m["name"],
-                         "uid": m["uid"], "apiVersion": "v1", "resourceVersion": m.get("resourceVersion")},
+            "claimRef": {
+                "kind": "PersistentVolumeClaim",
+                "namespace": m["namespace"],
+                "name": m["name"],
+                "uid": m["uid"],
+                "apiVersion": "v1",
+                "resourceVersion": m.get("resourceVersion"),
+            },
         }
         if sc.get("mountOptions"):
             pv_spec["mountOptions"] = sc["mountOptions"]
         if node:
-            pv_spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}}
+            pv_spec["nodeAffinity"] = {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}
+                    ]
+                }
+            }
         existing = self.client.get(self.pv_rt, "", name)
         if existing is not None:
             return existing
-        pv = self.client.create(self.pv_rt, {"metadata": {"name": name, "annotations": {
-            "pv.kubernetes.io/provisioned-by": sc.get("provisioner", "")}}, "spec": pv_spec})
+        pv = self.client.create(
+            self.pv_rt,
+            {
+                "metadata": {
+                    "name": name,
+                    "annotations": {"pv.kubernetes.io/provisioned-by": sc.get("provisioner", "")},
+                },
+                "spec": pv_spec,
+            },
+        )
         return pv
 
     def _bind(self, pvc: dict, pv: dict) -> None:
         m = pvc["metadata"]
         ps = dict(pv.get("spec") or {})
         if not ps.get("claimRef"):
-            ps["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": m["namespace"], "name": m["name"],
-                              "uid": m["uid"], "apiVersion": "v1", "resourceVersion": m.get("resourceVersion")}
+            ps["claimRef"] = {
+                "kind": "PersistentVolumeClaim",
+                "namespace": m["namespace"],
+                "name": m["name"],
+                "uid": m["uid"],
+                "apiVersion": "v1",
+                "resourceVersion": m.get("resourceVersion"),
+            }
             pv = self.client.update(self.pv_rt, dict(pv, spec=ps))
         if (pv.get("status") or {}).get("phase") != "Bound":
             pv = self.client.update_status(self.pv_rt, dict(pv, status={"phase": "Bound"}))
@@ -182,9 +219,17 @@ class StorageController(Controller):
         if spec.get("storageClassName") is None and ps.get("storageClassName"):
             spec["storageClassName"] = ps["storageClassName"]
         cur = self.client.update(self.pvc_rt, dict(pvc, metadata=dict(m, annotations=ann), spec=spec))
-        self.client.update_status(self.pvc_rt, dict(cur, status={
-            "phase": "Bound", "accessModes": list(ps.get("accessModes") or ()),
-            "capacity": dict(ps.get("capacity") or {})}))
+        self.client.update_status(
+            self.pvc_rt,
+            dict(
+                cur,
+                status={
+                    "phase": "Bound",
+                    "accessModes": list(ps.get("accessModes") or ()),
+                    "capacity": dict(ps.get("capacity") or {}),
+                },
+            ),
+        )
 
     # -- volumes --------------------------------------------------------------------------------
     def _sync_volume(self, name: str) -> None:
@@ -196,8 +241,10 @@ class StorageController(Controller):
         ref = spec.get("claimRef")
         if m.get("deletionTimestamp"):
             if PV_PROTECTION in (m.get("finalizers") or ()) and phase != "Bound":
-                self.client.update(self.pv_rt, dict(pv, metadata=dict(
-                    m, finalizers=[f for f in m["finalizers"] if f != PV_PROTECTION])))
+                self.client.update(
+                    self.pv_rt,
+                    dict(pv, metadata=dict(m, finalizers=[f for f in m["finalizers"] if f != PV_PROTECTION])),
+                )
             return
         if ref is None:
             if phase != "Available":

@@ -9,13 +9,13 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Hashable
 
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
-from mockkube.machinery.satoken import legacy_claims
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
+from mockkube.rules.satoken import legacy_claims
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 TYPE = "kubernetes.io/service-account-token"
 SA_NAME, SA_UID = "kubernetes.io/service-account.name", "kubernetes.io/service-account.uid"
@@ -36,8 +36,13 @@ class TokensController(Controller):
         self.secret_rt = self.client.rt("secrets")
         self.sa_rt = self.client.rt("serviceaccounts")
         inf = Informer(server.store, self.secret_rt)
-        inf.add_handler(lambda t, o, p: t != "DELETED" and o.get("type") == TYPE and self.queue.add(
-            (o["metadata"]["namespace"], o["metadata"]["name"])))
+        inf.add_handler(
+            lambda t, o, p: (
+                t != "DELETED"
+                and o.get("type") == TYPE
+                and self.queue.add((o["metadata"]["namespace"], o["metadata"]["name"]))
+            )
+        )
         self.informers.append(inf)
 
     def reconcile(self, key: Hashable) -> None:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockkube.client.client import Client
+from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
 from mockkube.machinery import errors, meta
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Controller, Informer
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 NAME = "ttl-after-finished-controller"
 
@@ -61,8 +61,12 @@ class TTLAfterFinishedController(Controller):
             self.queue.add_after(key, at - now + 0.01)
             return
         try:
-            self.client.delete(self.job_rt, key[0], key[1], {
-                "propagationPolicy": "Foreground", "preconditions": {"uid": job["metadata"]["uid"]}})
+            self.client.delete(
+                self.job_rt,
+                key[0],
+                key[1],
+                {"propagationPolicy": "Foreground", "preconditions": {"uid": job["metadata"]["uid"]}},
+            )
         except errors.APIError as e:
             if e.code not in (404, 409):
                 raise

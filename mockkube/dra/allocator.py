@@ -16,6 +16,7 @@ solution exists without them (KEP-5007 preference); the AllocationResultsMaxSize
     outcome = alloc.allocate(claims, node, AllocatedState.from_claims(all_claims), now)
     outcome.results   # [status.allocation per claim] or None; outcome.reason otherwise
 """
+
 from __future__ import annotations
 
 import uuid
@@ -54,9 +55,16 @@ class AllocationOutcome:
 
     __slots__ = ("_results", "_build", "reason", "fatal", "cel_errors", "subrequests", "interrupted")
 
-    def __init__(self, results: list[dict] | None = None, reason: str = "", fatal: bool = False,
-                 cel_errors: list[str] | None = None, subrequests: list[dict[str, int]] | None = None,
-                 build: Callable[[], list[dict]] | None = None, interrupted: bool = False) -> None:
+    def __init__(
+        self,
+        results: list[dict] | None = None,
+        reason: str = "",
+        fatal: bool = False,
+        cel_errors: list[str] | None = None,
+        subrequests: list[dict[str, int]] | None = None,
+        build: Callable[[], list[dict]] | None = None,
+        interrupted: bool = False,
+    ) -> None:
         self.interrupted = interrupted
         self._results = results
         self._build = build
@@ -180,8 +188,9 @@ class _NodeView:
 class Allocator:
     """Cluster view for allocation; update it as slices, classes and taint rules change."""
 
-    def __init__(self, slices: Iterable[dict] = (), classes: Iterable[dict] = (),
-                 taint_rules: Iterable[dict] = ()) -> None:
+    def __init__(
+        self, slices: Iterable[dict] = (), classes: Iterable[dict] = (), taint_rules: Iterable[dict] = ()
+    ) -> None:
         self._slices: dict[str, dict] = {}
         self._pool_slices: dict[tuple[str, str], dict[str, dict]] = {}
         self._pools: dict[tuple[str, str], PoolInfo] = {}
@@ -334,8 +343,10 @@ class Allocator:
             raise
         need = _min_devices(slots)
         if need > ALLOCATION_RESULTS_MAX_SIZE:
-            msg = (f"claim {claim_ref(claim)}: number of requested devices {need} exceeds the claim limit of "
-                   f"{ALLOCATION_RESULTS_MAX_SIZE}")
+            msg = (
+                f"claim {claim_ref(claim)}: number of requested devices {need} exceeds the claim limit of "
+                f"{ALLOCATION_RESULTS_MAX_SIZE}"
+            )
             if cacheable:
                 self._plans[ck] = msg
             raise _Fatal(msg)
@@ -354,8 +365,10 @@ class Allocator:
             raise _Fatal(f"claim {ref}, request {shown}: missing device class name (unsupported request type?)")
         klass = self._classes.get(class_name)
         if klass is None:
-            raise _Fatal(f"claim {ref}, request {shown}: could not retrieve device class {class_name}: "
-                         f'deviceclass.resource.k8s.io "{class_name}" not found')
+            raise _Fatal(
+                f"claim {ref}, request {shown}: could not retrieve device class {class_name}: "
+                f'deviceclass.resource.k8s.io "{class_name}" not found'
+            )
         class_exprs = []
         for i, sel in enumerate((klass.get("spec") or {}).get("selectors") or ()):
             expr = (sel.get("cel") or {}).get("expression")
@@ -370,8 +383,9 @@ class Allocator:
         for i, sel in enumerate(spec.get("selectors") or ()):
             expr = (sel.get("cel") or {}).get("expression")
             if expr is None:
-                raise _Fatal(f"claim {ref}, request {shown}, selector #{i}: CEL expression empty "
-                             f"(unsupported selector type?)")
+                raise _Fatal(
+                    f"claim {ref}, request {shown}, selector #{i}: CEL expression empty (unsupported selector type?)"
+                )
             try:
                 cel.compile_expression(expr)
             except cel.CELError as exc:
@@ -381,18 +395,28 @@ class Allocator:
         if mode not in ("ExactCount", "All"):
             raise _Fatal(f"claim {ref}, request {shown}: unsupported count mode {mode}")
         count = int(spec.get("count") or 1) if mode == "ExactCount" else 0
-        return _Req(base=base, sub=sub, class_name=class_name, klass=klass, class_exprs=tuple(class_exprs),
-                    exprs=tuple(exprs), mode=mode, count=count, admin=admin,
-                    tolerations=list(spec.get("tolerations") or ()),
-                    capacity=(spec.get("capacity") or {}).get("requests"))
+        return _Req(
+            base=base,
+            sub=sub,
+            class_name=class_name,
+            klass=klass,
+            class_exprs=tuple(class_exprs),
+            exprs=tuple(exprs),
+            mode=mode,
+            count=count,
+            admin=admin,
+            tolerations=list(spec.get("tolerations") or ()),
+            capacity=(spec.get("capacity") or {}).get("requests"),
+        )
 
     def _build_plan(self, claim: dict) -> list[_Slot]:
         slots: list[_Slot] = []
         for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
             name = request.get("name", "")
             if request.get("firstAvailable"):
-                alts = [self._resolve(claim, name, sub.get("name", ""), sub, False)
-                        for sub in request["firstAvailable"]]
+                alts = [
+                    self._resolve(claim, name, sub.get("name", ""), sub, False) for sub in request["firstAvailable"]
+                ]
                 slots.append(_Slot(alts, True))
             else:
                 exact = request.get("exactly") or {}
@@ -401,9 +425,15 @@ class Allocator:
 
     # ------------------------------------------------------------------ allocate
 
-    def allocate(self, claims: list[dict], node: dict, state: AllocatedState, now: str,
-                 new_share_id: Callable[[], str] | None = None,
-                 interrupt: Callable[[], bool] | None = None) -> AllocationOutcome:
+    def allocate(
+        self,
+        claims: list[dict],
+        node: dict,
+        state: AllocatedState,
+        now: str,
+        new_share_id: Callable[[], str] | None = None,
+        interrupt: Callable[[], bool] | None = None,
+    ) -> AllocationOutcome:
         """Allocate all `claims` (unallocated ResourceClaims) on `node` given `state`.
 
         `now` (RFC 3339) becomes allocationTimestamp where binding conditions need it;
@@ -413,9 +443,15 @@ class Allocator:
         no clock of its own; the caller's interrupt carries the deadline."""
         try:
             plans = self._last_plans  # the scheduler asks about the same claim objects for every node
-            if plans is None or len(plans) != len(claims) or (
-                    plans[0].claim is not claims[0] if len(claims) == 1
-                    else any(p.claim is not c for p, c in zip(plans, claims))):
+            if (
+                plans is None
+                or len(plans) != len(claims)
+                or (
+                    plans[0].claim is not claims[0]
+                    if len(claims) == 1
+                    else any(p.claim is not c for p, c in zip(plans, claims))
+                )
+            ):
                 plans = [self._plan(c) for c in claims]
                 self._last_plans = plans
                 self._last_simple = all(p.simple for p in plans)
@@ -428,8 +464,7 @@ class Allocator:
                 fast = _fast_path(plans, view, node, state, now)
                 if fast is not None:
                     return fast
-            search = _Search(self, plans, view, node, state, new_share_id or (lambda: str(uuid.uuid4())),
-                             interrupt)
+            search = _Search(self, plans, view, node, state, new_share_id or (lambda: str(uuid.uuid4())), interrupt)
             found = False
             if view.has_binding:
                 search.allow_binding = False
@@ -438,8 +473,7 @@ class Allocator:
             if not found:
                 found = search.run()
         except _Fatal as exc:
-            return AllocationOutcome(reason=exc.message, fatal=True,
-                                     cel_errors=[exc.message] if exc.is_cel else [])
+            return AllocationOutcome(reason=exc.message, fatal=True, cel_errors=[exc.message] if exc.is_cel else [])
         except cap.CapacityRequestError as exc:
             return AllocationOutcome(reason=str(exc), fatal=True)
         except _Interrupted:
@@ -463,13 +497,13 @@ def _min_devices(slots: list[_Slot]) -> int:
 def _failure(view: _NodeView) -> AllocationOutcome:
     for pool, _devs in view.pools:
         if pool.invalid:
-            return AllocationOutcome(reason=f"invalid resource pools were encountered: {pool.pool_id}: "
-                                            f"{pool.invalid}")
+            return AllocationOutcome(reason=f"invalid resource pools were encountered: {pool.pool_id}: {pool.invalid}")
     return AllocationOutcome(reason=REASON_CANNOT_ALLOCATE)
 
 
-def _fast_path(plans: list[_Plan], view: _NodeView, node: dict, state: AllocatedState,
-               now: str) -> AllocationOutcome | None:
+def _fast_path(
+    plans: list[_Plan], view: _NodeView, node: dict, state: AllocatedState, now: str
+) -> AllocationOutcome | None:
     """Greedy pass for plain requests over plain devices (no taints, counters, sharing or
     binding conditions). Depth-first search would find exactly this first solution; None
     means "run the full search" (a non-plain device was met, or greedy failed where
@@ -525,8 +559,9 @@ def _plain_candidates(view: _NodeView, plan: _Plan, req: _Req) -> list[DeviceInf
     return hit
 
 
-def _fast_outcome(plans: list[_Plan], picks: list[list[tuple[_Req, DeviceInfo]]], node: dict,
-                  now: str) -> AllocationOutcome:
+def _fast_outcome(
+    plans: list[_Plan], picks: list[list[tuple[_Req, DeviceInfo]]], node: dict, now: str
+) -> AllocationOutcome:
     return _Picked(plans, picks, node, now)
 
 
@@ -537,8 +572,15 @@ class _Picked(AllocationOutcome):
 
     __slots__ = ("_plans", "_picks", "_node", "_now", "_req", "_dev")
 
-    def __init__(self, plans: list[_Plan], picks: "list[list[tuple[_Req, DeviceInfo]]] | None", node: dict,
-                 now: str, req: _Req | None = None, dev: DeviceInfo | None = None) -> None:
+    def __init__(
+        self,
+        plans: list[_Plan],
+        picks: "list[list[tuple[_Req, DeviceInfo]]] | None",
+        node: dict,
+        now: str,
+        req: _Req | None = None,
+        dev: DeviceInfo | None = None,
+    ) -> None:
         """picks per claim, or (one claim, one device) req and dev."""
         self._results = self._build = None
         self._plans, self._picks, self._node, self._now = plans, picks, node, now
@@ -566,19 +608,21 @@ class _Picked(AllocationOutcome):
         return [{} for _ in self._plans]
 
 
-def _fast_results(plans: list[_Plan], picks: list[list[tuple[_Req, DeviceInfo]]], node: dict,
-                  now: str) -> list[dict]:
+def _fast_results(plans: list[_Plan], picks: list[list[tuple[_Req, DeviceInfo]]], node: dict, now: str) -> list[dict]:
     out = []
     for plan, claim_picks in zip(plans, picks):
         results = []
         for req, dev in claim_picks:
-            entry: dict[str, Any] = {"request": req.full_name, "driver": dev.id[0], "pool": dev.id[1],
-                                     "device": dev.id[2]}
+            entry: dict[str, Any] = {
+                "request": req.full_name,
+                "driver": dev.id[0],
+                "pool": dev.id[1],
+                "device": dev.id[2],
+            }
             if req.tolerations:
                 entry["tolerations"] = [dict(t) for t in req.tolerations]
             results.append(entry)
-        out.append(_allocation(plan, results, [r for r, _ in claim_picks], [d for _, d in claim_picks],
-                               node, now))
+        out.append(_allocation(plan, results, [r for r, _ in claim_picks], [d for _, d in claim_picks], node, now))
     return out
 
 
@@ -633,8 +677,9 @@ def _candidates(view: _NodeView, plan: _Plan, req: _Req) -> list[tuple[DeviceInf
     return cached
 
 
-def _allocation(plan: _Plan, results: list[dict], reqs: list[_Req], devices: list[DeviceInfo], node: dict,
-                now: str) -> dict:
+def _allocation(
+    plan: _Plan, results: list[dict], reqs: list[_Req], devices: list[DeviceInfo], node: dict, now: str
+) -> dict:
     """One status.allocation: results, config (class then claim), node selector, timestamp."""
     devs: dict[str, Any] = {"results": results}
     config = _config(plan, reqs)
@@ -699,12 +744,17 @@ def _node_selector(devices: list[DeviceInfo], node: dict) -> dict | None:
         else:
             name, selector = spec.get("nodeName"), spec.get("nodeSelector")
         if name or dev.binds_to_node:
-            return {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+            return {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+                ]
+            }
         terms = (selector or {}).get("nodeSelectorTerms") or []
         if len(terms) == 1:
-            for src, dst in ((terms[0].get("matchFields") or [], fields),
-                             (terms[0].get("matchExpressions") or [], exprs)):
+            for src, dst in (
+                (terms[0].get("matchFields") or [], fields),
+                (terms[0].get("matchExpressions") or [], exprs),
+            ):
                 for r in src:
                     if not any(_same_requirement(r, x) for x in dst):
                         dst.append(r)
@@ -721,9 +771,16 @@ def _node_selector(devices: list[DeviceInfo], node: dict) -> dict | None:
 class _Search:
     """State of one allocation attempt (upstream's `allocator`)."""
 
-    def __init__(self, owner: Allocator, plans: list[_Plan], view: _NodeView, node: dict,
-                 state: AllocatedState, new_share_id: Callable[[], str],
-                 interrupt: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self,
+        owner: Allocator,
+        plans: list[_Plan],
+        view: _NodeView,
+        node: dict,
+        state: AllocatedState,
+        new_share_id: Callable[[], str],
+        interrupt: Callable[[], bool] | None = None,
+    ) -> None:
         self.owner = owner
         self.interrupt = interrupt
         self.plans = plans
@@ -764,11 +821,15 @@ class _Search:
         out = []
         for pool, devs in self.view.pools:
             if not pool.complete:
-                raise _Fatal(f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
-                             f"{pool.pool_id} is currently being updated")
+                raise _Fatal(
+                    f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
+                    f"{pool.pool_id} is currently being updated"
+                )
             if pool.invalid:
-                raise _Fatal(f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
-                             f"{pool.pool_id} is currently invalid")
+                raise _Fatal(
+                    f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
+                    f"{pool.pool_id} is currently invalid"
+                )
             for dev in devs:
                 if _selectable(plan, req, dev):
                     amounts = cap.consumption_for(dev, req.capacity)
@@ -847,8 +908,9 @@ class _Search:
             return None
         if req.capacity or multi:
             amounts = cap.consumption_for(dev, req.capacity)
-            if amounts is None or not cap.fits(dev, amounts, self.state.capacity.get(did),
-                                               self.allocating_cap.get(did)):
+            if amounts is None or not cap.fits(
+                dev, amounts, self.state.capacity.get(did), self.allocating_cap.get(did)
+            ):
                 return None
         else:
             amounts = {}  # an exclusive device without capacity requests always fits
@@ -869,8 +931,10 @@ class _Search:
                 if took_counters:
                     self.counters.release(dev)
                 if must:
-                    raise _Fatal(f"claim {claim_ref(self.plans[ci].claim)}, request {req.full_name}: cannot add "
-                                 f"device {'/'.join(did)} because a claim constraint would not be satisfied")
+                    raise _Fatal(
+                        f"claim {claim_ref(self.plans[ci].claim)}, request {req.full_name}: cannot add "
+                        f"device {'/'.join(did)} because a claim constraint would not be satisfied"
+                    )
                 return None
         if not multi:
             self.allocating.setdefault(did, set()).add(ci)
@@ -910,6 +974,7 @@ class _Search:
                 self.counters.release(dev)
             self.results[ci].pop()
             self.devices_of[ci].pop()
+
         return undo
 
     # -- results
@@ -929,5 +994,8 @@ class _Search:
 
 
 def _same_requirement(a: dict, b: dict) -> bool:
-    return (a.get("key") == b.get("key") and a.get("operator") == b.get("operator")
-            and set(a.get("values") or ()) == set(b.get("values") or ()))
+    return (
+        a.get("key") == b.get("key")
+        and a.get("operator") == b.get("operator")
+        and set(a.get("values") or ()) == set(b.get("values") or ())
+    )

@@ -7,6 +7,7 @@ then to the next step; validValues rounds up to the next listed value. A device 
 allowMultipleAllocations can be shared while the sum of consumed capacity stays within
 its capacity; each share gets a shareID and records consumedCapacity.
 """
+
 from __future__ import annotations
 
 from mockkube.dra.pools import DeviceInfo

@@ -1,6 +1,6 @@
 """The DRA side of CEL: the `device` variable for ResourceSlice devices.
 
-The engine itself is API machinery (mockkube.machinery.cel); DRA code imports the engine's
+The engine itself is API machinery (mockkube.cel); DRA code imports the engine's
 `compile_expression` and `CELError` through this module so callers keep one import.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockkube.machinery.cel import lib
-from mockkube.machinery.cel.engine import CELError, CompiledExpression, DefaultEmptyMap, compile_expression
-from mockkube.machinery.cel.lib import Semver
+from mockkube.cel import lib
+from mockkube.cel.engine import CELError, CompiledExpression, DefaultEmptyMap, compile_expression
+from mockkube.cel.lib import Semver
 
 __all__ = ["CELError", "CompiledExpression", "compile_expression", "device_env"]
 
@@ -55,5 +55,9 @@ def device_env(driver: str, device: dict) -> dict:
         if not sep:
             domain, short = driver, name
         caps.setdefault(domain, {})[short] = lib.quantity_parse((value or {}).get("value", "0"))
-    return {"driver": driver, "attributes": attrs, "capacity": caps,
-            "allowMultipleAllocations": bool(device.get("allowMultipleAllocations", False))}
+    return {
+        "driver": driver,
+        "attributes": attrs,
+        "capacity": caps,
+        "allowMultipleAllocations": bool(device.get("allowMultipleAllocations", False)),
+    }

@@ -1,6 +1,7 @@
 """Claim constraints: matchAttribute (all devices of the named requests share a value) and
 distinctAttribute (no two share a value). Both are monotonic, so the search can stop as
 soon as one refuses a device."""
+
 from __future__ import annotations
 
 from mockkube.dra.pools import DeviceInfo

@@ -4,6 +4,7 @@ A device that consumes counters can be allocated only while every counter it dra
 still has enough left after subtracting what allocated devices (and devices tentatively
 picked in this allocation attempt) consume.
 """
+
 from __future__ import annotations
 
 from typing import Callable

@@ -16,6 +16,7 @@ first reuses the requests of long-lived containers that start after it, and the 
 containers' own requests collapse into the largest one (they never run at the same time).
 Ephemeral containers have no resources and never count.
 """
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -77,8 +78,11 @@ def pod_extended_requests(pod: dict, mapping: dict[str, str]) -> dict[str, int]:
     """The pod's non-zero effective requests (upstream PodRequests) for resources some
     class maps."""
     spec = pod.get("spec") or {}
-    names = {k for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
-             for k in ((c.get("resources") or {}).get("requests") or {})}
+    names = {
+        k
+        for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+        for k in ((c.get("resources") or {}).get("requests") or {})
+    }
     if not any(k in mapping for k in names):
         return {}
     effective = pod_requests(pod)
@@ -91,8 +95,9 @@ def pod_extended_requests(pod: dict, mapping: dict[str, str]) -> dict[str, int]:
     return out
 
 
-def _request_and_mappings(index: int, container: dict, resource: str, class_name: str,
-                          reusable: list[dict | None]) -> tuple[dict | None, list[dict]]:
+def _request_and_mappings(
+    index: int, container: dict, resource: str, class_name: str, reusable: list[dict | None]
+) -> tuple[dict | None, list[dict]]:
     creqs = (container.get("resources") or {}).get("requests") or {}
     if resource not in creqs:
         return None, []
@@ -105,20 +110,24 @@ def _request_and_mappings(index: int, container: dict, resource: str, class_name
         if r is None:
             continue
         got += r["exactly"]["count"]
-        mappings.append({"containerName": container.get("name", ""), "resourceName": resource,
-                         "requestName": r["name"]})
+        mappings.append(
+            {"containerName": container.get("name", ""), "resourceName": resource, "requestName": r["name"]}
+        )
         if got >= want:
             return None, mappings
     ridx = sorted(creqs).index(resource)
     name = f"container-{index}-request-{ridx}"
-    req = {"name": name, "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount",
-                                     "count": want - got}}
+    req = {
+        "name": name,
+        "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": want - got},
+    }
     mappings.append({"containerName": container.get("name", ""), "resourceName": resource, "requestName": name})
     return req, mappings
 
 
-def requests_and_mappings(pod: dict, resources: Iterable[str], mapping: dict[str, str]
-                          ) -> tuple[list[dict], list[dict]]:
+def requests_and_mappings(
+    pod: dict, resources: Iterable[str], mapping: dict[str, str]
+) -> tuple[list[dict], list[dict]]:
     """Device requests and requestMappings for the DRA-backed `resources` of the pod."""
     spec = pod.get("spec") or {}
     inits = list(spec.get("initContainers") or ())
@@ -169,15 +178,23 @@ def special_claim(pod: dict) -> dict:
             "namespace": meta.get("namespace", "default"),
             "generateName": f"{meta.get('name', '')}-extended-resources-",
             "annotations": {EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
-            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta.get("name", ""),
-                                 "uid": meta.get("uid", ""), "controller": True}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": meta.get("name", ""),
+                    "uid": meta.get("uid", ""),
+                    "controller": True,
+                }
+            ],
         },
         "spec": {"devices": {}},
     }
 
 
-def extended_resource_claim(pod: dict, classes: Iterable[dict], node: dict | None = None,
-                            mapping: dict[str, str] | None = None) -> tuple[dict | None, list[dict]]:
+def extended_resource_claim(
+    pod: dict, classes: Iterable[dict], node: dict | None = None, mapping: dict[str, str] | None = None
+) -> tuple[dict | None, list[dict]]:
     """The in-memory special claim for the pod's DRA-backed extended resources on `node`
     (None if there are none there) and the requestMappings for
     pod.status.extendedResourceClaimStatus. `mapping`: extended_resource_classes(classes)
@@ -217,4 +234,6 @@ def extended_resource_claim_status(claim_name: str, mappings: list[dict]) -> dic
 def container_requests(pod: dict, container_name: str) -> set[str]:
     """The special claim's request names a container uses (from the pod's status)."""
     st = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
-    return {m.get("requestName", "") for m in st.get("requestMappings") or () if m.get("containerName") == container_name}
+    return {
+        m.get("requestName", "") for m in st.get("requestMappings") or () if m.get("containerName") == container_name
+    }

@@ -7,6 +7,7 @@ Per allocated device and mapped resource:
   when the device was allocated exclusively) times allocationMultiplier (default 1).
 Results with adminAccess take nothing. The sum is counted once per claim.
 """
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -46,7 +47,7 @@ def node_allocatable_demand(allocation: dict, slices: Iterable[dict]) -> dict[st
     """resource name -> quantity the allocation (status.allocation) takes from the node."""
     devices = _index(slices)
     out: dict[str, Quantity] = {}
-    for r in ((allocation.get("devices") or {}).get("results") or ()):
+    for r in (allocation.get("devices") or {}).get("results") or ():
         if r.get("adminAccess"):
             continue
         driver = r.get("driver", "")
@@ -74,8 +75,7 @@ def node_allocatable_demand(allocation: dict, slices: Iterable[dict]) -> dict[st
 def claim_status(claim_name: str, containers: list[str], demand: dict[str, Quantity]) -> dict:
     """One pod.status.nodeAllocatableResourceClaimStatuses entry; containers in pod order
     (init containers first), each once, omitted when none references the claim."""
-    entry: dict = {"resourceClaimName": claim_name,
-                   "resources": {k: v.canonical() for k, v in sorted(demand.items())}}
+    entry: dict = {"resourceClaimName": claim_name, "resources": {k: v.canonical() for k, v in sorted(demand.items())}}
     if containers:
         entry["containers"] = list(dict.fromkeys(containers))
     return entry

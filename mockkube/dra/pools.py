@@ -7,6 +7,7 @@ when its slice (or, with perDeviceNodeSelection, the device itself) names the no
 selects it, or is for all nodes. Everything a device needs repeatedly (CEL env, selector
 results, taints, fully-qualified attributes, counters, capacity) is computed once here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -191,8 +192,9 @@ def build_pool(driver: str, name: str, slices: Iterable[dict], taint_rules: Iter
     if not slices:
         return pool
     pool.generation = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation", 0)) for s in slices)
-    newest = [s for s in slices
-              if int(((s.get("spec") or {}).get("pool") or {}).get("generation", 0)) == pool.generation]
+    newest = [
+        s for s in slices if int(((s.get("spec") or {}).get("pool") or {}).get("generation", 0)) == pool.generation
+    ]
     newest.sort(key=lambda s: (s.get("metadata") or {}).get("name", ""))
     pool.slices = newest
     pool.slice_count = int(((newest[0].get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1))
@@ -212,12 +214,21 @@ def build_pool(driver: str, name: str, slices: Iterable[dict], taint_rules: Iter
             if dname in seen:
                 pool.invalid = f"duplicate device name {dname}"
             seen.add(dname)
-            info = DeviceInfo(id=(driver, name, dname), device=d, slice=s, pool=pool,
-                              slice_index=si, device_index=di,
-                              taints=effective_taints(d, driver, name, rules),
-                              target=_device_target(d) if per_device else slice_target)
-            info.plain = not (any(t.get("effect") in BLOCKING_EFFECTS for t in info.taints)
-                              or d.get("consumesCounters") or d.get("allowMultipleAllocations")
-                              or d.get("bindingConditions"))
+            info = DeviceInfo(
+                id=(driver, name, dname),
+                device=d,
+                slice=s,
+                pool=pool,
+                slice_index=si,
+                device_index=di,
+                taints=effective_taints(d, driver, name, rules),
+                target=_device_target(d) if per_device else slice_target,
+            )
+            info.plain = not (
+                any(t.get("effect") in BLOCKING_EFFECTS for t in info.taints)
+                or d.get("consumesCounters")
+                or d.get("allowMultipleAllocations")
+                or d.get("bindingConditions")
+            )
             pool.devices.append(info)
     return pool

@@ -1,5 +1,6 @@
 """Thin access to `mockkube.machinery.quantity` for the DRA modules (one import point),
 plus the one operation it lacks: multiplying two quantities exactly (KEP-5517)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -5,6 +5,7 @@ Devices allocated with adminAccess are not counted (they do not exclude other us
 Results with a shareID are shares of an allowMultipleAllocations device: they add their
 consumedCapacity to the device's tally instead of taking the device exclusively.
 """
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -42,7 +43,7 @@ class AllocatedState:
         return other
 
     def _apply(self, allocation: dict, sign: int) -> None:
-        for r in ((allocation.get("devices") or {}).get("results") or ()):
+        for r in (allocation.get("devices") or {}).get("results") or ():
             if r.get("adminAccess"):
                 continue
             did: DeviceID = (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))

@@ -2,6 +2,7 @@
 request tolerates them. Only NoSchedule and NoExecute keep a device from being allocated;
 None (and unknown effects) are informational.
 """
+
 from __future__ import annotations
 
 from typing import Iterable

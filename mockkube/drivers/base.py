@@ -66,8 +66,7 @@ class Driver:
     def _specs(self, ps: PoolSlices) -> list[dict]:
         out = []
         for spec in ps.specs:
-            s = {"driver": self.name, "pool": {"name": ps.pool, "generation": 0,
-                                               "resourceSliceCount": len(ps.specs)}}
+            s = {"driver": self.name, "pool": {"name": ps.pool, "generation": 0, "resourceSliceCount": len(ps.specs)}}
             s.update(spec)
             for d in s.get("devices") or ():
                 effect = self.unhealthy.get((ps.pool, d["name"]))
@@ -90,8 +89,11 @@ class Driver:
             if r.get("driver") != self.name:
                 continue
             self.check_prepare(r)
-            out.append(Prepared(r.get("request", ""), r.get("pool", ""), r.get("device", ""),
-                                [self.cdi_id(r.get("device", ""))]))
+            out.append(
+                Prepared(
+                    r.get("request", ""), r.get("pool", ""), r.get("device", ""), [self.cdi_id(r.get("device", ""))]
+                )
+            )
         self.prepared[uid] = out
         return out
 
@@ -118,13 +120,18 @@ class Driver:
 
     def device_classes(self) -> list[dict]:
         """The DeviceClasses a profile creates for this driver."""
-        return [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-                 "metadata": {"name": self.name},
-                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{self.name}"'}}]}}]
+        return [
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": self.name},
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{self.name}"'}}]},
+            }
+        ]
 
 
 def chunk(devices: list[dict], size: int = SLICE_MAX_DEVICES) -> list[list[dict]]:
-    return [devices[i:i + size] for i in range(0, len(devices), size)] or [[]]
+    return [devices[i : i + size] for i in range(0, len(devices), size)] or [[]]
 
 
 def attr(value: Any) -> dict:

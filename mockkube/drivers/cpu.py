@@ -33,19 +33,32 @@ class CPUDriver(Driver):
         if shape == "cores":
             for s in range(sockets):
                 for c in range(cores):
-                    devices.append({
-                        "name": f"cpu-{s}-{c}",
-                        "attributes": {"socket": attr(s), "numaNode": attr(s * numa + c * numa // cores),
-                                       "core": attr(s * cores + c), "type": attr("core")},
-                        "nodeAllocatableResourceMappings": {"cpu": {"allocationMultiplier": str(threads)}}})
+                    devices.append(
+                        {
+                            "name": f"cpu-{s}-{c}",
+                            "attributes": {
+                                "socket": attr(s),
+                                "numaNode": attr(s * numa + c * numa // cores),
+                                "core": attr(s * cores + c),
+                                "type": attr("core"),
+                            },
+                            "nodeAllocatableResourceMappings": {"cpu": {"allocationMultiplier": str(threads)}},
+                        }
+                    )
         elif shape == "pool":
             for s in range(sockets):
-                devices.append({
-                    "name": f"socket-{s}", "allowMultipleAllocations": True,
-                    "attributes": {"socket": attr(s), "type": attr("socket")},
-                    "capacity": {CPU_KEY: {"value": str(cores * threads)}, MEM_KEY: {"value": mem}},
-                    "nodeAllocatableResourceMappings": {"cpu": {"capacityKey": CPU_KEY},
-                                                        "memory": {"capacityKey": MEM_KEY}}})
+                devices.append(
+                    {
+                        "name": f"socket-{s}",
+                        "allowMultipleAllocations": True,
+                        "attributes": {"socket": attr(s), "type": attr("socket")},
+                        "capacity": {CPU_KEY: {"value": str(cores * threads)}, MEM_KEY: {"value": mem}},
+                        "nodeAllocatableResourceMappings": {
+                            "cpu": {"capacityKey": CPU_KEY},
+                            "memory": {"capacityKey": MEM_KEY},
+                        },
+                    }
+                )
         else:
             total = sockets * cores * threads
             counters.append({"name": "node-cpu-counters", "counters": {"cpu": {"value": str(total)}}})
@@ -64,8 +77,10 @@ class CPUDriver(Driver):
 
     @staticmethod
     def _part(name: str, typ: str, socket: int, numa: int, cpus: int) -> dict:
-        return {"name": name,
-                "attributes": {"type": attr(typ), "socket": attr(socket), "numaNode": attr(numa)},
-                "capacity": {CPU_KEY: {"value": str(cpus)}},
-                "consumesCounters": [{"counterSet": "node-cpu-counters", "counters": {"cpu": {"value": str(cpus)}}}],
-                "nodeAllocatableResourceMappings": {"cpu": {"capacityKey": CPU_KEY}}}
+        return {
+            "name": name,
+            "attributes": {"type": attr(typ), "socket": attr(socket), "numaNode": attr(numa)},
+            "capacity": {CPU_KEY: {"value": str(cpus)}},
+            "consumesCounters": [{"counterSet": "node-cpu-counters", "counters": {"cpu": {"value": str(cpus)}}}],
+            "nodeAllocatableResourceMappings": {"cpu": {"capacityKey": CPU_KEY}},
+        }

@@ -14,10 +14,10 @@ import logging
 import random
 from typing import Any, Callable
 
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.drivers.base import Driver, PoolSlices, attr, chunk
 from mockkube.machinery import meta
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 log = logging.getLogger("mockkube.fpga")
 
@@ -37,17 +37,33 @@ class FPGADriver(Driver):
                 continue
             where: dict = {"allNodes": True}
             if f.get("nodeSelector"):
-                where = {"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
-                    {"key": k, "operator": "In", "values": [v]} for k, v in sorted(f["nodeSelector"].items())]}]}}
-            devices = [{
-                "name": f"fpga-{i}",
-                "attributes": {"model": attr(f.get("model", "FABRIC-FPGA-1")), "index": attr(i),
-                               "fabric": attr(f["pool"])},
-                "capacity": {"logicCells": {"value": "1M"}},
-                "bindsToNode": True,
-                "bindingConditions": [ATTACHED],
-                "bindingFailureConditions": [ATTACH_FAILED],
-            } for i in range(int(f["devices"]))]
+                where = {
+                    "nodeSelector": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": k, "operator": "In", "values": [v]}
+                                    for k, v in sorted(f["nodeSelector"].items())
+                                ]
+                            }
+                        ]
+                    }
+                }
+            devices = [
+                {
+                    "name": f"fpga-{i}",
+                    "attributes": {
+                        "model": attr(f.get("model", "FABRIC-FPGA-1")),
+                        "index": attr(i),
+                        "fabric": attr(f["pool"]),
+                    },
+                    "capacity": {"logicCells": {"value": "1M"}},
+                    "bindsToNode": True,
+                    "bindingConditions": [ATTACHED],
+                    "bindingFailureConditions": [ATTACH_FAILED],
+                }
+                for i in range(int(f["devices"]))
+            ]
             pools.append(PoolSlices(f["pool"], [dict(where, devices=part) for part in chunk(devices)]))
         return pools
 
@@ -57,8 +73,11 @@ class FPGADriver(Driver):
 
 def _conditions_set(claim: dict, result: dict) -> bool:
     for d in (claim.get("status") or {}).get("devices") or ():
-        if (d.get("driver"), d.get("pool"), d.get("device")) == (result.get("driver"), result.get("pool"),
-                                                                    result.get("device")):
+        if (d.get("driver"), d.get("pool"), d.get("device")) == (
+            result.get("driver"),
+            result.get("pool"),
+            result.get("device"),
+        ):
             types = {c.get("type") for c in d.get("conditions") or ()}
             return bool(types & {ATTACHED, ATTACH_FAILED})
     return False
@@ -78,8 +97,13 @@ class FabricController(Controller):
 
     name = "fpga-fabric"
 
-    def __init__(self, client: Client, clock: Callable[[], float], driver: FPGADriver,
-                 on_fault: Callable[[str, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        clock: Callable[[], float],
+        driver: FPGADriver,
+        on_fault: Callable[[str, str], None] | None = None,
+    ) -> None:
         super().__init__()
         self.client = client
         self.clock = clock
@@ -101,7 +125,7 @@ class FabricController(Controller):
     def identity(self) -> dict | None:
         """The driver's controller acts as the driver's ServiceAccount (not bound to a node:
         it attaches devices of every node, so it holds ``arbitrary-node`` rights)."""
-        from mockkube.identities import driver_user
+        from mockkube.rules.identities import driver_user
 
         return driver_user(DRIVER)
 
@@ -127,10 +151,12 @@ class FabricController(Controller):
             self._on_claim("MODIFIED", c, None)
 
     def _pending(self, claim: dict) -> list[dict]:
-        results = ((((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")
-                   or ())
-        return [r for r in results if r.get("driver") == DRIVER and r.get("bindingConditions")
-                and not _conditions_set(claim, r)]
+        results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ()
+        return [
+            r
+            for r in results
+            if r.get("driver") == DRIVER and r.get("bindingConditions") and not _conditions_set(claim, r)
+        ]
 
     def reconcile(self, key: tuple[str, str]) -> None:
         claim = self.client.get(self.rt, *key)
@@ -167,14 +193,26 @@ class FabricController(Controller):
         faults = []
         for r in results:
             failed = self._fails(r)
-            cond = {"type": ATTACH_FAILED if failed else ATTACHED, "status": "True",
-                    "reason": "AttachFailed" if failed else "Attached",
-                    "message": (f"fabric could not attach {r['device']} to {node}" if failed
-                                else f"{r['device']} attached to {node} and programmed"),
-                    "lastTransitionTime": meta.rfc3339(now),
-                    "observedGeneration": claim["metadata"].get("generation", 1)}
-            entry = next((d for d in devices if (d.get("driver"), d.get("pool"), d.get("device"))
-                          == (r["driver"], r["pool"], r["device"])), None)
+            cond = {
+                "type": ATTACH_FAILED if failed else ATTACHED,
+                "status": "True",
+                "reason": "AttachFailed" if failed else "Attached",
+                "message": (
+                    f"fabric could not attach {r['device']} to {node}"
+                    if failed
+                    else f"{r['device']} attached to {node} and programmed"
+                ),
+                "lastTransitionTime": meta.rfc3339(now),
+                "observedGeneration": claim["metadata"].get("generation", 1),
+            }
+            entry = next(
+                (
+                    d
+                    for d in devices
+                    if (d.get("driver"), d.get("pool"), d.get("device")) == (r["driver"], r["pool"], r["device"])
+                ),
+                None,
+            )
             if entry is None:
                 entry = {"driver": r["driver"], "pool": r["pool"], "device": r["device"]}
                 devices.append(entry)

@@ -37,16 +37,23 @@ class GPUDriver(Driver):
         for i in range(count):
             base = {
                 "attributes": {
-                    "model": attr(model), "uuid": attr(gpu_uuid(node.name, i)), "index": attr(i),
-                    "driverVersion": {"version": version}, "numa": attr(i * numa // count),
+                    "model": attr(model),
+                    "uuid": attr(gpu_uuid(node.name, i)),
+                    "index": attr(i),
+                    "driverVersion": {"version": version},
+                    "numa": attr(i * numa // count),
                     "resource.kubernetes.io/pcieRoot": attr(f"pci0000:{(i * numa // count):02x}"),
                 },
                 "capacity": {"memory": {"value": memory}},
             }
             if config.get("consumableMemory"):
                 base["allowMultipleAllocations"] = True
-                base["capacity"] = {"memory": {"value": memory, "requestPolicy": {
-                    "default": "1Gi", "validRange": {"min": "1Gi", "step": "1Gi"}}}}
+                base["capacity"] = {
+                    "memory": {
+                        "value": memory,
+                        "requestPolicy": {"default": "1Gi", "validRange": {"min": "1Gi", "step": "1Gi"}},
+                    }
+                }
                 devices.append(dict(base, name=f"gpu-{i}"))
                 continue
             if not config.get("partitions"):
@@ -55,19 +62,25 @@ class GPUDriver(Driver):
             cs = f"gpu-{i}-counters"
             counter_sets.append({"name": cs, "counters": {"memory": {"value": memory}, "slices": {"value": "7"}}})
             whole = dict(base, name=f"gpu-{i}")
-            whole["consumesCounters"] = [{"counterSet": cs, "counters": {"memory": {"value": memory},
-                                                                         "slices": {"value": "7"}}}]
+            whole["consumesCounters"] = [
+                {"counterSet": cs, "counters": {"memory": {"value": memory}, "slices": {"value": "7"}}}
+            ]
             devices.append(whole)
             for prof, eighths, slices, n in _PARTITIONS:
                 part_mem = str(mem_bytes * eighths // 8)
                 for j in range(n):
-                    d = {"name": f"gpu-{i}-{prof}-{j}",
-                         "attributes": dict(base["attributes"], profile=attr(prof), parent=attr(f"gpu-{i}")),
-                         "capacity": {"memory": {"value": part_mem}},
-                         "consumesCounters": [{"counterSet": cs, "counters": {
-                             "memory": {"value": part_mem}, "slices": {"value": str(slices)}}}]}
+                    d = {
+                        "name": f"gpu-{i}-{prof}-{j}",
+                        "attributes": dict(base["attributes"], profile=attr(prof), parent=attr(f"gpu-{i}")),
+                        "capacity": {"memory": {"value": part_mem}},
+                        "consumesCounters": [
+                            {
+                                "counterSet": cs,
+                                "counters": {"memory": {"value": part_mem}, "slices": {"value": str(slices)}},
+                            }
+                        ],
+                    }
                     devices.append(d)
         specs = [{"nodeName": node.name, "devices": part} for part in chunk(devices)]
-        specs += [{"nodeName": node.name, "sharedCounters": part} for part in chunk(counter_sets, 8)
-                  if part]
+        specs += [{"nodeName": node.name, "sharedCounters": part} for part in chunk(counter_sets, 8) if part]
         return PoolSlices(node.name, specs)

@@ -21,7 +21,7 @@ from typing import Awaitable, Callable, Sequence
 
 import grpc
 
-from mockkube.pluginapi import (DRA_PLUGIN_TYPE, DRA_VERSIONS, health_grpc, health_pb2, reg_grpc, reg_pb2)
+from mockkube.generated.pluginapi import DRA_PLUGIN_TYPE, DRA_VERSIONS, health_grpc, health_pb2, reg_grpc, reg_pb2
 
 log = logging.getLogger("mockkube.kubeletplugin")
 
@@ -47,9 +47,17 @@ HEALTH = {"Healthy": 1, "Unhealthy": 2, "Unknown": 0}
 class KubeletPlugin:
     """Serve one driver's kubelet plugin on a node's registry and plugins directories."""
 
-    def __init__(self, driver: str, registry_dir: str | Path, plugins_dir: str | Path, prepare: PrepareFn,
-                 unprepare: UnprepareFn, versions: Sequence[str] = ("v1.DRAPlugin", "v1beta1.DRAPlugin"),
-                 health: bool = True, uid: str = "") -> None:
+    def __init__(
+        self,
+        driver: str,
+        registry_dir: str | Path,
+        plugins_dir: str | Path,
+        prepare: PrepareFn,
+        unprepare: UnprepareFn,
+        versions: Sequence[str] = ("v1.DRAPlugin", "v1beta1.DRAPlugin"),
+        health: bool = True,
+        uid: str = "",
+    ) -> None:
         self.driver = driver
         name = f"{driver}-{uid}-reg.sock" if uid else f"{driver}-reg.sock"
         self.reg_socket = Path(registry_dir) / name
@@ -109,12 +117,18 @@ class KubeletPlugin:
 
     def _health_response(self, keys: list[tuple[str, str]]) -> health_pb2.NodeWatchResourcesResponse:
         now = int(time.time())
-        return health_pb2.NodeWatchResourcesResponse(devices=[
-            health_pb2.DeviceHealth(device=health_pb2.DeviceIdentifier(pool_name=p, device_name=d),
-                                    health=self._health[(p, d)][0], last_updated_time=now,
-                                    message=self._health[(p, d)][1],
-                                    health_check_timeout_seconds=self._health[(p, d)][2])
-            for p, d in keys])
+        return health_pb2.NodeWatchResourcesResponse(
+            devices=[
+                health_pb2.DeviceHealth(
+                    device=health_pb2.DeviceIdentifier(pool_name=p, device_name=d),
+                    health=self._health[(p, d)][0],
+                    last_updated_time=now,
+                    message=self._health[(p, d)][1],
+                    health_check_timeout_seconds=self._health[(p, d)][2],
+                )
+                for p, d in keys
+            ]
+        )
 
 
 def _remove(path: Path) -> None:
@@ -130,8 +144,9 @@ class _RegistrationServicer(reg_grpc.RegistrationServicer):
 
     async def GetInfo(self, request, context):  # noqa: N802 - gRPC method name
         p = self.plugin
-        return reg_pb2.PluginInfo(type=DRA_PLUGIN_TYPE, name=p.driver, endpoint=str(p.dra_socket.absolute()),
-                                  supported_versions=p.versions)
+        return reg_pb2.PluginInfo(
+            type=DRA_PLUGIN_TYPE, name=p.driver, endpoint=str(p.dra_socket.absolute()), supported_versions=p.versions
+        )
 
     async def NotifyRegistrationStatus(self, request, context):  # noqa: N802
         p = self.plugin
@@ -160,8 +175,12 @@ class _DRAServicer:
                 out.claims[c.uid].error = res
                 continue
             for d in res:
-                dev = out.claims[c.uid].devices.add(request_names=d.request_names, pool_name=d.pool_name,
-                                                    device_name=d.device_name, cdi_device_ids=d.cdi_device_ids)
+                dev = out.claims[c.uid].devices.add(
+                    request_names=d.request_names,
+                    pool_name=d.pool_name,
+                    device_name=d.device_name,
+                    cdi_device_ids=d.cdi_device_ids,
+                )
                 if d.share_id and hasattr(dev, "share_id"):
                     dev.share_id = d.share_id
             out.claims[c.uid].SetInParent()

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import copy
 
-from mockkube.identities import driver_user
+from mockkube.client.client import Client, clone
 from mockkube.machinery import errors
-from mockkube.machinery.admission.identity import acting_as
-from mockkube.storage.client import Client, clone
+from mockkube.machinery.requestcontext import acting_as
+from mockkube.rules.identities import driver_user
 
 
 def slice_name(driver: str, pool: str, index: int) -> str:
@@ -33,13 +33,16 @@ class Publisher:
             spec = s.get("spec") or {}
             key = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
             gen, names, contents = self.known.get(key, (0, [], []))
-            self.known[key] = (max(gen, int((spec.get("pool") or {}).get("generation", 0))),
-                               names + [s["metadata"]["name"]], contents + [_content(spec)])
+            self.known[key] = (
+                max(gen, int((spec.get("pool") or {}).get("generation", 0))),
+                names + [s["metadata"]["name"]],
+                contents + [_content(spec)],
+            )
 
     def sync(self, driver: str, pool: str, specs: list[dict], owner: dict | None = None) -> int:
         """Make the pool's slices equal ``specs``; returns the pool generation now published.
         The driver writes as its own ServiceAccount: its kubelet plugin on the node of a
-        node-local pool, its controller for a pool of many nodes (mockkube/identities.py)."""
+        node-local pool, its controller for a pool of many nodes (mockkube/rules/identities.py)."""
         node = next((s.get("nodeName") for s in specs if s.get("nodeName")), "")
         with acting_as(driver_user(driver, node)):
             return self._sync(driver, pool, specs, owner)
@@ -55,8 +58,12 @@ class Publisher:
         for name, spec in zip(new_names, specs):
             spec = copy.deepcopy(spec)
             spec["pool"]["generation"] = gen
-            obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                   "metadata": {"name": name}, "spec": spec}
+            obj = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": name},
+                "spec": spec,
+            }
             if owner is not None:
                 obj["metadata"]["ownerReferences"] = [owner]
             live = self.client.get(self.rt, "", name)

@@ -21,10 +21,10 @@ from urllib.parse import quote
 import aiohttp
 
 from mockkube import drivers as driver_registry
+from mockkube.config.profile import NodeSpec
 from mockkube.drivers.base import Driver
 from mockkube.drivers.kubeletplugin import KubeletPlugin, PreparedDevice
 from mockkube.drivers.publisher import slice_name
-from mockkube.kubelet.profile import NodeSpec
 
 log = logging.getLogger("mockkube.driver")
 
@@ -35,7 +35,7 @@ class APIClient:
     """The few API calls a driver makes, over HTTP with the kubeconfig's server and token."""
 
     def __init__(self, kubeconfig: str) -> None:
-        from mockkube import kubeconfigs
+        from mockkube.client import kubeconfigs
 
         creds = kubeconfigs.load(kubeconfig)
         self.base, self.headers, self.ssl = creds.server, creds.headers, creds.ssl
@@ -43,10 +43,12 @@ class APIClient:
 
     async def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
         if self.session is None:
-            self.session = aiohttp.ClientSession(headers=self.headers,
-                                                 connector=aiohttp.TCPConnector(ssl=self.ssl) if self.ssl else None)
-        async with self.session.request(method, self.base + path, json=body,
-                                        timeout=aiohttp.ClientTimeout(total=30)) as r:
+            self.session = aiohttp.ClientSession(
+                headers=self.headers, connector=aiohttp.TCPConnector(ssl=self.ssl) if self.ssl else None
+            )
+        async with self.session.request(
+            method, self.base + path, json=body, timeout=aiohttp.ClientTimeout(total=30)
+        ) as r:
             return r.status, await r.json(content_type=None)
 
     async def close(self) -> None:
@@ -63,8 +65,13 @@ class DriverProcess:
         status, node = await self.api.request("GET", f"/api/v1/nodes/{quote(self.node)}")
         if status != 200:
             raise RuntimeError(f"node {self.node}: {node.get('message', status)}")
-        owner = {"apiVersion": "v1", "kind": "Node", "name": self.node, "uid": node["metadata"]["uid"],
-                 "controller": True}
+        owner = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "name": self.node,
+            "uid": node["metadata"]["uid"],
+            "controller": True,
+        }
         specs = self.driver.publish(NodeSpec(name=self.node), self.config)
         sel = quote(f"spec.nodeName={self.node},spec.driver={self.driver.name}")
         _, existing = await self.api.request("GET", f"{RESOURCE}/resourceslices?fieldSelector={sel}")
@@ -83,8 +90,12 @@ class DriverProcess:
         for name, spec in zip(names, specs):
             spec = copy.deepcopy(spec)
             spec["pool"]["generation"] = gen
-            obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                   "metadata": {"name": name, "ownerReferences": [owner]}, "spec": spec}
+            obj = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": name, "ownerReferences": [owner]},
+                "spec": spec,
+            }
             if name in live:
                 obj["metadata"]["resourceVersion"] = live[name]["metadata"]["resourceVersion"]
                 status, body = await self.api.request("PUT", f"{RESOURCE}/resourceslices/{name}", obj)
@@ -98,22 +109,29 @@ class DriverProcess:
     # -- kubelet plugin -------------------------------------------------------------
     async def prepare(self, ref: dict) -> "list[PreparedDevice] | str":
         status, claim = await self.api.request(
-            "GET", f"{RESOURCE}/namespaces/{quote(ref['namespace'])}/resourceclaims/{quote(ref['name'])}")
+            "GET", f"{RESOURCE}/namespaces/{quote(ref['namespace'])}/resourceclaims/{quote(ref['name'])}"
+        )
         if status != 200:
             return f"retrieve claim {ref['namespace']}/{ref['name']}: {claim.get('message', status)}"
         if claim["metadata"].get("uid") != ref["uid"]:
-            return (f"claim {ref['namespace']}/{ref['name']}: UID mismatch (expected {ref['uid']}, "
-                    f"got {claim['metadata'].get('uid')})")
+            return (
+                f"claim {ref['namespace']}/{ref['name']}: UID mismatch (expected {ref['uid']}, "
+                f"got {claim['metadata'].get('uid')})"
+            )
         if not (claim.get("status") or {}).get("allocation"):
             return f"claim {ref['namespace']}/{ref['name']} not allocated"
         try:
             prepared = self.driver.prepare(claim, {})
         except RuntimeError as e:
             return str(e)
-        share = {(r.get("pool"), r.get("device")): r.get("shareID") for r in
-                 claim["status"]["allocation"]["devices"].get("results") or ()}
-        return [PreparedDevice([p.request], p.pool, p.device, list(p.cdi_device_ids), share.get((p.pool, p.device)))
-                for p in prepared]
+        share = {
+            (r.get("pool"), r.get("device")): r.get("shareID")
+            for r in claim["status"]["allocation"]["devices"].get("results") or ()
+        }
+        return [
+            PreparedDevice([p.request], p.pool, p.device, list(p.cdi_device_ids), share.get((p.pool, p.device)))
+            for p in prepared
+        ]
 
     async def unprepare(self, ref: dict) -> str:
         self.driver.unprepare(ref["uid"])
@@ -126,8 +144,9 @@ async def run(args: argparse.Namespace) -> int:
     config = json.loads(args.config) if args.config else {}
     api = APIClient(args.kubeconfig)
     proc = DriverProcess(driver, args.node, config, api)
-    plugin = KubeletPlugin(driver.name, args.registry, args.plugins, proc.prepare, proc.unprepare,
-                           versions=args.versions.split(","))
+    plugin = KubeletPlugin(
+        driver.name, args.registry, args.plugins, proc.prepare, proc.unprepare, versions=args.versions.split(",")
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -166,9 +185,14 @@ def add_command(dsub: argparse._SubParsersAction) -> None:
     r.add_argument("--registry", required=True, help="the kubelet's plugins_registry directory")
     r.add_argument("--plugins", required=True, help="the kubelet's plugins directory (for the DRA socket)")
     r.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
-    r.add_argument("--config", default="", help="the node's driver config as in a profile (JSON), e.g. '{\"count\": 2}'")
+    r.add_argument(
+        "--config", default="", help="the node's driver config as in a profile (JSON), e.g. '{\"count\": 2}'"
+    )
     r.add_argument("--settings", default="", help="driver-wide settings as in a profile (JSON)")
-    r.add_argument("--versions", default="v1.DRAPlugin,v1beta1.DRAPlugin",
-                   help="the DRA services offered, in order (default v1.DRAPlugin,v1beta1.DRAPlugin)")
+    r.add_argument(
+        "--versions",
+        default="v1.DRAPlugin,v1beta1.DRAPlugin",
+        help="the DRA services offered, in order (default v1.DRAPlugin,v1beta1.DRAPlugin)",
+    )
     r.add_argument("--log-level", default="WARNING")
     r.set_defaults(fn=main)

@@ -9,15 +9,14 @@
 from __future__ import annotations
 
 import logging
-
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mockkube.config.profile import Profile, ProfileError
 from mockkube.kubelet.cluster import ClusterRuntime, load_profile, runtime_for
-from mockkube.kubelet.profile import Profile, ProfileError
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 
 class _Component:
@@ -40,7 +39,8 @@ async def start(server: "Server") -> list:
         logging.getLogger("mockkube.kubelet").warning(
             "--authorization-mode=%s has no Node: the simulated kubelets (system:node:<name>) may do nothing, "
             "as upstream's (the system:node ClusterRoleBinding has no subjects); kubeadm runs Node,RBAC",
-            ",".join(az.modes))
+            ",".join(az.modes),
+        )
     rt = ClusterRuntime(server)
     await rt.start(getattr(server, "profile", None) or load_profile(server.cluster))
     return [_Component(rt)]
@@ -59,7 +59,8 @@ def apply_profile(server: "Server", profile: "str | Path | dict | Profile") -> d
 
 
 def setup(app) -> None:
-    from mockkube.kubelet import http, streaming
+    from mockkube.control import cluster as http
+    from mockkube.kubelet import streaming
 
     http.setup(app)
     streaming.setup(app)  # pods/exec and pods/attach

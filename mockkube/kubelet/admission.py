@@ -20,8 +20,10 @@ def admit(pod: dict, allocatable: dict, running: list[dict], node_labels: dict |
         return "NodeAffinity", "Pod was rejected: Predicate NodeAffinity failed"
     pods_cap = amount("pods", allocatable.get("pods", "110"))
     if len(running) + 1 > pods_cap:
-        return "OutOfpods", (f"Pod was rejected: Node didn't have enough resource: pods, requested: 1, "
-                             f"used: {len(running)}, capacity: {pods_cap}")
+        return "OutOfpods", (
+            f"Pod was rejected: Node didn't have enough resource: pods, requested: 1, "
+            f"used: {len(running)}, capacity: {pods_cap}"
+        )
     want = pod_requests(pod)
     used: dict[str, int] = {}
     for p in running:
@@ -38,6 +40,8 @@ def admit(pod: dict, allocatable: dict, running: list[dict], node_labels: dict |
         cap = cap_of.get(res, 0)
         u = used.get(res, 0)
         if cap < u + req:
-            return f"OutOf{res}", (f"Pod was rejected: Node didn't have enough resource: {res}, requested: "
-                                   f"{req}, used: {u}, capacity: {cap}")
+            return f"OutOf{res}", (
+                f"Pod was rejected: Node didn't have enough resource: {res}, requested: "
+                f"{req}, used: {u}, capacity: {cap}"
+            )
     return None

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mockkube import drivers as driver_registry
+from mockkube.client.client import Client
+from mockkube.config.profile import Profile, load, parse_duration
 from mockkube.drivers.base import Driver
 from mockkube.drivers.fpga import FabricController, FPGADriver
 from mockkube.drivers.publisher import Publisher
@@ -22,12 +24,10 @@ from mockkube.kubelet import node as nodes
 from mockkube.kubelet.manager import KubeletManager
 from mockkube.kubelet.nodelifecycle import NodeLifecycleController
 from mockkube.kubelet.plugins import PluginWatcher
-from mockkube.kubelet.profile import Profile, load, parse_duration
 from mockkube.machinery import errors
-from mockkube.storage.client import Client
 
 if TYPE_CHECKING:
-    from mockkube.server import Server
+    from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.cluster")
 
@@ -73,8 +73,10 @@ class ClusterRuntime:
         metrics = getattr(self.server, "metrics", None)
         if metrics is not None:
             self.kubelet.prepares = metrics.counter(
-                "mockkube_claim_prepares_total", "ResourceClaims the simulated kubelets prepared (NodePrepareResources), "
-                "by result (mockkube).", ["result"])
+                "mockkube_claim_prepares_total",
+                "ResourceClaims the simulated kubelets prepared (NodePrepareResources), by result (mockkube).",
+                ["result"],
+            )
         if faults is not None:
             self.kubelet.faults = faults
             faults.on_apply, faults.on_revert = self._apply_fault, self._revert_fault
@@ -87,7 +89,7 @@ class ClusterRuntime:
             faults.expire()
         self._expiry = asyncio.get_running_loop().call_later(FAULT_EXPIRY_INTERVAL, self._expire_faults)
 
-    # -- injected cluster faults (mockkube/faults.py) -------------------------------------
+    # -- injected cluster faults (mockkube/machinery/faults.py) -------------------------------------
     def _apply_fault(self, fault) -> None:
         spec = fault.spec
         if fault.kind in ("node-notready", "kubelet-restart"):
@@ -99,8 +101,10 @@ class ClusterRuntime:
         elif fault.kind == "driver-crash":
             proc = self.processes.get((spec["node"], spec["driver"]))
             if proc is None or proc.poll() is not None:
-                raise KeyError(f"driver {spec['driver']!r} does not run out of process on node {spec['node']!r} "
-                               f"(outOfProcess: true in the profile)")
+                raise KeyError(
+                    f"driver {spec['driver']!r} does not run out of process on node {spec['node']!r} "
+                    f"(outOfProcess: true in the profile)"
+                )
             proc.kill()
 
     def _revert_fault(self, fault) -> None:
@@ -159,8 +163,12 @@ class ClusterRuntime:
         w = self.kubelet.plugins
         if node not in self.kubelet.nodes or w is None:
             raise KeyError(node)
-        return {"node": node, "registry": str(w.registry_dir(node)), "plugins": str(w.plugins_dir(node)),
-                "registered": sorted(w.plugins(node))}
+        return {
+            "node": node,
+            "registry": str(w.registry_dir(node)),
+            "plugins": str(w.plugins_dir(node)),
+            "registered": sorted(w.plugins(node)),
+        }
 
     def _spawn_driver(self, node: str, driver: str, config: dict) -> None:
         """``mockkube driver run`` for a built-in driver running out of process."""
@@ -174,11 +182,30 @@ class ClusterRuntime:
         w = self.kubelet.plugins
         log_file = open(self.plugin_root / node / f"{driver}.log", "ab")
         self.processes[(node, driver)] = subprocess.Popen(
-            [sys.executable, "-m", "mockkube", "driver", "run", driver, "--node", node,
-             "--registry", str(w.registry_dir(node)), "--plugins", str(w.plugins_dir(node)),
-             "--kubeconfig", str(kc), "--config", json.dumps(config),
-             "--settings", json.dumps(self.drivers[driver].settings)],
-            stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "mockkube",
+                "driver",
+                "run",
+                driver,
+                "--node",
+                node,
+                "--registry",
+                str(w.registry_dir(node)),
+                "--plugins",
+                str(w.plugins_dir(node)),
+                "--kubeconfig",
+                str(kc),
+                "--config",
+                json.dumps(config),
+                "--settings",
+                json.dumps(self.drivers[driver].settings),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
         log_file.close()
 
     async def _stop_processes(self) -> None:
@@ -222,8 +249,11 @@ class ClusterRuntime:
             self.fabric_pools = [f for f in self.fabric_pools if f["pool"] not in names] + profile.fabric
             self._publish_fabric()
             self._ensure_fabric()
-        return {"nodes": [n.name for n in profile.nodes], "drivers": profile.drivers(),
-                "fabricPools": [f["pool"] for f in profile.fabric]}
+        return {
+            "nodes": [n.name for n in profile.nodes],
+            "drivers": profile.drivers(),
+            "fabricPools": [f["pool"] for f in profile.fabric],
+        }
 
     def _publish_fabric(self) -> None:
         drv = self.drivers.get(FPGADriver.name)
@@ -234,8 +264,12 @@ class ClusterRuntime:
     def _ensure_fabric(self) -> None:
         drv = self.drivers.get(FPGADriver.name)
         if self.fabric is None and isinstance(drv, FPGADriver):
-            self.fabric = FabricController(Client(self.server.resources, "fpga-fabric-controller"), self.clock, drv,
-                                           on_fault=lambda pool, dev: self.set_health(drv.name, pool, dev, False))
+            self.fabric = FabricController(
+                Client(self.server.resources, "fpga-fabric-controller"),
+                self.clock,
+                drv,
+                on_fault=lambda pool, dev: self.set_health(drv.name, pool, dev, False),
+            )
             if self.started:
                 import asyncio
 
@@ -260,14 +294,17 @@ class ClusterRuntime:
         if drv is None:
             raise KeyError(f"driver {driver!r} is not running")
         if driver in self.kubelet.external_drivers:
-            raise KeyError(f"driver {driver!r} runs out of process: its kubelet plugin reports device health "
-                           f"over the DRAResourceHealth stream")
+            raise KeyError(
+                f"driver {driver!r} runs out of process: its kubelet plugin reports device health "
+                f"over the DRAResourceHealth stream"
+            )
         if not drv.set_health(pool, device, healthy, effect):
             return False
         sim = self.kubelet.nodes.get(pool)
         if sim is not None and driver in sim.spec.drivers:
-            self.publisher.sync(driver, pool, drv.publish(sim.spec, sim.spec.drivers[driver]),
-                                nodes.owner_ref(pool, sim.uid))
+            self.publisher.sync(
+                driver, pool, drv.publish(sim.spec, sim.spec.drivers[driver]), nodes.owner_ref(pool, sim.uid)
+            )
         elif isinstance(drv, FPGADriver):
             self._publish_fabric()
         else:

@@ -94,6 +94,9 @@ def canned_answers(text: str | None) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for k, v in data.items() if isinstance(data, dict) else ():
         v = v if isinstance(v, dict) else {"stdout": "" if v is None else str(v)}
-        out[" ".join(str(k).split())] = {"stdout": str(v.get("stdout", "")), "stderr": str(v.get("stderr", "")),
-                                         "exitCode": int(v.get("exitCode", 0) or 0)}
+        out[" ".join(str(k).split())] = {
+            "stdout": str(v.get("stdout", "")),
+            "stderr": str(v.get("stderr", "")),
+            "exitCode": int(v.get("exitCode", 0) or 0),
+        }
     return out

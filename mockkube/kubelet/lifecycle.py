@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from mockkube.machinery.durations import parse_duration
 from mockkube.machinery import meta
+from mockkube.machinery.durations import parse_duration
 
 PREFIX = "mockkube.io/"
 
@@ -44,8 +44,9 @@ def annotation(pod: dict, key: str, container: str) -> str | None:
 DEFAULT_RUN_TO_COMPLETION = 1.0  # seconds a Never/OnFailure pod's container runs by default
 
 
-def behaviour(pod: dict, container: str, init: bool = False,
-              run_to_completion: float | None = DEFAULT_RUN_TO_COMPLETION) -> Behaviour:
+def behaviour(
+    pod: dict, container: str, init: bool = False, run_to_completion: float | None = DEFAULT_RUN_TO_COMPLETION
+) -> Behaviour:
     exit_after = annotation(pod, "exit-after", container)
     if exit_after is None and not init and (pod.get("spec") or {}).get("restartPolicy") in ("Never", "OnFailure"):
         exit_after = run_to_completion
@@ -57,11 +58,15 @@ def behaviour(pod: dict, container: str, init: bool = False,
     if fail is not None and fail.lower() in ("false", "0", "no"):
         fail = None
     return Behaviour(
-        exit_after=(parse_duration(exit_after) if exit_after is not None
-                    else (0.0 if init and annotation(pod, "exit-after", container) is None else None)),
+        exit_after=(
+            parse_duration(exit_after)
+            if exit_after is not None
+            else (0.0 if init and annotation(pod, "exit-after", container) is None else None)
+        ),
         exit_code=int(annotation(pod, "exit-code", container) or 0),
         fail_start=fail,
-        ready_after=parse_duration(annotation(pod, "ready-after", container) or 0))
+        ready_after=parse_duration(annotation(pod, "ready-after", container) or 0),
+    )
 
 
 def termination_delay(pod: dict) -> float:
@@ -104,18 +109,27 @@ class _Wake:
 
 
 def _base(pod: dict, c: dict) -> dict:
-    return {"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False,
-            "restartCount": 0, "started": False, "lastState": {}}
+    return {
+        "name": c["name"],
+        "image": c.get("image", ""),
+        "imageID": "",
+        "ready": False,
+        "restartCount": 0,
+        "started": False,
+        "lastState": {},
+    }
 
 
-def _run(pod: dict, c: dict, b: Behaviour, start: float, now: float, restart_policy: str, wake: _Wake,
-         sidecar: bool = False) -> tuple[dict, str, float | None]:
+def _run(
+    pod: dict, c: dict, b: Behaviour, start: float, now: float, restart_policy: str, wake: _Wake, sidecar: bool = False
+) -> tuple[dict, str, float | None]:
     """One container from ``start``: (status, one of waiting/running/terminated/crashloop, done time)."""
     uid = pod["metadata"].get("uid", "")
     st = _base(pod, c)
     if b.fail_start:
-        st["state"] = {"waiting": {"reason": b.fail_start,
-                                   "message": f"simulated start failure of container {c['name']}"}}
+        st["state"] = {
+            "waiting": {"reason": b.fail_start, "message": f"simulated start failure of container {c['name']}"}
+        }
         return st, "waiting", None
     st["imageID"] = image_id(c.get("image", ""))
     st["image"] = normalize_image(c.get("image", ""))
@@ -131,24 +145,39 @@ def _run(pod: dict, c: dict, b: Behaviour, start: float, now: float, restart_pol
         st["ready"] = now >= ready_at
         wake.at_time(ready_at)
         return st, "running", None
-    term = {"exitCode": b.exit_code, "reason": "Completed" if b.exit_code == 0 else "Error",
-            "startedAt": started, "finishedAt": meta.rfc3339(end), "containerID": st["containerID"]}
+    term = {
+        "exitCode": b.exit_code,
+        "reason": "Completed" if b.exit_code == 0 else "Error",
+        "startedAt": started,
+        "finishedAt": meta.rfc3339(end),
+        "containerID": st["containerID"],
+    }
     restarts = restart_policy == "Always" or (restart_policy == "OnFailure" and b.exit_code != 0) or sidecar
     if restarts:
         st["restartCount"] = 1
         st["lastState"] = {"terminated": term}
-        st["state"] = {"waiting": {"reason": "CrashLoopBackOff",
-                                   "message": f"back-off 10s restarting failed container={c['name']} "
-                                              f"pod={pod['metadata'].get('name')}_{pod['metadata'].get('namespace')}"
-                                              f"({uid})"}}
+        st["state"] = {
+            "waiting": {
+                "reason": "CrashLoopBackOff",
+                "message": f"back-off 10s restarting failed container={c['name']} "
+                f"pod={pod['metadata'].get('name')}_{pod['metadata'].get('namespace')}"
+                f"({uid})",
+            }
+        }
         st["containerID"] = container_id(uid, c["name"], 1)
         return st, "crashloop", None
     st["state"] = {"terminated": term}
     return st, "terminated", end
 
 
-def compute_status(pod: dict, sandbox_at: float, now: float, pod_ip: str, host_ip: str,
-                   run_to_completion: float | None = DEFAULT_RUN_TO_COMPLETION) -> tuple[dict, float | None]:
+def compute_status(
+    pod: dict,
+    sandbox_at: float,
+    now: float,
+    pod_ip: str,
+    host_ip: str,
+    run_to_completion: float | None = DEFAULT_RUN_TO_COMPLETION,
+) -> tuple[dict, float | None]:
     """Status fields the kubelet reports at ``now``, and the next time they change."""
     spec = pod.get("spec") or {}
     policy = spec.get("restartPolicy", "Always")
@@ -186,8 +215,9 @@ def compute_status(pod: dict, sandbox_at: float, now: float, pod_ip: str, host_i
             main_statuses.append(dict(_base(pod, c), state={"waiting": {"reason": "PodInitializing"}}))
             states.append("pending")
             continue
-        st, state, _ = _run(pod, c, behaviour(pod, c["name"], run_to_completion=run_to_completion), t, now, policy,
-                            wake)
+        st, state, _ = _run(
+            pod, c, behaviour(pod, c["name"], run_to_completion=run_to_completion), t, now, policy, wake
+        )
         main_statuses.append(st)
         states.append(state)
 
@@ -208,18 +238,29 @@ def compute_status(pod: dict, sandbox_at: float, now: float, pod_ip: str, host_i
     not_ready = [s["name"] for s in main_statuses if not s["ready"]]
     conds = [
         {"type": "PodReadyToStartContainers", "status": "False" if terminal else "True"},
-        _cond("Initialized", initialized or terminal, "ContainersNotInitialized",
-              "containers with incomplete status: [" + " ".join(
-                  s["name"] for s in init_statuses if "terminated" not in s["state"]
-                  and not s.get("started")) + "]"),
+        _cond(
+            "Initialized",
+            initialized or terminal,
+            "ContainersNotInitialized",
+            "containers with incomplete status: ["
+            + " ".join(s["name"] for s in init_statuses if "terminated" not in s["state"] and not s.get("started"))
+            + "]",
+        ),
         _ready_cond("ContainersReady", all_ready, terminal, not_ready),
         _ready_cond("Ready", all_ready, terminal, not_ready),
     ]
     if terminal:
         for s in main_statuses + init_statuses:
             s["ready"] = False
-    status = {"phase": phase, "conditions": conds, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
-              "podIP": pod_ip, "podIPs": [{"ip": pod_ip}], "containerStatuses": main_statuses}
+    status = {
+        "phase": phase,
+        "conditions": conds,
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "podIP": pod_ip,
+        "podIPs": [{"ip": pod_ip}],
+        "containerStatuses": main_statuses,
+    }
     if init_statuses:
         status["initContainerStatuses"] = init_statuses
     return status, (None if terminal else wake.at)
@@ -237,27 +278,44 @@ def _ready_cond(typ: str, ready: bool, terminal: bool, not_ready: list[str]) -> 
         return {"type": typ, "status": "True"}
     if terminal:
         return {"type": typ, "status": "False", "reason": "PodCompleted"}
-    return {"type": typ, "status": "False", "reason": "ContainersNotReady",
-            "message": f"containers with unready status: [{' '.join(not_ready)}]"}
+    return {
+        "type": typ,
+        "status": "False",
+        "reason": "ContainersNotReady",
+        "message": f"containers with unready status: [{' '.join(not_ready)}]",
+    }
 
 
 def pending_status(pod: dict, host_ip: str, reason: str = "ContainerCreating") -> dict:
     """Before the sandbox exists (e.g. waiting for DRA claims to be prepared)."""
     spec = pod.get("spec") or {}
     first_init = bool(spec.get("initContainers"))
-    st = {"phase": "Pending", "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
-          "conditions": [{"type": "PodReadyToStartContainers", "status": "False"},
-                         _cond("Initialized", not first_init, "ContainersNotInitialized",
-                               "containers with incomplete status: [" + " ".join(
-                                   c["name"] for c in spec.get("initContainers") or ()) + "]"),
-                         _ready_cond("ContainersReady", False, False, [c["name"] for c in spec.get("containers") or ()]),
-                         _ready_cond("Ready", False, False, [c["name"] for c in spec.get("containers") or ()])],
-          "containerStatuses": [dict(_base(pod, c), state={"waiting": {"reason": reason if not first_init
-                                                                       else "PodInitializing"}})
-                                for c in spec.get("containers") or ()]}
+    st = {
+        "phase": "Pending",
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "conditions": [
+            {"type": "PodReadyToStartContainers", "status": "False"},
+            _cond(
+                "Initialized",
+                not first_init,
+                "ContainersNotInitialized",
+                "containers with incomplete status: ["
+                + " ".join(c["name"] for c in spec.get("initContainers") or ())
+                + "]",
+            ),
+            _ready_cond("ContainersReady", False, False, [c["name"] for c in spec.get("containers") or ()]),
+            _ready_cond("Ready", False, False, [c["name"] for c in spec.get("containers") or ()]),
+        ],
+        "containerStatuses": [
+            dict(_base(pod, c), state={"waiting": {"reason": reason if not first_init else "PodInitializing"}})
+            for c in spec.get("containers") or ()
+        ],
+    }
     if first_init:
-        st["initContainerStatuses"] = [dict(_base(pod, c), state={"waiting": {"reason": reason}})
-                                       for c in spec["initContainers"]]
+        st["initContainerStatuses"] = [
+            dict(_base(pod, c), state={"waiting": {"reason": reason}}) for c in spec["initContainers"]
+        ]
     return st
 
 
@@ -271,9 +329,9 @@ def merge_conditions(old: list[dict] | None, new: list[dict], now: float) -> lis
     for c in new:
         o = prev.get(c["type"])
         c = dict(c, lastProbeTime=None)
-        c["lastTransitionTime"] = o["lastTransitionTime"] if o and o.get("status") == c["status"] and o.get(
-            "lastTransitionTime") else ts
+        c["lastTransitionTime"] = (
+            o["lastTransitionTime"] if o and o.get("status") == c["status"] and o.get("lastTransitionTime") else ts
+        )
         out.append(c)
-    order = {"PodReadyToStartContainers": 0, "Initialized": 1, "Ready": 2, "ContainersReady": 3,
-             "PodScheduled": 4}
+    order = {"PodReadyToStartContainers": 0, "Initialized": 1, "Ready": 2, "ContainersReady": 3, "PodScheduled": 4}
     return sorted(out, key=lambda c: order.get(c.get("type"), 5))

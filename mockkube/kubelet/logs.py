@@ -25,13 +25,14 @@ def pick_container(pod: dict, container: str) -> str:
     regular = _names(pod, "containers")
     every = regular + _names(pod, "initContainers") + _names(pod, "ephemeralContainers")
     if not container:
-        default = ((pod["metadata"].get("annotations") or {}).get("kubectl.kubernetes.io/default-container"))
+        default = (pod["metadata"].get("annotations") or {}).get("kubectl.kubernetes.io/default-container")
         if default in every:
             return default
         if len(regular) == 1:
             return regular[0]
-        raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
-                                 f"[{' '.join(regular)}]")
+        raise errors.bad_request(
+            f"a container name must be specified for pod {name}, choose one of: [{' '.join(regular)}]"
+        )
     if container not in every:
         raise errors.bad_request(f"container {container} is not valid for pod {name}")
     return container
@@ -40,8 +41,12 @@ def pick_container(pod: dict, container: str) -> str:
 def container_log(pod: dict, container: str, tail_lines: int | None = None, timestamps: bool = False) -> str:
     """The log text of one container; 400 (as upstream) while it has not started."""
     name = pod["metadata"]["name"]
-    statuses = [s for key in ("containerStatuses", "initContainerStatuses")
-                for s in (pod.get("status") or {}).get(key) or [] if s.get("name") == container]
+    statuses = [
+        s
+        for key in ("containerStatuses", "initContainerStatuses")
+        for s in (pod.get("status") or {}).get(key) or []
+        if s.get("name") == container
+    ]
     state = (statuses[0].get("state") or {}) if statuses else {}
     started = (state.get("running") or {}).get("startedAt") or (state.get("terminated") or {}).get("startedAt")
     if not started:
@@ -56,12 +61,11 @@ def container_log(pod: dict, container: str, tail_lines: int | None = None, time
         text = command_output(pod, container)
     lines = text.splitlines()
     if tail_lines is not None and tail_lines >= 0:
-        lines = lines[len(lines) - tail_lines:] if tail_lines else []
+        lines = lines[len(lines) - tail_lines :] if tail_lines else []
     if timestamps:
         stamp = started.replace("Z", ".000000000Z") if started.endswith("Z") and "." not in started else started
         lines = [f"{stamp} {line}" for line in lines]
     return "".join(line + "\n" for line in lines)
-
 
 
 def command_output(pod: dict, container: str) -> str:
@@ -70,8 +74,15 @@ def command_output(pod: dict, container: str) -> str:
     from mockkube.kubelet.shell import Shell
     from mockkube.kubelet.streaming import simulated_container
 
-    spec = next((c for key in ("containers", "initContainers") for c in (pod.get("spec") or {}).get(key) or ()
-                 if isinstance(c, dict) and c.get("name") == container), None)
+    spec = next(
+        (
+            c
+            for key in ("containers", "initContainers")
+            for c in (pod.get("spec") or {}).get(key) or ()
+            if isinstance(c, dict) and c.get("name") == container
+        ),
+        None,
+    )
     argv = [str(a) for a in list((spec or {}).get("command") or ()) + list((spec or {}).get("args") or ())]
     if not argv:
         return ""
@@ -81,6 +92,7 @@ def command_output(pod: dict, container: str) -> str:
         out.append(data)
 
     import time
+
     coro = Shell(simulated_container(pod, spec, time.time), write).exec(argv)
     try:
         coro.send(None)  # the shell only awaits our write: it runs to the end in one step

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Callable, Hashable
 
 import grpc
 
-from mockkube.controllers.recorder import event_for
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
+from mockkube.client.recorder import event_for
+from mockkube.config.profile import NodeSpec
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
-from mockkube.kubelet.profile import NodeSpec
 from mockkube.machinery import errors, meta
-from mockkube.machinery.admission.identity import acting_as, set_user
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
+from mockkube.machinery.requestcontext import acting_as, set_user
 
 if TYPE_CHECKING:
     from mockkube.drivers.base import Driver, Prepared
@@ -54,8 +54,11 @@ def _container_devices(pod: dict, container: dict, prepared: list[PreparedClaim]
     maps to this container."""
     status = pod.get("status") or {}
     ext = status.get("extendedResourceClaimStatus") or {}
-    by_claim = {rc.get("resourceClaimName"): rc.get("name") for rc in (pod.get("spec") or {}).get("resourceClaims") or ()
-                if rc.get("resourceClaimName")}
+    by_claim = {
+        rc.get("resourceClaimName"): rc.get("name")
+        for rc in (pod.get("spec") or {}).get("resourceClaims") or ()
+        if rc.get("resourceClaimName")
+    }
     by_claim.update({s.get("resourceClaimName"): s.get("name") for s in status.get("resourceClaimStatuses") or ()})
     refs: dict[str, set[str] | None] = {}
     for rc in (container.get("resources") or {}).get("claims") or ():
@@ -67,8 +70,11 @@ def _container_devices(pod: dict, container: dict, prepared: list[PreparedClaim]
     out = []
     for pc in prepared:
         if pc.name == ext.get("resourceClaimName"):
-            wanted: set[str] | None = {m.get("requestName", "") for m in ext.get("requestMappings") or ()
-                                       if m.get("containerName") == container.get("name")}
+            wanted: set[str] | None = {
+                m.get("requestName", "")
+                for m in ext.get("requestMappings") or ()
+                if m.get("containerName") == container.get("name")
+            }
         elif by_claim.get(pc.name) in refs:
             wanted = refs[by_claim[pc.name]]
         else:
@@ -76,9 +82,21 @@ def _container_devices(pod: dict, container: dict, prepared: list[PreparedClaim]
         devices = [(d, p) for d, p in pc.devices if wanted is None or p.request.split("/")[0] in wanted]
         if not devices:
             continue
-        out.append({"claimName": pc.name, "claimNamespace": pc.namespace, "claimResources": [
-            {"driverName": d, "poolName": p.pool, "deviceName": p.device,
-             "cdiDevices": [{"name": i} for i in p.cdi_device_ids]} for d, p in devices]})
+        out.append(
+            {
+                "claimName": pc.name,
+                "claimNamespace": pc.namespace,
+                "claimResources": [
+                    {
+                        "driverName": d,
+                        "poolName": p.pool,
+                        "deviceName": p.device,
+                        "cdiDevices": [{"name": i} for i in p.cdi_device_ids],
+                    }
+                    for d, p in devices
+                ],
+            }
+        )
     return out
 
 
@@ -110,9 +128,15 @@ class NodeSim:
 class KubeletManager(Controller):
     name = "kubelet"
 
-    def __init__(self, client: Client, clock: Callable[[], float], drivers: dict[str, "Driver"],
-                 plugin_root: Path | None = None, wiping_delay: float = DEFAULT_WIPING_DELAY,
-                 health_taint_effect: str = "NoSchedule") -> None:
+    def __init__(
+        self,
+        client: Client,
+        clock: Callable[[], float],
+        drivers: dict[str, "Driver"],
+        plugin_root: Path | None = None,
+        wiping_delay: float = DEFAULT_WIPING_DELAY,
+        health_taint_effect: str = "NoSchedule",
+    ) -> None:
         super().__init__()
         self._node_users: dict[str, dict] = {}
         self.client = client
@@ -125,7 +149,7 @@ class KubeletManager(Controller):
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
         self.run_programs = False  # kubelet.runPrograms: Python programs run for real (programs.py)
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
-        self.faults = None  # mockkube.faults.Faults: injected prepare/unprepare failures, slow drivers
+        self.faults = None  # mockkube.machinery.faults.Faults: injected prepare/unprepare failures, slow drivers
         self.prepares = None  # mockkube_claim_prepares_total{result}, set by the cluster runtime
         # (node, claim uid) -> the NodePrepareResources call under way or just finished
         self.ops: dict[tuple[str, str], asyncio.Task] = {}
@@ -179,7 +203,7 @@ class KubeletManager(Controller):
         sim = self.nodes.get(spec.name) or NodeSim(spec)
         sim.spec, sim.running = spec, True
         self.nodes[spec.name] = sim
-        from mockkube.identities import node_user
+        from mockkube.rules.identities import node_user
 
         try:
             with acting_as(node_user(spec.name)):
@@ -253,8 +277,9 @@ class KubeletManager(Controller):
         if live is not None:
             new = clone(live)
             new["status"] = dict(live.get("status") or {})
-            new["status"]["conditions"] = nodes.conditions(True, self.clock(), (live.get("status") or {}).get(
-                "conditions"))
+            new["status"]["conditions"] = nodes.conditions(
+                True, self.clock(), (live.get("status") or {}).get("conditions")
+            )
             self.client.update_status(self.nodes_rt, new)
         self.queue.add_after(("status", name), nodes.STATUS_REPORT_INTERVAL)
 
@@ -294,7 +319,7 @@ class KubeletManager(Controller):
         """Make the rest of this reconcile (and tasks it starts) act as ``system:node:<node>``."""
         user = self._node_users.get(node)
         if user is None:
-            from mockkube.identities import node_user
+            from mockkube.rules.identities import node_user
 
             user = self._node_users[node] = node_user(node)
         set_user(user)
@@ -359,10 +384,15 @@ class KubeletManager(Controller):
                     return
                 if err != run.last_prepare_error:
                     run.last_prepare_error = err
-                    self._event(pod, sim, "Warning", "FailedPrepareDynamicResources",
-                                f"Failed to prepare dynamic resources: {err}")
+                    self._event(
+                        pod,
+                        sim,
+                        "Warning",
+                        "FailedPrepareDynamicResources",
+                        f"Failed to prepare dynamic resources: {err}",
+                    )
                 # retried on the pod's next sync, with the pod worker's growing back-off
-                self.queue.add_after(key, min(0.2 * 2 ** run.prepare_failures, 10.0))
+                self.queue.add_after(key, min(0.2 * 2**run.prepare_failures, 10.0))
                 run.prepare_failures += 1
                 return
             run.prepare_failures = 0
@@ -384,8 +414,14 @@ class KubeletManager(Controller):
             if run.stop_at is None:
                 run.stop_at = now + lifecycle.termination_delay(pod)
                 for c in (pod.get("spec") or {}).get("containers") or ():
-                    self._event(pod, sim, "Normal", "Killing", f"Stopping container {c['name']}",
-                                f"spec.containers{{{c['name']}}}")
+                    self._event(
+                        pod,
+                        sim,
+                        "Normal",
+                        "Killing",
+                        f"Stopping container {c['name']}",
+                        f"spec.containers{{{c['name']}}}",
+                    )
             if now < run.stop_at:
                 self.queue.add_after(key, run.stop_at - now)
                 return
@@ -442,26 +478,28 @@ class KubeletManager(Controller):
             claim = self.client.get(self.claims_rt, ns, cname)
             if claim is None:
                 self.waiting.setdefault((ns, cname), set()).add(key)
-                return f"failed to fetch ResourceClaim {ns}/{cname}: resourceclaims.resource.k8s.io \"{cname}\" not found"
+                return f'failed to fetch ResourceClaim {ns}/{cname}: resourceclaims.resource.k8s.io "{cname}" not found'
             reserved = {r.get("uid") for r in (claim.get("status") or {}).get("reservedFor") or ()}
             if uid not in reserved or not (claim.get("status") or {}).get("allocation"):
                 self.waiting.setdefault((ns, cname), set()).add(key)
-                return (f"pod {ns}/{pod['metadata']['name']} ({uid}) is not allowed to use ResourceClaim "
-                        f"{ns}/{cname}: not reserved for this pod")
+                return (
+                    f"pod {ns}/{pod['metadata']['name']} ({uid}) is not allowed to use ResourceClaim "
+                    f"{ns}/{cname}: not reserved for this pod"
+                )
             remote = self.plugins.plugins(sim.spec.name) if self.plugins is not None else {}
-            for r in ((claim["status"]["allocation"].get("devices") or {}).get("results") or ()):
+            for r in (claim["status"]["allocation"].get("devices") or {}).get("results") or ():
                 d = r.get("driver", "")
                 if d not in remote and not self._local(sim, d):
-                    return (f"prepare dynamic resources: DRA driver {d} is not registered on node "
-                            f"{sim.spec.name}")
+                    return f"prepare dynamic resources: DRA driver {d} is not registered on node {sim.spec.name}"
             claims.append(claim)
         for claim in claims:
             cuid = claim["metadata"]["uid"]
             pc = sim.prepared.get(cuid)
             if pc is None:
                 pc = PreparedClaim(ns, claim["metadata"]["name"], cuid)
-                drivers = sorted({r.get("driver", "") for r in claim["status"]["allocation"]["devices"].get(
-                    "results") or ()})
+                drivers = sorted(
+                    {r.get("driver", "") for r in claim["status"]["allocation"]["devices"].get("results") or ()}
+                )
                 remote = self.plugins.plugins(sim.spec.name) if self.plugins is not None else {}
                 pc.remote = {d for d in drivers if d in remote}
                 if pc.remote:
@@ -480,13 +518,20 @@ class KubeletManager(Controller):
                     for d in local:
                         self.drivers[d].unprepare(cuid)
                     self._remote_unprepare(sim.spec.name, pc)
-                    return f"prepare dynamic resources: NodePrepareResources failed for ResourceClaim {ns}/{pc.name}: {e}"
+                    return (
+                        f"prepare dynamic resources: NodePrepareResources failed for ResourceClaim {ns}/{pc.name}: {e}"
+                    )
                 sim.prepared[cuid] = pc
                 if self.prepares is not None:
                     self.prepares.labels("success").inc()
                 devs = ", ".join(f"{d}/{p.pool}/{p.device} ({' '.join(p.cdi_device_ids)})" for d, p in pc.devices)
-                self._event(pod, sim, "Normal", "ResourceClaimPrepared",
-                            f"Prepared ResourceClaim {ns}/{pc.name}: {devs or 'no devices'}")
+                self._event(
+                    pod,
+                    sim,
+                    "Normal",
+                    "ResourceClaimPrepared",
+                    f"Prepared ResourceClaim {ns}/{pc.name}: {devs or 'no devices'}",
+                )
             pc.pods.add(uid)
             if cuid not in run.claims:
                 run.claims.append(cuid)
@@ -500,11 +545,13 @@ class KubeletManager(Controller):
             claim = pc_or_claim
         else:
             claim = {"metadata": {"namespace": pc_or_claim.namespace, "name": pc_or_claim.name}}
-            return faults.match_claim(kind, driver, claim, [(driver, p.pool, p.device) for d, p in pc_or_claim.devices
-                                                            if d == driver])
+            return faults.match_claim(
+                kind, driver, claim, [(driver, p.pool, p.device) for d, p in pc_or_claim.devices if d == driver]
+            )
         results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ()
-        devices = [(r.get("driver", ""), r.get("pool", ""), r.get("device", "")) for r in results
-                   if r.get("driver") == driver]
+        devices = [
+            (r.get("driver", ""), r.get("pool", ""), r.get("device", "")) for r in results if r.get("driver") == driver
+        ]
         return faults.match_claim(kind, driver, claim, devices)
 
     def _injected_prepare_fault(self, driver: str, claim: dict) -> None:
@@ -518,8 +565,10 @@ class KubeletManager(Controller):
             uid = claim["metadata"].get("uid", "")
             first = f.seen.setdefault(uid, self.clock())
             if self.clock() - first < float(f.spec.get("delaySeconds", 1.0)):
-                raise RuntimeError("rpc error: code = DeadlineExceeded desc = context deadline exceeded "
-                                   f"(slow driver, injected fault {f.id})")
+                raise RuntimeError(
+                    "rpc error: code = DeadlineExceeded desc = context deadline exceeded "
+                    f"(slow driver, injected fault {f.id})"
+                )
 
     def _unprepare(self, sim: NodeSim, run: PodRun) -> None:
         for cuid in run.claims:
@@ -531,21 +580,28 @@ class KubeletManager(Controller):
                 for d in {d for d, _ in pc.devices} - pc.remote:
                     f = self._claim_fault("unprepare-failure", d, pc)
                     if f is not None:  # the driver keeps the device prepared, as a failed call would
-                        self._event(run.pod, sim, "Warning", "FailedUnprepareDynamicResources",
-                                    f"NodeUnprepareResources failed for ResourceClaim {pc.namespace}/{pc.name}: "
-                                    f"{f.spec.get('message') or 'injected fault ' + f.id}")
+                        self._event(
+                            run.pod,
+                            sim,
+                            "Warning",
+                            "FailedUnprepareDynamicResources",
+                            f"NodeUnprepareResources failed for ResourceClaim {pc.namespace}/{pc.name}: "
+                            f"{f.spec.get('message') or 'injected fault ' + f.id}",
+                        )
                         continue
                     self.drivers[d].unprepare(cuid)
                 self._remote_unprepare(sim.spec.name, pc)
                 del sim.prepared[cuid]
                 pod = run.pod
-                self._event(pod, sim, "Normal", "ResourceClaimUnprepared",
-                            f"Unprepared ResourceClaim {pc.namespace}/{pc.name}")
+                self._event(
+                    pod, sim, "Normal", "ResourceClaimUnprepared", f"Unprepared ResourceClaim {pc.namespace}/{pc.name}"
+                )
         run.claims = []
 
     # -- DRA over the kubelet plugin gRPC API --------------------------------------------
-    def _remote_prepare(self, sim: NodeSim, pc: PreparedClaim, clients: dict, key: tuple
-                        ) -> "list[tuple[str, Prepared]] | str":
+    def _remote_prepare(
+        self, sim: NodeSim, pc: PreparedClaim, clients: dict, key: tuple
+    ) -> "list[tuple[str, Prepared]] | str":
         """The devices the plugins prepared, PREPARE_PENDING while the calls run (the pod is
         requeued when they end), or the error of a finished call (retried on the next sync)."""
         op_key = (sim.spec.name, pc.uid)
@@ -578,8 +634,10 @@ class KubeletManager(Controller):
                 return "prepare dynamic resources: NodePrepareResources skipped 1 ResourceClaims"
             if isinstance(res, str):
                 return f"prepare dynamic resources: NodePrepareResources failed for ResourceClaim {pc.name}: {res}"
-            out += [(d, Prepared(",".join(dev["requestNames"]), dev["pool"], dev["device"], dev["cdiDeviceIDs"]))
-                    for dev in res]
+            out += [
+                (d, Prepared(",".join(dev["requestNames"]), dev["pool"], dev["device"], dev["cdiDeviceIDs"]))
+                for dev in res
+            ]
         return out
 
     def _remote_unprepare(self, node: str, pc: PreparedClaim) -> None:
@@ -592,8 +650,13 @@ class KubeletManager(Controller):
             for d in sorted(pc.remote):
                 c = clients.get(d)
                 if c is None:
-                    log.warning("node %s: NodeUnprepareResources for %s/%s: DRA driver %s is not registered",
-                                node, pc.namespace, pc.name, d)
+                    log.warning(
+                        "node %s: NodeUnprepareResources for %s/%s: DRA driver %s is not registered",
+                        node,
+                        pc.namespace,
+                        pc.name,
+                        d,
+                    )
                     continue
                 try:
                     errs = await c.unprepare([ref])
@@ -601,8 +664,9 @@ class KubeletManager(Controller):
                     log.warning("node %s: NodeUnprepareResources for %s/%s failed: %s", node, pc.namespace, pc.name, e)
                     continue
                 if errs.get(pc.uid):
-                    log.warning("node %s: NodeUnprepareResources failed for ResourceClaim %s: %s", node, pc.name,
-                                errs[pc.uid])
+                    log.warning(
+                        "node %s: NodeUnprepareResources failed for ResourceClaim %s: %s", node, pc.name, errs[pc.uid]
+                    )
 
         self._spawn(call())
 
@@ -612,8 +676,9 @@ class KubeletManager(Controller):
         by_name = {pc.name: pc for cuid in run.claims if (pc := sim.prepared.get(cuid)) is not None and pc.remote}
         if not by_name:
             return
-        names = {rc.get("name"): rc.get("resourceClaimName") for rc in (pod.get("spec") or {}).get(
-            "resourceClaims") or ()}
+        names = {
+            rc.get("name"): rc.get("resourceClaimName") for rc in (pod.get("spec") or {}).get("resourceClaims") or ()
+        }
         for st in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
             if st.get("resourceClaimName"):
                 names[st.get("name")] = st["resourceClaimName"]
@@ -625,9 +690,13 @@ class KubeletManager(Controller):
                 if pc is None:
                     continue
                 rname = f"claim:{claim['name']}" + (f"/{claim['request']}" if claim.get("request") else "")
-                res = [{"resourceID": p.cdi_device_ids[0] if p.cdi_device_ids else f"{d}/{p.pool}/{p.device}",
-                        "health": self.health.get((sim.spec.name, d, p.pool, p.device), "Unknown")}
-                       for d, p in pc.devices]
+                res = [
+                    {
+                        "resourceID": p.cdi_device_ids[0] if p.cdi_device_ids else f"{d}/{p.pool}/{p.device}",
+                        "health": self.health.get((sim.spec.name, d, p.pool, p.device), "Unknown"),
+                    }
+                    for d, p in pc.devices
+                ]
                 if res:
                     out.append({"name": rname, "resources": res})
             if out:
@@ -644,7 +713,7 @@ class KubeletManager(Controller):
         """A plugin (re)appeared: a pending wipe of its slices no longer applies; pods waiting
         for it are retried."""
         sim = self.nodes.get(node)
-        for r in (sim.runs.values() if sim else ()):
+        for r in sim.runs.values() if sim else ():
             if r.sandbox_at is None:
                 self.queue.add(r.key)
 
@@ -672,7 +741,7 @@ class KubeletManager(Controller):
             elif health == "Healthy":
                 self._taint_rule(node, driver, pool, device, False)
         sim = self.nodes.get(node)
-        for r in (sim.runs.values() if sim else ()):
+        for r in sim.runs.values() if sim else ():
             if r.claims and not r.terminal:
                 self.queue.add(r.key)
 
@@ -683,12 +752,22 @@ class KubeletManager(Controller):
         live = self.client.get(self.rules_rt, "", name)
         try:
             if unhealthy and live is None:
-                self.client.create(self.rules_rt, {
-                    "apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule",
-                    "metadata": {"name": name, "labels": {"mockkube.io/device-health": "true"}},
-                    "spec": {"deviceSelector": {"driver": driver, "pool": pool, "device": device},
-                             "taint": {"key": f"{driver}/unhealthy", "value": "true",
-                                       "effect": self.health_taint_effect}}})
+                self.client.create(
+                    self.rules_rt,
+                    {
+                        "apiVersion": "resource.k8s.io/v1beta2",
+                        "kind": "DeviceTaintRule",
+                        "metadata": {"name": name, "labels": {"mockkube.io/device-health": "true"}},
+                        "spec": {
+                            "deviceSelector": {"driver": driver, "pool": pool, "device": device},
+                            "taint": {
+                                "key": f"{driver}/unhealthy",
+                                "value": "true",
+                                "effect": self.health_taint_effect,
+                            },
+                        },
+                    },
+                )
             elif not unhealthy and live is not None:
                 self.client.delete(self.rules_rt, "", name)
         except errors.APIError as e:
@@ -715,7 +794,9 @@ class KubeletManager(Controller):
         of drivers that have no plugin here are stale."""
         await self.plugins.settle(node)
         sim = self.nodes.get(node)
-        live = set(self.plugins.plugins(node)) | ({d for d in sim.spec.drivers if self._local(sim, d)} if sim else set())
+        live = set(self.plugins.plugins(node)) | (
+            {d for d in sim.spec.drivers if self._local(sim, d)} if sim else set()
+        )
         for s in self.client.list(self.slices_rt):
             spec = s.get("spec") or {}
             if spec.get("nodeName") == node and spec.get("driver") not in live:
@@ -745,18 +826,31 @@ class KubeletManager(Controller):
 
     def _started_events(self, pod: dict, sim: NodeSim) -> None:
         for c in list((pod.get("spec") or {}).get("initContainers") or ()) + list(
-                (pod.get("spec") or {}).get("containers") or ()):
+            (pod.get("spec") or {}).get("containers") or ()
+        ):
             if lifecycle.behaviour(pod, c["name"]).fail_start:
                 continue
             fp = f"spec.{'initContainers' if c in ((pod.get('spec') or {}).get('initContainers') or ()) else 'containers'}{{{c['name']}}}"
-            self._event(pod, sim, "Normal", "Pulled",
-                        f"Container image \"{c.get('image', '')}\" already present on machine", fp)
+            self._event(
+                pod, sim, "Normal", "Pulled", f'Container image "{c.get("image", "")}" already present on machine', fp
+            )
             self._event(pod, sim, "Normal", "Created", f"Created container: {c['name']}", fp)
             self._event(pod, sim, "Normal", "Started", f"Started container {c['name']}", fp)
 
     def _event(self, pod: dict, sim: NodeSim, typ: str, reason: str, message: str, field_path: str = "") -> None:
-        ev = event_for(pod, "v1", "Pod", typ, reason, message, "kubelet", self.clock(), field_path=field_path,
-                       host=sim.spec.name, instance=sim.spec.name)
+        ev = event_for(
+            pod,
+            "v1",
+            "Pod",
+            typ,
+            reason,
+            message,
+            "kubelet",
+            self.clock(),
+            field_path=field_path,
+            host=sim.spec.name,
+            instance=sim.spec.name,
+        )
         try:
             self.client.create(self.events_rt, ev)
         except errors.APIError as e:  # an event must never break the pod's lifecycle
@@ -776,9 +870,16 @@ class KubeletManager(Controller):
             prepared = [pc for pc in (sim.prepared.get(cuid) for cuid in run.claims) if pc is not None]
             containers = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
             containers += list(spec.get("containers") or ())
-            out.append({"name": run.pod["metadata"]["name"], "namespace": run.pod["metadata"].get("namespace", ""),
-                        "containers": [{"name": c["name"], "dynamicResources": _container_devices(run.pod, c, prepared)}
-                                       for c in containers]})
+            out.append(
+                {
+                    "name": run.pod["metadata"]["name"],
+                    "namespace": run.pod["metadata"].get("namespace", ""),
+                    "containers": [
+                        {"name": c["name"], "dynamicResources": _container_devices(run.pod, c, prepared)}
+                        for c in containers
+                    ],
+                }
+            )
         return {"podResources": sorted(out, key=lambda p: (p["namespace"], p["name"]))}
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import meta
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Controller, Informer
 
 GRACE_PERIOD = 50.0  # --node-monitor-grace-period (v1.32+ default)
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -40,8 +40,12 @@ def unknown_conditions(conds: list[dict], now: float) -> list[dict]:
     for c in conds:
         c = dict(c)
         if c.get("status") != "Unknown":
-            c.update(status="Unknown", reason="NodeStatusUnknown", message="Kubelet stopped posting node status.",
-                     lastTransitionTime=ts)
+            c.update(
+                status="Unknown",
+                reason="NodeStatusUnknown",
+                message="Kubelet stopped posting node status.",
+                lastTransitionTime=ts,
+            )
         out.append(c)
     return out
 
@@ -59,8 +63,11 @@ class NodeLifecycleController(Controller):
         n = Informer(client.store, self.nodes_rt)
         n.add_handler(lambda t, o, p: t != "DELETED" and self.queue.add(o["metadata"]["name"]))
         le = Informer(client.store, self.leases_rt)
-        le.add_handler(lambda t, o, p: o["metadata"].get("namespace") == "kube-node-lease"
-                       and self.queue.add(o["metadata"]["name"]))
+        le.add_handler(
+            lambda t, o, p: (
+                o["metadata"].get("namespace") == "kube-node-lease" and self.queue.add(o["metadata"]["name"])
+            )
+        )
         self.informers += [n, le]
 
     def resync(self) -> None:

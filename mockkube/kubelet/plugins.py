@@ -22,7 +22,7 @@ from typing import Callable, Protocol
 
 import grpc
 
-from mockkube.pluginapi import DRA_PLUGIN_TYPE, DRA_VERSIONS, health_grpc, health_pb2, reg_grpc, reg_pb2
+from mockkube.generated.pluginapi import DRA_PLUGIN_TYPE, DRA_VERSIONS, health_grpc, health_pb2, reg_grpc, reg_pb2
 
 log = logging.getLogger("mockkube.kubelet.plugins")
 
@@ -62,7 +62,7 @@ class DRAPluginClient:
 
     node: str
     driver: str
-    socket: str          # the registration socket it came from
+    socket: str  # the registration socket it came from
     endpoint: str
     version: str
     channel: grpc.aio.Channel
@@ -78,25 +78,37 @@ class DRAPluginClient:
         """NodePrepareResources: per claim uid, the devices or the plugin's error string.
         Raises grpc.aio.AioRpcError for a failed call."""
         pb2, stub = self._stub()
-        resp = await stub.NodePrepareResources(pb2.NodePrepareResourcesRequest(
-            claims=[pb2.Claim(namespace=c["namespace"], uid=c["uid"], name=c["name"]) for c in claims]),
-            timeout=CALL_TIMEOUT)
+        resp = await stub.NodePrepareResources(
+            pb2.NodePrepareResourcesRequest(
+                claims=[pb2.Claim(namespace=c["namespace"], uid=c["uid"], name=c["name"]) for c in claims]
+            ),
+            timeout=CALL_TIMEOUT,
+        )
         out: dict[str, list[dict] | str] = {}
         for uid, r in resp.claims.items():
             if r.error:
                 out[uid] = r.error
                 continue
-            out[uid] = [{"requestNames": list(d.request_names), "pool": d.pool_name, "device": d.device_name,
-                         "cdiDeviceIDs": list(d.cdi_device_ids),
-                         "shareID": d.share_id if "share_id" in d.DESCRIPTOR.fields_by_name else ""}
-                        for d in r.devices]
+            out[uid] = [
+                {
+                    "requestNames": list(d.request_names),
+                    "pool": d.pool_name,
+                    "device": d.device_name,
+                    "cdiDeviceIDs": list(d.cdi_device_ids),
+                    "shareID": d.share_id if "share_id" in d.DESCRIPTOR.fields_by_name else "",
+                }
+                for d in r.devices
+            ]
         return out
 
     async def unprepare(self, claims: list[dict]) -> dict[str, str]:
         pb2, stub = self._stub()
-        resp = await stub.NodeUnprepareResources(pb2.NodeUnprepareResourcesRequest(
-            claims=[pb2.Claim(namespace=c["namespace"], uid=c["uid"], name=c["name"]) for c in claims]),
-            timeout=CALL_TIMEOUT)
+        resp = await stub.NodeUnprepareResources(
+            pb2.NodeUnprepareResourcesRequest(
+                claims=[pb2.Claim(namespace=c["namespace"], uid=c["uid"], name=c["name"]) for c in claims]
+            ),
+            timeout=CALL_TIMEOUT,
+        )
         return {uid: r.error for uid, r in resp.claims.items()}
 
     async def close(self) -> None:
@@ -204,8 +216,9 @@ class PluginWatcher:
             watchfiles = None
         if watchfiles is not None:
             try:
-                async for changes in watchfiles.awatch(self.root, stop_event=self._stop, watch_filter=None,
-                                                       debounce=100, step=10, recursive=True):
+                async for changes in watchfiles.awatch(
+                    self.root, stop_event=self._stop, watch_filter=None, debounce=100, step=10, recursive=True
+                ):
                     touched = set()
                     for _, path in changes:
                         p = Path(path)
@@ -241,8 +254,9 @@ class PluginWatcher:
             info = await reg.GetInfo(reg_pb2.InfoRequest(), timeout=GET_INFO_TIMEOUT)
             err = self._validate(info)
             if err:
-                await reg.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=False, error=err),
-                                                   timeout=NOTIFY_TIMEOUT)
+                await reg.NotifyRegistrationStatus(
+                    reg_pb2.RegistrationStatus(plugin_registered=False, error=err), timeout=NOTIFY_TIMEOUT
+                )
                 log.warning("node %s: plugin %s refused: %s", node, info.name, err)
                 return
             version = next(v for v in info.supported_versions if v in self.supported)
@@ -253,8 +267,9 @@ class PluginWatcher:
             except Exception:
                 await channel.close()
                 err = f"failed to connect to DRA plugin {info.name} at {endpoint}"
-                await reg.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=False, error=err),
-                                                   timeout=NOTIFY_TIMEOUT)
+                await reg.NotifyRegistrationStatus(
+                    reg_pb2.RegistrationStatus(plugin_registered=False, error=err), timeout=NOTIFY_TIMEOUT
+                )
                 raise
             if node not in self.nodes or not os.path.exists(path):
                 await channel.close()
@@ -266,8 +281,9 @@ class PluginWatcher:
             self.by_socket[path] = client
             loop = asyncio.get_running_loop()
             client.tasks = [loop.create_task(self._monitor(client)), loop.create_task(self._health(client))]
-            await reg.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True),
-                                               timeout=NOTIFY_TIMEOUT)
+            await reg.NotifyRegistrationStatus(
+                reg_pb2.RegistrationStatus(plugin_registered=True), timeout=NOTIFY_TIMEOUT
+            )
         log.info("node %s: registered DRA plugin %s (%s) at %s", node, info.name, version, endpoint)
         self.hooks.plugin_registered(node, info.name)
 
@@ -279,8 +295,10 @@ class PluginWatcher:
         if not info.endpoint:
             return f"DRA plugin {info.name}: endpoint is empty"
         if not any(v in self.supported for v in info.supported_versions):
-            return (f"none of the versions supported by the plugin ({', '.join(info.supported_versions)}) "
-                    f"are supported by the kubelet ({', '.join(self.supported)})")
+            return (
+                f"none of the versions supported by the plugin ({', '.join(info.supported_versions)}) "
+                f"are supported by the kubelet ({', '.join(self.supported)})"
+            )
         return ""
 
     async def _drop(self, path: str, notify: bool = True, replaced: bool = False) -> None:
@@ -315,9 +333,14 @@ class PluginWatcher:
         while True:
             try:
                 async for resp in stub.NodeWatchResources(health_pb2.NodeWatchResourcesRequest()):
-                    self.hooks.device_health(c.node, c.driver, [
-                        (d.device.pool_name, d.device.device_name, HEALTH_NAMES.get(d.health, "Unknown"), d.message)
-                        for d in resp.devices])
+                    self.hooks.device_health(
+                        c.node,
+                        c.driver,
+                        [
+                            (d.device.pool_name, d.device.device_name, HEALTH_NAMES.get(d.health, "Unknown"), d.message)
+                            for d in resp.devices
+                        ],
+                    )
             except grpc.aio.AioRpcError as e:
                 if e.code() == grpc.StatusCode.UNIMPLEMENTED:
                     return  # the plugin does not report health

@@ -30,8 +30,13 @@ class Conn(Protocol):
 
 def declared_ports(pod: dict) -> set[int]:
     spec = pod.get("spec") or {}
-    return {p.get("containerPort") for key in ("containers", "initContainers")
-            for c in spec.get(key) or [] for p in c.get("ports") or [] if p.get("containerPort")}
+    return {
+        p.get("containerPort")
+        for key in ("containers", "initContainers")
+        for c in spec.get(key) or []
+        for p in c.get("ports") or []
+        if p.get("containerPort")
+    }
 
 
 def _probe_ports(container: dict) -> set[int]:
@@ -43,8 +48,11 @@ def _probe_ports(container: dict) -> set[int]:
             if isinstance(port, int):
                 out.add(port)
             elif isinstance(port, str):  # a named port
-                out.update(cp["containerPort"] for cp in container.get("ports") or []
-                           if cp.get("name") == port and cp.get("containerPort"))
+                out.update(
+                    cp["containerPort"]
+                    for cp in container.get("ports") or []
+                    if cp.get("name") == port and cp.get("containerPort")
+                )
     return out
 
 
@@ -69,9 +77,11 @@ def refused(pod: dict, port: int) -> str:
     """The kubelet's message when nothing listens on the port."""
     md = pod.get("metadata") or {}
     sandbox = md.get("uid", "")
-    return (f"error forwarding port {port} to pod {sandbox}, uid : failed to connect to localhost:{port} "
-            f"inside namespace \"{sandbox}\", IPv4: dial tcp4 127.0.0.1:{port}: connect: connection refused "
-            f"IPv6 dial tcp6 [::1]:{port}: connect: connection refused ")
+    return (
+        f"error forwarding port {port} to pod {sandbox}, uid : failed to connect to localhost:{port} "
+        f'inside namespace "{sandbox}", IPv4: dial tcp4 127.0.0.1:{port}: connect: connection refused '
+        f"IPv6 dial tcp6 [::1]:{port}: connect: connection refused "
+    )
 
 
 async def connect(pod: dict, port: int) -> Conn:
@@ -169,8 +179,10 @@ class HTTPResponder:
             version = parts[2] if len(parts) > 2 else "HTTP/1.1"
             close = headers.get("connection", "").lower() == "close" or version == "HTTP/1.0"
             body = b"" if method == "HEAD" else self.body
-            resp = (f"{version} 200 OK\r\nContent-Type: {self.content_type}\r\n"
-                    f"Content-Length: {len(self.body)}\r\n" + ("Connection: close\r\n" if close else "") + "\r\n")
+            resp = (
+                f"{version} 200 OK\r\nContent-Type: {self.content_type}\r\n"
+                f"Content-Length: {len(self.body)}\r\n" + ("Connection: close\r\n" if close else "") + "\r\n"
+            )
             self.out.put_nowait(resp.encode() + body)
             if close:
                 self.out.put_nowait(b"")

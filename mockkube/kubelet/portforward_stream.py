@@ -41,8 +41,12 @@ class _Channels:
 
 def parse_ports(request: web.Request) -> list[int]:
     """The kubelet's parsePortForwardRequest: ``ports`` (or ``port``), each 1..65535."""
-    raw = [p for v in request.query.getall("ports", []) + request.query.getall("port", [])
-           for p in v.split(",") if p.strip()]
+    raw = [
+        p
+        for v in request.query.getall("ports", []) + request.query.getall("port", [])
+        for p in v.split(",")
+        if p.strip()
+    ]
     if not raw:
         raise errors.bad_request('query parameter "port" is required')
     ports = []
@@ -53,8 +57,10 @@ def parse_ports(request: web.Request) -> list[int]:
             if not 0 <= port <= 65535:
                 raise ValueError
         except ValueError:
-            raise errors.bad_request(f'unable to parse "{s}" as a port: strconv.ParseUint: parsing "{s}": '
-                                     f'{"value out of range" if s.isdigit() else "invalid syntax"}')
+            raise errors.bad_request(
+                f'unable to parse "{s}" as a port: strconv.ParseUint: parsing "{s}": '
+                f"{'value out of range' if s.isdigit() else 'invalid syntax'}"
+            )
         if port == 0:
             raise errors.bad_request(f'port "{s}" must be > 0')
         ports.append(port)
@@ -83,6 +89,7 @@ async def serve(request: web.Request, pod: dict) -> web.StreamResponse:
 
 
 # -- the channel protocol: one WebSocket, one connection per port --------------------------
+
 
 async def _channel_session(ch: _Channels, pod: dict, ports: list[int]) -> None:
     conns: dict[int, targets.Conn] = {}
@@ -135,6 +142,7 @@ async def _from_client(ch: _Channels, conns: dict[int, targets.Conn]) -> None:
 
 
 # -- SPDY/3.1 tunnelled in WebSocket binary messages --------------------------------------
+
 
 class _SpdySession:
     def __init__(self, ws: web.WebSocketResponse, pod: dict) -> None:

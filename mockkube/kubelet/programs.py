@@ -76,15 +76,14 @@ def start(pod: dict, lookup: Callable[[str, str, str], dict | None]) -> Program 
     def rewrite(arg: str) -> str:
         for path, local in sorted(mounts.items(), key=lambda kv: -len(kv[0])):
             if path and (arg == path or arg.startswith(path + "/")):
-                return local + arg[len(path):]
+                return local + arg[len(path) :]
         return arg
 
     argv = [sys.executable] + [rewrite(a) for a in list(c.get("command"))[1:] + list(c.get("args") or [])]
     env = dict(os.environ)
     env.update({e["name"]: str(e.get("value", "")) for e in c.get("env") or [] if "value" in e})
     log = open(Path(workdir, "output.log"), "ab")
-    proc = subprocess.Popen(argv, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     log.close()
     _running[uid] = Program(proc, workdir, c.get("name", ""))
     return _running[uid]

@@ -119,6 +119,7 @@ class Shell:
                         _buf.append(b)
                     else:
                         await _saved(ch, b)
+
                 self.write = capture
                 try:
                     code = await self._command(clean, data, out, err)
@@ -241,8 +242,10 @@ class Shell:
             return 0
         if name == "uptime":
             up = int(self.c.now() - self.c.started)
-            await w(time.strftime(" %H:%M:%S", time.gmtime(self.c.now()))
-                    + f" up {up // 60} min,  0 users,  load average: 0.00, 0.00, 0.00\n")
+            await w(
+                time.strftime(" %H:%M:%S", time.gmtime(self.c.now()))
+                + f" up {up // 60} min,  0 users,  load average: 0.00, 0.00, 0.00\n"
+            )
             return 0
         if name == "seq":
             nums = [int(a) for a in args if a.lstrip("-").isdigit()]
@@ -263,7 +266,7 @@ class Shell:
             return code
         if name == "ls":
             path = (args[-1] if args and not args[-1].startswith("-") else "/").rstrip("/") + "/"
-            names = sorted({p[len(path):].split("/", 1)[0] for p in self.c.files if p.startswith(path)})
+            names = sorted({p[len(path) :].split("/", 1)[0] for p in self.c.files if p.startswith(path)})
             if not names and path != "/":
                 await w(f"ls: {path.rstrip('/')}: No such file or directory\n", err)
                 return 1
@@ -301,7 +304,7 @@ def _split_top(text: str, sep: str) -> list[str]:
             depth += 1
         elif ch == ")" and depth:
             depth -= 1
-        elif ch == sep and not depth and not (sep == "|" and (text[i + 1:i + 2] == "|" or text[i - 1:i] == "|")):
+        elif ch == sep and not depth and not (sep == "|" and (text[i + 1 : i + 2] == "|" or text[i - 1 : i] == "|")):
             out.append("".join(cur))
             cur = []
             i += 1

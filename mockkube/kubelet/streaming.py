@@ -56,14 +56,21 @@ def simulated_container(pod: dict, spec: dict, now, lookup: containerdata.Lookup
     ConfigMaps and Secrets it refers to."""
     lookup = lookup or (lambda kind, ns, name: None)
     m = pod["metadata"]
-    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-           "HOSTNAME": (pod.get("spec") or {}).get("hostname") or m["name"],
-           "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
-    fields = {"metadata.name": m["name"], "metadata.namespace": m.get("namespace", ""),
-              "metadata.uid": m.get("uid", ""), "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
-              "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
-              "status.podIP": (pod.get("status") or {}).get("podIP", ""),
-              "status.hostIP": (pod.get("status") or {}).get("hostIP", "")}
+    env = {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOSTNAME": (pod.get("spec") or {}).get("hostname") or m["name"],
+        "KUBERNETES_SERVICE_HOST": "10.96.0.1",
+        "KUBERNETES_SERVICE_PORT": "443",
+    }
+    fields = {
+        "metadata.name": m["name"],
+        "metadata.namespace": m.get("namespace", ""),
+        "metadata.uid": m.get("uid", ""),
+        "spec.nodeName": (pod.get("spec") or {}).get("nodeName", ""),
+        "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", ""),
+        "status.podIP": (pod.get("status") or {}).get("podIP", ""),
+        "status.hostIP": (pod.get("status") or {}).get("hostIP", ""),
+    }
     env.update(containerdata.env_from(spec, m.get("namespace", "default"), lookup))
     for e in spec.get("env") or ():
         keyed = containerdata.key_ref(e.get("valueFrom") or {}, m.get("namespace", "default"), lookup)
@@ -76,29 +83,41 @@ def simulated_container(pod: dict, spec: dict, now, lookup: containerdata.Lookup
             if ref in fields:
                 env[e["name"]] = fields[ref]
             elif ref.startswith("metadata.annotations['"):
-                env[e["name"]] = (m.get("annotations") or {}).get(ref[len("metadata.annotations['"):-2], "")
+                env[e["name"]] = (m.get("annotations") or {}).get(ref[len("metadata.annotations['") : -2], "")
             elif ref.startswith("metadata.labels['"):
-                env[e["name"]] = (m.get("labels") or {}).get(ref[len("metadata.labels['"):-2], "")
+                env[e["name"]] = (m.get("labels") or {}).get(ref[len("metadata.labels['") : -2], "")
     hostname = env["HOSTNAME"]
-    files = {"/etc/hostname": hostname + "\n",
-             "/etc/hosts": f"127.0.0.1\tlocalhost\n{fields['status.podIP'] or '10.244.0.2'}\t{hostname}\n",
-             "/etc/resolv.conf": f"search {m.get('namespace', 'default')}.svc.cluster.local svc.cluster.local "
-                                 "cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n",
-             "/dev/null": "", "/dev/zero": "", "/dev/random": "", "/dev/urandom": "", "/dev/tty": "",
-             "/var/run/secrets/kubernetes.io/serviceaccount/namespace": m.get("namespace", "")}
-    started = next((meta.parse_time(st["state"]["running"]["startedAt"])
-                    for st in (pod.get("status") or {}).get("containerStatuses") or ()
-                    if st.get("name") == spec.get("name") and (st.get("state") or {}).get("running", {}).get("startedAt")),
-                   now())
+    files = {
+        "/etc/hostname": hostname + "\n",
+        "/etc/hosts": f"127.0.0.1\tlocalhost\n{fields['status.podIP'] or '10.244.0.2'}\t{hostname}\n",
+        "/etc/resolv.conf": f"search {m.get('namespace', 'default')}.svc.cluster.local svc.cluster.local "
+        "cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n",
+        "/dev/null": "",
+        "/dev/zero": "",
+        "/dev/random": "",
+        "/dev/urandom": "",
+        "/dev/tty": "",
+        "/var/run/secrets/kubernetes.io/serviceaccount/namespace": m.get("namespace", ""),
+    }
+    started = next(
+        (
+            meta.parse_time(st["state"]["running"]["startedAt"])
+            for st in (pod.get("status") or {}).get("containerStatuses") or ()
+            if st.get("name") == spec.get("name") and (st.get("state") or {}).get("running", {}).get("startedAt")
+        ),
+        now(),
+    )
     files.update(containerdata.volume_files(pod, spec, lookup))
     anns = m.get("annotations") or {}
-    answers = containerdata.canned_answers(anns.get(f"mockkube.io/exec.{spec.get('name')}", anns.get("mockkube.io/exec")))
+    answers = containerdata.canned_answers(
+        anns.get(f"mockkube.io/exec.{spec.get('name')}", anns.get("mockkube.io/exec"))
+    )
     return Container(hostname=hostname, env=env, files=files, started=started, now=now, answers=answers)
 
 
 def _lookup(request: web.Request) -> containerdata.Lookup:
     """Reads ConfigMaps and Secrets from the API's cache (this runs on the API's loop)."""
-    from mockkube.api.app import SERVER_KEY
+    from mockkube.apiserver.http.app import SERVER_KEY
 
     server = request.app[SERVER_KEY]
 
@@ -106,6 +125,7 @@ def _lookup(request: web.Request) -> containerdata.Lookup:
         rt = server.registry.get("", "v1", {"ConfigMap": "configmaps", "Secret": "secrets"}[kind])
         entry = server.resources.store.get(rt, namespace, name) if rt is not None else None
         return entry.obj if entry is not None else None
+
     return lookup
 
 
@@ -153,11 +173,14 @@ class Channels:
             if code == 0:
                 status = {"metadata": {}, "status": "Success"}
             else:
-                status = {"metadata": {}, "status": "Failure",
-                          "message": f"command terminated with non-zero exit code: command '{' '.join(argv)}' "
-                                     f"exited with {code}: ",
-                          "reason": "NonZeroExitCode",
-                          "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
+                status = {
+                    "metadata": {},
+                    "status": "Failure",
+                    "message": f"command terminated with non-zero exit code: command '{' '.join(argv)}' "
+                    f"exited with {code}: ",
+                    "reason": "NonZeroExitCode",
+                    "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
+                }
             await self.write(ERROR, json.dumps(status, separators=(",", ":")).encode())
         elif code != 0:
             await self.write(ERROR, f"command terminated with non-zero exit code: exit status {code}".encode())
@@ -189,7 +212,7 @@ async def _exec(ch: Channels, shell: Shell, argv: list[str], stdin: bool) -> int
 
 async def handle(request: web.Request, pod: dict, sub: str) -> web.StreamResponse:
     """pods/exec, pods/attach and pods/portforward."""
-    from mockkube.api.app import SERVER_KEY
+    from mockkube.apiserver.http.app import SERVER_KEY
 
     if sub == "portforward":
         from mockkube.kubelet import portforward_stream
@@ -229,6 +252,6 @@ async def handle(request: web.Request, pod: dict, sub: str) -> web.StreamRespons
 
 
 def setup(app: web.Application) -> None:
-    from mockkube.api.subresources import STREAM_KEY
+    from mockkube.apiserver.http.subresources import STREAM_KEY
 
     app[STREAM_KEY] = handle

@@ -25,8 +25,18 @@ import orjson
 
 from mockkube.machinery.errors import APIError, bad_request, internal
 from mockkube.machinery.fieldset import (
-    FieldSet, FieldSetError, Path, field_schema, fields_of, gojson, is_scalar_schema,
-    item_schema, list_item_pe, list_shape, map_is_atomic, path_str,
+    FieldSet,
+    FieldSetError,
+    Path,
+    field_schema,
+    fields_of,
+    gojson,
+    is_scalar_schema,
+    item_schema,
+    list_item_pe,
+    list_shape,
+    map_is_atomic,
+    path_str,
 )
 from mockkube.machinery.schema import Node
 
@@ -35,12 +45,27 @@ MAX_UPDATE_MANAGERS = 10
 _TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 
 # Fields no manager ever owns (upstream stripMetaManager; a plain, non-recursive difference).
-STRIPPED = FieldSet([
-    (("f", "apiVersion"),), (("f", "kind"),), (("f", "metadata"),),
-    *((("f", "metadata"), ("f", n)) for n in (
-        "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
-        "generation", "managedFields", "resourceVersion")),
-])
+STRIPPED = FieldSet(
+    [
+        (("f", "apiVersion"),),
+        (("f", "kind"),),
+        (("f", "metadata"),),
+        *(
+            (("f", "metadata"), ("f", n))
+            for n in (
+                "name",
+                "namespace",
+                "creationTimestamp",
+                "selfLink",
+                "uid",
+                "clusterName",
+                "generation",
+                "managedFields",
+                "resourceVersion",
+            )
+        ),
+    ]
+)
 
 _MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
 
@@ -57,9 +82,11 @@ class Comparison:
     def filtered(self, reset: FieldSet) -> "Comparison":
         if reset.empty():
             return self
-        return Comparison(self.added.recursive_difference(reset),
-                          self.modified.recursive_difference(reset),
-                          self.removed.recursive_difference(reset))
+        return Comparison(
+            self.added.recursive_difference(reset),
+            self.modified.recursive_difference(reset),
+            self.removed.recursive_difference(reset),
+        )
 
 
 def compare(lhs: Any, rhs: Any, schema: Node | None, skip: frozenset = frozenset()) -> Comparison:
@@ -76,12 +103,20 @@ def compare(lhs: Any, rhs: Any, schema: Node | None, skip: frozenset = frozenset
 # does not "add" them. Upstream knows this from the Go types; our schema does not say.
 _ZERO_PRESENT_FIELDS = {"metadata", "spec", "status"}
 _ZERO_PRESENT_PAIRS = {
-    ("DeploymentSpec", "template"), ("DeploymentSpec", "strategy"),
-    ("ReplicaSetSpec", "template"), ("StatefulSetSpec", "template"),
-    ("StatefulSetSpec", "updateStrategy"), ("DaemonSetSpec", "template"),
-    ("DaemonSetSpec", "updateStrategy"), ("JobSpec", "template"), ("CronJobSpec", "jobTemplate"),
-    ("Container", "resources"), ("EphemeralContainer", "resources"), ("PodTemplate", "template"),
-    ("ResourceClaimSpec", "devices"), ("ResourceClaimTemplateSpec", "spec"),
+    ("DeploymentSpec", "template"),
+    ("DeploymentSpec", "strategy"),
+    ("ReplicaSetSpec", "template"),
+    ("StatefulSetSpec", "template"),
+    ("StatefulSetSpec", "updateStrategy"),
+    ("DaemonSetSpec", "template"),
+    ("DaemonSetSpec", "updateStrategy"),
+    ("JobSpec", "template"),
+    ("CronJobSpec", "jobTemplate"),
+    ("Container", "resources"),
+    ("EphemeralContainer", "resources"),
+    ("PodTemplate", "template"),
+    ("ResourceClaimSpec", "devices"),
+    ("ResourceClaimTemplateSpec", "spec"),
 }
 
 
@@ -419,8 +454,9 @@ def decode_managed_fields(entries: list | None) -> dict[ManagerId, _Entry]:
         if ft != "FieldsV1":
             raise ValueError(f'invalid fieldsType "{ft}" in managed fields entry {i}')
         mid = _manager_id(e.get("manager", ""), op, e["apiVersion"], e.get("subresource", ""))
-        out[mid] = _Entry(FieldSet.from_fields_v1(e.get("fieldsV1") or {}), e["apiVersion"],
-                          op == "Apply", e.get("time"))
+        out[mid] = _Entry(
+            FieldSet.from_fields_v1(e.get("fieldsV1") or {}), e["apiVersion"], op == "Apply", e.get("time")
+        )
     return out
 
 
@@ -437,8 +473,7 @@ def encode_managed_fields(managers: dict[ManagerId, _Entry]) -> list[dict]:
     """Entries in upstream's order: operation, time (seconds), manager, apiVersion, subresource."""
     out = []
     for (name, _op, _v, sub), e in managers.items():
-        entry: dict = {"manager": name, "operation": "Apply" if e.applied else "Update",
-                       "apiVersion": e.api_version}
+        entry: dict = {"manager": name, "operation": "Apply" if e.applied else "Update", "apiVersion": e.api_version}
         if e.time:
             entry["time"] = e.time
         entry["fieldsType"] = "FieldsV1"
@@ -446,8 +481,9 @@ def encode_managed_fields(managers: dict[ManagerId, _Entry]) -> list[dict]:
         if sub:
             entry["subresource"] = sub
         out.append(entry)
-    out.sort(key=lambda x: (x["operation"], _epoch(x.get("time")), x["manager"], x["apiVersion"],
-                            x.get("subresource", "")))
+    out.sort(
+        key=lambda x: (x["operation"], _epoch(x.get("time")), x["manager"], x["apiVersion"], x.get("subresource", ""))
+    )
     return out
 
 
@@ -464,8 +500,10 @@ def _print_manager(mid: ManagerId) -> str:
 def conflict_error(conflicts: dict[ManagerId, FieldSet]) -> APIError:
     """409 with upstream's message and ``FieldManagerConflict`` causes."""
     flat = [(mid, p) for mid in sorted(conflicts, key=_print_manager) for p in conflicts[mid]]
-    causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {_print_manager(mid)}",
-               "field": path_str(p)} for mid, p in flat]
+    causes = [
+        {"reason": "FieldManagerConflict", "message": f"conflict with {_print_manager(mid)}", "field": path_str(p)}
+        for mid, p in flat
+    ]
     if len(flat) == 1:
         mid, p = flat[0]
         msg = f"Apply failed with 1 conflict: conflict with {_print_manager(mid)}: {path_str(p)}"
@@ -484,8 +522,9 @@ class _Conflicts(Exception):
         self.conflicts = conflicts
 
 
-def _update(old: Any, new: Any, schema: Node | None, managers: dict, workflow: ManagerId,
-            force: bool, reset: FieldSet) -> Comparison:
+def _update(
+    old: Any, new: Any, schema: Node | None, managers: dict, workflow: ManagerId, force: bool, reset: FieldSet
+) -> Comparison:
     """``Updater.update``: take changed fields away from other managers (or report conflicts)."""
     cmp = compare(old, new, schema, reset.paths).filtered(reset)
     changed = cmp.modified | cmp.added
@@ -554,15 +593,25 @@ def _reset_set(reset_fields: Iterable[str]) -> FieldSet:
     return FieldSet.of(*reset_fields) if reset_fields else FieldSet()
 
 
-def _run_update(old: dict | None, new: dict, managers: dict, manager: str, api_version: str,
-                subresource: str, schema: Node | None, now: str, reset: FieldSet) -> None:
+def _run_update(
+    old: dict | None,
+    new: dict,
+    managers: dict,
+    manager: str,
+    api_version: str,
+    subresource: str,
+    schema: Node | None,
+    now: str,
+    reset: FieldSet,
+) -> None:
     """The Update chain below skip-non-applied: build id, track as current-operation, strip, time."""
     mid = _manager_id(manager, "Update", api_version, subresource)
     current: ManagerId = ("current-operation", "Update", api_version, subresource)
     previous_current = managers.pop(current, None)
     cmp = _update(old, new, schema, managers, current, True, reset)
-    fields = ((previous_current.fields if previous_current else FieldSet()) - cmp.removed
-              | cmp.modified | cmp.added).recursive_difference(reset)
+    fields = (
+        (previous_current.fields if previous_current else FieldSet()) - cmp.removed | cmp.modified | cmp.added
+    ).recursive_difference(reset)
     if not fields.empty():
         managers[current] = _Entry(fields, api_version, False, None)
     _strip(managers, current)
@@ -573,9 +622,17 @@ def _run_update(old: dict | None, new: dict, managers: dict, manager: str, api_v
     _cap_update_managers(managers)
 
 
-def update_managed_fields(old: dict | None, new: dict, manager: str, api_version: str,
-                          subresource: str, schema: Node | None, now: str, *,
-                          reset_fields: Iterable[str] = ()) -> list[dict]:
+def update_managed_fields(
+    old: dict | None,
+    new: dict,
+    manager: str,
+    api_version: str,
+    subresource: str,
+    schema: Node | None,
+    now: str,
+    *,
+    reset_fields: Iterable[str] = (),
+) -> list[dict]:
     """managedFields after a create (``old`` None), update or non-apply patch by ``manager``.
 
     ``new`` may carry managedFields the client wrote (kubectl/helm CSA→SSA migration): when
@@ -589,8 +646,17 @@ def update_managed_fields(old: dict | None, new: dict, manager: str, api_version
     managers = _decode_live_or_new(live_entries, new_entries, bool(subresource))
     if not managers and old is not None:
         return []  # upstream does not start tracking an existing untracked object on update
-    _run_update(_without_managed_fields(old), _without_managed_fields(new), managers, manager,
-                api_version, subresource, schema, now, reset)
+    _run_update(
+        _without_managed_fields(old),
+        _without_managed_fields(new),
+        managers,
+        manager,
+        api_version,
+        subresource,
+        schema,
+        now,
+        reset,
+    )
     return encode_managed_fields(managers)
 
 
@@ -642,9 +708,18 @@ def _check_applied(applied: dict, api_version: str, schema: Node | None, live: d
         raise bad_request("metadata.managedFields must be nil")
 
 
-def server_side_apply(live: dict | None, applied: dict, manager: str, force: bool,
-                      api_version: str, subresource: str, schema: Node | None, now: str, *,
-                      reset_fields: Iterable[str] = ()) -> dict:
+def server_side_apply(
+    live: dict | None,
+    applied: dict,
+    manager: str,
+    force: bool,
+    api_version: str,
+    subresource: str,
+    schema: Node | None,
+    now: str,
+    *,
+    reset_fields: Iterable[str] = (),
+) -> dict:
     """The object after ``manager`` applies ``applied`` (``live`` None: apply creates it).
 
     Returns a new dict with ``metadata.managedFields`` set (omitted when empty). Raises the
@@ -663,11 +738,11 @@ def server_side_apply(live: dict | None, applied: dict, manager: str, force: boo
     try:
         if not managers and live is not None:
             # skipNonAppliedManager: whoever wrote the untracked fields becomes "before-first-apply".
-            _run_update({}, base, managers, "before-first-apply", api_version, subresource,
-                        schema, now, reset)
+            _run_update({}, base, managers, "before-first-apply", api_version, subresource, schema, now, reset)
         try:
-            merged, managers2, changed = _apply(base, config, manager, force, api_version,
-                                                subresource, schema, now, reset, managers)
+            merged, managers2, changed = _apply(
+                base, config, manager, force, api_version, subresource, schema, now, reset, managers
+            )
         except _Conflicts as c:
             allowed = _allowed_from_last_applied(base, api_version, schema) if manager == "kubectl" else None
             if allowed is None:
@@ -675,8 +750,9 @@ def server_side_apply(live: dict | None, applied: dict, manager: str, force: boo
             remaining = {m: s - allowed for m, s in c.conflicts.items() if not (s - allowed).empty()}
             if remaining:
                 raise conflict_error(remaining) from None
-            merged, managers2, changed = _apply(base, config, manager, True, api_version,
-                                                subresource, schema, now, reset, managers)
+            merged, managers2, changed = _apply(
+                base, config, manager, True, api_version, subresource, schema, now, reset, managers
+            )
     except FieldSetError as e:
         raise internal(f"failed to apply: {e}") from None
     if manager == "kubectl":
@@ -690,8 +766,18 @@ def server_side_apply(live: dict | None, applied: dict, manager: str, force: boo
     return merged
 
 
-def _apply(base: dict, config: dict, manager: str, force: bool, api_version: str, subresource: str,
-           schema: Node | None, now: str, reset: FieldSet, managers_in: dict) -> tuple[dict, dict, bool]:
+def _apply(
+    base: dict,
+    config: dict,
+    manager: str,
+    force: bool,
+    api_version: str,
+    subresource: str,
+    schema: Node | None,
+    now: str,
+    reset: FieldSet,
+    managers_in: dict,
+) -> tuple[dict, dict, bool]:
     managers = {m: _Entry(e.fields, e.api_version, e.applied, e.time) for m, e in managers_in.items()}
     mid = _manager_id(manager, "Apply", api_version, subresource)
     merged = merge(base, config, schema)
@@ -713,6 +799,7 @@ def _apply(base: dict, config: dict, manager: str, force: bool, api_version: str
 
 def _prune(merged: dict, managers: dict, last: FieldSet, schema: Node | None) -> dict:
     """Remove what the applier applied last time, dropped now, and nobody else owns."""
+
     def enf(s: FieldSet) -> FieldSet:
         return s.ensure_named_fields_are_members(schema)
 

@@ -9,8 +9,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-_MACROS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
-           "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
+_MACROS = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
 
 
 def split_tz(schedule: str) -> tuple[str, str | None]:
@@ -18,7 +25,7 @@ def split_tz(schedule: str) -> tuple[str, str | None]:
     s = schedule.strip()
     for prefix in ("CRON_TZ=", "TZ="):
         if s.startswith(prefix):
-            tz, _, rest = s[len(prefix):].partition(" ")
+            tz, _, rest = s[len(prefix) :].partition(" ")
             return rest.strip(), tz
     return s, None
 

@@ -4,8 +4,8 @@ Version order (kube-aware), the schema of a version as the ``Node`` tree that ap
 strategic merge walk (metadata is upstream's ObjectMeta), conversion ``None`` (only
 ``apiVersion`` changes, objects are stored at the storage version), and the scale
 subresource's view through its declared paths. The strategy and the served types are
-in ``mockkube/resources/customresources.py``; printer columns in
-``mockkube/api/tables_custom.py``.
+in ``mockkube/apiserver/resources/customresources.py``; printer columns in
+``mockkube/apiserver/http/tables_custom.py``.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ def is_established(crd: dict) -> bool:
 
 # -- schemas -----------------------------------------------------------------------------------
 
+
 def version_schema(crd: dict, version: dict) -> dict:
     """The openAPIV3Schema of one version (a CRD without one preserves everything)."""
     sch = (version.get("schema") or {}).get("openAPIV3Schema")
@@ -68,8 +69,11 @@ def _node_raw(raw: dict) -> dict:
         out["additionalProperties"] = _node_raw(raw["additionalProperties"])
     if isinstance(raw.get("items"), dict):
         out["items"] = _node_raw(raw["items"])
-    if raw.get("x-kubernetes-preserve-unknown-fields") and "properties" not in raw \
-            and "additionalProperties" not in raw:
+    if (
+        raw.get("x-kubernetes-preserve-unknown-fields")
+        and "properties" not in raw
+        and "additionalProperties" not in raw
+    ):
         out["additionalProperties"] = {}
     if raw.get("x-kubernetes-embedded-resource"):
         props = dict(out.get("properties") or {})
@@ -115,7 +119,7 @@ def set_path(obj: dict, path: str, value: Any) -> None:
 
 def convert(obj: dict, api_version: str, converter: Any = None) -> dict:
     """``obj`` as ``api_version``: through the CRD's conversion webhook when it has one
-    (``mockkube.machinery.conversion``), else conversion ``None`` (only apiVersion changes)."""
+    (``mockkube.apiserver.conversion``), else conversion ``None`` (only apiVersion changes)."""
     if obj.get("apiVersion") == api_version:
         return obj
     if converter is not None:
@@ -152,8 +156,16 @@ def scale_view(obj: dict, paths: dict) -> dict:
     status: dict = {"replicas": status_replicas if isinstance(status_replicas, int) else 0}
     if isinstance(selector, str) and selector:
         status["selector"] = selector
-    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-            "metadata": {"name": m.get("name"), "namespace": m.get("namespace", ""), "uid": m.get("uid"),
-                         "resourceVersion": m.get("resourceVersion"),
-                         "creationTimestamp": m.get("creationTimestamp")},
-            "spec": {"replicas": replicas if isinstance(replicas, int) else 0}, "status": status}
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": m.get("name"),
+            "namespace": m.get("namespace", ""),
+            "uid": m.get("uid"),
+            "resourceVersion": m.get("resourceVersion"),
+            "creationTimestamp": m.get("creationTimestamp"),
+        },
+        "spec": {"replicas": replicas if isinstance(replicas, int) else 0},
+        "status": status,
+    }

@@ -14,8 +14,9 @@ from mockkube.machinery.fielderrors import FieldError
 class APIError(Exception):
     """An error with an HTTP code, a Status reason and optional details."""
 
-    def __init__(self, code: int, reason: str, message: str, details: dict | None = None,
-                 headers: dict | None = None) -> None:
+    def __init__(
+        self, code: int, reason: str, message: str, details: dict | None = None, headers: dict | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
@@ -48,20 +49,30 @@ def qualified_resource(resource: str, group: str) -> str:
 
 
 def not_found(resource: str, group: str, name: str) -> APIError:
-    return APIError(404, "NotFound", f'{qualified_resource(resource, group)} "{name}" not found',
-                    {"name": name, "group": group, "kind": resource})
+    return APIError(
+        404,
+        "NotFound",
+        f'{qualified_resource(resource, group)} "{name}" not found',
+        {"name": name, "group": group, "kind": resource},
+    )
 
 
 def already_exists(resource: str, group: str, name: str) -> APIError:
-    return APIError(409, "AlreadyExists",
-                    f'{qualified_resource(resource, group)} "{name}" already exists',
-                    {"name": name, "group": group, "kind": resource})
+    return APIError(
+        409,
+        "AlreadyExists",
+        f'{qualified_resource(resource, group)} "{name}" already exists',
+        {"name": name, "group": group, "kind": resource},
+    )
 
 
 def conflict(resource: str, group: str, name: str, why: str) -> APIError:
-    return APIError(409, "Conflict",
-                    f'Operation cannot be fulfilled on {qualified_resource(resource, group)} "{name}": {why}',
-                    {"name": name, "group": group, "kind": resource})
+    return APIError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified_resource(resource, group)} "{name}": {why}',
+        {"name": name, "group": group, "kind": resource},
+    )
 
 
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
@@ -92,9 +103,11 @@ def method_not_allowed(message: str) -> APIError:
 
 
 def unsupported_media_type(content_type: str, accepted: Iterable[str]) -> APIError:
-    return APIError(415, "UnsupportedMediaType",
-                    f"the body of the request was in an unknown format - accepted media types include: "
-                    + ", ".join(accepted))
+    return APIError(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - accepted media types include: " + ", ".join(accepted),
+    )
 
 
 def not_acceptable(message: str) -> APIError:
@@ -110,15 +123,20 @@ def too_old(requested: int, oldest: int) -> APIError:
 
 
 def too_large_rv(requested: int, current: int) -> APIError:
-    return APIError(504, "Timeout", f"Timeout: Too large resource version: {requested}, current: {current}",
-                    {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-                     "retryAfterSeconds": 1})
+    return APIError(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {requested}, current: {current}",
+        {
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+    )
 
 
 def forbidden(resource: str, group: str, name: str, why: str) -> APIError:
     what = f'{qualified_resource(resource, group)} "{name}"' if name else qualified_resource(resource, group)
-    return APIError(403, "Forbidden", f"{what} is forbidden: {why}",
-                    {"name": name, "group": group, "kind": resource})
+    return APIError(403, "Forbidden", f"{what} is forbidden: {why}", {"name": name, "group": group, "kind": resource})
 
 
 def request_entity_too_large(message: str) -> APIError:
@@ -126,13 +144,13 @@ def request_entity_too_large(message: str) -> APIError:
 
 
 def internal(message: str) -> APIError:
-    return APIError(500, "InternalError", f"Internal error occurred: {message}",
-                    {"causes": [{"message": message}]})
+    return APIError(500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]})
 
 
 def too_many_requests(message: str, retry_after: int = 1) -> APIError:
-    return APIError(429, "TooManyRequests", message, {"retryAfterSeconds": retry_after},
-                    headers={"Retry-After": str(retry_after)})
+    return APIError(
+        429, "TooManyRequests", message, {"retryAfterSeconds": retry_after}, headers={"Retry-After": str(retry_after)}
+    )
 
 
 def service_unavailable(message: str) -> APIError:

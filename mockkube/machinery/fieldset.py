@@ -54,8 +54,13 @@ def gojson(value: Any) -> str:
         text = orjson.dumps(value).decode()  # the bytes json.dumps writes for a string
     else:
         text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def _value_order(v: Any) -> tuple:
@@ -231,8 +236,11 @@ class FieldSet:
         if not theirs or not self.paths:
             return self
         heads = {p[0] for p in theirs}  # a path can only lie under one of theirs with the same head
-        return FieldSet._of(frozenset(p for p in self.paths if p[0] not in heads
-                                      or not any(p[:i] in theirs for i in range(1, len(p) + 1))))
+        return FieldSet._of(
+            frozenset(
+                p for p in self.paths if p[0] not in heads or not any(p[:i] in theirs for i in range(1, len(p) + 1))
+            )
+        )
 
     def with_prefix(self, pe: PathElement) -> "FieldSet":
         """The paths that start with ``pe``, with ``pe`` removed."""
@@ -308,7 +316,6 @@ class FieldSet:
         out: list[Path] = []
         _read(fields, (), out)
         return cls(out)
-
 
     @classmethod
     def of(cls, *paths: str) -> "FieldSet":
@@ -443,7 +450,9 @@ def list_item_pe(node: Node | None, keys: list[str], item: Any) -> PathElement:
         if not parts:
             raise FieldSetError(
                 "associative list with keys has an element that omits all key fields "
-                + gojson(keys) + " (and doesn't have default values for any key fields)")
+                + gojson(keys)
+                + " (and doesn't have default values for any key fields)"
+            )
         return ("k", tuple(sorted(parts)))
     if isinstance(item, dict):
         raise FieldSetError("associative list without keys has an element that's a map type")

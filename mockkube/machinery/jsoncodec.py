@@ -38,11 +38,16 @@ def _may_differ(raw: bytes) -> bool:
         while j >= 0 and raw[j] in _DIGITS:
             j -= 1
         # digits (and a point) right after ":", "," or "[" (or after a minus sign there), then "e-"
-        if j < i - 1 and j >= 0 and (raw[j] in _NUMBER_START
-                                     or (raw[j] == 45 and j > 0 and raw[j - 1] in _NUMBER_START)):
+        if (
+            j < i - 1
+            and j >= 0
+            and (raw[j] in _NUMBER_START or (raw[j] == 45 and j > 0 and raw[j - 1] in _NUMBER_START))
+        ):
             return True
         i = raw.find(b"e-", i + 2)
     return False
+
+
 # types orjson would encode but json refuses: let json refuse them as before
 _OPTS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
 

@@ -43,7 +43,7 @@ def parse(path: str) -> list[tuple[str, Any]]:
                 steps.append(("field", "".join(name)))
         elif c == "[":
             end = _closing(p, i)
-            inner = p[i + 1:end].strip()
+            inner = p[i + 1 : end].strip()
             i = end + 1
             if inner == "*":
                 steps.append(("all", None))
@@ -120,8 +120,14 @@ def _test(item: Any, flt: tuple[list[str], str, Any]) -> bool:
     if not op:
         return True
     try:
-        return {"==": got == value, "!=": got != value, "<": got < value, ">": got > value,
-                "<=": got <= value, ">=": got >= value}[op]
+        return {
+            "==": got == value,
+            "!=": got != value,
+            "<": got < value,
+            ">": got > value,
+            "<=": got <= value,
+            ">=": got >= value,
+        }[op]
     except TypeError:
         return False
 

@@ -40,18 +40,29 @@ _LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 _CIDENT_FMT = "[A-Za-z_][A-Za-z0-9_]*"
 _CIDENT_RE = re.compile(_CIDENT_FMT)
 
-_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-              "and must start and end with an alphanumeric character")
-_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                  "'-' or '.', and must start and end with an alphanumeric character")
-_DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
-                "an alphabetic character, and end with an alphanumeric character")
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-              "alphanumeric character")
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-                    "or '.', and must start and end with an alphanumeric character")
-_CIDENT_MSG = ("a valid C identifier must start with alphabetic character or '_', followed by a string of "
-               "alphanumeric characters or '_'")
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+    "'-' or '.', and must start and end with an alphanumeric character"
+)
+_DNS1035_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+    "an alphabetic character, and end with an alphanumeric character"
+)
+_QNAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+    "or '.', and must start and end with an alphanumeric character"
+)
+_CIDENT_MSG = (
+    "a valid C identifier must start with alphabetic character or '_', followed by a string of "
+    "alphanumeric characters or '_'"
+)
 
 
 def _fullmatch(rx: re.Pattern, s: str) -> bool:
@@ -80,6 +91,7 @@ def empty_error() -> str:
 
 
 # --- formats (lists of messages) -------------------------------------------------------
+
 
 def dns1123_label(value: str, unit: str = "characters") -> list[str]:
     errs = []
@@ -124,8 +136,11 @@ def qualified_name(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in dns1123_subdomain(prefix, "bytes"))
     else:
-        return ["a valid label key " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return [
+            "a valid label key "
+            + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
     if not name:
         errs.append("name part " + empty_error())
     elif len(name.encode()) > QUALIFIED_NAME_MAX:
@@ -213,6 +228,7 @@ def name_is_long_name(name: str, prefix: bool = False) -> list[str]:
 
 # --- field validators -------------------------------------------------------------------
 
+
 def _p(path: Path | str) -> str:
     return str(path)
 
@@ -274,9 +290,14 @@ def validate_owner_references(refs: Any, path: Path | str) -> list[FieldError]:
         if ref.get("controller") is True:
             cur = f"{kind}/{ref.get('name') or ''}"
             if first_controller:
-                errs.append(fe.invalid(str(base), refs,
-                                       'Only one reference can have Controller set to true. Found "true" in '
-                                       f"references for {first_controller} and {cur}"))
+                errs.append(
+                    fe.invalid(
+                        str(base),
+                        refs,
+                        'Only one reference can have Controller set to true. Found "true" in '
+                        f"references for {first_controller} and {cur}",
+                    )
+                )
             else:
                 first_controller = cur
     return errs
@@ -313,8 +334,12 @@ def validate_managed_fields(entries: Any, path: Path | str) -> list[FieldError]:
     return errs
 
 
-def validate_object_meta(meta: dict | None, namespaced: bool, path: Path | str = "metadata",
-                         name_validator: NameValidator = name_is_dns_subdomain) -> list[FieldError]:
+def validate_object_meta(
+    meta: dict | None,
+    namespaced: bool,
+    path: Path | str = "metadata",
+    name_validator: NameValidator = name_is_dns_subdomain,
+) -> list[FieldError]:
     """ValidateObjectMeta on create (name generation must already have happened)."""
     meta = meta or {}
     base = Path(_p(path))
@@ -356,16 +381,16 @@ def validate_template_object_meta(meta: dict | None, path: Path | str) -> list[F
     """corevalidation.ValidateTemplateObjectMeta: only labels and annotations are checked."""
     meta = meta or {}
     base = Path(_p(path))
-    return (validate_labels(meta.get("labels"), base.child("labels"))
-            + validate_annotations(meta.get("annotations"), base.child("annotations")))
+    return validate_labels(meta.get("labels"), base.child("labels")) + validate_annotations(
+        meta.get("annotations"), base.child("annotations")
+    )
 
 
 def validate_immutable(new: Any, old: Any, path: Path | str) -> list[FieldError]:
     return [] if new == old else [fe.invalid(_p(path), new, FIELD_IMMUTABLE)]
 
 
-def validate_object_meta_update(new: dict | None, old: dict | None,
-                                path: Path | str = "metadata") -> list[FieldError]:
+def validate_object_meta_update(new: dict | None, old: dict | None, path: Path | str = "metadata") -> list[FieldError]:
     """ValidateObjectMetaUpdate. The caller must already have filled in resourceVersion for
     unconditional updates (as the generic store does before validating)."""
     new = new or {}
@@ -376,16 +401,26 @@ def validate_object_meta_update(new: dict | None, old: dict | None,
         extra = sorted(set(new.get("finalizers") or []) - set(old.get("finalizers") or []))
         if extra:
             listed = ", ".join(f'"{x}"' for x in extra)
-            errs.append(fe.forbidden(str(base.child("finalizers")),
-                                     "no new finalizers can be added if the object is being deleted, "
-                                     f"found new finalizers []string{{{listed}}}"))
+            errs.append(
+                fe.forbidden(
+                    str(base.child("finalizers")),
+                    "no new finalizers can be added if the object is being deleted, "
+                    f"found new finalizers []string{{{listed}}}",
+                )
+            )
     rv = new.get("resourceVersion") or ""
     if not rv:
         errs.append(fe.invalid(str(base.child("resourceVersion")), rv, "must be specified for an update"))
     if (new.get("generation") or 0) < (old.get("generation") or 0):
         errs.append(fe.invalid(str(base.child("generation")), new.get("generation") or 0, "must not be decremented"))
-    for f, empty in (("name", ""), ("namespace", ""), ("uid", ""), ("creationTimestamp", None),
-                     ("deletionTimestamp", None), ("deletionGracePeriodSeconds", None)):
+    for f, empty in (
+        ("name", ""),
+        ("namespace", ""),
+        ("uid", ""),
+        ("creationTimestamp", None),
+        ("deletionTimestamp", None),
+        ("deletionGracePeriodSeconds", None),
+    ):
         nv = new.get(f) or empty
         ov = old.get(f) or empty
         errs += validate_immutable(nv, ov, base.child(f))

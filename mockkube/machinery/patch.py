@@ -47,6 +47,7 @@ def unprocessable_patch() -> APIError:
 
 # -- Go-flavoured helpers ------------------------------------------------------------
 
+
 def _decode_body(raw: Any) -> Any:
     """Accept an already-decoded body, or bytes/str that we decode ourselves."""
     if isinstance(raw, (bytes, bytearray)):
@@ -70,7 +71,7 @@ def _atoi(key: str) -> int:
     if not _ATOI.match(key):
         raise JSONPatchError(f'strconv.Atoi: parsing "{key}": invalid syntax')
     n = int(key)
-    if not -(2 ** 63) <= n < 2 ** 63:
+    if not -(2**63) <= n < 2**63:
         raise JSONPatchError(f'strconv.Atoi: parsing "{key}": value out of range')
     return n
 
@@ -96,6 +97,7 @@ def _json_equal(a: Any, b: Any) -> bool:
 
 
 # -- containers (partialDoc / partialArray) -----------------------------------------
+
 
 def _get(con: Any, key: str) -> Any:
     """container.get: a dict never errors (missing -> None); a list checks the index."""
@@ -183,6 +185,7 @@ def _find(root: Any, path: str) -> tuple[Any, str] | None:
 
 # -- operations ---------------------------------------------------------------------
 
+
 def _str_field(op: dict, name: str, missing_msg: str) -> str:
     v = op.get(name)
     if v is None:
@@ -249,7 +252,9 @@ class _Applier:
         try:
             _get(con, key)
         except JSONPatchError:
-            raise JSONPatchError(f"replace operation does not apply: doc is missing key: {path}: missing value") from None
+            raise JSONPatchError(
+                f"replace operation does not apply: doc is missing key: {path}: missing value"
+            ) from None
         try:
             _set(con, key, copy.deepcopy(op.get("value")))
         except JSONPatchError as e:  # upstream says "remove" here
@@ -275,7 +280,9 @@ class _Applier:
             raise JSONPatchError(f"move operation failed to decode path: {e}") from None
         found = _find(self.doc, path)
         if found is None:
-            raise JSONPatchError(f"move operation does not apply: doc is missing destination path: {path}: missing value")
+            raise JSONPatchError(
+                f"move operation does not apply: doc is missing destination path: {path}: missing value"
+            )
         try:
             _add(found[0], found[1], val)
         except JSONPatchError as e:
@@ -324,12 +331,15 @@ class _Applier:
             raise JSONPatchError("copy operation failed to decode path: missing value") from None
         dest = _find(self.doc, path)
         if dest is None:
-            raise JSONPatchError(f"copy operation does not apply: doc is missing destination path: {path}: missing value")
+            raise JSONPatchError(
+                f"copy operation does not apply: doc is missing destination path: {path}: missing value"
+            )
         self.copied += 0 if val is None else _go_json_len(val)
         if self.copied > MAX_COPY_BYTES:
             raise JSONPatchError(
                 f"Unable to complete the copy, the accumulated size increase of copy is {self.copied}, "
-                f"exceeding the limit {MAX_COPY_BYTES}")
+                f"exceeding the limit {MAX_COPY_BYTES}"
+            )
         try:
             _add(dest[0], dest[1], copy.deepcopy(val))
         except JSONPatchError as e:
@@ -364,10 +374,12 @@ def decode_json_patch(ops: Any, field_validation: str = "Warn") -> list:
                 if v is not None and not isinstance(v, str):
                     raise bad_request(
                         f"error decoding patch: json: cannot unmarshal {json_kind(v)} into Go struct "
-                        f"field jsonPatchOp.{name} of type string")
+                        f"field jsonPatchOp.{name} of type string"
+                    )
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
         raise request_entity_too_large(
-            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}"
+        )
     return ops
 
 
@@ -377,8 +389,7 @@ def apply_ops(doc: Any, ops: list[dict]) -> Any:
     applier = _Applier(copy.deepcopy(doc))
     for op in ops:
         kind = op.get("op")
-        handler = getattr(applier, kind, None) if kind in ("add", "remove", "replace", "move", "test", "copy") \
-            else None
+        handler = getattr(applier, kind, None) if kind in ("add", "remove", "replace", "move", "test", "copy") else None
         if handler is None:
             raise JSONPatchError(f"Unexpected kind: {kind}")
         handler(op)
@@ -404,13 +415,24 @@ def apply_json_patch(doc: dict, ops: Any, field_validation: str = "Warn") -> dic
         except JSONPatchError as e:
             raise unprocessable_patch() from e
     if not isinstance(applier.doc, dict):
-        raise invalid("", "", "", [FieldError(
-            "Invalid", "patch", json.dumps(applier.doc, separators=(",", ":")),
-            f"json: cannot unmarshal {json_kind(applier.doc)} into Go value of type map[string]interface {{}}")])
+        raise invalid(
+            "",
+            "",
+            "",
+            [
+                FieldError(
+                    "Invalid",
+                    "patch",
+                    json.dumps(applier.doc, separators=(",", ":")),
+                    f"json: cannot unmarshal {json_kind(applier.doc)} into Go value of type map[string]interface {{}}",
+                )
+            ],
+        )
     return applier.doc
 
 
 # -- merge patch ----------------------------------------------------------------------
+
 
 def _prune_nulls(v: Any) -> Any:
     """pruneNulls: drop null-valued keys in objects; null array items stay."""
@@ -441,8 +463,10 @@ def apply_merge_patch(doc: dict, patch: Any, field_validation: str = "Warn") -> 
     """Apply an ``application/merge-patch+json`` body (RFC 7386, evanphx flavour)."""
     patch = _decode_body(patch)
     if field_validation in ("Warn", "Strict") and patch is not None and not isinstance(patch, dict):
-        raise bad_request("error decoding patch: json: cannot unmarshal "
-                          f"{json_kind(patch)} into Go value of type map[string]interface {{}}")
+        raise bad_request(
+            "error decoding patch: json: cannot unmarshal "
+            f"{json_kind(patch)} into Go value of type map[string]interface {{}}"
+        )
     if patch is None:
         raise bad_request("Invalid JSON Patch")
     if isinstance(patch, dict):
@@ -453,5 +477,13 @@ def apply_merge_patch(doc: dict, patch: Any, field_validation: str = "Warn") -> 
         raise bad_request("Invalid JSON Patch")
     # A top-level array replaces the document, which then fails to decode as an object.
     body = json.dumps(_prune_nulls(patch), separators=(",", ":"))
-    raise invalid("", "", "", [FieldError(
-        "Invalid", "patch", body, "json: cannot unmarshal array into Go value of type map[string]interface {}")])
+    raise invalid(
+        "",
+        "",
+        "",
+        [
+            FieldError(
+                "Invalid", "patch", body, "json: cannot unmarshal array into Go value of type map[string]interface {}"
+            )
+        ],
+    )

@@ -98,8 +98,9 @@ def dra_requests(pod: dict) -> dict[str, int]:
     return total
 
 
-def pod_requests(pod: dict, use_dra_status: bool = True, skip_pod_level: bool = False,
-                 exclude_overhead: bool = False) -> dict[str, int]:
+def pod_requests(
+    pod: dict, use_dra_status: bool = True, skip_pod_level: bool = False, exclude_overhead: bool = False
+) -> dict[str, int]:
     """PodRequests with UseDRANodeAllocatableResourceClaimStatus (the default here)."""
     total = container_requests(pod)
     if use_dra_status:

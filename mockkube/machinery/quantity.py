@@ -93,10 +93,10 @@ class Quantity:
         if shift >= 0:
             if shift > _MAX_EXP_GAP:
                 raise OverflowError("quantity too large")
-            return self._m * 10 ** shift
+            return self._m * 10**shift
         if -shift > _digits(self._m) + 1:
             return self.sign()  # |value| < one unit: rounds away from zero to +-1
-        return _ceil_div_abs(self._m, 10 ** -shift)
+        return _ceil_div_abs(self._m, 10**-shift)
 
     def value(self) -> int:
         """Value(): the integer value, rounded up (away from zero)."""
@@ -198,7 +198,7 @@ class Quantity:
         elif fmt not in (DECIMAL_SI, DECIMAL_EXPONENT):
             fmt = DECIMAL_EXPONENT
         if fmt == BINARY_SI:
-            v = self._m * 10 ** self._e
+            v = self._m * 10**self._e
             pow1024, mag = 0, abs(v)
             while mag >= 1024 and mag % 1024 == 0:
                 mag //= 1024
@@ -333,7 +333,7 @@ def parse_quantity(value: str | int | float) -> Quantity:
     m, e = _normalize(m, e)
     if m and e < -9:
         gap = -9 - e
-        m = 1 if gap > _digits(m) + 1 else -(-m // 10 ** gap)
+        m = 1 if gap > _digits(m) + 1 else -(-m // 10**gap)
         e = -9
     if fmt == BINARY_SI:
         if Quantity(m, e) > _MAX_ALLOWED:

@@ -3,7 +3,7 @@
 A ``ResourceType`` carries what discovery, routing, storage and the generic verb path
 need; per-resource behaviour lives in its ``Strategy`` (as in kube-apiserver's
 ``pkg/registry/*/strategy.go``). Adding a resource is one declaration in
-``mockkube/resources/``.
+``mockkube/apiserver/resources/``.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Strategy:
     def admit(self, obj: dict, old: dict | None, res: "Any") -> None:
         """Admission that reads other objects (upstream admission plugins such as Priority
         and LimitRanger): mutate ``obj`` or raise an APIError. ``old`` is None on create;
-        ``res`` is the generic registry (``mockkube.machinery.rest.Resources``)."""
+        ``res`` is the generic registry (``mockkube.apiserver.rest.Resources``)."""
 
     def can_delete(self, obj: dict) -> str:
         """A non-empty reason forbids the delete (upstream's protected objects)."""

@@ -184,7 +184,7 @@ def resolve(raw: dict) -> Node:
     ref = raw.get("$ref")
     if ref is None:
         return Node(raw)
-    name = ref[len(_REF_PREFIX):]
+    name = ref[len(_REF_PREFIX) :]
     base = _definition_node(name)
     extra = {k: v for k, v in raw.items() if k not in ("$ref", "description")}
     if not extra:

@@ -94,16 +94,24 @@ class Requirement:
         head = ("!" if op == DOES_NOT_EXIST else "") + self.key
         if op in (EXISTS, DOES_NOT_EXIST):
             return head
-        sym = {EQUALS: "=", DOUBLE_EQUALS: "==", NOT_EQUALS: "!=", IN: " in ", NOT_IN: " notin ",
-               GREATER_THAN: ">", LESS_THAN: "<"}[op]
+        sym = {
+            EQUALS: "=",
+            DOUBLE_EQUALS: "==",
+            NOT_EQUALS: "!=",
+            IN: " in ",
+            NOT_IN: " notin ",
+            GREATER_THAN: ">",
+            LESS_THAN: "<",
+        }[op]
         vals = self.values[0] if len(self.values) == 1 else ",".join(sorted(self.values))
         if op in (IN, NOT_IN):
             vals = f"({vals})"
         return head + sym + vals
 
 
-def new_requirement(key: str, operator: str, values: Iterable[str] | None,
-                    path: fielderrors.Path | None = None) -> Requirement:
+def new_requirement(
+    key: str, operator: str, values: Iterable[str] | None, path: fielderrors.Path | None = None
+) -> Requirement:
     """labels.NewRequirement: validate and build, raising SelectorError with upstream text.
 
     ``values`` None stands for a Go nil slice (rendered "null" in messages).
@@ -117,23 +125,25 @@ def new_requirement(key: str, operator: str, values: Iterable[str] | None,
     vpath = base.child("values")
     if operator in (IN, NOT_IN):
         if not vl:
-            errs.append(fielderrors.invalid(str(vpath), vals,
-                                            "for 'in', 'notin' operators, values set can't be empty"))
+            errs.append(fielderrors.invalid(str(vpath), vals, "for 'in', 'notin' operators, values set can't be empty"))
     elif operator in (EQUALS, DOUBLE_EQUALS, NOT_EQUALS):
         if len(vl) != 1:
             errs.append(fielderrors.invalid(str(vpath), vals, "exact-match compatibility requires one single value"))
     elif operator in (EXISTS, DOES_NOT_EXIST):
         if vl:
-            errs.append(fielderrors.invalid(str(vpath), vals,
-                                            "values set must be empty for exists and does not exist"))
+            errs.append(fielderrors.invalid(str(vpath), vals, "values set must be empty for exists and does not exist"))
     elif operator in (GREATER_THAN, LESS_THAN):
         if len(vl) != 1:
-            errs.append(fielderrors.invalid(str(vpath), vals,
-                                            "for 'Gt', 'Lt' operators, exactly one value is required"))
+            errs.append(
+                fielderrors.invalid(str(vpath), vals, "for 'Gt', 'Lt' operators, exactly one value is required")
+            )
         for i, v in enumerate(vl):
             if _parse_int64(v) is None:
-                errs.append(fielderrors.invalid(str(vpath.index(i)), v,
-                                                "for 'Gt', 'Lt' operators, the value must be an integer"))
+                errs.append(
+                    fielderrors.invalid(
+                        str(vpath.index(i)), v, "for 'Gt', 'Lt' operators, the value must be an integer"
+                    )
+                )
     else:
         errs.append(fielderrors.not_supported(str(base.child("operator")), operator, _VALID_OPERATORS))
     for i, v in enumerate(vl):
@@ -185,8 +195,19 @@ NOTHING = LabelSelector(nothing=True)
 
 # Lexer tokens (labels.Token)
 _ERR, _EOS, _CPAR, _COMMA, _NOT, _DEQ, _EQ, _GT, _ID, _IN, _LT, _NEQ, _NOTIN, _OPAR = range(14)
-_STRING_TO_TOKEN = {")": _CPAR, ",": _COMMA, "!": _NOT, "==": _DEQ, "=": _EQ, ">": _GT, "in": _IN,
-                    "<": _LT, "!=": _NEQ, "notin": _NOTIN, "(": _OPAR}
+_STRING_TO_TOKEN = {
+    ")": _CPAR,
+    ",": _COMMA,
+    "!": _NOT,
+    "==": _DEQ,
+    "=": _EQ,
+    ">": _GT,
+    "in": _IN,
+    "<": _LT,
+    "!=": _NEQ,
+    "notin": _NOTIN,
+    "(": _OPAR,
+}
 _SPECIAL = set("=!(),><")
 _WHITESPACE = set(" \t\r\n")
 
@@ -289,8 +310,15 @@ class _Parser:
 
     def parse_operator(self) -> str:
         tok, lit = self.consume(False)
-        ops = {_IN: IN, _EQ: EQUALS, _DEQ: DOUBLE_EQUALS, _GT: GREATER_THAN, _LT: LESS_THAN,
-               _NOTIN: NOT_IN, _NEQ: NOT_EQUALS}
+        ops = {
+            _IN: IN,
+            _EQ: EQUALS,
+            _DEQ: DOUBLE_EQUALS,
+            _GT: GREATER_THAN,
+            _LT: LESS_THAN,
+            _NOTIN: NOT_IN,
+            _NEQ: NOT_EQUALS,
+        }
         if tok not in ops:
             raise SelectorError(f"found '{lit}', expected: {', '.join(_BINARY_OPERATORS)}")
         return ops[tok]
@@ -473,7 +501,7 @@ def parse_field_selector(s: str) -> FieldSelector:
             for i in range(len(part)):
                 op = next((o for o in ("!=", "==", "=") if part.startswith(o, i)), None)
                 if op:
-                    lhs, rhs = part[:i], part[i + len(op):]
+                    lhs, rhs = part[:i], part[i + len(op) :]
                     break
             else:
                 raise SelectorError(f"invalid selector: '{s}'; can't understand '{part}'")
@@ -488,8 +516,14 @@ def parse_field_selector(s: str) -> FieldSelector:
 
 # --- node selectors (v1.NodeSelector) ----------------------------------------------------------
 
-_NODE_OPS = {"In": IN, "NotIn": NOT_IN, "Exists": EXISTS, "DoesNotExist": DOES_NOT_EXIST,
-             "Gt": GREATER_THAN, "Lt": LESS_THAN}
+_NODE_OPS = {
+    "In": IN,
+    "NotIn": NOT_IN,
+    "Exists": EXISTS,
+    "DoesNotExist": DOES_NOT_EXIST,
+    "Gt": GREATER_THAN,
+    "Lt": LESS_THAN,
+}
 
 
 def _term_label_selector(exprs: list[dict]) -> LabelSelector | None:
@@ -551,8 +585,21 @@ def node_selector_matches(selector: dict | None, node: dict) -> bool:
 
 
 __all__ = [
-    "FieldSelector", "LabelSelector", "Requirement", "SelectorError", "EVERYTHING", "NOTHING",
-    "dns1123_subdomain_errors", "escape_field_value", "label_key_errors", "label_selector_from_object",
-    "label_value_errors", "new_requirement", "node_selector_matches", "node_selector_term_matches",
-    "parse_field_selector", "parse_label_selector", "selector_from_set",
+    "FieldSelector",
+    "LabelSelector",
+    "Requirement",
+    "SelectorError",
+    "EVERYTHING",
+    "NOTHING",
+    "dns1123_subdomain_errors",
+    "escape_field_value",
+    "label_key_errors",
+    "label_selector_from_object",
+    "label_value_errors",
+    "new_requirement",
+    "node_selector_matches",
+    "node_selector_term_matches",
+    "parse_field_selector",
+    "parse_label_selector",
+    "selector_from_set",
 ]

@@ -27,8 +27,8 @@ import orjson
 
 from mockkube.machinery.errors import APIError, bad_request
 from mockkube.machinery.meta import clone
-from mockkube.machinery.validation import json_kind
 from mockkube.machinery.schema import Node
+from mockkube.machinery.validation import json_kind
 
 DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"
@@ -62,6 +62,7 @@ def to_api_error(err: SMPError) -> APIError:
 
 
 # -- Go formatting, for error texts ----------------------------------------------------
+
 
 def go_v(v: Any) -> str:
     """fmt's %v of a decoded JSON value (maps print with sorted keys)."""
@@ -152,6 +153,7 @@ def _kind(v: Any) -> str | None:
 
 # -- schema lookups (LookupPatchMeta over Node) ----------------------------------------
 
+
 class _Meta:
     __slots__ = ("strategies", "merge_key")
 
@@ -195,6 +197,7 @@ def _schema_name(schema: Node | None) -> str:
 
 
 # -- Go's sort.SliceStable (its exact swaps matter when `less` is not a strict order) ---
+
 
 def _stable_sort(data: list, less: Callable[[int, int], bool]) -> None:
     def swap(i: int, j: int) -> None:
@@ -286,6 +289,7 @@ def _stable_sort(data: list, less: Callable[[int, int], bool]) -> None:
 
 # -- list helpers ----------------------------------------------------------------------
 
+
 def _index(items: list, val: Any, merge_key: str, is_map: bool) -> int:
     """index(): position of val in items, by merge key for maps (Go interface ==)."""
     want = val.get(merge_key) if is_map and isinstance(val, dict) else (None if is_map else val)
@@ -362,8 +366,9 @@ def _merge_sorted(left: list, right: list, server_order: list, merge_key: str, i
     return out
 
 
-def _normalize_element_order(patch: list, server_only: list, patch_order: list, server_order: list,
-                             merge_key: str, is_map: bool) -> list:
+def _normalize_element_order(
+    patch: list, server_only: list, patch_order: list, server_order: list, merge_key: str, is_map: bool
+) -> list:
     patch = _normalize_slice_order(patch, patch_order, merge_key, is_map)
     server_only = _normalize_slice_order(server_only, server_order, merge_key, is_map)
     return _merge_sorted(server_only, patch, server_order, merge_key, is_map)
@@ -407,13 +412,15 @@ def _element_kind(*lists: list | None) -> str:
                 if k == "slice":
                     raise SMPError(ERR_NO_LIST_OF_LISTS)
             elif prev != k:
-                raise SMPError("list element types are not identical: "
-                               + go_v([list(x) if x is not None else [] for x in lists]))
+                raise SMPError(
+                    "list element types are not identical: " + go_v([list(x) if x is not None else [] for x in lists])
+                )
     if prev is ...:
         raise SMPError("no elements in any of the given slices")
     if prev is None:
-        raise SMPError("list element types are not identical: "
-                       + go_v([list(x) if x is not None else [] for x in lists]))
+        raise SMPError(
+            "list element types are not identical: " + go_v([list(x) if x is not None else [] for x in lists])
+        )
     return prev
 
 
@@ -436,6 +443,7 @@ def _dedupe_scalars(s: list) -> list:
 
 
 # -- directives ------------------------------------------------------------------------
+
 
 def _remove_directives(obj: Any) -> tuple[Any, bool]:
     """removeDirectives: drop any map carrying ``$patch`` (other directives stay)."""
@@ -522,8 +530,9 @@ def _validate_with_set_order(patch_list: list | None, order: list, merge_key: st
             pi += 1
         oi += 1
     if pi < len(non_delete) and oi >= len(order):
-        raise SMPError(f"The order in patch list:\n{go_v(patch_list)}\n doesn't match "
-                       f"{SET_ORDER_PREFIX} list:\n{go_v(order)}\n")
+        raise SMPError(
+            f"The order in patch list:\n{go_v(patch_list)}\n doesn't match {SET_ORDER_PREFIX} list:\n{go_v(order)}\n"
+        )
 
 
 def _merge_set_element_order(original: dict, patch: dict, schema: Node | None) -> None:
@@ -562,6 +571,7 @@ def _merge_set_element_order(original: dict, patch: dict, schema: Node | None) -
 
 
 # -- the merge -------------------------------------------------------------------------
+
 
 def _directive_in_map(directive: Any, patch: dict) -> dict:
     if directive == "replace":
@@ -619,8 +629,9 @@ def _merge_map(original: dict | None, patch: dict, schema: Node | None) -> dict:
     return original
 
 
-def _merge_slice_handler(original: Any, patch: Any, schema: Node | None, strategy: str,
-                         merge_key: str, is_delete_list: bool) -> list:
+def _merge_slice_handler(
+    original: Any, patch: Any, schema: Node | None, strategy: str, merge_key: str, is_delete_list: bool
+) -> list:
     if not isinstance(original, list):
         raise _bad_arg_type(_SLICE, original)
     if not isinstance(patch, list):
@@ -630,8 +641,7 @@ def _merge_slice_handler(original: Any, patch: Any, schema: Node | None, strateg
     return patch
 
 
-def _merge_slice(original: list, patch: list, schema: Node | None, merge_key: str,
-                 is_delete_list: bool) -> list:
+def _merge_slice(original: list, patch: list, schema: Node | None, merge_key: str, is_delete_list: bool) -> list:
     if not original and not patch:
         return original
     kind = _element_kind(original, patch)
@@ -665,7 +675,7 @@ def _merge_special_elements(original: list, patch: list, merge_key: str) -> tupl
             if merge_key not in v:
                 raise _no_merge_key(v, merge_key)
             while (i := _find_by_key(original, merge_key, v[merge_key])) >= 0:
-                original = original[:i] + original[i + 1:]
+                original = original[:i] + original[i + 1 :]
         elif directive == "replace":
             replace = True
         elif directive == "merge":
@@ -733,4 +743,3 @@ def apply_strategic_merge_patch(doc: dict, patch: dict, schema: Node | None) -> 
     except SMPError as e:
         raise to_api_error(e) from e
     return _without_nulls(merged) if isinstance(merged, dict) else _drop_null_fields(merged)
-

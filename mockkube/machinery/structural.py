@@ -17,8 +17,15 @@ import jsonschema
 from mockkube.machinery import fielderrors as fe
 
 _META_FIELDS = ("apiVersion", "kind", "metadata")
-_GO_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
-             type(None): "null"}
+_GO_TYPES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    type(None): "null",
+}
 
 
 def _go_type(value: Any) -> str:
@@ -28,9 +35,24 @@ def _go_type(value: Any) -> str:
 def to_json_schema(node: dict) -> dict:
     """The JSON Schema equivalent of one structural schema node."""
     out: dict[str, Any] = {}
-    for key in ("enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
-                "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "multipleOf",
-                "required", "format"):
+    for key in (
+        "enum",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "multipleOf",
+        "required",
+        "format",
+    ):
         if key in node:
             out[key] = node[key]
     # draft 4 style booleans for exclusive bounds
@@ -115,6 +137,7 @@ def _ip_check(version: int, network: bool) -> Any:
         except ValueError:
             return False
         return not version or got.version == version
+
     return check
 
 
@@ -164,8 +187,9 @@ def _field_errors(e: jsonschema.ValidationError) -> list[fe.FieldError]:
         return [fe.required(_path(path, [missing]) if missing else shown)]
     if kw == "type":
         want = [t for t in e.validator_value if t != "null"]
-        return [fe.type_invalid(shown, _go_type(v), f"{shown} in body must be of type {' or '.join(want)}: "
-                                                    f'"{_go_type(v)}"')]
+        return [
+            fe.type_invalid(shown, _go_type(v), f'{shown} in body must be of type {" or ".join(want)}: "{_go_type(v)}"')
+        ]
     if kw == "enum":
         return [fe.not_supported(shown, v, [x for x in e.validator_value if x is not None])]
     if kw == "minimum":
@@ -201,8 +225,11 @@ def prune(value: Any, node: dict | None) -> Any:
         props = node.get("properties")
         addl = node.get("additionalProperties")
         if props is None and not isinstance(addl, dict):
-            return value if node.get("x-kubernetes-preserve-unknown-fields") or addl is True else (
-                {} if node.get("type") == "object" else value)
+            return (
+                value
+                if node.get("x-kubernetes-preserve-unknown-fields") or addl is True
+                else ({} if node.get("type") == "object" else value)
+            )
         for k in list(value):
             if props is not None and k in props:
                 value[k] = prune(value[k], props[k])
@@ -301,8 +328,11 @@ class _GoMap:
     def __init__(self, keys: dict) -> None:
         import json
 
-        self.text = "map[string]interface {}{" + ", ".join(
-            f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(keys.items())) + "}"
+        self.text = (
+            "map[string]interface {}{"
+            + ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(keys.items()))
+            + "}"
+        )
 
     def __str__(self) -> str:
         return self.text

@@ -31,10 +31,8 @@ _ANY, _STRUCT, _MAP, _ARRAY, _STRING, _BYTES, _INT, _NUMBER, _BOOL, _QUANTITY, _
 _QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 _QUANTITY_NUMBER_RE = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$")
 _QUANTITY_SUFFIX_RE = re.compile(r"^(?:|[numkMGTPE]|[KMGTPE]i|[eE][-+]?[0-9]+)$")
-QUANTITY_FORMAT_ERROR = ("quantities must match the regular expression "
-                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-_RFC3339_RE = re.compile(
-    r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+_RFC3339_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 _RFC3339_LAYOUT = "2006-01-02T15:04:05Z07:00"
 
 _INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
@@ -47,8 +45,8 @@ class _Shape:
 
     def __init__(self) -> None:
         self.kind = _ANY
-        self.go = ""            # Go type as reflect prints it: v1.PodSpec, []v1.Container, int32
-        self.struct = ""        # for structs: the bare type name (PodSpec)
+        self.go = ""  # Go type as reflect prints it: v1.PodSpec, []v1.Container, int32
+        self.struct = ""  # for structs: the bare type name (PodSpec)
         self.fields: dict[str, _Shape] = {}
         self.elem: _Shape | None = None
         self.lo = self.hi = 0
@@ -98,7 +96,7 @@ def _compile_name(name: str) -> _Shape:
 def _compile_raw(raw: dict) -> _Shape:
     ref = raw.get("$ref")
     if isinstance(ref, str) and ref.startswith(_REF):
-        return _compile_name(ref[len(_REF):])
+        return _compile_name(ref[len(_REF) :])
     hit = _by_id.get(id(raw))
     if hit is not None and hit[0] is raw:
         return hit[1]
@@ -316,8 +314,7 @@ class _Walker:
             if not isinstance(value, str):
                 raise _Fatal(self.type_error(json_kind(value), "string", struct, stack))
             if not _RFC3339_RE.match(value):
-                raise _Fatal(f'parsing time "{value}" as "{_RFC3339_LAYOUT}": cannot parse '
-                             f'"{value}" as "2006"')
+                raise _Fatal(f'parsing time "{value}" as "{_RFC3339_LAYOUT}": cannot parse "{value}" as "2006"')
             return
 
 

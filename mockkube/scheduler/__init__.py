@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 DEFAULT_FILTER_TIMEOUT = 10.0  # upstream DynamicResourcesArgs.filterTimeout
 
 
@@ -31,8 +30,8 @@ def binding_timeout(server: Any) -> float:
 
     if getattr(server, "binding_timeout", None) is not None:
         return float(server.binding_timeout)
-    from mockkube.machinery.durations import parse_duration
     from mockkube.kubelet.cluster import load_profile
+    from mockkube.machinery.durations import parse_duration
 
     profile = getattr(server, "profile", None) or load_profile(getattr(server, "cluster", None))
     setting = profile.scheduler.get("bindingTimeout")
@@ -41,7 +40,7 @@ def binding_timeout(server: Any) -> float:
 
 async def start(server: Any) -> list:
     if getattr(server, "scheduler_process", False):  # `mockkube serve`: a process of its own
-        from mockkube.scheduler import process
+        from mockkube.server import schedulerprocess as process
 
         return await process.start(server)
     from mockkube.scheduler.scheduler import Scheduler

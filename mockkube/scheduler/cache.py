@@ -18,8 +18,19 @@ from mockkube.scheduler import resources as res
 
 
 class NodeInfo:
-    __slots__ = ("name", "node", "labels", "taints", "unschedulable", "allocatable", "requested",
-                 "pods", "generation", "real", "claim_consumers")
+    __slots__ = (
+        "name",
+        "node",
+        "labels",
+        "taints",
+        "unschedulable",
+        "allocatable",
+        "requested",
+        "pods",
+        "generation",
+        "real",
+        "claim_consumers",
+    )
 
     def __init__(self, node: dict) -> None:
         self.requested: dict[str, int] = {}

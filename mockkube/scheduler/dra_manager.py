@@ -93,8 +93,9 @@ class DRAManager:
     # -- cluster view ---------------------------------------------------------------
     def set_slice(self, obj: dict) -> None:
         self.allocator.update_slice(obj)
-        if not self.any_mappings and any(d.get("nodeAllocatableResourceMappings")
-                                         for d in (obj.get("spec") or {}).get("devices") or ()):
+        if not self.any_mappings and any(
+            d.get("nodeAllocatableResourceMappings") for d in (obj.get("spec") or {}).get("devices") or ()
+        ):
             self.any_mappings = True
 
     def remove_slice(self, obj: dict) -> None:
@@ -146,7 +147,7 @@ class DRAManager:
         allocatable resources; [] (the common case) otherwise."""
         out: list[dict] = []
         pools = self.allocator.pools
-        for r in ((allocation.get("devices") or {}).get("results") or ()):
+        for r in (allocation.get("devices") or {}).get("results") or ():
             pool = pools.get((r.get("driver", ""), r.get("pool", "")))
             if pool is None:
                 continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockkube.controllers.recorder import event_for
+from mockkube.client.recorder import event_for
 from mockkube.machinery import errors, meta
 
 COMPONENT = "default-scheduler"
@@ -29,13 +29,24 @@ class Recorder:
             cur = self.client.get(self.rt, ns, prev[0])
             if cur is not None:
                 try:
-                    self.client.patch(self.rt, ns, prev[0], {"count": int(cur.get("count") or 1) + 1,
-                                                              "lastTimestamp": now}, "merge")
+                    self.client.patch(
+                        self.rt, ns, prev[0], {"count": int(cur.get("count") or 1) + 1, "lastTimestamp": now}, "merge"
+                    )
                     return
                 except errors.APIError:
                     pass
-        body = event_for(pod, "v1", "Pod", typ, reason, message, COMPONENT, self.clock(), instance=COMPONENT,
-                         action=action or ("Scheduling" if reason == "FailedScheduling" else "Binding"))
+        body = event_for(
+            pod,
+            "v1",
+            "Pod",
+            typ,
+            reason,
+            message,
+            COMPONENT,
+            self.clock(),
+            instance=COMPONENT,
+            action=action or ("Scheduling" if reason == "FailedScheduling" else "Binding"),
+        )
         name = body["metadata"]["name"]
         try:
             self.client.create(self.rt, body, ns)

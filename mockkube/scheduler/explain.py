@@ -29,8 +29,14 @@ ANNOTATION = "mockkube.dev/why-pending"
 EVENT_REASON = "WhyPending"
 EVENT_MESSAGE_MAX = 1024  # upstream truncates Event messages at 1 KiB
 _ATTR_REF = re.compile(r'device\.(attributes|capacity)\[\s*"([^"]+)"\s*\](?:\.([A-Za-z_][\w]*)|\[\s*"([^"]+)"\s*\])?')
-_CODES = {fw.SUCCESS: "Success", fw.ERROR: "Error", fw.UNSCHEDULABLE: "Unschedulable",
-          fw.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable", fw.WAIT: "Wait", fw.SKIP: "Skip"}
+_CODES = {
+    fw.SUCCESS: "Success",
+    fw.ERROR: "Error",
+    fw.UNSCHEDULABLE: "Unschedulable",
+    fw.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    fw.WAIT: "Wait",
+    fw.SKIP: "Skip",
+}
 
 
 def find_scheduler(server: Any) -> Any:
@@ -103,10 +109,14 @@ def _selector_verdict(req: _Req, dev: DeviceInfo) -> dict | None:
             try:
                 ok = dev.matches(expr)
             except cel.CELError as exc:
-                return {"reason": "CELRuntimeError", "selector": f"{source} selector #{i}", "expression": expr,
-                        "message": f"{source} selector #{i}: CEL runtime error: {exc.message}",
-                        "fix": "fix the expression or the device's attributes (a runtime error aborts "
-                               "scheduling of the pod)"}
+                return {
+                    "reason": "CELRuntimeError",
+                    "selector": f"{source} selector #{i}",
+                    "expression": expr,
+                    "message": f"{source} selector #{i}: CEL runtime error: {exc.message}",
+                    "fix": "fix the expression or the device's attributes (a runtime error aborts "
+                    "scheduling of the pod)",
+                }
             if ok:
                 continue
             failing = expr
@@ -121,11 +131,15 @@ def _selector_verdict(req: _Req, dev: DeviceInfo) -> dict | None:
                     break
             seen = _seen_values(failing, dev)
             shown = ", ".join(f"{k}={v!r}" for k, v in seen.items())
-            return {"reason": "SelectorFalse", "selector": f"{source} selector #{i}", "expression": failing,
-                    "seen": seen,
-                    "message": f"{source} selector #{i} is false: {failing}" + (f" (device has {shown})" if shown else ""),
-                    "fix": f"a selector other than `{failing}` (devices have {shown or 'other values'}), or a "
-                           "device for which it is true"}
+            return {
+                "reason": "SelectorFalse",
+                "selector": f"{source} selector #{i}",
+                "expression": failing,
+                "seen": seen,
+                "message": f"{source} selector #{i} is false: {failing}" + (f" (device has {shown})" if shown else ""),
+                "fix": f"a selector other than `{failing}` (devices have {shown or 'other values'}), or a "
+                "device for which it is true",
+            }
     return None
 
 
@@ -146,8 +160,11 @@ class _Holders:
                 self._add(claim, alloc, True)
 
     def _add(self, claim: dict, alloc: dict, in_flight: bool) -> None:
-        pods = [r.get("name", "") for r in (claim.get("status") or {}).get("reservedFor") or ()
-                if r.get("resource") == "pods"]
+        pods = [
+            r.get("name", "")
+            for r in (claim.get("status") or {}).get("reservedFor") or ()
+            if r.get("resource") == "pods"
+        ]
         for r in (alloc.get("devices") or {}).get("results") or ():
             if r.get("adminAccess"):
                 continue
@@ -166,58 +183,90 @@ class _Holders:
         return "; ".join(parts) or "another claim"
 
 
-def _device_verdict(sched: Any, req: _Req, dev: DeviceInfo, nodes: dict[str, Any], node_rejects: dict[str, list],
-                    holders: _Holders, tracker: CounterTracker, own: set) -> dict:
+def _device_verdict(
+    sched: Any,
+    req: _Req,
+    dev: DeviceInfo,
+    nodes: dict[str, Any],
+    node_rejects: dict[str, list],
+    holders: _Holders,
+    tracker: CounterTracker,
+    own: set,
+) -> dict:
     did = dev.id
     state = sched.dra.state
     pool = dev.pool
     if not pool.complete:
-        return {"reason": "PoolIncomplete",
-                "message": f"pool {pool.pool_id} is incomplete: {len(pool.slices)} of {pool.slice_count} "
-                           f"ResourceSlices of generation {pool.generation} published",
-                "fix": f"publish the pool's remaining ResourceSlices (resourceSliceCount {pool.slice_count})"}
+        return {
+            "reason": "PoolIncomplete",
+            "message": f"pool {pool.pool_id} is incomplete: {len(pool.slices)} of {pool.slice_count} "
+            f"ResourceSlices of generation {pool.generation} published",
+            "fix": f"publish the pool's remaining ResourceSlices (resourceSliceCount {pool.slice_count})",
+        }
     if pool.invalid:
-        return {"reason": "PoolInvalid", "message": f"pool {pool.pool_id} is invalid: {pool.invalid}",
-                "fix": "publish the pool with unique device names"}
+        return {
+            "reason": "PoolInvalid",
+            "message": f"pool {pool.pool_id} is invalid: {pool.invalid}",
+            "fix": "publish the pool with unique device names",
+        }
     kind, value = dev.target
     where: list[str]
     if kind == "name":
         if value not in nodes:
             known = ", ".join(sorted(nodes)[:8]) or "none"
-            return {"reason": "NodeNotFound",
-                    "message": f"its ResourceSlice names node {value}, which does not exist",
-                    "fix": f"publish the slice for an existing node ({known}) or add node {value}"}
+            return {
+                "reason": "NodeNotFound",
+                "message": f"its ResourceSlice names node {value}, which does not exist",
+                "fix": f"publish the slice for an existing node ({known}) or add node {value}",
+            }
         where = [value]
     elif kind == "none":
-        return {"reason": "NoNode", "message": "its ResourceSlice selects no node",
-                "fix": "set nodeName, nodeSelector or allNodes on the slice"}
+        return {
+            "reason": "NoNode",
+            "message": "its ResourceSlice selects no node",
+            "fix": "set nodeName, nodeSelector or allNodes on the slice",
+        }
     else:
         where = [n for n, info in nodes.items() if dev.on_node(info.node)]
         if not where:
-            return {"reason": "NoMatchingNode", "message": "its ResourceSlice's node selector matches no node",
-                    "fix": "label a node to match the slice's nodeSelector"}
+            return {
+                "reason": "NoMatchingNode",
+                "message": "its ResourceSlice's node selector matches no node",
+                "fix": "label a node to match the slice's nodeSelector",
+            }
     sel = _selector_verdict(req, dev)
     if sel is not None:
         return sel
     if not req.admin and did in state.devices:
         who = holders.describe(did)
-        return {"reason": "Allocated", "message": f"allocated to {who}", "holders": who,
-                "fix": f"delete or finish the pod(s) holding {who}"}
+        return {
+            "reason": "Allocated",
+            "message": f"allocated to {who}",
+            "holders": who,
+            "fix": f"delete or finish the pod(s) holding {who}",
+        }
     if req.capacity or dev.allow_multiple:
         try:
             amounts = cap.consumption_for(dev, req.capacity)
         except cap.CapacityRequestError as exc:
             return {"reason": "Capacity", "message": str(exc), "fix": "request capacity the device's policy allows"}
         if amounts is None:
-            return {"reason": "Capacity", "message": "the request asks for capacity the device does not have",
-                    "fix": "request only capacity names the device publishes"}
+            return {
+                "reason": "Capacity",
+                "message": "the request asks for capacity the device does not have",
+                "fix": "request only capacity names the device publishes",
+            }
         used = state.capacity.get(did)
         if not cap.fits(dev, amounts, used):
             need = ", ".join(f"{k}={v}" for k, v in amounts.items())
-            left = ", ".join(f"{k}={dev.capacity()[k][0] - (used or {}).get(k, 0) if k in dev.capacity() else '?'}"
-                             for k in amounts)
-            return {"reason": "CapacityExhausted", "message": f"capacity needed {need}, left {left}",
-                    "fix": "free shares of this device or request less"}
+            left = ", ".join(
+                f"{k}={dev.capacity()[k][0] - (used or {}).get(k, 0) if k in dev.capacity() else '?'}" for k in amounts
+            )
+            return {
+                "reason": "CapacityExhausted",
+                "message": f"capacity needed {need}, left {left}",
+                "fix": "free shares of this device or request less",
+            }
     if dev.consumes_counters and not (dev.allow_multiple and did in state.capacity):
         avail = tracker._pool_available(pool)
         short = []
@@ -226,32 +275,50 @@ def _device_verdict(sched: Any, req: _Req, dev: DeviceInfo, nodes: dict[str, Any
             if have is not None and have.cmp(amount) < 0:
                 short.append(f"counter set {cs} counter {name}: needs {amount}, {have} left")
         if short:
-            users = sorted({holders.describe(d.id) for d in pool.devices
-                            if d.consumes_counters and d.id in state.devices})
-            return {"reason": "CountersExhausted", "message": "; ".join(short),
-                    "fix": "free a device drawing from the same counters" + (f" ({'; '.join(users)})" if users else "")}
-    blocking = [t for t in dev.taints if t.get("effect") in BLOCKING_EFFECTS
-                and not any(tolerates(tol, t) for tol in req.tolerations)]
+            users = sorted(
+                {holders.describe(d.id) for d in pool.devices if d.consumes_counters and d.id in state.devices}
+            )
+            return {
+                "reason": "CountersExhausted",
+                "message": "; ".join(short),
+                "fix": "free a device drawing from the same counters" + (f" ({'; '.join(users)})" if users else ""),
+            }
+    blocking = [
+        t
+        for t in dev.taints
+        if t.get("effect") in BLOCKING_EFFECTS and not any(tolerates(tol, t) for tol in req.tolerations)
+    ]
     if blocking:
         t = blocking[0]
         shown = f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}"
-        return {"reason": "TaintNotTolerated", "message": f"taint {shown} not tolerated",
-                "fix": f"add a toleration to the request: {{key: {t.get('key')}, operator: Exists, "
-                       f"effect: {t.get('effect')}}}, or remove the taint"}
+        return {
+            "reason": "TaintNotTolerated",
+            "message": f"taint {shown} not tolerated",
+            "fix": f"add a toleration to the request: {{key: {t.get('key')}, operator: Exists, "
+            f"effect: {t.get('effect')}}}, or remove the taint",
+        }
     blocked = {n: node_rejects[n] for n in where if node_rejects.get(n)}
     if blocked and len(blocked) == len(where):
         n = where[0]
         plugin, reasons = blocked[n][0]
-        return {"reason": "NodeRejected", "message": f"on node {n}, which {plugin} rejects: {', '.join(reasons)}",
-                "fix": f"make node {n} acceptable to {plugin}"}
+        return {
+            "reason": "NodeRejected",
+            "message": f"on node {n}, which {plugin} rejects: {', '.join(reasons)}",
+            "fix": f"make node {n} acceptable to {plugin}",
+        }
     if did in own:
-        return {"reason": "TakenByThisPod", "message": "taken by another request of this pod",
-                "fix": "add devices or ask for fewer"}
+        return {
+            "reason": "TakenByThisPod",
+            "message": "taken by another request of this pod",
+            "fix": "add devices or ask for fewer",
+        }
     out = {"reason": "Fits", "message": "free and matching" + (f" on node {where[0]}" if len(where) == 1 else "")}
     if dev.binding_conditions:
         out["reason"] = "BindingConditions"
-        out["message"] += (f"; has binding conditions {', '.join(dev.binding_conditions)}: the pod waits in PreBind "
-                           "until they are True")
+        out["message"] += (
+            f"; has binding conditions {', '.join(dev.binding_conditions)}: the pod waits in PreBind "
+            "until they are True"
+        )
     return out
 
 
@@ -261,19 +328,28 @@ def _claim_report(sched: Any, claim: dict, nodes: dict, node_rejects: dict, hold
     out: dict[str, Any] = {"claim": ref, "requests": []}
     st = claim.get("status") or {}
     if st.get("allocation"):
-        devs = [f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}"
-                for r in (st["allocation"].get("devices") or {}).get("results") or ()]
+        devs = [
+            f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}"
+            for r in (st["allocation"].get("devices") or {}).get("results") or ()
+        ]
         out["allocated"] = devs
         pods = [r.get("name") for r in st.get("reservedFor") or ()]
         conds = []
         for d in st.get("devices") or ():
             for c in d.get("conditions") or ():
                 conds.append(f"{d.get('device')}: {c.get('type')}={c.get('status')}")
-        out["message"] = f"already allocated ({', '.join(devs)})" + (f", reserved for {', '.join(pods)}" if pods else "")
-        pending = [r for r in (st["allocation"].get("devices") or {}).get("results") or () if r.get("bindingConditions")]
+        out["message"] = f"already allocated ({', '.join(devs)})" + (
+            f", reserved for {', '.join(pods)}" if pods else ""
+        )
+        pending = [
+            r for r in (st["allocation"].get("devices") or {}).get("results") or () if r.get("bindingConditions")
+        ]
         if pending:
-            out["message"] += "; binding conditions " + ", ".join(
-                c for r in pending for c in r["bindingConditions"]) + (f" (now: {', '.join(conds)})" if conds else "")
+            out["message"] += (
+                "; binding conditions "
+                + ", ".join(c for r in pending for c in r["bindingConditions"])
+                + (f" (now: {', '.join(conds)})" if conds else "")
+            )
         return out
     try:
         plan = alloc._plan(claim)
@@ -297,13 +373,23 @@ def _claim_report(sched: Any, claim: dict, nodes: dict, node_rejects: dict, hold
                 rows.append(v)
             fits = [r for r in rows if r["reason"] in ("Fits", "BindingConditions")]
             want = req.count if req.mode == "ExactCount" else max(len(fits), 1)
-            entry = {"request": req.full_name, "deviceClassName": req.class_name, "mode": req.mode,
-                     "count": req.count, "candidates": rows, "fitting": len(fits), "otherClassDevices": other}
+            entry = {
+                "request": req.full_name,
+                "deviceClassName": req.class_name,
+                "mode": req.mode,
+                "count": req.count,
+                "candidates": rows,
+                "fitting": len(fits),
+                "otherClassDevices": other,
+            }
             if not rows:
-                entry["message"] = (f"no published device is of class {req.class_name}"
-                                    + (f" ({other} device(s) of other classes)" if other else ""))
-                entry["fix"] = [f"install the DRA driver for class {req.class_name} on a node (or apply a "
-                                f"ResourceSlice with devices its selectors accept)"]
+                entry["message"] = f"no published device is of class {req.class_name}" + (
+                    f" ({other} device(s) of other classes)" if other else ""
+                )
+                entry["fix"] = [
+                    f"install the DRA driver for class {req.class_name} on a node (or apply a "
+                    f"ResourceSlice with devices its selectors accept)"
+                ]
             elif len(fits) < want:
                 entry["message"] = f"{len(fits)} of {want} device(s) available"
                 fixes = []
@@ -318,8 +404,11 @@ def _claim_report(sched: Any, claim: dict, nodes: dict, node_rejects: dict, hold
 def explain(sched: Any, pod: dict) -> dict:
     """The diagnosis of one pod (see the module docstring); read-only."""
     m = pod.get("metadata") or {}
-    report: dict[str, Any] = {"kind": "PodExplanation", "apiVersion": "mockkube.dev/v1",
-                              "pod": f"{m.get('namespace')}/{m.get('name')}"}
+    report: dict[str, Any] = {
+        "kind": "PodExplanation",
+        "apiVersion": "mockkube.dev/v1",
+        "pod": f"{m.get('namespace')}/{m.get('name')}",
+    }
     spec = pod.get("spec") or {}
     if spec.get("nodeName"):
         report["verdict"] = f"scheduled on node {spec['nodeName']}"
@@ -334,8 +423,11 @@ def explain(sched: Any, pod: dict) -> dict:
         if st is not None and not st.ok:
             report["verdict"] = f"waiting before the queue: {p.name}: {st.message}"
             report["preEnqueue"] = {"plugin": p.name, **_status(st)}
-            report["fix"] = ["create the pod's ResourceClaims (or wait for the ResourceClaim controller)"
-                             if p.name == "DynamicResources" else "remove the pod's schedulingGates"]
+            report["fix"] = [
+                "create the pod's ResourceClaims (or wait for the ResourceClaim controller)"
+                if p.name == "DynamicResources"
+                else "remove the pod's schedulingGates"
+            ]
             return report
     state = fw.CycleState()
     skip: set[str] = set()
@@ -379,8 +471,10 @@ def explain(sched: Any, pod: dict) -> dict:
         report["verdict"] = "no nodes in the cluster"
         report["fix"] = ["add a node (a cluster profile, or `mockkube apply-profile`)"]
     elif fitting:
-        report["verdict"] = (f"fits on {len(fitting)} node(s) now ({', '.join(fitting[:5])}); the scheduler "
-                             "will place it on its next attempt")
+        report["verdict"] = (
+            f"fits on {len(fitting)} node(s) now ({', '.join(fitting[:5])}); the scheduler "
+            "will place it on its next attempt"
+        )
     else:
         hist: dict[str, int] = {}
         for name in nodes:
@@ -459,10 +553,14 @@ def summary(report: dict, limit: int = EVENT_MESSAGE_MAX) -> str:
         for r in c.get("requests") or ():
             if not r.get("message"):
                 continue
-            told = sorted((d for d in r["candidates"] if d["reason"] not in ("Fits", "BindingConditions")),
-                          key=lambda d: d["reason"] == "SelectorFalse")
+            told = sorted(
+                (d for d in r["candidates"] if d["reason"] not in ("Fits", "BindingConditions")),
+                key=lambda d: d["reason"] == "SelectorFalse",
+            )
             shown = "; ".join(f"{devs}: {message}" for devs, message in _grouped(told)[:3])
-            parts.append(f"claim {c['claim']} request {r['request']}: {r['message']}" + (f" ({shown})" if shown else ""))
+            parts.append(
+                f"claim {c['claim']} request {r['request']}: {r['message']}" + (f" ({shown})" if shown else "")
+            )
     if report.get("fix"):
         parts.append(f"to fit: {report['fix'][0]}")
     text = ". ".join(p.rstrip(".") for p in parts if p) + "."
@@ -545,8 +643,9 @@ class WhyPendingReporter:
             text = text[: self.ANNOTATION_MAX - 4] + "\n..."
         if (pod["metadata"].get("annotations") or {}).get(ANNOTATION) != text:
             try:
-                sched.client.patch(sched.pods_rt, ns, name, {"metadata": {"uid": uid, "annotations": {ANNOTATION: text}}},
-                                   "merge")
+                sched.client.patch(
+                    sched.pods_rt, ns, name, {"metadata": {"uid": uid, "annotations": {ANNOTATION: text}}}, "merge"
+                )
             except errors.APIError:
                 return
         sched.recorder.event(pod, "Normal", EVENT_REASON, summary(report), action="Scheduling")

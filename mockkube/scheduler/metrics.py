@@ -28,12 +28,15 @@ class PendingPods:
         unschedulable = list(q.unschedulable)
         entries = q.entries
         gated = sum(1 for k in unschedulable if getattr(entries.get(k), "gated", False))
-        g = GaugeMetricFamily("scheduler_pending_pods", "Number of pending pods, by the queue type. 'active' means "
-                              "number of pods in activeQ; 'backoff' means number of pods in backoffQ; "
-                              "'unschedulable' means number of pods in unschedulablePods that the scheduler "
-                              "attempted to schedule and failed; 'gated' is the number of unschedulable pods "
-                              "that the scheduler never attempted to schedule because they are gated.",
-                              labels=["queue"])
+        g = GaugeMetricFamily(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means "
+            "number of pods in activeQ; 'backoff' means number of pods in backoffQ; "
+            "'unschedulable' means number of pods in unschedulablePods that the scheduler "
+            "attempted to schedule and failed; 'gated' is the number of unschedulable pods "
+            "that the scheduler never attempted to schedule because they are gated.",
+            labels=["queue"],
+        )
         g.add_metric(["active"], len(q._in_active) + (1 if q.in_flight else 0))
         g.add_metric(["backoff"], len(q._in_backoff))
         g.add_metric(["unschedulable"], len(unschedulable) - gated)

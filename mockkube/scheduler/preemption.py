@@ -59,8 +59,9 @@ class Preemptor:
                     out.append(claim)
         return out
 
-    def _fits_without(self, state: fw.CycleState, pod: dict, node_name: str, removed: list[dict],
-                      filters: list[fw.Plugin]) -> bool:
+    def _fits_without(
+        self, state: fw.CycleState, pod: dict, node_name: str, removed: list[dict], filters: list[fw.Plugin]
+    ) -> bool:
         cache, dra = self.s.cache, self.s.dra
         claims = self._claims_of(removed)
         counted = [dra._counted.get(c["metadata"]["uid"]) for c in claims]
@@ -84,8 +85,9 @@ class Preemptor:
             for p in removed:
                 cache.set_pod(p)
 
-    def select_victims(self, state: fw.CycleState, pod: dict, node_name: str,
-                       filters: list[fw.Plugin]) -> list[dict] | None:
+    def select_victims(
+        self, state: fw.CycleState, pod: dict, node_name: str, filters: list[fw.Plugin]
+    ) -> list[dict] | None:
         prio = priority(pod)
         lower = [p for p in self.s.assigned_pods(node_name) if priority(p) < prio]
         if not lower or not self._fits_without(state, pod, node_name, lower, filters):
@@ -97,14 +99,14 @@ class Preemptor:
         victims: list[dict] = []
         order = violating + ok
         for i, p in enumerate(order):
-            rest = order[i + 1:]
+            rest = order[i + 1 :]
             if not self._fits_without(state, pod, node_name, victims + rest, filters):
                 victims.append(p)
         return victims
 
     def _split_by_pdb(self, pods: list[dict]) -> tuple[list[dict], list[dict]]:
         """filterPodsWithPDBViolation: evicting in this order, which pods exceed a budget."""
-        from mockkube.resources.disruption import selects
+        from mockkube.rules.disruption import selects
 
         pdbs = self.s.pdbs() if hasattr(self.s, "pdbs") else []
         allowed = {id(b): int((b.get("status") or {}).get("disruptionsAllowed", 0)) for b in pdbs}
@@ -125,8 +127,9 @@ class Preemptor:
     def violations(self, victims: list[dict]) -> int:
         return len(self._split_by_pdb(victims)[0])
 
-    def find(self, state: fw.CycleState, pod: dict, statuses: dict[str, fw.Status],
-             filters: list[fw.Plugin]) -> tuple[str, list[dict]] | None:
+    def find(
+        self, state: fw.CycleState, pod: dict, statuses: dict[str, fw.Status], filters: list[fw.Plugin]
+    ) -> tuple[str, list[dict]] | None:
         """The best (node, victims), or None."""
         best: tuple[tuple, str, list[dict]] | None = None
         for name, st in statuses.items():
@@ -136,8 +139,13 @@ class Preemptor:
             if not victims:
                 continue
             # pickOneNodeForPreemption: fewest budget violations, lowest highest-victim priority, sum, count
-            key = (self.violations(victims), max(priority(v) for v in victims), sum(priority(v) for v in victims),
-                   len(victims), name)
+            key = (
+                self.violations(victims),
+                max(priority(v) for v in victims),
+                sum(priority(v) for v in victims),
+                len(victims),
+                name,
+            )
             if best is None or key < best[0]:
                 best = (key, name, victims)
         return (best[1], best[2]) if best else None
@@ -148,23 +156,39 @@ class Preemptor:
         pm = pod["metadata"]
         for v in victims:
             vm = v["metadata"]
-            cond = {"type": "DisruptionTarget", "status": "True", "reason": PREEMPTION_REASON,
-                    "message": f"{self.s.scheduler_name}: preempting to accommodate a higher priority pod",
-                    "lastProbeTime": None, "lastTransitionTime": now()}
+            cond = {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": PREEMPTION_REASON,
+                "message": f"{self.s.scheduler_name}: preempting to accommodate a higher priority pod",
+                "lastProbeTime": None,
+                "lastTransitionTime": now(),
+            }
             try:
-                client.patch(rt, vm["namespace"], vm["name"],
-                             {"metadata": {"uid": vm["uid"]}, "status": {"conditions": [cond]}},
-                             "strategic", "status")
+                client.patch(
+                    rt,
+                    vm["namespace"],
+                    vm["name"],
+                    {"metadata": {"uid": vm["uid"]}, "status": {"conditions": [cond]}},
+                    "strategic",
+                    "status",
+                )
                 client.delete(rt, vm["namespace"], vm["name"], {"preconditions": {"uid": vm["uid"]}})
             except errors.APIError as e:
                 log.debug("preempting %s failed: %s", vm.get("name"), e)
                 continue
-            self.s.recorder.event(v, "Normal", "Preempted",
-                                  f"Preempted by pod {pm.get('uid')} on node {node_name}", action="Preempting")
+            self.s.recorder.event(
+                v, "Normal", "Preempted", f"Preempted by pod {pm.get('uid')} on node {node_name}", action="Preempting"
+            )
         try:
-            client.patch(rt, pm["namespace"], pm["name"],
-                         {"metadata": {"uid": pm["uid"]}, "status": {"nominatedNodeName": node_name}},
-                         "strategic", "status")
+            client.patch(
+                rt,
+                pm["namespace"],
+                pm["name"],
+                {"metadata": {"uid": pm["uid"]}, "status": {"nominatedNodeName": node_name}},
+                "strategic",
+                "status",
+            )
         except errors.APIError as e:
             log.debug("nominating %s failed: %s", pm.get("name"), e)
 

@@ -20,8 +20,17 @@ UNSCHEDULABLE_TIMEOUT = 300.0
 
 
 class _Entry:
-    __slots__ = ("key", "priority", "added", "attempts", "backoff_until", "gated", "uses_dra",
-                 "unschedulable_since", "errored")
+    __slots__ = (
+        "key",
+        "priority",
+        "added",
+        "attempts",
+        "backoff_until",
+        "gated",
+        "uses_dra",
+        "unschedulable_since",
+        "errored",
+    )
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -36,8 +45,9 @@ class _Entry:
 
 
 class SchedulingQueue:
-    def __init__(self, clock: Callable[[], float], initial_backoff: float = INITIAL_BACKOFF,
-                 max_backoff: float = MAX_BACKOFF) -> None:
+    def __init__(
+        self, clock: Callable[[], float], initial_backoff: float = INITIAL_BACKOFF, max_backoff: float = MAX_BACKOFF
+    ) -> None:
         self.clock = clock
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff

@@ -15,7 +15,9 @@ import logging
 import random
 from typing import Any
 
-from mockkube.asyncbridge import spawn
+from mockkube.client.asyncbridge import spawn
+from mockkube.client.client import Client
+from mockkube.client.informer import Informer
 from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
@@ -25,12 +27,9 @@ from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
 from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
-from mockkube.scheduler.plugins.nodes import (NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates,
-                                              TaintToleration)
+from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates, TaintToleration
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
 from mockkube.scheduler.queue import SchedulingQueue
-from mockkube.storage.client import Client
-from mockkube.storage.informer import Informer
 
 log = logging.getLogger("mockkube.scheduler")
 
@@ -52,8 +51,7 @@ def num_feasible_nodes_to_find(num_all: int, percentage: int = 0) -> int:
     return max(n, MIN_FEASIBLE_NODES)
 
 
-def fit_error(num_all: int, statuses: dict[str, fw.Status], prefilter_msg: str = "",
-              postfilter_msg: str = "") -> str:
+def fit_error(num_all: int, statuses: dict[str, fw.Status], prefilter_msg: str = "", postfilter_msg: str = "") -> str:
     """FitError.Error(): "0/N nodes are available: <histogram>. <postfilter>."."""
     msg = f"0/{num_all} nodes are available:"
     if prefilter_msg:
@@ -83,22 +81,33 @@ def _responsible(pod: dict) -> bool:
 
 def _pending(pod: dict) -> bool:
     spec = pod.get("spec") or {}
-    return (not spec.get("nodeName") and not (pod.get("metadata") or {}).get("deletionTimestamp")
-            and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+    return (
+        not spec.get("nodeName")
+        and not (pod.get("metadata") or {}).get("deletionTimestamp")
+        and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+    )
 
 
 class Scheduler:
     name = "scheduler"
     scheduler_name = SCHEDULER_NAME
 
-    def __init__(self, server: Any, initial_backoff: float = 1.0, max_backoff: float = 10.0,
-                 percentage_of_nodes_to_score: int = 0, seed: int | None = None,
-                 filter_timeout: float | None = None,
-                 binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT) -> None:
+    def __init__(
+        self,
+        server: Any,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        percentage_of_nodes_to_score: int = 0,
+        seed: int | None = None,
+        filter_timeout: float | None = None,
+        binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT,
+    ) -> None:
         self.server = server
         self.clock = server.clock
         make_client = getattr(server, "client", None)
-        self.client = make_client("kube-scheduler") if callable(make_client) else Client(server.resources, "kube-scheduler")
+        self.client = (
+            make_client("kube-scheduler") if callable(make_client) else Client(server.resources, "kube-scheduler")
+        )
         # in a process of its own the binding cycle runs beside the next scheduling cycles
         # (upstream binds in a goroutine) while its writes travel to the API
         self.async_binding = bool(getattr(server, "async_binding", False))
@@ -115,10 +124,16 @@ class Scheduler:
         from mockkube.scheduler import filter_timeout as configured_filter_timeout
 
         timeout = filter_timeout if filter_timeout is not None else configured_filter_timeout(server)
-        self.dra_plugin = DynamicResources(self.dra, self.client, lambda: meta.rfc3339(self.clock()),
-                                           filter_timeout=timeout, stopping=lambda: self._stopping,
-                                           clock=self.clock, binding_timeout=binding_timeout,
-                                           metrics=getattr(server, "metrics", None))
+        self.dra_plugin = DynamicResources(
+            self.dra,
+            self.client,
+            lambda: meta.rfc3339(self.clock()),
+            filter_timeout=timeout,
+            stopping=lambda: self._stopping,
+            clock=self.clock,
+            binding_timeout=binding_timeout,
+            metrics=getattr(server, "metrics", None),
+        )
         registry = getattr(server, "metrics", None)
         self._attempts = None
         if registry is not None:
@@ -127,7 +142,9 @@ class Scheduler:
             self._attempts = registry.counter(
                 "scheduler_schedule_attempts_total",
                 "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
-                "scheduled, while 'error' means an internal scheduler problem.", ["profile", "result"])
+                "scheduled, while 'error' means an internal scheduler problem.",
+                ["profile", "result"],
+            )
             PendingPods.register(registry, self.queue)
         self.bc_metrics = bc.Metrics(registry) if registry is not None else None
         self._sli = self._allocations = None
@@ -135,16 +152,24 @@ class Scheduler:
             self._sli = registry.histogram(
                 "scheduler_pod_scheduling_sli_duration_seconds",
                 "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
-                "involve multiple scheduling attempts.", ["attempts"],
-                [0.01 * 2 ** i for i in range(20)])
+                "involve multiple scheduling attempts.",
+                ["attempts"],
+                [0.01 * 2**i for i in range(20)],
+            )
             self._allocations = registry.counter(
-                "mockkube_dra_allocations_total", "ResourceClaims the scheduler allocated (mockkube).", [])
+                "mockkube_dra_allocations_total", "ResourceClaims the scheduler allocated (mockkube).", []
+            )
         # KEP-5007: pods parked in PreBind until their claims' binding conditions are True
         self.binding = bc.BindingWaiter(self.dra.get_claim, self.clock, binding_timeout, self.bc_metrics)
         # upstream default order (DynamicResources before DefaultPreemption)
         self.plugins: list[fw.Plugin] = [
-            SchedulingGates(), NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(),
-            NodeResourcesFit(self.dra.dra_backed), self.dra_plugin,
+            SchedulingGates(),
+            NodeUnschedulable(),
+            NodeName(),
+            TaintToleration(),
+            NodeAffinity(),
+            NodeResourcesFit(self.dra.dra_backed),
+            self.dra_plugin,
         ]
         self.scored = [p for p in self.plugins if p.weight]
         self.preemptor = Preemptor(self)
@@ -178,7 +203,15 @@ class Scheduler:
     # -- lifecycle --------------------------------------------------------------------
     async def start(self) -> None:
         # cluster state first, so the replayed pods meet a complete view
-        for name in ("nodes", "poddisruptionbudgets", "deviceclasses", "devicetaintrules", "resourceslices", "resourceclaims", "pods"):
+        for name in (
+            "nodes",
+            "poddisruptionbudgets",
+            "deviceclasses",
+            "devicetaintrules",
+            "resourceslices",
+            "resourceclaims",
+            "pods",
+        ):
             self.informers[name].start()
         self._task = asyncio.create_task(self._run(), name="scheduler")
         self._schedule_flush()
@@ -187,6 +220,7 @@ class Scheduler:
         def tick() -> None:
             self.queue.flush_stale()
             self._schedule_flush()
+
         self._flush = asyncio.get_running_loop().call_later(30.0, tick)
 
     def request_stop(self) -> None:
@@ -195,8 +229,12 @@ class Scheduler:
 
     def idle(self) -> bool:
         """No pod waiting in activeQ or being scheduled, no undelivered events."""
-        return (not self.queue.has_active() and self.queue.in_flight is None and not self._binding_now
-                and not any(inf.pending() for inf in self.informers.values()))
+        return (
+            not self.queue.has_active()
+            and self.queue.in_flight is None
+            and not self._binding_now
+            and not any(inf.pending() for inf in self.informers.values())
+        )
 
     def resync(self) -> None:
         """Re-check time-based state now (tests that advance the injectable clock)."""
@@ -264,8 +302,13 @@ class Scheduler:
         if not _responsible(obj) or not _pending(obj):
             self.queue.delete(key)
             return
-        if typ == "MODIFIED" and prev is not None and key in self.queue.entries \
-                and not self.queue.entries[key].gated and not _pod_update_matters(obj, prev):
+        if (
+            typ == "MODIFIED"
+            and prev is not None
+            and key in self.queue.entries
+            and not self.queue.entries[key].gated
+            and not _pod_update_matters(obj, prev)
+        ):
             return  # e.g. our own PodScheduled condition write
         prio = int((obj.get("spec") or {}).get("priority") or 0)
         self.queue.add(key, prio, uses_dra(obj, self.dra))
@@ -289,9 +332,9 @@ class Scheduler:
         new_alloc = bool((obj.get("status") or {}).get("allocation"))
         if old_alloc and not new_alloc:
             self._move_dra()
-        elif (prev or {}).get("status") != obj.get("status") or \
-                ((prev or {}).get("metadata") or {}).get("deletionTimestamp") != \
-                (obj.get("metadata") or {}).get("deletionTimestamp"):
+        elif (prev or {}).get("status") != obj.get("status") or ((prev or {}).get("metadata") or {}).get(
+            "deletionTimestamp"
+        ) != (obj.get("metadata") or {}).get("deletionTimestamp"):
             name = (obj.get("metadata") or {}).get("name")
             ns = (obj.get("metadata") or {}).get("namespace")
             self._move_dra(lambda e: e.key.startswith(f"{ns}/") and self._pod_uses_claim(e.key, name))
@@ -304,8 +347,9 @@ class Scheduler:
         for pc in (pod.get("spec") or {}).get("resourceClaims") or ():
             if pc.get("resourceClaimName") == claim:
                 return True
-        return any(s.get("resourceClaimName") == claim
-                   for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ())
+        return any(
+            s.get("resourceClaimName") == claim for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
+        )
 
     def _move_dra(self, extra=None) -> None:
         if extra is None:
@@ -336,8 +380,8 @@ class Scheduler:
 
     # -- the loop -------------------------------------------------------------------------
     async def _run(self) -> None:
-        from mockkube.identities import SCHEDULER
-        from mockkube.machinery.admission.identity import set_user
+        from mockkube.machinery.requestcontext import set_user
+        from mockkube.rules.identities import SCHEDULER
 
         set_user(SCHEDULER)  # the scheduler's writes (bindings, claims, conditions) as upstream's
         while True:
@@ -416,8 +460,9 @@ class Scheduler:
             return feasible[0].name, "", False
         return self._select_host(state, pod, feasible), "", False
 
-    def _filter_with_nominated(self, filters: list[fw.Plugin], state: fw.CycleState, pod: dict, node: NodeInfo,
-                               nominated: list[dict]) -> tuple[fw.Plugin | None, fw.Status | None]:
+    def _filter_with_nominated(
+        self, filters: list[fw.Plugin], state: fw.CycleState, pod: dict, node: NodeInfo, nominated: list[dict]
+    ) -> tuple[fw.Plugin | None, fw.Status | None]:
         """The filters with the pods nominated to this node counted as if they ran there."""
         added = [self._add_nominated(q, node.name) for q in nominated]
         try:
@@ -475,18 +520,25 @@ class Scheduler:
 
     def assigned_pods(self, node_name: str) -> list[dict]:
         """Running (not terminating, not finished) pods on a node: preemption candidates."""
-        return [p for p in self.informers["pods"].list()
-                if (p.get("spec") or {}).get("nodeName") == node_name
-                and not (p.get("metadata") or {}).get("deletionTimestamp")
-                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        return [
+            p
+            for p in self.informers["pods"].list()
+            if (p.get("spec") or {}).get("nodeName") == node_name
+            and not (p.get("metadata") or {}).get("deletionTimestamp")
+            and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        ]
 
     def _terminating_on_nominated(self, pod: dict) -> bool:
         node = (pod.get("status") or {}).get("nominatedNodeName")
         if not node:
             return False
         prio = priority(pod)
-        return any((p.get("spec") or {}).get("nodeName") == node and (p.get("metadata") or {}).get("deletionTimestamp")
-                   and priority(p) < prio for p in self.informers["pods"].list())
+        return any(
+            (p.get("spec") or {}).get("nodeName") == node
+            and (p.get("metadata") or {}).get("deletionTimestamp")
+            and priority(p) < prio
+            for p in self.informers["pods"].list()
+        )
 
     def _preemption_message(self, pod, statuses, num_all, prefilter) -> str:
         """DefaultPreemption's verdict; mockkube never evicts, so a node where preemption
@@ -496,8 +548,11 @@ class Scheduler:
         hist: dict[str, int] = {}
         for node in self.cache.node_list:
             st = statuses.get(node.name)
-            reason = PREEMPTION_NOT_HELPFUL if prefilter or st is None or \
-                st.code == fw.UNSCHEDULABLE_AND_UNRESOLVABLE else NO_VICTIMS
+            reason = (
+                PREEMPTION_NOT_HELPFUL
+                if prefilter or st is None or st.code == fw.UNSCHEDULABLE_AND_UNRESOLVABLE
+                else NO_VICTIMS
+            )
             hist[reason] = hist.get(reason, 0) + 1
         parts = ", ".join(sorted(f"{v} {k}" for k, v in hist.items()))
         return f"preemption: 0/{num_all} nodes are available: {parts}."
@@ -547,7 +602,8 @@ class Scheduler:
         if self.async_binding and not failure:
             self.queue.release(key)
             task = asyncio.get_running_loop().create_task(
-                spawn(self._binding_cycle, key, pod, state, node_name, reserved, failure), name=f"bind {key}")
+                spawn(self._binding_cycle, key, pod, state, node_name, reserved, failure), name=f"bind {key}"
+            )
             self._binding_now[key] = task
             task.add_done_callback(lambda t, key=key: self._bound(key, t))
             return
@@ -560,8 +616,9 @@ class Scheduler:
             log.error("binding cycle of %s failed", key, exc_info=task.exception())
             self.queue.requeue_failed(key, error=True)
 
-    def _binding_cycle(self, key: str, pod: dict, state: fw.CycleState, node_name: str,
-                       reserved: list[fw.Plugin], failure: str) -> None:
+    def _binding_cycle(
+        self, key: str, pod: dict, state: fw.CycleState, node_name: str, reserved: list[fw.Plugin], failure: str
+    ) -> None:
         """PreBind and Bind. Inline in-process; under ``asyncbridge.spawn`` in a scheduler
         process, where each write is awaited while the loop runs the next cycles."""
         started = self.clock()
@@ -577,18 +634,27 @@ class Scheduler:
         if waiting:
             self._wait_for_binding(key, pod, state, node_name, reserved, waiting)
             return
-        if self.bc_metrics is not None and self.dra_plugin.name in state \
-                and getattr(state[self.dra_plugin.name], "claims", None) is not None \
-                and (state[self.dra_plugin.name].claims or state[self.dra_plugin.name].extended is not None):
+        if (
+            self.bc_metrics is not None
+            and self.dra_plugin.name in state
+            and getattr(state[self.dra_plugin.name], "claims", None) is not None
+            and (state[self.dra_plugin.name].claims or state[self.dra_plugin.name].extended is not None)
+        ):
             self.bc_metrics.prebind_done(bc.FAILURE if failure else bc.SUCCESS, False, self.clock() - started)
         self._bind(key, pod, state, node_name, reserved, failure)
 
-    def _wait_for_binding(self, key: str, pod: dict, state: fw.CycleState, node_name: str,
-                          reserved: list[fw.Plugin], claims: list[dict]) -> None:
+    def _wait_for_binding(
+        self, key: str, pod: dict, state: fw.CycleState, node_name: str, reserved: list[fw.Plugin], claims: list[dict]
+    ) -> None:
         """KEP-5007: park the pod in PreBind; the scheduler goes on with other pods and
         the binding finishes when the claims' conditions decide (or time runs out)."""
-        self.recorder.event(pod, "Normal", "BindingConditionsPending",
-                            f"waiting for binding conditions for device on node {node_name}", action="Scheduling")
+        self.recorder.event(
+            pod,
+            "Normal",
+            "BindingConditionsPending",
+            f"waiting for binding conditions for device on node {node_name}",
+            action="Scheduling",
+        )
         self.queue.release(key)
         self._waiting_uid[key] = pod["metadata"]["uid"]
 
@@ -611,8 +677,9 @@ class Scheduler:
             self.cache.remove_pod(uid)
         self.queue.delete(key)
 
-    def _bind(self, key: str, pod: dict, state: fw.CycleState, node_name: str, reserved: list[fw.Plugin],
-              failure: str) -> None:
+    def _bind(
+        self, key: str, pod: dict, state: fw.CycleState, node_name: str, reserved: list[fw.Plugin], failure: str
+    ) -> None:
         self._abandon.pop(key, None)
         uid = pod["metadata"]["uid"]
         if not failure:
@@ -639,9 +706,12 @@ class Scheduler:
         self.recorder.forget(uid)
         self.scheduled += 1
         self._attempt("scheduled")
-        self.recorder.event(pod, "Normal", "Scheduled",
-                            f"Successfully assigned {pod['metadata']['namespace']}/{pod['metadata']['name']} "
-                            f"to {node_name}")
+        self.recorder.event(
+            pod,
+            "Normal",
+            "Scheduled",
+            f"Successfully assigned {pod['metadata']['namespace']}/{pod['metadata']['name']} to {node_name}",
+        )
 
     def _demand_for(self, state: fw.CycleState, node_name: str) -> list[dict]:
         s = state.get(self.dra_plugin.name)
@@ -665,22 +735,38 @@ class Scheduler:
 
     def _set_condition(self, pod: dict, reason: str, message: str) -> None:
         for c in (pod.get("status") or {}).get("conditions") or ():
-            if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == reason \
-                    and c.get("message") == message:
+            if (
+                c.get("type") == "PodScheduled"
+                and c.get("status") == "False"
+                and c.get("reason") == reason
+                and c.get("message") == message
+            ):
                 return
-        cond = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
-                "lastProbeTime": None, "lastTransitionTime": meta.rfc3339(self.clock())}
+        cond = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": meta.rfc3339(self.clock()),
+        }
         m = pod["metadata"]
         try:
-            self.client.patch(self.pods_rt, m["namespace"], m["name"],
-                              {"metadata": {"uid": m["uid"]}, "status": {"conditions": [cond]}},
-                              "strategic", "status")
+            self.client.patch(
+                self.pods_rt,
+                m["namespace"],
+                m["name"],
+                {"metadata": {"uid": m["uid"]}, "status": {"conditions": [cond]}},
+                "strategic",
+                "status",
+            )
         except errors.APIError as e:
             log.debug("pod condition update for %s failed: %s", m["name"], e)
 
 
-def _run_filters(filters: list[fw.Plugin], state: fw.CycleState, pod: dict,
-                 node: NodeInfo) -> tuple[fw.Plugin | None, fw.Status | None]:
+def _run_filters(
+    filters: list[fw.Plugin], state: fw.CycleState, pod: dict, node: NodeInfo
+) -> tuple[fw.Plugin | None, fw.Status | None]:
     """The first filter rejecting ``node`` and its status, else (None, None)."""
     for p in filters:
         st = p.filter(state, pod, node)
@@ -692,9 +778,11 @@ def _run_filters(filters: list[fw.Plugin], state: fw.CycleState, pod: dict,
 def _node_changed(new: dict, old: dict | None) -> bool:
     if old is None:
         return True
-    return (new.get("spec") != old.get("spec")
-            or (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels")
-            or (new.get("status") or {}).get("allocatable") != (old.get("status") or {}).get("allocatable"))
+    return (
+        new.get("spec") != old.get("spec")
+        or (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels")
+        or (new.get("status") or {}).get("allocatable") != (old.get("status") or {}).get("allocatable")
+    )
 
 
 def _pod_update_matters(new: dict, old: dict) -> bool:
@@ -704,5 +792,6 @@ def _pod_update_matters(new: dict, old: dict) -> bool:
     if (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels"):
         return True
     ns, os_ = new.get("status") or {}, old.get("status") or {}
-    return (ns.get("resourceClaimStatuses") != os_.get("resourceClaimStatuses")
-            or ns.get("extendedResourceClaimStatus") != os_.get("extendedResourceClaimStatus"))
+    return ns.get("resourceClaimStatuses") != os_.get("resourceClaimStatuses") or ns.get(
+        "extendedResourceClaimStatus"
+    ) != os_.get("extendedResourceClaimStatus")

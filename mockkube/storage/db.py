@@ -27,9 +27,9 @@ def make_engine(url: str | None) -> Engine:
     """An engine for ``url``; SQLite gets WAL and relaxed fsync, memory gets one shared connection."""
     url = url or DEFAULT_URL
     if url.startswith("postgres://"):
-        url = "postgresql+psycopg://" + url[len("postgres://"):]
+        url = "postgresql+psycopg://" + url[len("postgres://") :]
     elif url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
     if url.startswith("sqlite"):
         memory = url in ("sqlite://", "sqlite:///:memory:", "sqlite+pysqlite://", "sqlite+pysqlite:///:memory:")
         kwargs: dict = {"connect_args": {"check_same_thread": False}}

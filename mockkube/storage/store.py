@@ -28,18 +28,36 @@ _DB_EVENT_KEEP = 50_000  # rows kept in the events table (all resources)
 
 # statements built once: SQLAlchemy then reuses their compiled form on every write
 _INSERT_OBJECT = insert(t.objects).values(
-    resource=bindparam("k_resource"), namespace=bindparam("k_namespace"), name=bindparam("k_name"),
-    uid=bindparam("uid"), rv=bindparam("rv"), data=bindparam("data"))
-_UPDATE_OBJECT = update(t.objects).where(
-    t.objects.c.resource == bindparam("k_resource"), t.objects.c.namespace == bindparam("k_namespace"),
-    t.objects.c.name == bindparam("k_name"), t.objects.c.rv == bindparam("expect")).values(
-    rv=bindparam("rv"), data=bindparam("data"), uid=bindparam("uid"))
+    resource=bindparam("k_resource"),
+    namespace=bindparam("k_namespace"),
+    name=bindparam("k_name"),
+    uid=bindparam("uid"),
+    rv=bindparam("rv"),
+    data=bindparam("data"),
+)
+_UPDATE_OBJECT = (
+    update(t.objects)
+    .where(
+        t.objects.c.resource == bindparam("k_resource"),
+        t.objects.c.namespace == bindparam("k_namespace"),
+        t.objects.c.name == bindparam("k_name"),
+        t.objects.c.rv == bindparam("expect"),
+    )
+    .values(rv=bindparam("rv"), data=bindparam("data"), uid=bindparam("uid"))
+)
 _DELETE_OBJECT = delete(t.objects).where(
-    t.objects.c.resource == bindparam("k_resource"), t.objects.c.namespace == bindparam("k_namespace"),
-    t.objects.c.name == bindparam("k_name"))
+    t.objects.c.resource == bindparam("k_resource"),
+    t.objects.c.namespace == bindparam("k_namespace"),
+    t.objects.c.name == bindparam("k_name"),
+)
 _INSERT_EVENT = insert(t.events).values(
-    rv=bindparam("rv"), resource=bindparam("k_resource"), namespace=bindparam("k_namespace"),
-    name=bindparam("k_name"), type=bindparam("type"), data=bindparam("data"))
+    rv=bindparam("rv"),
+    resource=bindparam("k_resource"),
+    namespace=bindparam("k_namespace"),
+    name=bindparam("k_name"),
+    type=bindparam("type"),
+    data=bindparam("data"),
+)
 _UPDATE_RV = update(t.counters).where(t.counters.c.key == "rv").values(value=bindparam("rv"))
 
 
@@ -171,8 +189,16 @@ class Store:
         ns = meta.get("namespace", "") if rt.namespaced else ""
         name = meta["name"]
         key = rt.storage_key
-        row = {"k_resource": key, "k_namespace": ns, "k_name": name, "rv": rv, "data": text,
-               "uid": meta.get("uid", ""), "expect": expect_rv, "type": typ}
+        row = {
+            "k_resource": key,
+            "k_namespace": ns,
+            "k_name": name,
+            "rv": rv,
+            "data": text,
+            "uid": meta.get("uid", ""),
+            "expect": expect_rv,
+            "type": typ,
+        }
         if self._sqlite:
             self._write_sqlite(rt, typ, row)
         else:
@@ -184,9 +210,15 @@ class Store:
         """One long-lived connection (SQLite has one writer anyway), statements pre-compiled."""
         if self._wconn is None:
             self._wconn = self.engine.connect()
-            self._fast = {k: _Compiled(v, self.engine.dialect) for k, v in (
-                ("ADDED", _INSERT_OBJECT), ("MODIFIED", _UPDATE_OBJECT), ("DELETED", _DELETE_OBJECT),
-                ("event", _INSERT_EVENT))}
+            self._fast = {
+                k: _Compiled(v, self.engine.dialect)
+                for k, v in (
+                    ("ADDED", _INSERT_OBJECT),
+                    ("MODIFIED", _UPDATE_OBJECT),
+                    ("DELETED", _DELETE_OBJECT),
+                    ("event", _INSERT_EVENT),
+                )
+            }
         conn = self._wconn
         conn.begin()
         cursor = conn.connection.dbapi_connection.cursor()
@@ -290,8 +322,9 @@ class Store:
         self.hub.publish(rt.storage_key, ev)
 
     # -- watch ---------------------------------------------------------------
-    def watch(self, rt: ResourceType, namespace: str | None, from_rv: int | None,
-              predicate: Predicate | None) -> tuple[Watcher, list[tuple[str, Entry]]]:
+    def watch(
+        self, rt: ResourceType, namespace: str | None, from_rv: int | None, predicate: Predicate | None
+    ) -> tuple[Watcher, list[tuple[str, Entry]]]:
         """Open a watcher; returns it with the backlog to send first.
 
         ``from_rv`` None means "from now" (the caller adds synthetic ADDED events);
@@ -300,8 +333,9 @@ class Store:
         with self.lock:
             return self._watch(rt, namespace, from_rv, predicate)
 
-    def _watch(self, rt: ResourceType, namespace: str | None, from_rv: int | None,
-               predicate: Predicate | None) -> tuple[Watcher, list[tuple[str, Entry]]]:
+    def _watch(
+        self, rt: ResourceType, namespace: str | None, from_rv: int | None, predicate: Predicate | None
+    ) -> tuple[Watcher, list[tuple[str, Entry]]]:
         ns = namespace if rt.namespaced else None
         key = rt.storage_key
         backlog: list[tuple[str, Entry]] = []

@@ -51,11 +51,11 @@ class EventLog:
 
     def prepend_loaded(self, events: list[Event], start_rv: int) -> None:
         """Seed from the database tail at start (events in rv order)."""
-        for ev in events[-self.capacity:]:
+        for ev in events[-self.capacity :]:
             self._events.append(ev)
             self._rvs.append(ev.rv)
         if events:
-            kept = events[-self.capacity:]
+            kept = events[-self.capacity :]
             self.window_start = min(self.window_start, kept[0].rv - 1)
         else:
             self.window_start = min(self.window_start, start_rv)

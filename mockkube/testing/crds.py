@@ -30,7 +30,7 @@ def read_crds(paths: Iterable[str | Path]) -> list[dict]:
 
 def install_crds(client: Any, paths: Iterable[str | Path]) -> list[dict]:
     """Create (or replace) the CRDs of ``paths`` through ``client``
-    (``mockkube.storage.client.Client``); returns them as stored."""
+    (``mockkube.client.client.Client``); returns them as stored."""
     rt = client.rt("customresourcedefinitions", "apiextensions.k8s.io")
     out = []
     for crd in read_crds(paths):

@@ -88,10 +88,18 @@ AUTH_OPTIONS = ("authorization_mode", "token_auth_file", "anonymous_auth")
 class Cluster(ClientTools):
     """One mockkube cluster: start with ``with`` (or ``start()``/``stop()``)."""
 
-    def __init__(self, profile: str | dict | None = None, *, subprocess: bool = False,
-                 filter_timeout: float | None = None, binding_timeout: float | None = None,
-                 frozen_clock: bool = False, db_url: str | None = None, workdir: str | None = None,
-                 auth: dict | bool | None = None) -> None:
+    def __init__(
+        self,
+        profile: str | dict | None = None,
+        *,
+        subprocess: bool = False,
+        filter_timeout: float | None = None,
+        binding_timeout: float | None = None,
+        frozen_clock: bool = False,
+        db_url: str | None = None,
+        workdir: str | None = None,
+        auth: dict | bool | None = None,
+    ) -> None:
         """``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
         or a dict of ``authorization_mode`` (default "Node,RBAC"), ``token_auth_file``,
         ``anonymous_auth``; the
@@ -108,8 +116,12 @@ class Cluster(ClientTools):
         self.kubeconfig = str(self.workdir / "kubeconfig")
         self.profile_path = profile_file(profile, self.workdir)
         self.in_subprocess = subprocess
-        self.options = {"filter_timeout": filter_timeout, "binding_timeout": binding_timeout,
-                        "frozen_clock": frozen_clock, "db_url": db_url}
+        self.options = {
+            "filter_timeout": filter_timeout,
+            "binding_timeout": binding_timeout,
+            "frozen_clock": frozen_clock,
+            "db_url": db_url,
+        }
         self.url = ""
         self.http = requests.Session()
         self.clock = ClockControl(self)
@@ -132,11 +144,15 @@ class Cluster(ClientTools):
             from mockkube.testing.cluster import ThreadedCluster
 
             o = self.options
-            self._threaded = ThreadedCluster(workdir=str(self.workdir), cluster=self.profile_path,
-                                             db_url=o["db_url"], binding_timeout=o["binding_timeout"],
-                                             filter_timeout=o["filter_timeout"],
-                                             clock=FakeClock(time.time()) if o["frozen_clock"] else None,
-                                             **self.auth).start()
+            self._threaded = ThreadedCluster(
+                workdir=str(self.workdir),
+                cluster=self.profile_path,
+                db_url=o["db_url"],
+                binding_timeout=o["binding_timeout"],
+                filter_timeout=o["filter_timeout"],
+                clock=FakeClock(time.time()) if o["frozen_clock"] else None,
+                **self.auth,
+            ).start()
             self._threaded.settled()
             self.url = self._threaded.url
         self._use_kubeconfig_token()
@@ -192,8 +208,10 @@ class Cluster(ClientTools):
             self.http.verify = save("http-ca.crt", cluster["certificate-authority-data"])
             self.http.trust_env = False  # else REQUESTS_CA_BUNDLE in the environment wins over verify
         if user.get("client-certificate-data"):
-            self.http.cert = (save("http-client.crt", user["client-certificate-data"]),
-                              save("http-client.key", user["client-key-data"]))
+            self.http.cert = (
+                save("http-client.crt", user["client-certificate-data"]),
+                save("http-client.key", user["client-key-data"]),
+            )
         elif user.get("token"):
             self.http.headers["Authorization"] = f"Bearer {user['token']}"
 
@@ -253,7 +271,7 @@ class Cluster(ClientTools):
 
     @property
     def server(self):
-        """The in-process ``mockkube.server.Server`` (in-process clusters only)."""
+        """The in-process ``mockkube.server.server.Server`` (in-process clusters only)."""
         if self._threaded is None:
             raise RuntimeError("server needs an in-process cluster (subprocess=False)")
         return self._threaded.server
@@ -274,8 +292,9 @@ class Cluster(ClientTools):
                 r = self.http.post(base, json=crd, timeout=60)
             else:
                 live.raise_for_status()
-                body = dict(crd, metadata=dict(crd["metadata"],
-                                               resourceVersion=live.json()["metadata"]["resourceVersion"]))
+                body = dict(
+                    crd, metadata=dict(crd["metadata"], resourceVersion=live.json()["metadata"]["resourceVersion"])
+                )
                 r = self.http.put(f"{base}/{name}", json=body, timeout=60)
             if r.status_code >= 400:
                 raise RuntimeError(f"installing CRD {name}: {r.status_code} {r.text}")
@@ -314,22 +333,30 @@ class Cluster(ClientTools):
         return r.json()
 
     # -- waiting (watches, never sleeps) ------------------------------------------------------
-    def wait_for(self, kind: str, name: str, condition: str | Callable[[dict], bool],
-                 namespace: str | None = None, timeout: float = 30.0) -> dict:
+    def wait_for(
+        self,
+        kind: str,
+        name: str,
+        condition: str | Callable[[dict], bool],
+        namespace: str | None = None,
+        timeout: float = 30.0,
+    ) -> dict:
         """Watch ``kind/name`` until ``condition`` holds and return the object. A string is a
         condition type that must be True (``"Ready"``, ``"Complete"``); a callable gets the
         object. ``"deleted"`` waits for the object to be gone (returns {})."""
-        return waiting.watch_until(self.http, self.url + self.resource_path(kind, namespace), name,
-                                   waiting.as_predicate(condition), timeout)
+        return waiting.watch_until(
+            self.http, self.url + self.resource_path(kind, namespace), name, waiting.as_predicate(condition), timeout
+        )
 
-    def wait_for_pod_phase(self, name: str, phase: str = "Running", namespace: str | None = None,
-                           timeout: float = 30.0) -> dict:
-        return self.wait_for("pods", name, lambda o: (o.get("status") or {}).get("phase") == phase,
-                             namespace, timeout)
+    def wait_for_pod_phase(
+        self, name: str, phase: str = "Running", namespace: str | None = None, timeout: float = 30.0
+    ) -> dict:
+        return self.wait_for("pods", name, lambda o: (o.get("status") or {}).get("phase") == phase, namespace, timeout)
 
     def wait_for_claim_allocated(self, name: str, namespace: str | None = None, timeout: float = 30.0) -> dict:
-        return self.wait_for("resourceclaims", name,
-                             lambda o: bool((o.get("status") or {}).get("allocation")), namespace, timeout)
+        return self.wait_for(
+            "resourceclaims", name, lambda o: bool((o.get("status") or {}).get("allocation")), namespace, timeout
+        )
 
 
 def _discover(http: requests.Session, url: str) -> dict[str, tuple[str, str, bool]]:

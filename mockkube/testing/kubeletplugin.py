@@ -16,8 +16,16 @@ from mockkube.drivers.runner import APIClient, DriverProcess
 class ThreadedPlugin:
     """``with ThreadedPlugin("gpu.example.com", node, dirs, kubeconfig) as p: ...``"""
 
-    def __init__(self, driver: str, node: str, registry: str, plugins: str, kubeconfig: str,
-                 config: dict | None = None, versions: Sequence[str] = ("v1.DRAPlugin", "v1beta1.DRAPlugin")) -> None:
+    def __init__(
+        self,
+        driver: str,
+        node: str,
+        registry: str,
+        plugins: str,
+        kubeconfig: str,
+        config: dict | None = None,
+        versions: Sequence[str] = ("v1.DRAPlugin", "v1beta1.DRAPlugin"),
+    ) -> None:
         self.driver = driver_registry.make(driver)
         self.node, self.registry, self.plugins, self.kubeconfig = node, registry, plugins, kubeconfig
         self.config = config or {"count": 2}
@@ -45,8 +53,9 @@ class ThreadedPlugin:
     async def _start(self) -> None:
         self.proc = DriverProcess(self.driver, self.node, self.config, APIClient(self.kubeconfig))
         await self.proc.publish()
-        self.plugin = KubeletPlugin(self.driver.name, self.registry, self.plugins, self._prepare,
-                                    self.proc.unprepare, versions=self.versions)
+        self.plugin = KubeletPlugin(
+            self.driver.name, self.registry, self.plugins, self._prepare, self.proc.unprepare, versions=self.versions
+        )
         await self.plugin.start()
 
     def start(self) -> "ThreadedPlugin":
@@ -63,6 +72,7 @@ class ThreadedPlugin:
 
     def stop(self) -> None:
         if self._thread.is_alive():
+
             async def down():
                 await self.plugin.stop()
                 await self.proc.api.close()

@@ -65,8 +65,10 @@ def _rewrite_only_testing_helpers(config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "mockkube(profile=None, filter_timeout=None, binding_timeout=None, frozen_clock=False, auth=None): "
-                   "the cluster the `mockkube` fixture gives this test")
+        "markers",
+        "mockkube(profile=None, filter_timeout=None, binding_timeout=None, frozen_clock=False, auth=None): "
+        "the cluster the `mockkube` fixture gives this test",
+    )
 
 
 class ClusterPool:
@@ -106,8 +108,10 @@ class ClusterPool:
         if not out:
             return
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        stats = {"start_seconds": [c.start_seconds for c in self.clusters.values()],
-                 "reset_seconds": self.reset_seconds}
+        stats = {
+            "start_seconds": [c.start_seconds for c in self.clusters.values()],
+            "reset_seconds": self.reset_seconds,
+        }
         Path(out, f"{worker}.json").write_text(json.dumps(stats))
 
 
@@ -117,8 +121,10 @@ def _options(request: pytest.FixtureRequest) -> dict:
     if marker is not None:
         unknown = set(marker.kwargs) - set(OPTIONS)
         if unknown or marker.args:
-            raise pytest.UsageError(f"@pytest.mark.mockkube takes keyword arguments {', '.join(OPTIONS)}; "
-                                    f"got {sorted(unknown) or list(marker.args)}")
+            raise pytest.UsageError(
+                f"@pytest.mark.mockkube takes keyword arguments {', '.join(OPTIONS)}; "
+                f"got {sorted(unknown) or list(marker.args)}"
+            )
         opts.update(marker.kwargs)
     param = getattr(request, "param", None)  # indirect parametrisation: a dict of options
     if isinstance(param, dict):

@@ -55,8 +55,17 @@ class TempPostgres:
     def start(self) -> "TempPostgres":
         data = self.dir / "data"
         self._run(_bin("initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
-        self._run(_bin("pg_ctl"), "-D", str(data), "-l", str(self.dir / "log"), "-w", "-o",
-                  f"-p {self.port} -k {self.dir} -h 127.0.0.1 -F", "start")
+        self._run(
+            _bin("pg_ctl"),
+            "-D",
+            str(data),
+            "-l",
+            str(self.dir / "log"),
+            "-w",
+            "-o",
+            f"-p {self.port} -k {self.dir} -h 127.0.0.1 -F",
+            "start",
+        )
         return self
 
     @property

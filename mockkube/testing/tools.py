@@ -31,12 +31,14 @@ class ClientTools:
         env.setdefault("HELM_DATA_HOME", str(self.workdir / "helm-data"))
         return env
 
-    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
-                timeout: float = 60) -> subprocess.CompletedProcess:
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess:
         from mockkube.testing import binaries
 
-        p = subprocess.run([binaries.kubectl(), *args], input=input, capture_output=True, text=True,
-                           env=self.env(), timeout=timeout)
+        p = subprocess.run(
+            [binaries.kubectl(), *args], input=input, capture_output=True, text=True, env=self.env(), timeout=timeout
+        )
         if check and p.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
         return p
@@ -44,14 +46,18 @@ class ClientTools:
     def helm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
         from mockkube.testing import binaries
 
-        p = subprocess.run([binaries.helm(), *args], capture_output=True, text=True, env=self.env(),
-                           timeout=timeout)
+        p = subprocess.run([binaries.helm(), *args], capture_output=True, text=True, env=self.env(), timeout=timeout)
         if check and p.returncode != 0:
             raise AssertionError(f"helm {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
         return p
 
-    def kubeconfig_for(self, user: str | None = None, groups: list[str] | tuple[str, ...] = (),
-                       service_account: str | None = None, duration: str = "1h") -> str:
+    def kubeconfig_for(
+        self,
+        user: str | None = None,
+        groups: list[str] | tuple[str, ...] = (),
+        service_account: str | None = None,
+        duration: str = "1h",
+    ) -> str:
         """A kubeconfig (its path) whose credential is a bearer token for ``user`` (with
         ``groups``) or for ``service_account`` (``"name"`` in default or ``"namespace/name"``,
         a real TokenRequest token), so every client (kubectl, helm, the Python client) acts

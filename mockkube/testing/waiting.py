@@ -60,8 +60,9 @@ def as_predicate(condition: "str | Callable[[dict], bool]") -> Callable[[dict | 
     return has_condition
 
 
-def watch_until(http, collection_url: str, name: str, pred: Callable[[dict | None], bool],
-                timeout: float = 30.0) -> dict:
+def watch_until(
+    http, collection_url: str, name: str, pred: Callable[[dict | None], bool], timeout: float = 30.0
+) -> dict:
     """Follow one object through a watch (GET, then watch from its resourceVersion) until
     ``pred(obj)`` holds (``obj`` None once it is deleted); resumes on a dropped stream and
     relists on 410. Returns the object ({} for a deletion)."""
@@ -80,10 +81,17 @@ def watch_until(http, collection_url: str, name: str, pred: Callable[[dict | Non
         rv = body["metadata"]["resourceVersion"]
         left = deadline - time.monotonic()
         if left <= 0:
-            raise AssertionError(f"{collection_url}/{name}: condition not reached within {timeout}s; last seen:\n"
-                                 f"{json.dumps(obj, indent=2)[:4000]}")
-        params = {"watch": "1", "fieldSelector": selector, "resourceVersion": rv,
-                  "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, int(left + 0.999)))}
+            raise AssertionError(
+                f"{collection_url}/{name}: condition not reached within {timeout}s; last seen:\n"
+                f"{json.dumps(obj, indent=2)[:4000]}"
+            )
+        params = {
+            "watch": "1",
+            "fieldSelector": selector,
+            "resourceVersion": rv,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(max(1, int(left + 0.999))),
+        }
         with http.get(collection_url, params=params, stream=True, timeout=(10, left + 5)) as resp:
             if resp.status_code == 410:
                 continue

@@ -29,9 +29,30 @@ def self_signed(directory: Path, names: tuple[str, ...] = ()) -> tuple[str, str,
         raise RuntimeError("openssl not installed")
     crt, key = directory / "tls.crt", directory / "tls.key"
     san = ",".join(["IP:127.0.0.1", *(f"DNS:{n}" for n in names)])
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-keyout", str(key), "-out", str(crt), "-days", "1", "-subj", "/CN=webhook",
-                    "-addext", f"subjectAltName={san}"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(crt),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=webhook",
+            "-addext",
+            f"subjectAltName={san}",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return str(crt), str(key), crt.read_bytes()
 
 
@@ -43,8 +64,7 @@ def review_response(review: dict, allowed: bool = True, **response: Any) -> dict
         resp["patchType"] = "JSONPatch"
         resp["patch"] = base64.b64encode(json.dumps(ops).encode()).decode()
     resp.update(response)
-    return {"apiVersion": review.get("apiVersion", "admission.k8s.io/v1"), "kind": "AdmissionReview",
-            "response": resp}
+    return {"apiVersion": review.get("apiVersion", "admission.k8s.io/v1"), "kind": "AdmissionReview", "response": resp}
 
 
 class WebhookServer:

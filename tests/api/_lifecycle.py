@@ -6,8 +6,12 @@ from mockkube.testing.waiting import eventually, settle  # noqa: F401  (re-expor
 
 
 def owner_ref(owner: dict, block: bool | None = None, controller: bool | None = None) -> dict:
-    ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
-           "uid": owner["metadata"]["uid"]}
+    ref = {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+    }
     if block is not None:
         ref["blockOwnerDeletion"] = block
     if controller is not None:

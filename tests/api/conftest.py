@@ -16,13 +16,23 @@ class Api:
         self.url = url
         self.server = server
 
-    async def req(self, method: str, path: str, body=None, *, ct: str = "application/json", raw: bytes | None = None,
-                  headers: dict | None = None, params: dict | None = None):
+    async def req(
+        self,
+        method: str,
+        path: str,
+        body=None,
+        *,
+        ct: str = "application/json",
+        raw: bytes | None = None,
+        headers: dict | None = None,
+        params: dict | None = None,
+    ):
         import json
 
         h = {"Content-Type": ct, **(headers or {})}
-        data = raw if raw is not None else (json.dumps(body) if body is not None and not isinstance(body, str)
-                                            else body)
+        data = (
+            raw if raw is not None else (json.dumps(body) if body is not None and not isinstance(body, str) else body)
+        )
         async with self.s.request(method, self.url + path, data=data, headers=h, params=params) as r:
             text = await r.text()
             try:

@@ -14,7 +14,7 @@ import time
 import aiohttp
 import pytest
 
-from mockkube import certs
+from mockkube.apiserver import certs
 from mockkube.testing.cluster import running_server
 from tests.api.conftest import Api
 
@@ -32,6 +32,7 @@ class Hooks(http.server.ThreadingHTTPServer):
         pair = certs.make_serving(self.ca, ["127.0.0.1", "hooks.webhooks.svc"])
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         import tempfile
+
         with tempfile.NamedTemporaryFile("wb", suffix=".pem") as c, tempfile.NamedTemporaryFile("wb") as k:
             c.write(pair.cert_pem), k.write(pair.key_pem)
             c.flush(), k.flush()
@@ -42,8 +43,11 @@ class Hooks(http.server.ThreadingHTTPServer):
 
 
 def _allow(uid: str, **extra) -> dict:
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {"uid": uid, "allowed": True,
-                                                                                         **extra}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": {"uid": uid, "allowed": True, **extra},
+    }
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -56,8 +60,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
         obj = req.get("object") or {}
         if path == "/deny":
             bad = (obj.get("metadata") or {}).get("name", "").startswith("bad")
-            out = _allow(uid) if not bad else {"response": {"uid": uid, "allowed": False, "status": {
-                "code": 403, "reason": "Forbidden", "message": "names starting with bad are not allowed"}}}
+            out = (
+                _allow(uid)
+                if not bad
+                else {
+                    "response": {
+                        "uid": uid,
+                        "allowed": False,
+                        "status": {
+                            "code": 403,
+                            "reason": "Forbidden",
+                            "message": "names starting with bad are not allowed",
+                        },
+                    }
+                }
+            )
         elif path == "/warn":
             out = _allow(uid, warnings=["configmaps are watched"])
         elif path == "/label":
@@ -105,10 +122,15 @@ async def api(hooks):
 
 
 def _webhook(hooks: Hooks, name: str, path: str, **extra) -> dict:
-    wh = {"name": name, "sideEffects": "None", "admissionReviewVersions": ["v1"],
-          "clientConfig": {"url": hooks.url + path, "caBundle": hooks.ca_bundle},
-          "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-                     "resources": ["configmaps"]}]}
+    wh = {
+        "name": name,
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": {"url": hooks.url + path, "caBundle": hooks.ca_bundle},
+        "rules": [
+            {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}
+        ],
+    }
     wh.update(extra)
     return wh
 
@@ -123,8 +145,9 @@ async def test_validating_webhook_denies_with_its_status(api, hooks):
     await _config(api, "Validating", "deny", _webhook(hooks, "deny.example.com", "/deny"))
     code, body, _ = await api.post(CMS, {"metadata": {"name": "bad-one"}})
     assert code == 403
-    assert body["message"] == ('admission webhook "deny.example.com" denied the request: '
-                               "names starting with bad are not allowed")
+    assert body["message"] == (
+        'admission webhook "deny.example.com" denied the request: names starting with bad are not allowed'
+    )
     assert body["reason"] == "Forbidden"
     assert (await api.post(CMS, {"metadata": {"name": "good"}}))[0] == 201
     path, req = hooks.calls[-1]
@@ -143,9 +166,13 @@ async def test_warnings_reach_the_client(api, hooks):
 
 
 async def test_mutating_webhooks_patch_and_reinvoke(api, hooks):
-    await _config(api, "Mutating", "mutate",
-                  _webhook(hooks, "annotate.example.com", "/annotate", reinvocationPolicy="IfNeeded"),
-                  _webhook(hooks, "label.example.com", "/label"))
+    await _config(
+        api,
+        "Mutating",
+        "mutate",
+        _webhook(hooks, "annotate.example.com", "/annotate", reinvocationPolicy="IfNeeded"),
+        _webhook(hooks, "label.example.com", "/label"),
+    )
     code, body, _ = await api.post(CMS, {"metadata": {"name": "m"}})
     assert code == 201, body
     assert body["metadata"]["labels"] == {"mutated": "yes"}
@@ -155,9 +182,18 @@ async def test_mutating_webhooks_patch_and_reinvoke(api, hooks):
 
 
 async def test_selectors_and_match_conditions(api, hooks):
-    await _config(api, "Validating", "picky", _webhook(
-        hooks, "picky.example.com", "/deny", objectSelector={"matchLabels": {"checked": "true"}},
-        matchConditions=[{"name": "not-kube-root", "expression": "object.metadata.name != 'bad-skip'"}]))
+    await _config(
+        api,
+        "Validating",
+        "picky",
+        _webhook(
+            hooks,
+            "picky.example.com",
+            "/deny",
+            objectSelector={"matchLabels": {"checked": "true"}},
+            matchConditions=[{"name": "not-kube-root", "expression": "object.metadata.name != 'bad-skip'"}],
+        ),
+    )
     assert (await api.post(CMS, {"metadata": {"name": "bad-unlabelled"}}))[0] == 201  # objectSelector
     assert (await api.post(CMS, {"metadata": {"name": "bad-skip", "labels": {"checked": "true"}}}))[0] == 201
     code, _, _ = await api.post(CMS, {"metadata": {"name": "bad-checked", "labels": {"checked": "true"}}})
@@ -166,15 +202,22 @@ async def test_selectors_and_match_conditions(api, hooks):
 
 async def test_failure_policies(api, hooks):
     dead = "https://127.0.0.1:9/nothing"
-    await _config(api, "Validating", "dead", {**_webhook(hooks, "dead.example.com", "/"),
-                                              "clientConfig": {"url": dead}})
+    await _config(
+        api, "Validating", "dead", {**_webhook(hooks, "dead.example.com", "/"), "clientConfig": {"url": dead}}
+    )
     code, body, _ = await api.post(CMS, {"metadata": {"name": "x"}})
     assert code == 500 and body["reason"] == "InternalError"
-    assert body["message"].startswith('Internal error occurred: failed calling webhook "dead.example.com": '
-                                      'failed to call webhook: Post "https://127.0.0.1:9/nothing?timeout=10s"')
-    assert (await api.patch(f"{ADM}/validatingwebhookconfigurations/dead", [
-        {"op": "replace", "path": "/webhooks/0/failurePolicy", "value": "Ignore"}],
-        ct="application/json-patch+json"))[0] == 200
+    assert body["message"].startswith(
+        'Internal error occurred: failed calling webhook "dead.example.com": '
+        'failed to call webhook: Post "https://127.0.0.1:9/nothing?timeout=10s"'
+    )
+    assert (
+        await api.patch(
+            f"{ADM}/validatingwebhookconfigurations/dead",
+            [{"op": "replace", "path": "/webhooks/0/failurePolicy", "value": "Ignore"}],
+            ct="application/json-patch+json",
+        )
+    )[0] == 200
     assert (await api.post(CMS, {"metadata": {"name": "x"}}))[0] == 201
 
 
@@ -182,9 +225,13 @@ async def test_timeout_and_a_responsive_api(api, hooks):
     await _config(api, "Validating", "slow", _webhook(hooks, "slow.example.com", "/slow", timeoutSeconds=1))
     code, body, _ = await api.post(CMS, {"metadata": {"name": "late"}})
     assert code == 500 and "context deadline exceeded" in body["message"]
-    assert (await api.patch(f"{ADM}/validatingwebhookconfigurations/slow", [
-        {"op": "replace", "path": "/webhooks/0/timeoutSeconds", "value": 5}],
-        ct="application/json-patch+json"))[0] == 200
+    assert (
+        await api.patch(
+            f"{ADM}/validatingwebhookconfigurations/slow",
+            [{"op": "replace", "path": "/webhooks/0/timeoutSeconds", "value": 5}],
+            ct="application/json-patch+json",
+        )
+    )[0] == 200
     import asyncio
 
     write = asyncio.ensure_future(api.post(CMS, {"metadata": {"name": "patient"}}))
@@ -199,21 +246,31 @@ async def test_timeout_and_a_responsive_api(api, hooks):
 
 async def test_service_reference_through_the_service_map(api, hooks):
     wh = _webhook(hooks, "svc.example.com", "/deny")
-    wh["clientConfig"] = {"service": {"namespace": "webhooks", "name": "hooks", "path": "/deny"},
-                          "caBundle": hooks.ca_bundle}
+    wh["clientConfig"] = {
+        "service": {"namespace": "webhooks", "name": "hooks", "path": "/deny"},
+        "caBundle": hooks.ca_bundle,
+    }
     await _config(api, "Validating", "svc", wh)
     code, body, _ = await api.post(CMS, {"metadata": {"name": "bad-svc"}})
     assert code == 403 and "denied the request" in body["message"]
 
 
 async def test_configuration_validation(api, hooks):
-    bad = {"metadata": {"name": "bad"}, "webhooks": [{
-        "name": "short", "clientConfig": {"url": "http://x.example.com"}, "admissionReviewVersions": ["v2"],
-        "timeoutSeconds": 31}]}
+    bad = {
+        "metadata": {"name": "bad"},
+        "webhooks": [
+            {
+                "name": "short",
+                "clientConfig": {"url": "http://x.example.com"},
+                "admissionReviewVersions": ["v2"],
+                "timeoutSeconds": 31,
+            }
+        ],
+    }
     code, body, _ = await api.post(f"{ADM}/validatingwebhookconfigurations", bad)
     assert code == 422
     msg = body["message"]
-    assert "webhooks[0].name: Invalid value: \"short\": should be a domain with at least three segments" in msg
+    assert 'webhooks[0].name: Invalid value: "short": should be a domain with at least three segments' in msg
     assert "webhooks[0].sideEffects: Required value" in msg
     assert "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds" in msg
     assert "'https' is the only allowed URL scheme" in msg

@@ -20,17 +20,26 @@ CM = "/api/v1/namespaces/default/configmaps"
 
 
 def _hook(name: str, url: str, ca: str, **extra) -> dict:
-    h = {"name": name, "clientConfig": {"url": url, "caBundle": ca}, "sideEffects": "None",
-         "admissionReviewVersions": ["v1"],
-         "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-                    "resources": ["configmaps"]}]}
+    h = {
+        "name": name,
+        "clientConfig": {"url": url, "caBundle": ca},
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "rules": [
+            {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}
+        ],
+    }
     h.update(extra)
     return h
 
 
 def _config(kind: str, *hooks: dict, name: str = "hooks") -> dict:
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": {"name": name},
-            "webhooks": list(hooks)}
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "webhooks": list(hooks),
+    }
 
 
 def _cm(name: str, **data) -> dict:
@@ -40,19 +49,27 @@ def _cm(name: str, **data) -> dict:
 def deny_bad(path: str, review: dict) -> dict:
     obj = review["request"]["object"] or {}
     if (obj.get("data") or {}).get("bad"):
-        return review_response(review, False, status={"code": 403, "message": "bad data is not allowed"},
-                               warnings=["looked at it"])
+        return review_response(
+            review, False, status={"code": 403, "message": "bad data is not allowed"}, warnings=["looked at it"]
+        )
     return review_response(review, True, warnings=["looked at it"])
 
 
 async def test_configuration_defaults_and_validation(api):
     with WebhookServer(deny_bad) as srv:
-        st, obj, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration",
-                                                  _hook("deny.example.com", srv.url(), srv.ca_bundle)))
+        st, obj, _ = await api.post(
+            VWC, _config("ValidatingWebhookConfiguration", _hook("deny.example.com", srv.url(), srv.ca_bundle))
+        )
         assert st == 201, obj
         wh = obj["webhooks"][0]
-        assert (wh["failurePolicy"], wh["matchPolicy"], wh["timeoutSeconds"], wh["namespaceSelector"],
-                wh["objectSelector"], wh["rules"][0]["scope"]) == ("Fail", "Equivalent", 10, {}, {}, "*")
+        assert (
+            wh["failurePolicy"],
+            wh["matchPolicy"],
+            wh["timeoutSeconds"],
+            wh["namespaceSelector"],
+            wh["objectSelector"],
+            wh["rules"][0]["scope"],
+        ) == ("Fail", "Equivalent", 10, {}, {}, "*")
         assert obj["metadata"]["generation"] == 1
         st, upd, _ = await api.patch(VWC + "/hooks", {"metadata": {"labels": {"a": "b"}}})
         assert upd["metadata"]["generation"] == 1
@@ -65,17 +82,25 @@ async def test_configuration_defaults_and_validation(api):
         st, err, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration", bad, name="bad"))
         assert st == 422, err
         fields = {c["field"] for c in err["details"]["causes"]}
-        assert {"webhooks[0].name", "webhooks[0].sideEffects", "webhooks[0].admissionReviewVersions",
-                "webhooks[0].timeoutSeconds", "webhooks[0].clientConfig.url"} <= fields
-        st, obj, _ = await api.post(MWC, _config("MutatingWebhookConfiguration",
-                                                  _hook("m.example.com", srv.url(), srv.ca_bundle)))
+        assert {
+            "webhooks[0].name",
+            "webhooks[0].sideEffects",
+            "webhooks[0].admissionReviewVersions",
+            "webhooks[0].timeoutSeconds",
+            "webhooks[0].clientConfig.url",
+        } <= fields
+        st, obj, _ = await api.post(
+            MWC, _config("MutatingWebhookConfiguration", _hook("m.example.com", srv.url(), srv.ca_bundle))
+        )
         assert st == 201 and obj["webhooks"][0]["reinvocationPolicy"] == "Never"
 
 
 async def test_validating_webhook_denies_and_allows(api):
     with WebhookServer(deny_bad) as srv:
-        st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration",
-                                                _hook("deny.example.com", srv.url("/validate"), srv.ca_bundle)))
+        st, _, _ = await api.post(
+            VWC,
+            _config("ValidatingWebhookConfiguration", _hook("deny.example.com", srv.url("/validate"), srv.ca_bundle)),
+        )
         assert st == 201
         st, err, _ = await api.post(CM, _cm("x", bad="1"))
         assert st == 403, err
@@ -107,21 +132,29 @@ async def test_mutating_webhook_patches_and_reinvocation(api):
         obj = review["request"]["object"]
         data = obj.get("data") or {}
         if path == "/first":
-            ops = [{"op": "add", "path": "/metadata/labels", "value": {"injected": "yes"}}] \
-                if not obj["metadata"].get("labels") else []
+            ops = (
+                [{"op": "add", "path": "/metadata/labels", "value": {"injected": "yes"}}]
+                if not obj["metadata"].get("labels")
+                else []
+            )
             if "seen" in data:
                 ops.append({"op": "replace", "path": "/data/seen", "value": str(int(data["seen"]) + 1)})
             else:
                 ops.append({"op": "add", "path": "/data/seen", "value": "1"})
             return review_response(review, patch=ops)
-        return review_response(review, patch=[] if "second" in data else
-                               [{"op": "add", "path": "/data/second", "value": "x"}])
+        return review_response(
+            review, patch=[] if "second" in data else [{"op": "add", "path": "/data/second", "value": "x"}]
+        )
 
     with WebhookServer(mutate) as srv:
-        st, obj, _ = await api.post(MWC, _config(
-            "MutatingWebhookConfiguration",
-            _hook("first.example.com", srv.url("/first"), srv.ca_bundle, reinvocationPolicy="IfNeeded"),
-            _hook("second.example.com", srv.url("/second"), srv.ca_bundle)))
+        st, obj, _ = await api.post(
+            MWC,
+            _config(
+                "MutatingWebhookConfiguration",
+                _hook("first.example.com", srv.url("/first"), srv.ca_bundle, reinvocationPolicy="IfNeeded"),
+                _hook("second.example.com", srv.url("/second"), srv.ca_bundle),
+            ),
+        )
         assert st == 201, obj
         st, obj, _ = await api.post(CM, _cm("m", a="b"))
         assert st == 201, obj
@@ -136,23 +169,34 @@ async def test_mutating_webhook_patches_and_reinvocation(api):
 
 async def test_failure_policy_on_unreachable_and_slow_webhooks(api):
     url = "https://127.0.0.1:1/hook"
-    st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration", _hook("closed.example.com", url, ""),
-                                           name="closed"))
+    st, _, _ = await api.post(
+        VWC, _config("ValidatingWebhookConfiguration", _hook("closed.example.com", url, ""), name="closed")
+    )
     assert st == 201
     st, err, _ = await api.post(CM, _cm("u"))
     assert st == 500 and err["reason"] == "InternalError"
-    assert err["message"] == ('Internal error occurred: failed calling webhook "closed.example.com": failed to call '
-                              'webhook: Post "https://127.0.0.1:1/hook?timeout=10s": dial tcp 127.0.0.1:1: connect: '
-                              'connection refused')
+    assert err["message"] == (
+        'Internal error occurred: failed calling webhook "closed.example.com": failed to call '
+        'webhook: Post "https://127.0.0.1:1/hook?timeout=10s": dial tcp 127.0.0.1:1: connect: '
+        "connection refused"
+    )
     st, _, _ = await api.delete(VWC + "/closed")
-    st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration",
-                                           _hook("open.example.com", url, "", failurePolicy="Ignore"), name="open"))
+    st, _, _ = await api.post(
+        VWC,
+        _config(
+            "ValidatingWebhookConfiguration", _hook("open.example.com", url, "", failurePolicy="Ignore"), name="open"
+        ),
+    )
     st, obj, _ = await api.post(CM, _cm("u"))
     assert st == 201, obj
     await api.delete(VWC + "/open")
     with WebhookServer(deny_bad, delay=2.5) as srv:
-        st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration",
-                                               _hook("slow.example.com", srv.url(), srv.ca_bundle, timeoutSeconds=1)))
+        st, _, _ = await api.post(
+            VWC,
+            _config(
+                "ValidatingWebhookConfiguration", _hook("slow.example.com", srv.url(), srv.ca_bundle, timeoutSeconds=1)
+            ),
+        )
         t0 = time.monotonic()
         st, err, _ = await api.post(CM, _cm("slow"))
         assert st == 500 and err["message"].endswith('?timeout=1s": context deadline exceeded'), err
@@ -161,8 +205,9 @@ async def test_failure_policy_on_unreachable_and_slow_webhooks(api):
 
 async def test_api_answers_while_a_webhook_is_slow(api):
     with WebhookServer(deny_bad, delay=2.0) as srv:
-        st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration",
-                                               _hook("slow.example.com", srv.url(), srv.ca_bundle)))
+        st, _, _ = await api.post(
+            VWC, _config("ValidatingWebhookConfiguration", _hook("slow.example.com", srv.url(), srv.ca_bundle))
+        )
         write = asyncio.ensure_future(api.post(CM, _cm("slow")))
         while not srv.requests:
             await asyncio.sleep(0.01)
@@ -176,12 +221,16 @@ async def test_api_answers_while_a_webhook_is_slow(api):
 
 async def test_selectors_and_match_conditions(api):
     with WebhookServer(lambda p, r: review_response(r, False, status={"message": "no"})) as srv:
-        hook = _hook("sel.example.com", srv.url(), srv.ca_bundle,
-                     objectSelector={"matchLabels": {"guard": "on"}},
-                     namespaceSelector={"matchExpressions": [{"key": "kubernetes.io/metadata.name",
-                                                              "operator": "In", "values": ["default"]}]},
-                     matchConditions=[{"name": "not-exempt", "expression": "!has(object.data) || "
-                                                                           "!('exempt' in object.data)"}])
+        hook = _hook(
+            "sel.example.com",
+            srv.url(),
+            srv.ca_bundle,
+            objectSelector={"matchLabels": {"guard": "on"}},
+            namespaceSelector={
+                "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["default"]}]
+            },
+            matchConditions=[{"name": "not-exempt", "expression": "!has(object.data) || !('exempt' in object.data)"}],
+        )
         st, obj, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration", hook))
         assert st == 201, obj
         st, _, _ = await api.post(CM, _cm("nolabel"))
@@ -202,8 +251,9 @@ async def test_selectors_and_match_conditions(api):
 
 async def test_dry_run_and_side_effects(api):
     with WebhookServer(deny_bad) as srv:
-        st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration",
-                                               _hook("safe.example.com", srv.url(), srv.ca_bundle)))
+        st, _, _ = await api.post(
+            VWC, _config("ValidatingWebhookConfiguration", _hook("safe.example.com", srv.url(), srv.ca_bundle))
+        )
         st, obj, _ = await api.post(CM, _cm("d"), params={"dryRun": "All"})
         assert st == 201 and srv.requests[-1][1]["request"]["dryRun"] is True
         st, obj, _ = await api.get(CM + "/d")
@@ -218,22 +268,35 @@ async def test_dry_run_and_side_effects(api):
 
 async def test_wrong_ca_bundle_fails_closed(api):
     with WebhookServer(deny_bad) as srv, WebhookServer(deny_bad) as other:
-        st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration",
-                                               _hook("ca.example.com", srv.url(), other.ca_bundle)))
+        st, _, _ = await api.post(
+            VWC, _config("ValidatingWebhookConfiguration", _hook("ca.example.com", srv.url(), other.ca_bundle))
+        )
         st, err, _ = await api.post(CM, _cm("c"))
         assert st == 500 and err["message"].endswith(
-            '?timeout=10s": tls: failed to verify certificate: x509: certificate signed by unknown authority'), err
+            '?timeout=10s": tls: failed to verify certificate: x509: certificate signed by unknown authority'
+        ), err
 
 
 def _crd() -> dict:
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "widgets.example.com"},
-            "spec": {"group": "example.com", "scope": "Namespaced",
-                     "names": {"plural": "widgets", "kind": "Widget"},
-                     "versions": [{"name": "v1", "served": True, "storage": True,
-                                   "subresources": {"status": {}},
-                                   "schema": {"openAPIV3Schema": {"type": "object",
-                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
+        },
+    }
 
 
 async def test_custom_resources_and_status_subresource(api):
@@ -248,18 +311,29 @@ async def test_custom_resources_and_status_subresource(api):
         return review_response(review)
 
     with WebhookServer(answer) as srv:
-        hook = _hook("widgets.example.com", srv.url(), srv.ca_bundle,
-                     rules=[{"apiGroups": ["example.com"], "apiVersions": ["*"], "operations": ["*"],
-                             "resources": ["*/status"], "scope": "Namespaced"}])
+        hook = _hook(
+            "widgets.example.com",
+            srv.url(),
+            srv.ca_bundle,
+            rules=[
+                {
+                    "apiGroups": ["example.com"],
+                    "apiVersions": ["*"],
+                    "operations": ["*"],
+                    "resources": ["*/status"],
+                    "scope": "Namespaced",
+                }
+            ],
+        )
         st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration", hook))
         st, obj, _ = await api.post(w, {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}})
         assert st == 201 and srv.requests == []  # "*/status" does not match the main resource
         st, err, _ = await api.patch(w + "/a/status", {"status": {"phase": "Bad"}})
-        assert st == 422 and err["message"] == 'admission webhook "widgets.example.com" denied the request: ' \
-                                              'bad phase', err
+        assert (
+            st == 422 and err["message"] == 'admission webhook "widgets.example.com" denied the request: bad phase'
+        ), err
         req = srv.requests[-1][1]["request"]
-        assert (req["resource"]["resource"], req["subResource"], req["kind"]["kind"]) == ("widgets", "status",
-                                                                                        "Widget")
+        assert (req["resource"]["resource"], req["subResource"], req["kind"]["kind"]) == ("widgets", "status", "Widget")
         st, obj, _ = await api.patch(w + "/a/status", {"status": {"phase": "Good"}})
         assert st == 200 and obj["status"] == {"phase": "Good"}
 
@@ -272,9 +346,20 @@ async def test_match_policy_equivalent_and_exact(api):
     assert st == 201, obj
     beta = "/apis/example.com/v1beta1/namespaces/default/widgets"
     with WebhookServer(lambda p, r: review_response(r, False, status={"message": p})) as srv:
-        hook = _hook("exact.example.com", srv.url("/exact"), srv.ca_bundle, matchPolicy="Exact",
-                     rules=[{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"],
-                             "resources": ["widgets"]}])
+        hook = _hook(
+            "exact.example.com",
+            srv.url("/exact"),
+            srv.ca_bundle,
+            matchPolicy="Exact",
+            rules=[
+                {
+                    "apiGroups": ["example.com"],
+                    "apiVersions": ["v1"],
+                    "operations": ["CREATE"],
+                    "resources": ["widgets"],
+                }
+            ],
+        )
         st, _, _ = await api.post(VWC, _config("ValidatingWebhookConfiguration", hook))
         body = {"apiVersion": "example.com/v1beta1", "kind": "Widget", "metadata": {"name": "a"}}
         st, obj, _ = await api.post(beta, body)
@@ -309,9 +394,12 @@ async def test_mutating_webhooks_see_deletes(api):
         return review_response(review)
 
     with WebhookServer(answer) as srv:
-        hook = _hook("del.example.com", srv.url(), srv.ca_bundle,
-                     rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"],
-                             "resources": ["configmaps"]}])
+        hook = _hook(
+            "del.example.com",
+            srv.url(),
+            srv.ca_bundle,
+            rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]}],
+        )
         st, _, _ = await api.post(MWC, _config("MutatingWebhookConfiguration", hook))
         for name in ("keep", "drop"):
             st, _, _ = await api.post(CM, _cm(name))

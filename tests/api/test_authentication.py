@@ -11,8 +11,15 @@ import pytest
 from mockkube.testing.cluster import running_server
 from tests.api.conftest import Api
 
-UNAUTHORIZED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "Unauthorized",
-                "reason": "Unauthorized", "code": 401}
+UNAUTHORIZED = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "Unauthorized",
+    "reason": "Unauthorized",
+    "code": 401,
+}
 
 
 def _trusting(server) -> aiohttp.TCPConnector:
@@ -34,17 +41,22 @@ async def secured(tmp_path):
 
 
 async def _whoami(api: Api, headers: dict) -> tuple[int, dict]:
-    code, body, _ = await api.post("/apis/authentication.k8s.io/v1/selfsubjectreviews",
-                                   {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
-                                   headers=headers)
+    code, body, _ = await api.post(
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+        headers=headers,
+    )
     return code, body
 
 
 async def test_static_tokens_and_bad_tokens(secured):
     api, server = secured
     code, body = await _whoami(api, _bearer("alice-token"))
-    assert code == 201 and body["status"]["userInfo"] == {"username": "alice", "uid": "1001",
-                                                          "groups": ["devs", "ops", "system:authenticated"]}
+    assert code == 201 and body["status"]["userInfo"] == {
+        "username": "alice",
+        "uid": "1001",
+        "groups": ["devs", "ops", "system:authenticated"],
+    }
     for bad in ("wrong", "alice-token2", "bob"):
         code, body, _ = await api.get("/api/v1/namespaces", headers=_bearer(bad))
         assert (code, body) == (401, UNAUTHORIZED)
@@ -68,7 +80,7 @@ async def test_anonymous_auth_false_is_401():
     async with running_server(anonymous_auth=False) as server:
         async with aiohttp.ClientSession(connector=_trusting(server)) as s:
             api = Api(s, server.url, server)
-            assert (await api.get("/version")) [:2] == (401, UNAUTHORIZED)
+            assert (await api.get("/version"))[:2] == (401, UNAUTHORIZED)
             assert (await api.get("/api/v1/pods", headers=_bearer(server.admin_token)))[0] == 200
 
 
@@ -78,22 +90,28 @@ async def test_service_account_token_can_do_what_its_role_grants(secured):
     sa = "/api/v1/namespaces/default/serviceaccounts"
     assert (await api.post(sa, {"metadata": {"name": "operator"}}, headers=admin))[0] == 201
     rbac = "/apis/rbac.authorization.k8s.io/v1"
-    role = {"metadata": {"name": "cm-editor"},
-            "rules": [{"verbs": ["get", "list", "create"], "apiGroups": [""], "resources": ["configmaps"]}]}
+    role = {
+        "metadata": {"name": "cm-editor"},
+        "rules": [{"verbs": ["get", "list", "create"], "apiGroups": [""], "resources": ["configmaps"]}],
+    }
     assert (await api.post(f"{rbac}/clusterroles", role, headers=admin))[0] == 201
-    rb = {"metadata": {"name": "operator"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
-                                                        "kind": "ClusterRole", "name": "cm-editor"},
-          "subjects": [{"kind": "ServiceAccount", "name": "operator", "namespace": "default"}]}
+    rb = {
+        "metadata": {"name": "operator"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cm-editor"},
+        "subjects": [{"kind": "ServiceAccount", "name": "operator", "namespace": "default"}],
+    }
     assert (await api.post(f"{rbac}/namespaces/default/rolebindings", rb, headers=admin))[0] == 201
     code, body, _ = await api.post(f"{sa}/operator/token", {"spec": {}}, headers=admin)
     token = _bearer(body["status"]["token"])
-    assert (await api.post("/api/v1/namespaces/default/configmaps", {"metadata": {"name": "c"}},
-                           headers=token))[0] == 201
+    assert (await api.post("/api/v1/namespaces/default/configmaps", {"metadata": {"name": "c"}}, headers=token))[
+        0
+    ] == 201
     assert (await api.get("/api/v1/namespaces/default/configmaps", headers=token))[0] == 200
     code, body, _ = await api.delete("/api/v1/namespaces/default/configmaps/c", headers=token)
     assert code == 403 and body["message"] == (
         'configmaps "c" is forbidden: User "system:serviceaccount:default:operator" cannot delete resource '
-        '"configmaps" in API group "" in the namespace "default"')
+        '"configmaps" in API group "" in the namespace "default"'
+    )
     assert (await api.get("/api/v1/namespaces/kube-system/configmaps", headers=token))[0] == 403
     # the ServiceAccount's deletion ends its tokens
     assert (await api.delete(f"{sa}/operator", headers=admin))[0] == 200

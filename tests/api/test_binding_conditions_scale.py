@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
+from mockkube.client.client import Client
 from mockkube.scheduler.scheduler import Scheduler
-from mockkube.storage.client import Client
 from mockkube.testing.clock import FakeClock, resync_components
 from mockkube.testing.cluster import running_server
 from mockkube.testing.waiting import eventually
@@ -16,12 +16,18 @@ PLAIN = 100
 
 PROFILE = {
     "nodes": [
-        {"name": "fpga-node", "labels": {"example.com/fabric": "fabric-a"}, "capacity": {"pods": "1000"},
-         "drivers": {"fpga.example.com": {}}},
+        {
+            "name": "fpga-node",
+            "labels": {"example.com/fabric": "fabric-a"},
+            "capacity": {"pods": "1000"},
+            "drivers": {"fpga.example.com": {}},
+        },
         {"name": "plain-node", "count": 2, "capacity": {"pods": "1000"}},
     ],
-    "fabric": [{"pool": f"fabric-{p}", "devices": WAITING // 2, "nodeSelector": {"example.com/fabric": "fabric-a"}}
-               for p in "ab"],
+    "fabric": [
+        {"pool": f"fabric-{p}", "devices": WAITING // 2, "nodeSelector": {"example.com/fabric": "fabric-a"}}
+        for p in "ab"
+    ],
     "drivers": {"fpga.example.com": {"attachDelay": "1m"}},
 }
 
@@ -29,9 +35,18 @@ PROFILE = {
 def _plain(c: Client, prefix: str) -> list[str]:
     names = [f"{prefix}-{i}" for i in range(PLAIN)]
     for n in names:
-        c.create(c.rt("pods"), {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": n, "namespace": "default"},
-                                "spec": {"nodeSelector": {"kubernetes.io/hostname": "plain-node-0"},
-                                         "containers": [{"name": "c", "image": "x"}]}})
+        c.create(
+            c.rt("pods"),
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": n, "namespace": "default"},
+                "spec": {
+                    "nodeSelector": {"kubernetes.io/hostname": "plain-node-0"},
+                    "containers": [{"name": "c", "image": "x"}],
+                },
+            },
+        )
     return names
 
 
@@ -55,15 +70,29 @@ async def test_200_waiting_pods_do_not_hold_up_other_pods():
         claims_rt = c.rt("resourceclaims", "resource.k8s.io")
         for i in range(WAITING):
             name = f"accel-{i}"
-            c.create(claims_rt, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                                 "metadata": {"name": name, "namespace": "default"},
-                                 "spec": {"devices": {"requests": [
-                                     {"name": "fpga", "exactly": {"deviceClassName": "fpga.example.com"}}]}}})
-            c.create(c.rt("pods"), {"apiVersion": "v1", "kind": "Pod",
-                                    "metadata": {"name": name, "namespace": "default"},
-                                    "spec": {"resourceClaims": [{"name": "fpga", "resourceClaimName": name}],
-                                             "containers": [{"name": "c", "image": "x",
-                                                             "resources": {"claims": [{"name": "fpga"}]}}]}})
+            c.create(
+                claims_rt,
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {
+                        "devices": {"requests": [{"name": "fpga", "exactly": {"deviceClassName": "fpga.example.com"}}]}
+                    },
+                },
+            )
+            c.create(
+                c.rt("pods"),
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {
+                        "resourceClaims": [{"name": "fpga", "resourceClaimName": name}],
+                        "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "fpga"}]}}],
+                    },
+                },
+            )
         await eventually(lambda: len(sched.binding) == WAITING, timeout=120, what="all FPGA pods waiting")
         during = await _timed(c, "during")
         assert len(sched.binding) == WAITING  # still all waiting: nothing was attached yet

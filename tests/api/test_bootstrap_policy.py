@@ -1,5 +1,5 @@
 """The bootstrap RBAC objects a fresh server holds are upstream's golden files (vendored in
-mockkube/resources/bootstrappolicy/ by scripts/update_bootstrappolicy.py), and the
+mockkube/apiserver/resources/bootstrappolicy/ by scripts/update_bootstrappolicy.py), and the
 in-process components' identities are the subjects upstream binds its roles to."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from mockkube.identities import CONTROLLERS, controller_user, driver_service_accounts
-from mockkube.machinery.authz.rbac import aggregated_rules
-from mockkube.resources import rbac_bootstrap as rb
+from mockkube.apiserver.authz.rbac import aggregated_rules
+from mockkube.apiserver.resources import rbac_bootstrap as rb
+from mockkube.rules.identities import CONTROLLERS, controller_user, driver_service_accounts
 from mockkube.testing.cluster import running_server
 
 RBAC = "rbac.authorization.k8s.io"
@@ -33,6 +33,7 @@ def _same_meta(live: dict, want: dict) -> None:
 async def test_the_server_holds_the_golden_bootstrap_policy():
     delta = (yaml.safe_load((rb.POLICY_DIR / "v1.36-delta.yaml").read_text()) or {}).get("clusterRoles") or {}
     async with running_server() as server:
+
         def objects(plural: str) -> dict[tuple[str, str], dict]:
             rt = server.registry.get(RBAC, "v1", plural)
             return {(o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in server.store.objects(rt)}
@@ -62,8 +63,10 @@ async def test_the_server_holds_the_golden_bootstrap_policy():
                 for k in ("rules", "roleRef", "subjects"):
                     assert live.get(k) == want.get(k), (want["metadata"]["name"], k)
         # v1.36: the scheduler may change status.allocation/reservedFor (DRA granular status authz)
-        assert any("resourceclaims/binding" in r.get("resources", ()) and "update" in r["verbs"]
-                   for r in roles[("", "system:kube-scheduler")]["rules"])
+        assert any(
+            "resourceclaims/binding" in r.get("resources", ()) and "update" in r["verbs"]
+            for r in roles[("", "system:kube-scheduler")]["rules"]
+        )
 
 
 def test_controller_role_bindings_are_derived_as_upstream_derives_them():
@@ -85,6 +88,9 @@ def test_the_built_in_drivers_have_a_chart_like_identity():
     roles, bindings = rb.driver_objects()
     assert [b["subjects"][0]["name"] for b in bindings] == driver_service_accounts()
     gpu = next(r for r in roles if r["metadata"]["name"] == "mockkube:dra-driver:gpu.example.com")
-    assert {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/driver"],
-            "resourceNames": ["gpu.example.com"], "verbs": ["associated-node:update", "associated-node:patch"]} \
-        in gpu["rules"]
+    assert {
+        "apiGroups": ["resource.k8s.io"],
+        "resources": ["resourceclaims/driver"],
+        "resourceNames": ["gpu.example.com"],
+        "verbs": ["associated-node:update", "associated-node:patch"],
+    } in gpu["rules"]

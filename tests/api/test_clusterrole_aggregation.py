@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _lifecycle import eventually
 
-from mockkube.storage.client import Client
+from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 
 SEL = {"clusterRoleSelectors": [{"matchLabels": {"example.com/aggregate-to-monitoring": "true"}}]}
@@ -20,8 +20,9 @@ async def test_aggregated_rules_follow_the_selected_roles():
         label = {"example.com/aggregate-to-monitoring": "true"}
         c.create(rt, {"metadata": {"name": "b-nodes", "labels": label}, "rules": [NODES]})
         c.create(rt, {"metadata": {"name": "a-pods", "labels": label}, "rules": [PODS, NODES]})
-        c.create(rt, {"metadata": {"name": "unrelated"}, "rules": [{"verbs": ["*"], "apiGroups": ["*"],
-                                                                  "resources": ["*"]}]})
+        c.create(
+            rt, {"metadata": {"name": "unrelated"}, "rules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]}
+        )
         await eventually(lambda: c.get(rt, "", "monitoring")["rules"] == [PODS, NODES])
         c.delete(rt, "", "a-pods")
         await eventually(lambda: c.get(rt, "", "monitoring")["rules"] == [NODES])

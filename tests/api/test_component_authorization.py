@@ -9,9 +9,9 @@ import logging
 import pytest
 from _lifecycle import eventually
 
+from mockkube.apiserver.authz import components as component_authz
+from mockkube.client.client import Client
 from mockkube.machinery import errors
-from mockkube.machinery.authz import components as component_authz
-from mockkube.storage.client import Client
 from mockkube.testing.cluster import running_server
 
 RBAC = "rbac.authorization.k8s.io"
@@ -19,8 +19,10 @@ ONE_NODE = "nodes: [{name: n1}]\ndeviceClasses: false\n"
 
 
 def _pod(name: str, **spec) -> dict:
-    return {"metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
+    return {
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec},
+    }
 
 
 def _forbidden_logs(caplog) -> list[str]:
@@ -34,20 +36,37 @@ async def test_the_demo_cluster_works_in_node_rbac_mode(caplog):
         assert server.store.authorizer is server.authorizer
         c = Client(server.resources, "test")
         cls = sorted(d["metadata"]["name"] for d in c.list(c.rt("deviceclasses", "resource.k8s.io")))[0]
-        c.create(c.rt("resourceclaimtemplates", "resource.k8s.io"), {
-            "metadata": {"name": "dev", "namespace": "default"},
-            "spec": {"spec": {"devices": {"requests": [{"name": "d", "exactly": {"deviceClassName": cls}}]}}}})
+        c.create(
+            c.rt("resourceclaimtemplates", "resource.k8s.io"),
+            {
+                "metadata": {"name": "dev", "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "d", "exactly": {"deviceClassName": cls}}]}}},
+            },
+        )
         pod = _pod("with-claim", resourceClaims=[{"name": "d", "resourceClaimTemplateName": "dev"}])
         pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "d"}]}
         c.create(c.rt("pods"), pod)
-        c.create(c.rt("deployments", "apps"), {
-            "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
-        c.create(c.rt("jobs", "batch"), {
-            "metadata": {"name": "once", "namespace": "default"},
-            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}})
+        c.create(
+            c.rt("deployments", "apps"),
+            {
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {
+                    "replicas": 2,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+                    },
+                },
+            },
+        )
+        c.create(
+            c.rt("jobs", "batch"),
+            {
+                "metadata": {"name": "once", "namespace": "default"},
+                "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}},
+            },
+        )
         pods_rt, claims_rt, jobs_rt = c.rt("pods"), c.rt("resourceclaims", "resource.k8s.io"), c.rt("jobs", "batch")
 
         def running(name: str) -> bool:
@@ -57,12 +76,26 @@ async def test_the_demo_cluster_works_in_node_rbac_mode(caplog):
         await eventually(lambda: running("with-claim"), timeout=20, what="the pod with a claim runs")
         claims = c.list(claims_rt, "default")
         assert len(claims) == 1 and claims[0]["status"]["allocation"] and claims[0]["status"]["reservedFor"]
-        await eventually(lambda: sum(1 for p in c.list(pods_rt, "default", label_selector="app=web")
-                                     if (p.get("status") or {}).get("phase") == "Running") == 2,
-                         timeout=20, what="the Deployment's pods run")
-        await eventually(lambda: any(x.get("type") == "Complete" and x.get("status") == "True" for x in
-                                     ((c.get(jobs_rt, "default", "once") or {}).get("status") or {})
-                                     .get("conditions") or ()), timeout=20, what="the Job completes")
+        await eventually(
+            lambda: (
+                sum(
+                    1
+                    for p in c.list(pods_rt, "default", label_selector="app=web")
+                    if (p.get("status") or {}).get("phase") == "Running"
+                )
+                == 2
+            ),
+            timeout=20,
+            what="the Deployment's pods run",
+        )
+        await eventually(
+            lambda: any(
+                x.get("type") == "Complete" and x.get("status") == "True"
+                for x in ((c.get(jobs_rt, "default", "once") or {}).get("status") or {}).get("conditions") or ()
+            ),
+            timeout=20,
+            what="the Job completes",
+        )
         # the built-in drivers published their slices as their own ServiceAccounts
         slices = c.list(c.rt("resourceslices", "resource.k8s.io"))
         assert slices and all(s["metadata"]["managedFields"][0]["manager"] == "dra-driver" for s in slices)
@@ -78,15 +111,23 @@ async def test_the_scheduler_without_its_binding_cannot_bind_and_recovers(caplog
         saved = c.get(crb, "", "system:kube-scheduler")
         c.delete(crb, "", "system:kube-scheduler")
         c.create(c.rt("pods"), _pod("p"))
-        want = ('pods "p" is forbidden: User "system:kube-scheduler" cannot create resource "pods/binding" '
-                'in API group "" in the namespace "default"')
-        await eventually(lambda: any(want in m for m in _forbidden_logs(caplog)), timeout=10,
-                         what="the scheduler logs the 403")
+        want = (
+            'pods "p" is forbidden: User "system:kube-scheduler" cannot create resource "pods/binding" '
+            'in API group "" in the namespace "default"'
+        )
+        await eventually(
+            lambda: any(want in m for m in _forbidden_logs(caplog)), timeout=10, what="the scheduler logs the 403"
+        )
         assert not (c.get(c.rt("pods"), "default", "p")["spec"].get("nodeName"))
-        c.create(crb, {"metadata": {"name": "system:kube-scheduler"}, "roleRef": saved["roleRef"],
-                       "subjects": saved["subjects"]})
-        await eventually(lambda: c.get(c.rt("pods"), "default", "p")["spec"].get("nodeName") == "n1", timeout=15,
-                         what="the pod is bound once the binding is back")
+        c.create(
+            crb,
+            {"metadata": {"name": "system:kube-scheduler"}, "roleRef": saved["roleRef"], "subjects": saved["subjects"]},
+        )
+        await eventually(
+            lambda: c.get(c.rt("pods"), "default", "p")["spec"].get("nodeName") == "n1",
+            timeout=15,
+            what="the pod is bound once the binding is back",
+        )
 
 
 async def test_a_controller_without_its_role_cannot_write(caplog):
@@ -98,19 +139,34 @@ async def test_a_controller_without_its_role_cannot_write(caplog):
         name = "system:controller:replicaset-controller"
         saved = c.get(crb, "", name)
         c.delete(crb, "", name)
-        c.create(c.rt("replicasets", "apps"), {
-            "metadata": {"name": "rs", "namespace": "default"},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "rs"}},
-                     "template": {"metadata": {"labels": {"app": "rs"}},
-                                  "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
+        c.create(
+            c.rt("replicasets", "apps"),
+            {
+                "metadata": {"name": "rs", "namespace": "default"},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "rs"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "rs"}},
+                        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+                    },
+                },
+            },
+        )
         want = 'is forbidden: User "system:serviceaccount:kube-system:replicaset-controller" cannot '
 
-        await eventually(lambda: any(want in m for m in _forbidden_logs(caplog)), timeout=10,
-                         what="the replicaset controller logs the 403")
+        await eventually(
+            lambda: any(want in m for m in _forbidden_logs(caplog)),
+            timeout=10,
+            what="the replicaset controller logs the 403",
+        )
         assert c.list(c.rt("pods"), "default", label_selector="app=rs") == []
         c.create(crb, {"metadata": {"name": name}, "roleRef": saved["roleRef"], "subjects": saved["subjects"]})
-        await eventually(lambda: len(c.list(c.rt("pods"), "default", label_selector="app=rs")) == 1, timeout=15,
-                         what="the pod is created once the role is bound again")
+        await eventually(
+            lambda: len(c.list(c.rt("pods"), "default", label_selector="app=rs")) == 1,
+            timeout=15,
+            what="the pod is created once the role is bound again",
+        )
 
 
 async def test_a_driver_writes_as_its_service_account():
@@ -120,15 +176,18 @@ async def test_a_driver_writes_as_its_service_account():
 
         c = Client(server.resources, "test")
         runtime = runtime_for(server.resources)
-        gpu = next(s for s in c.list(c.rt("resourceslices", "resource.k8s.io"))
-                   if s["spec"]["driver"] == "gpu.example.com")
+        gpu = next(
+            s for s in c.list(c.rt("resourceslices", "resource.k8s.io")) if s["spec"]["driver"] == "gpu.example.com"
+        )
         node, device = gpu["spec"]["nodeName"], gpu["spec"]["devices"][0]["name"]
         c.delete(c.rt("clusterrolebindings", RBAC), "", "mockkube:dra-driver:gpu.example.com")
         with pytest.raises(errors.APIError) as e:
             runtime.set_health("gpu.example.com", node, device, False)
         assert e.value.code == 403
-        assert ('User "system:serviceaccount:kube-system:gpu-example-com-driver" cannot update resource '
-                '"resourceslices" in API group "resource.k8s.io" at the cluster scope') in e.value.message
+        assert (
+            'User "system:serviceaccount:kube-system:gpu-example-com-driver" cannot update resource '
+            '"resourceslices" in API group "resource.k8s.io" at the cluster scope'
+        ) in e.value.message
 
 
 async def test_a_controller_informer_waits_for_list_and_watch_rights(caplog):
@@ -143,11 +202,19 @@ async def test_a_controller_informer_waits_for_list_and_watch_rights(caplog):
         ctl = ReplicaSetController(server)
         await ctl.start()
         try:
-            assert any('User "system:kube-controller-manager" cannot list resource "replicasets"' in m
-                       for m in _forbidden_logs(caplog))
+            assert any(
+                'User "system:kube-controller-manager" cannot list resource "replicasets"' in m
+                for m in _forbidden_logs(caplog)
+            )
             assert ctl._informer_retries
-            c.create(crb, {"metadata": {"name": "system:kube-controller-manager"}, "roleRef": saved["roleRef"],
-                           "subjects": saved["subjects"]})
+            c.create(
+                crb,
+                {
+                    "metadata": {"name": "system:kube-controller-manager"},
+                    "roleRef": saved["roleRef"],
+                    "subjects": saved["subjects"],
+                },
+            )
             await eventually(lambda: not ctl._informer_retries, timeout=10, what="the informers start")
         finally:
             await ctl.stop()
@@ -178,16 +245,25 @@ async def test_the_scheduler_needs_resourceclaims_binding_to_allocate(caplog):
         cr = c.rt("clusterroles", RBAC)
         role = c.get(cr, "", "system:kube-scheduler")
         c.update(cr, dict(role, rules=[r for r in role["rules"] if "resourceclaims/binding" not in r["resources"]]))
-        c.create(c.rt("resourceclaims", "resource.k8s.io"), {
-            "metadata": {"name": "dev", "namespace": "default"},
-            "spec": {"devices": {"requests": [{"name": "d", "exactly": {"deviceClassName": "gpu.example.com"}}]}}})
+        c.create(
+            c.rt("resourceclaims", "resource.k8s.io"),
+            {
+                "metadata": {"name": "dev", "namespace": "default"},
+                "spec": {"devices": {"requests": [{"name": "d", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+            },
+        )
         pod = _pod("p", resourceClaims=[{"name": "d", "resourceClaimName": "dev"}])
         pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "d"}]}
         c.create(c.rt("pods"), pod)
-        want = ('changing status.allocation or status.reservedFor requires resource="resourceclaims/binding", '
-                'verb="update" permission: resourceclaims.resource.k8s.io is forbidden: User "system:kube-scheduler"')
-        await eventually(lambda: any(want in m for m in _forbidden_logs(caplog)), timeout=10,
-                         what="the scheduler's claim status write is refused")
+        want = (
+            'changing status.allocation or status.reservedFor requires resource="resourceclaims/binding", '
+            'verb="update" permission: resourceclaims.resource.k8s.io is forbidden: User "system:kube-scheduler"'
+        )
+        await eventually(
+            lambda: any(want in m for m in _forbidden_logs(caplog)),
+            timeout=10,
+            what="the scheduler's claim status write is refused",
+        )
         claim = c.get(c.rt("resourceclaims", "resource.k8s.io"), "default", "dev")
         assert not (claim.get("status") or {}).get("allocation")
 
@@ -202,5 +278,8 @@ async def test_kubelets_need_the_node_authorizer(caplog):
         assert c.get(c.rt("nodes"), "", "n1") is None
         logs = [r.getMessage() for r in caplog.records]
         assert any("has no Node: the simulated kubelets (system:node:<name>) may do nothing" in m for m in logs)
-        assert any('node n1: unable to register node with API server: nodes is forbidden: User "system:node:n1" '
-                   'cannot create resource "nodes"' in m for m in logs)
+        assert any(
+            'node n1: unable to register node with API server: nodes is forbidden: User "system:node:n1" '
+            'cannot create resource "nodes"' in m
+            for m in logs
+        )

@@ -9,16 +9,27 @@ import copy
 import pytest
 from _lifecycle import cm, eventually, owner_ref
 
-from mockkube.storage.client import Client
+from mockkube.client.client import Client
 from mockkube.testing.cluster import running_server
 
 CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
     "metadata": {"name": "gizmos.example.com"},
-    "spec": {"group": "example.com", "scope": "Namespaced",
-             "names": {"plural": "gizmos", "kind": "Gizmo"},
-             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                 "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "gizmos", "kind": "Gizmo"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+            }
+        ],
+    },
+}
 
 
 @pytest.fixture
@@ -31,8 +42,15 @@ async def env():
 
 def _gizmo(c: Client, name: str, ns: str = "default") -> dict:
     rt = c.res.registry.get("example.com", "v1", "gizmos")
-    return c.create(rt, {"apiVersion": "example.com/v1", "kind": "Gizmo",
-                         "metadata": {"name": name, "namespace": ns}, "anything": {"goes": 1}})
+    return c.create(
+        rt,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Gizmo",
+            "metadata": {"name": name, "namespace": ns},
+            "anything": {"goes": 1},
+        },
+    )
 
 
 async def test_garbage_collector_follows_custom_resources(env):

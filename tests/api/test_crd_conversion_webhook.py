@@ -19,9 +19,30 @@ def _cert(tmp_path) -> tuple[str, str, bytes]:
     if shutil.which("openssl") is None:
         pytest.skip("openssl not installed")
     crt, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-keyout", str(key), "-out", str(crt), "-days", "1", "-subj", "/CN=webhook",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(crt),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=webhook",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return str(crt), str(key), crt.read_bytes()
 
 
@@ -43,9 +64,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.reviews.append(review)
         req = review["request"]
-        body = json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "response": {
-            "uid": req["uid"], "result": {"status": "Success"},
-            "convertedObjects": [_convert(o, req["desiredAPIVersion"]) for o in req["objects"]]}}).encode()
+        body = json.dumps(
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "ConversionReview",
+                "response": {
+                    "uid": req["uid"],
+                    "result": {"status": "Success"},
+                    "convertedObjects": [_convert(o, req["desiredAPIVersion"]) for o in req["objects"]],
+                },
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -73,17 +102,33 @@ def webhook(tmp_path):
 
 def _crd(url: str, ca: str) -> dict:
     def version(name: str, field: str, storage: bool) -> dict:
-        return {"name": name, "served": True, "storage": storage, "schema": {"openAPIV3Schema": {
-            "type": "object", "properties": {"spec": {"type": "object", "properties": {
-                field: {"type": "string"}}}}}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "crontabs.stable.example.com"},
-            "spec": {"group": "stable.example.com", "scope": "Namespaced",
-                     "names": {"plural": "crontabs", "kind": "CronTab"},
-                     "versions": [version("v1beta1", "cron", False), version("v1", "cronSpec", True)],
-                     "conversion": {"strategy": "Webhook", "webhook": {
-                         "conversionReviewVersions": ["v1"],
-                         "clientConfig": {"url": url, "caBundle": ca}}}}}
+        return {
+            "name": name,
+            "served": True,
+            "storage": storage,
+            "schema": {
+                "openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {"type": "object", "properties": {field: {"type": "string"}}}},
+                }
+            },
+        }
+
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "crontabs.stable.example.com"},
+        "spec": {
+            "group": "stable.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "crontabs", "kind": "CronTab"},
+            "versions": [version("v1beta1", "cron", False), version("v1", "cronSpec", True)],
+            "conversion": {
+                "strategy": "Webhook",
+                "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {"url": url, "caBundle": ca}},
+            },
+        },
+    }
 
 
 BETA = "/apis/stable.example.com/v1beta1/namespaces/default/crontabs"
@@ -94,8 +139,15 @@ async def test_conversion_webhook_is_called(api, webhook):
     url, ca, server = webhook
     st, body, _ = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", _crd(url, ca))
     assert st == 201, body
-    st, obj, _ = await api.post(BETA, {"apiVersion": "stable.example.com/v1beta1", "kind": "CronTab",
-                                       "metadata": {"name": "t", "labels": {"a": "b"}}, "spec": {"cron": "* * * * *"}})
+    st, obj, _ = await api.post(
+        BETA,
+        {
+            "apiVersion": "stable.example.com/v1beta1",
+            "kind": "CronTab",
+            "metadata": {"name": "t", "labels": {"a": "b"}},
+            "spec": {"cron": "* * * * *"},
+        },
+    )
     assert st == 201, obj
     assert obj["apiVersion"] == "stable.example.com/v1beta1" and obj["spec"] == {"cron": "* * * * *"}
     review = _Handler.reviews[0]

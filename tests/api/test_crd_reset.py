@@ -8,7 +8,7 @@ import copy
 import aiohttp
 from test_crds import BASE, CRD, widget
 
-from mockkube.server import Server
+from mockkube.server.server import Server
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
@@ -51,9 +51,15 @@ def test_cluster_handle_installs_crds_and_reset_removes_them():
     with mockkube.Cluster(profile={"nodes": []}) as c:
         installed = c.install_crds(str(crd))
         assert installed[0]["status"]["acceptedNames"]["kind"] == "CronTab"
-        r = c.http.post(c.url + c.resource_path("crontab", "default"), json={
-            "apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "t"},
-            "spec": {"cronSpec": "* * * * *"}})
+        r = c.http.post(
+            c.url + c.resource_path("crontab", "default"),
+            json={
+                "apiVersion": "stable.example.com/v1",
+                "kind": "CronTab",
+                "metadata": {"name": "t"},
+                "spec": {"cronSpec": "* * * * *"},
+            },
+        )
         assert r.status_code == 201, r.text
         assert c.get("ct", "t", "default")["spec"]["replicas"] == 1
         c.reset()

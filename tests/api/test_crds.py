@@ -11,54 +11,103 @@ import pytest
 from mockkube.testing.cluster import running_server
 
 CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
     "metadata": {"name": "widgets.example.com"},
     "spec": {
-        "group": "example.com", "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"],
-                  "categories": ["all", "gadgets"]},
-        "versions": [{
-            "name": "v1", "served": True, "storage": True,
-            "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
-                                                     "statusReplicasPath": ".status.replicas",
-                                                     "labelSelectorPath": ".status.selector"}},
-            "additionalPrinterColumns": [
-                {"name": "Size", "type": "string", "jsonPath": ".spec.size"},
-                {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-                {"name": "Ready", "type": "string", "jsonPath": '.status.conditions[?(@.type=="Ready")].status'},
-                {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
-            "selectableFields": [{"jsonPath": ".spec.size"}],
-            "schema": {"openAPIV3Schema": {
-                "type": "object",
-                "properties": {
-                    "spec": {
-                        "type": "object", "required": ["size"],
-                        "x-kubernetes-validations": [
-                            {"rule": "self.replicas <= 10", "message": "at most 10 replicas",
-                             "fieldPath": ".replicas"},
-                            {"rule": "self.size == oldSelf.size", "message": "size is immutable"}],
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {
+            "plural": "widgets",
+            "singular": "widget",
+            "kind": "Widget",
+            "shortNames": ["wd"],
+            "categories": ["all", "gadgets"],
+        },
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {
+                    "status": {},
+                    "scale": {
+                        "specReplicasPath": ".spec.replicas",
+                        "statusReplicasPath": ".status.replicas",
+                        "labelSelectorPath": ".status.selector",
+                    },
+                },
+                "additionalPrinterColumns": [
+                    {"name": "Size", "type": "string", "jsonPath": ".spec.size"},
+                    {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+                    {"name": "Ready", "type": "string", "jsonPath": '.status.conditions[?(@.type=="Ready")].status'},
+                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                ],
+                "selectableFields": [{"jsonPath": ".spec.size"}],
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
                         "properties": {
-                            "size": {"type": "string", "enum": ["small", "large"]},
-                            "replicas": {"type": "integer", "minimum": 0, "default": 1},
-                            "color": {"type": "string", "default": "blue"},
-                            "ports": {"type": "array", "x-kubernetes-list-type": "map",
-                                      "x-kubernetes-list-map-keys": ["name"],
-                                      "items": {"type": "object", "required": ["name"],
-                                                "properties": {"name": {"type": "string"},
-                                                               "port": {"type": "integer"}}}},
-                            "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}},
-                    "status": {"type": "object", "properties": {
-                        "replicas": {"type": "integer"}, "selector": {"type": "string"},
-                        "conditions": {"type": "array", "items": {
-                            "type": "object", "properties": {"type": {"type": "string"},
-                                                             "status": {"type": "string"}}}}}}}}}}]}}
+                            "spec": {
+                                "type": "object",
+                                "required": ["size"],
+                                "x-kubernetes-validations": [
+                                    {
+                                        "rule": "self.replicas <= 10",
+                                        "message": "at most 10 replicas",
+                                        "fieldPath": ".replicas",
+                                    },
+                                    {"rule": "self.size == oldSelf.size", "message": "size is immutable"},
+                                ],
+                                "properties": {
+                                    "size": {"type": "string", "enum": ["small", "large"]},
+                                    "replicas": {"type": "integer", "minimum": 0, "default": 1},
+                                    "color": {"type": "string", "default": "blue"},
+                                    "ports": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["name"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["name"],
+                                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+                                        },
+                                    },
+                                    "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                },
+                            },
+                            "status": {
+                                "type": "object",
+                                "properties": {
+                                    "replicas": {"type": "integer"},
+                                    "selector": {"type": "string"},
+                                    "conditions": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "properties": {"type": {"type": "string"}, "status": {"type": "string"}},
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
 
 BASE = "/apis/example.com/v1/namespaces/default/widgets"
 
 
 def widget(name: str = "w1", **spec) -> dict:
-    return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name},
-            "spec": {"size": "small", **spec}}
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": {"size": "small", **spec},
+    }
 
 
 async def _create_crd(api, crd=None) -> dict:
@@ -83,22 +132,30 @@ async def test_crd_is_established_and_served(api):
     assert {r["name"] for r in rl["resources"]} == {"widgets", "widgets/status", "widgets/scale"}
     st, svc, _ = await api.get("/apis/apiregistration.k8s.io/v1/apiservices/v1.example.com")
     assert svc["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "true"}
-    assert svc["spec"] == {"group": "example.com", "version": "v1", "groupPriorityMinimum": 1000,
-                           "versionPriority": 100}
+    assert svc["spec"] == {
+        "group": "example.com",
+        "version": "v1",
+        "groupPriorityMinimum": 1000,
+        "versionPriority": 100,
+    }
     assert svc["status"]["conditions"][0]["reason"] == "Local"
-    st, tbl, _ = await api.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                               headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    st, tbl, _ = await api.get(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+    )
     assert [c["name"] for c in tbl["columnDefinitions"]] == ["Name", "Created At"]
     assert tbl["rows"][0]["cells"] == ["widgets.example.com", crd["metadata"]["creationTimestamp"]]
-    st, agg, _ = await api.get("/apis", headers={
-        "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"})
+    st, agg, _ = await api.get(
+        "/apis", headers={"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}
+    )
     assert any(i["metadata"]["name"] == "example.com" for i in agg["items"])
 
 
 async def test_create_defaults_prunes_and_validates(api):
     await _create_crd(api)
-    st, obj, hdrs = await api.post(BASE, {**widget(), "junk": 1, "spec": {"size": "small", "bogus": True,
-                                                                           "extra": {"kept": 1}}})
+    st, obj, hdrs = await api.post(
+        BASE, {**widget(), "junk": 1, "spec": {"size": "small", "bogus": True, "extra": {"kept": 1}}}
+    )
     assert st == 201, obj
     assert obj["spec"] == {"size": "small", "replicas": 1, "color": "blue", "extra": {"kept": 1}}
     assert "junk" not in obj
@@ -113,22 +170,29 @@ async def test_create_defaults_prunes_and_validates(api):
     st, err, _ = await api.post(BASE, {**widget("w4"), "metadata": {"name": "w4", "labels": {"a": 5}}})
     assert st == 400 and err["message"] == (
         'Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal number into Go struct field '
-        "ObjectMeta.metadata.labels of type string")
+        "ObjectMeta.metadata.labels of type string"
+    )
     st, obj, hdrs = await api.post(BASE, {**widget("w5"), "metadata": {"name": "w5", "bogus": 1}})
     assert st == 201 and "bogus" not in obj["metadata"]
     assert any('unknown field \\"metadata.bogus\\"' in w for w in hdrs.getall("Warning", []))
     st, err, _ = await api.post(BASE, widget("w3", bogus=1), params={"fieldValidation": "Strict"})
     assert st == 400
-    assert err["message"] == ('Widget in version "v1" cannot be handled as a Widget: strict decoding error: '
-                              'unknown field "spec.bogus"')
+    assert err["message"] == (
+        'Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.bogus"'
+    )
 
 
 async def test_cel_rules(api):
     await _create_crd(api)
     st, err, _ = await api.post(BASE, widget(replicas=11))
     assert st == 422
-    assert err["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "spec.replicas",
-                                         "message": 'Invalid value: "object": at most 10 replicas'}]
+    assert err["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "field": "spec.replicas",
+            "message": 'Invalid value: "object": at most 10 replicas',
+        }
+    ]
     st, obj, _ = await api.post(BASE, widget(replicas=2))
     assert st == 201
     st, err, _ = await api.patch(BASE + "/w1", {"spec": {"size": "large"}})
@@ -140,23 +204,30 @@ async def test_bad_crds_are_rejected(api):
     bad["metadata"]["name"] = "wrong.example.com"
     bad["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"].pop("type")
     bad["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = [
-        {"rule": "self.replicas <"}]
+        {"rule": "self.replicas <"}
+    ]
     st, err, _ = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", bad)
     assert st == 422
     causes = {c["field"]: c["message"] for c in err["details"]["causes"]}
     assert causes["metadata.name"] == 'Invalid value: "wrong.example.com": must be spec.names.plural+"."+spec.group'
     p = "spec.versions[0].schema.openAPIV3Schema.properties[spec]"
     assert causes[p + ".properties[size].type"] == "Required value: must not be empty for specified object fields"
-    assert causes[p + ".x-kubernetes-validations[0].rule"].startswith('Invalid value: "self.replicas <": '
-                                                                      "compilation failed: ERROR: <input>:1:")
+    assert causes[p + ".x-kubernetes-validations[0].rule"].startswith(
+        'Invalid value: "self.replicas <": compilation failed: ERROR: <input>:1:'
+    )
 
 
 async def test_status_scale_and_table(api):
     await _create_crd(api)
     await api.post(BASE, widget(replicas=2))
-    st, obj, _ = await api.put(BASE + "/w1/status", {**widget(replicas=2), "metadata": {"name": "w1"},
-                                                     "status": {"replicas": 2, "selector": "app=w",
-                                                                "conditions": [{"type": "Ready", "status": "True"}]}})
+    st, obj, _ = await api.put(
+        BASE + "/w1/status",
+        {
+            **widget(replicas=2),
+            "metadata": {"name": "w1"},
+            "status": {"replicas": 2, "selector": "app=w", "conditions": [{"type": "Ready", "status": "True"}]},
+        },
+    )
     assert st == 200 and obj["status"]["replicas"] == 2
     st, obj, _ = await api.patch(BASE + "/w1", {"status": {"replicas": 9}, "spec": {"color": "red"}})
     assert obj["status"]["replicas"] == 2 and obj["metadata"]["generation"] == 2
@@ -176,11 +247,14 @@ async def test_status_scale_and_table(api):
 async def test_server_side_apply_uses_list_map_keys(api):
     await _create_crd(api)
     body = widget(ports=[{"name": "a", "port": 1}])
-    st, obj, _ = await api.patch(BASE + "/w1", body, ct="application/apply-patch+yaml",
-                                 params={"fieldManager": "one"})
+    st, obj, _ = await api.patch(BASE + "/w1", body, ct="application/apply-patch+yaml", params={"fieldManager": "one"})
     assert st == 201, obj
-    st, obj, _ = await api.patch(BASE + "/w1", widget(ports=[{"name": "b", "port": 2}]),
-                                 ct="application/apply-patch+yaml", params={"fieldManager": "two"})
+    st, obj, _ = await api.patch(
+        BASE + "/w1",
+        widget(ports=[{"name": "b", "port": 2}]),
+        ct="application/apply-patch+yaml",
+        params={"fieldManager": "two"},
+    )
     assert st == 200, obj
     assert obj["spec"]["ports"] == [{"name": "a", "port": 1}, {"name": "b", "port": 2}]
     st, err, _ = await api.patch(BASE + "/w1", {"spec": {}}, ct="application/strategic-merge-patch+json")
@@ -200,8 +274,9 @@ async def test_versions_and_conversion_none(api):
     assert [v["version"] for v in grp["versions"]] == ["v1", "v1beta1"]
     st, _, _ = await api.get("/apis/example.com/v1alpha1")
     assert st == 404
-    st, obj, _ = await api.post("/apis/example.com/v1beta1/namespaces/default/widgets",
-                                {**widget(), "apiVersion": "example.com/v1beta1"})
+    st, obj, _ = await api.post(
+        "/apis/example.com/v1beta1/namespaces/default/widgets", {**widget(), "apiVersion": "example.com/v1beta1"}
+    )
     assert st == 201 and obj["apiVersion"] == "example.com/v1beta1"
     stored = api.server.store.get(api.server.registry.get("example.com", "v1", "widgets"), "default", "w1")
     assert stored.obj["apiVersion"] == "example.com/v1"  # kept at the storage version
@@ -285,8 +360,7 @@ async def test_watch_and_label_selector(api):
     rv = lst["metadata"]["resourceVersion"]
     await api.post(BASE, {**widget("a"), "metadata": {"name": "a", "labels": {"tier": "x"}}})
     await api.post(BASE, widget("b"))
-    async with api.s.get(api.url + BASE, params={"watch": "1", "resourceVersion": rv,
-                                                 "labelSelector": "tier=x"}) as r:
+    async with api.s.get(api.url + BASE, params={"watch": "1", "resourceVersion": rv, "labelSelector": "tier=x"}) as r:
         line = await r.content.readline()
     ev = _json.loads(line)
     assert ev["type"] == "ADDED" and ev["object"]["metadata"]["name"] == "a"
@@ -296,14 +370,22 @@ async def test_watch_and_label_selector(api):
 
 
 async def test_server_side_apply_of_a_crd(api):
-    st, crd, _ = await api.patch("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com", CRD,
-                                 ct="application/apply-patch+yaml", params={"fieldManager": "kubectl"})
+    st, crd, _ = await api.patch(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+        CRD,
+        ct="application/apply-patch+yaml",
+        params={"fieldManager": "kubectl"},
+    )
     assert st == 201, crd
     assert crd["metadata"]["managedFields"][0]["manager"] == "kubectl"
     changed = copy.deepcopy(CRD)
     changed["spec"]["names"]["shortNames"] = ["wd", "wdg"]
-    st, crd, _ = await api.patch("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
-                                 changed, ct="application/apply-patch+yaml", params={"fieldManager": "kubectl"})
+    st, crd, _ = await api.patch(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+        changed,
+        ct="application/apply-patch+yaml",
+        params={"fieldManager": "kubectl"},
+    )
     assert st == 200 and crd["spec"]["names"]["shortNames"] == ["wd", "wdg"]
     st, rl, _ = await api.get("/apis/example.com/v1")
     assert next(r for r in rl["resources"] if r["name"] == "widgets")["shortNames"] == ["wd", "wdg"]

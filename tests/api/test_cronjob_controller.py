@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 import pytest
 from _lifecycle import eventually, settle
 
+from mockkube.client.client import Client, clone
 from mockkube.controllers import cronjob
 from mockkube.machinery import meta
-from mockkube.storage.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 T0 = datetime(2030, 1, 1, 12, 1, tzinfo=timezone.utc).timestamp()
@@ -23,9 +23,22 @@ class Env:
         self.cj_rt, self.job_rt = self.c.rt("cronjobs", "batch"), self.c.rt("jobs", "batch")
 
     def create(self, name: str, **spec) -> dict:
-        body = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name, "namespace": "default"},
-                "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"spec": {
-                    "restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}}}}, **spec}}
+        body = {
+            "apiVersion": "batch/v1",
+            "kind": "CronJob",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "schedule": "*/5 * * * *",
+                "jobTemplate": {
+                    "spec": {
+                        "template": {
+                            "spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}
+                        }
+                    }
+                },
+                **spec,
+            },
+        }
         return self.c.create(self.cj_rt, body)
 
     def cj(self, name: str) -> dict:
@@ -37,8 +50,10 @@ class Env:
     def finish(self, job: dict, how: str = "Complete") -> None:
         j = clone(self.c.get(self.job_rt, "default", job["metadata"]["name"]))
         t = meta.rfc3339(self.clock[0])
-        j["status"] = {"startTime": j["metadata"]["creationTimestamp"],
-                       "conditions": [{"type": how, "status": "True", "lastTransitionTime": t}]}
+        j["status"] = {
+            "startTime": j["metadata"]["creationTimestamp"],
+            "conditions": [{"type": how, "status": "True", "lastTransitionTime": t}],
+        }
         if how == "Complete":
             j["status"]["completionTime"] = t
         self.c.update_status(self.job_rt, j)
@@ -69,9 +84,16 @@ async def test_active_list_and_last_successful_time_follow_the_jobs(env):
     [job] = await eventually(lambda: env.jobs())
     st = env.cj("tick")["status"]
     assert st["lastScheduleTime"] == "2030-01-01T12:05:00Z"
-    assert st["active"] == [{"kind": "Job", "namespace": "default", "name": job["metadata"]["name"],
-                             "uid": job["metadata"]["uid"], "apiVersion": "batch/v1",
-                             "resourceVersion": job["metadata"]["resourceVersion"]}]
+    assert st["active"] == [
+        {
+            "kind": "Job",
+            "namespace": "default",
+            "name": job["metadata"]["name"],
+            "uid": job["metadata"]["uid"],
+            "apiVersion": "batch/v1",
+            "resourceVersion": job["metadata"]["resourceVersion"],
+        }
+    ]
     assert job["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
     assert env.events("SuccessfulCreate") == [f"Created job {job['metadata']['name']}"]
     await env.at(12, 6)
@@ -87,10 +109,12 @@ async def test_replace_deletes_the_running_job(env):
     [first] = await eventually(lambda: env.jobs())
     await env.at(12, 10)
     second = await eventually(lambda: [j for j in env.jobs() if j["metadata"]["name"] != first["metadata"]["name"]])
-    assert env.c.get(env.job_rt, "default", first["metadata"]["name"]) is None or \
-        env.c.get(env.job_rt, "default", first["metadata"]["name"])["metadata"].get("deletionTimestamp")
-    await eventually(lambda: [r["name"] for r in env.cj("swap")["status"].get("active") or ()]
-                     == [second[0]["metadata"]["name"]])
+    assert env.c.get(env.job_rt, "default", first["metadata"]["name"]) is None or env.c.get(
+        env.job_rt, "default", first["metadata"]["name"]
+    )["metadata"].get("deletionTimestamp")
+    await eventually(
+        lambda: [r["name"] for r in env.cj("swap")["status"].get("active") or ()] == [second[0]["metadata"]["name"]]
+    )
     assert f"Deleted job {first['metadata']['name']}" in env.events("SuccessfulDelete")
 
 
@@ -122,17 +146,38 @@ async def test_history_limits_keep_the_newest_finished_jobs(env):
         j = await eventually(lambda: [j for j in env.jobs() if not j.get("status")])
         env.finish(j[0], "Failed" if mm == 15 else "Complete")
     await env.at(12, 16)
-    names = await eventually(lambda: len([j for j in env.jobs() if not j["metadata"].get("deletionTimestamp")]) == 1
-                             and [j["metadata"]["name"] for j in env.jobs()])
+    names = await eventually(
+        lambda: (
+            len([j for j in env.jobs() if not j["metadata"].get("deletionTimestamp")]) == 1
+            and [j["metadata"]["name"] for j in env.jobs()]
+        )
+    )
     assert names == [f"hist-{int(datetime(2030, 1, 1, 12, 10, tzinfo=timezone.utc).timestamp() // 60)}"]
 
 
 async def test_jobs_it_did_not_start_are_reported_and_missing_ones_dropped(env):
     cj = env.create("odd", suspend=True)
-    env.c.create(env.job_rt, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
-        "name": "manual", "namespace": "default", "ownerReferences": [{
-            "apiVersion": "batch/v1", "kind": "CronJob", "name": "odd", "uid": cj["metadata"]["uid"],
-            "controller": True}]}, "spec": cj["spec"]["jobTemplate"]["spec"]})
+    env.c.create(
+        env.job_rt,
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": "manual",
+                "namespace": "default",
+                "ownerReferences": [
+                    {
+                        "apiVersion": "batch/v1",
+                        "kind": "CronJob",
+                        "name": "odd",
+                        "uid": cj["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": cj["spec"]["jobTemplate"]["spec"],
+        },
+    )
     await eventually(lambda: env.events("UnexpectedJob"))
     assert env.events("UnexpectedJob")[0] == "Saw a job that the controller did not create or forgot: manual"
     assert "active" not in (env.cj("odd").get("status") or {})

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from _lifecycle import eventually, settle
 
+from mockkube.client.client import Client, clone
 from mockkube.controllers import deployment, replicaset
 from mockkube.controllers import deployment_util as du
 from mockkube.machinery import errors, meta
-from mockkube.storage.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 NOW = 1_800_000_000.0
@@ -28,13 +28,19 @@ async def env():
 
 
 def _deploy(name: str, replicas: int = 3, strategy: dict | None = None, image: str = "nginx:1") -> dict:
-    spec: dict = {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                  "template": {"metadata": {"labels": {"app": name}},
-                               "spec": {"containers": [{"name": "c", "image": image}]}}}
+    spec: dict = {
+        "replicas": replicas,
+        "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": image}]}},
+    }
     if strategy:
         spec["strategy"] = strategy
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
-            "spec": spec}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
 
 
 def rts(c: Client):
@@ -43,8 +49,11 @@ def rts(c: Client):
 
 def owned(c: Client, owner: dict, rt) -> list[dict]:
     uid = owner["metadata"]["uid"]
-    return [o for o in c.list(rt, "default")
-            if any(r.get("uid") == uid and r.get("controller") for r in o["metadata"].get("ownerReferences") or ())]
+    return [
+        o
+        for o in c.list(rt, "default")
+        if any(r.get("uid") == uid and r.get("controller") for r in o["metadata"].get("ownerReferences") or ())
+    ]
 
 
 def rs_of(c: Client, name: str) -> list[dict]:
@@ -55,9 +64,13 @@ def rs_of(c: Client, name: str) -> list[dict]:
 
 def make_ready(c: Client, pod: dict, ready: bool = True) -> None:
     p = clone(c.get(c.rt("pods"), "default", pod["metadata"]["name"]))
-    p["status"] = {**(p.get("status") or {}), "phase": "Running",
-                   "conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                   "lastTransitionTime": meta.rfc3339(NOW)}]}
+    p["status"] = {
+        **(p.get("status") or {}),
+        "phase": "Running",
+        "conditions": [
+            {"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": meta.rfc3339(NOW)}
+        ],
+    }
     c.update_status(c.rt("pods"), p)
 
 
@@ -79,9 +92,16 @@ async def test_deployment_creates_one_replicaset_and_pods(env):
     h = rs["metadata"]["labels"][du.HASH_LABEL]
     assert rs["metadata"]["name"] == f"web-{h}" and set(h) <= set("bcdfghjklmnpqrstvwxz2456789")
     assert rs["metadata"]["labels"] == {"app": "web", du.HASH_LABEL: h}
-    assert rs["metadata"]["ownerReferences"] == [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
-                                                  "uid": d["metadata"]["uid"], "controller": True,
-                                                  "blockOwnerDeletion": True}]
+    assert rs["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": "web",
+            "uid": d["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
     assert rs["spec"]["selector"] == {"matchLabels": {"app": "web", du.HASH_LABEL: h}}
     assert rs["spec"]["template"]["metadata"]["labels"] == {"app": "web", du.HASH_LABEL: h}
     assert rs["spec"]["replicas"] == 3
@@ -93,11 +113,23 @@ async def test_deployment_creates_one_replicaset_and_pods(env):
         assert m["generateName"] == f"web-{h}-" and m["name"].startswith(f"web-{h}-")
         assert len(m["name"]) == len(f"web-{h}-") + 5
         assert m["labels"] == {"app": "web", du.HASH_LABEL: h}
-        assert m["ownerReferences"] == [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs["metadata"]["name"],
-                                         "uid": rs["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+        assert m["ownerReferences"] == [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "name": rs["metadata"]["name"],
+                "uid": rs["metadata"]["uid"],
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
     # the Deployment's status follows its ReplicaSet's: wait for it rather than assume the order
-    st = await eventually(lambda: (c.get(d_rt, "default", "web").get("status") or {}).get("replicas") == 3
-                          and c.get(d_rt, "default", "web")["status"])
+    st = await eventually(
+        lambda: (
+            (c.get(d_rt, "default", "web").get("status") or {}).get("replicas") == 3
+            and c.get(d_rt, "default", "web")["status"]
+        )
+    )
     assert st["replicas"] == 3 and st["updatedReplicas"] == 3 and st["unavailableReplicas"] == 3
     assert "readyReplicas" not in st and "availableReplicas" not in st
     conds = {x["type"]: x for x in st["conditions"]}
@@ -116,10 +148,13 @@ async def test_ready_pods_make_status_kstatus_current(env):
         d = c.get(d_rt, "default", "api")
         st = d.get("status") or {}
         conds = {x["type"]: x for x in st.get("conditions") or ()}
-        return (st.get("observedGeneration") == d["metadata"]["generation"]
-                and all(st.get(k, 0) >= 3 for k in ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas"))
-                and conds.get("Available", {}).get("status") == "True"
-                and conds.get("Progressing", {}).get("reason") == "NewReplicaSetAvailable" and d)
+        return (
+            st.get("observedGeneration") == d["metadata"]["generation"]
+            and all(st.get(k, 0) >= 3 for k in ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas"))
+            and conds.get("Available", {}).get("status") == "True"
+            and conds.get("Progressing", {}).get("reason") == "NewReplicaSetAvailable"
+            and d
+        )
 
     d = await eventually(current)
     st = d["status"]
@@ -129,8 +164,14 @@ async def test_ready_pods_make_status_kstatus_current(env):
     assert conds["Available"]["message"] == "Deployment has minimum availability."
     [rs] = rs_of(c, "api")
     assert conds["Progressing"]["message"] == f'ReplicaSet "{rs["metadata"]["name"]}" has successfully progressed.'
-    assert rs["status"] == {"replicas": 3, "fullyLabeledReplicas": 3, "readyReplicas": 3, "availableReplicas": 3,
-                            "observedGeneration": 1, "terminatingReplicas": 0}
+    assert rs["status"] == {
+        "replicas": 3,
+        "fullyLabeledReplicas": 3,
+        "readyReplicas": 3,
+        "availableReplicas": 3,
+        "observedGeneration": 1,
+        "terminatingReplicas": 0,
+    }
 
 
 async def _roll(c: Client, name: str, max_total: int, min_ready: int) -> None:
@@ -144,8 +185,11 @@ async def _roll(c: Client, name: str, max_total: int, min_ready: int) -> None:
         assert len(live) <= max_total
         assert sum(1 for p in live if replicaset.is_pod_ready(p)) >= min_ready
         new = rss[-1]
-        if du.replicas(new) == 3 and all(du.replicas(rs) == 0 for rs in rss[:-1]) and \
-                du.status_int(new, "availableReplicas") == 3:
+        if (
+            du.replicas(new) == 3
+            and all(du.replicas(rs) == 0 for rs in rss[:-1])
+            and du.status_int(new, "availableReplicas") == 3
+        ):
             return
         ready_all(c)
     raise AssertionError("rollout did not finish")
@@ -170,9 +214,13 @@ async def test_rolling_update_respects_surge_and_unavailable(env):
     assert old["metadata"]["annotations"][du.REVISION] == "1"
     assert new["metadata"]["name"] != old["metadata"]["name"]
     await _roll(c, "roll", max_total=4, min_ready=3)
-    d = await eventually(lambda: (x := c.get(d_rt, "default", "roll"))
-                         and {k["type"]: k for k in x["status"]["conditions"]}["Progressing"]["reason"]
-                         == "NewReplicaSetAvailable" and x)
+    d = await eventually(
+        lambda: (
+            (x := c.get(d_rt, "default", "roll"))
+            and {k["type"]: k for k in x["status"]["conditions"]}["Progressing"]["reason"] == "NewReplicaSetAvailable"
+            and x
+        )
+    )
     assert d["metadata"]["annotations"][du.REVISION] == "2"
     assert d["status"]["updatedReplicas"] == 3 and d["status"]["replicas"] == 3
 
@@ -180,8 +228,10 @@ async def test_rolling_update_respects_surge_and_unavailable(env):
 async def test_rolling_update_with_unavailable_budget(env):
     server, c = env
     d_rt, rs_rt, pod_rt = rts(c)
-    c.create(d_rt, _deploy("budget", strategy={"type": "RollingUpdate",
-                                               "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}))
+    c.create(
+        d_rt,
+        _deploy("budget", strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}),
+    )
     await eventually(lambda: len(c.list(pod_rt, "default")) == 3)
     ready_all(c)
     await eventually(lambda: du.status_int(c.get(d_rt, "default", "budget"), "availableReplicas") == 3)
@@ -237,8 +287,7 @@ async def test_recreate_waits_for_old_pods_to_go(env):
     await eventually(lambda: len(rs_of(c, "rec")) == 2 and len(c.list(pod_rt, "default")) == 3)
     old, new = rs_of(c, "rec")
     assert du.replicas(new) == 3 and du.replicas(old) == 0
-    assert all(p["metadata"]["ownerReferences"][0]["uid"] == new["metadata"]["uid"]
-               for p in c.list(pod_rt, "default"))
+    assert all(p["metadata"]["ownerReferences"][0]["uid"] == new["metadata"]["uid"] for p in c.list(pod_rt, "default"))
 
 
 async def test_deleted_replicaset_is_recreated(env):
@@ -252,12 +301,22 @@ async def test_deleted_replicaset_is_recreated(env):
         await eventually(lambda: len(c.list(pod_rt, "default")) == 3)
         [rs] = rs_of(c, "again")
         c.delete(rs_rt, "default", rs["metadata"]["name"])
-        new = await eventually(lambda: (x := c.get(rs_rt, "default", rs["metadata"]["name"]))
-                               and x["metadata"]["uid"] != rs["metadata"]["uid"] and x)
+        new = await eventually(
+            lambda: (
+                (x := c.get(rs_rt, "default", rs["metadata"]["name"]))
+                and x["metadata"]["uid"] != rs["metadata"]["uid"]
+                and x
+            )
+        )
         assert new["metadata"]["labels"] == rs["metadata"]["labels"]  # same template, same hash, same name
         # the garbage collector removes the old pods; the new ReplicaSet makes three of its own
-        await eventually(lambda: (ps := c.list(pod_rt, "default")) and len(ps) == 3 and all(
-            p["metadata"]["ownerReferences"][0]["uid"] == new["metadata"]["uid"] for p in ps))
+        await eventually(
+            lambda: (
+                (ps := c.list(pod_rt, "default"))
+                and len(ps) == 3
+                and all(p["metadata"]["ownerReferences"][0]["uid"] == new["metadata"]["uid"] for p in ps)
+            )
+        )
     finally:
         for x in gc:
             await x.stop()
@@ -275,10 +334,19 @@ async def test_orphaned_pods_are_adopted_not_duplicated(env):
         before = {p["metadata"]["name"] for p in c.list(pod_rt, "default")}
         [rs] = rs_of(c, "adopt")
         c.delete(rs_rt, "default", rs["metadata"]["name"], {"propagationPolicy": "Orphan"})
-        new = await eventually(lambda: (x := c.get(rs_rt, "default", rs["metadata"]["name"]))
-                               and x["metadata"]["uid"] != rs["metadata"]["uid"] and x)
-        await eventually(lambda: all((p["metadata"].get("ownerReferences") or [{}])[0].get("uid")
-                                     == new["metadata"]["uid"] for p in c.list(pod_rt, "default")))
+        new = await eventually(
+            lambda: (
+                (x := c.get(rs_rt, "default", rs["metadata"]["name"]))
+                and x["metadata"]["uid"] != rs["metadata"]["uid"]
+                and x
+            )
+        )
+        await eventually(
+            lambda: all(
+                (p["metadata"].get("ownerReferences") or [{}])[0].get("uid") == new["metadata"]["uid"]
+                for p in c.list(pod_rt, "default")
+            )
+        )
         await settle(200)
         assert {p["metadata"]["name"] for p in c.list(pod_rt, "default")} == before
     finally:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from _lifecycle import eventually, settle
 
+from mockkube.client.client import Client, clone
 from mockkube.controllers import devicetaint
 from mockkube.machinery import meta
-from mockkube.storage.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 NOW = 1_800_000_000.0
@@ -30,34 +30,68 @@ def _slice(c: Client, taints: list[dict] | None = None) -> dict:
     dev: dict = {"name": "gpu-0"}
     if taints:
         dev["taints"] = taints
-    return c.create(c.rt("resourceslices", "resource.k8s.io"), {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "node-1-gpu"},
-        "spec": {"driver": DRIVER, "nodeName": "node-1",
-                 "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
-                 "devices": [dev, {"name": "gpu-1"}]}})
+    return c.create(
+        c.rt("resourceslices", "resource.k8s.io"),
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "node-1-gpu"},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": "node-1",
+                "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+                "devices": [dev, {"name": "gpu-1"}],
+            },
+        },
+    )
 
 
-def _pod_with_claim(c: Client, tolerations: list[dict] | None = None, name: str = "p", node: str = "node-1",
-                    reserved_uid: str | None = None) -> dict:
+def _pod_with_claim(
+    c: Client,
+    tolerations: list[dict] | None = None,
+    name: str = "p",
+    node: str = "node-1",
+    reserved_uid: str | None = None,
+) -> dict:
     """A scheduled pod using an allocated claim (reserved for it) on gpu-0."""
     claims = c.rt("resourceclaims", "resource.k8s.io")
-    claim = c.create(claims, {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": {"name": f"{name}-claim", "namespace": "default"},
-        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}}})
-    pod = c.create(c.rt("pods"), {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-        "spec": {**({"nodeName": node} if node else {}), "containers": [{"name": "c", "image": "busybox"}],
-                 "resourceClaims": [{"name": "gpu", "resourceClaimName": f"{name}-claim"}]}})
+    claim = c.create(
+        claims,
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": f"{name}-claim", "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}},
+        },
+    )
+    pod = c.create(
+        c.rt("pods"),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                **({"nodeName": node} if node else {}),
+                "containers": [{"name": "c", "image": "busybox"}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": f"{name}-claim"}],
+            },
+        },
+    )
     result: dict = {"request": "gpu", "driver": DRIVER, "pool": "node-1", "device": "gpu-0"}
     if tolerations:
         result["tolerations"] = tolerations
     claim = clone(claim)
     claim["status"] = {
-        "allocation": {"devices": {"results": [result]},
-                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                           {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}},
-        "reservedFor": [{"resource": "pods", "name": name, "uid": reserved_uid or pod["metadata"]["uid"]}]}
+        "allocation": {
+            "devices": {"results": [result]},
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
+                ]
+            },
+        },
+        "reservedFor": [{"resource": "pods", "name": name, "uid": reserved_uid or pod["metadata"]["uid"]}],
+    }
     c.update_status(claims, claim)
     return pod
 
@@ -70,11 +104,20 @@ def _disruption(pod: dict | None) -> dict | None:
 
 
 def _rule(c: Client, effect: str = "NoExecute", selector: dict | None = None) -> dict:
-    return c.create(c.rt("devicetaintrules", "resource.k8s.io"), {
-        "apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule", "metadata": {"name": "broken"},
-        "spec": {"deviceSelector": selector if selector is not None else
-                 {"driver": DRIVER, "pool": "node-1", "device": "gpu-0"},
-                 "taint": {"key": "example.com/broken", "value": "yes", "effect": effect}}})
+    return c.create(
+        c.rt("devicetaintrules", "resource.k8s.io"),
+        {
+            "apiVersion": "resource.k8s.io/v1beta2",
+            "kind": "DeviceTaintRule",
+            "metadata": {"name": "broken"},
+            "spec": {
+                "deviceSelector": selector
+                if selector is not None
+                else {"driver": DRIVER, "pool": "node-1", "device": "gpu-0"},
+                "taint": {"key": "example.com/broken", "value": "yes", "effect": effect},
+            },
+        },
+    )
 
 
 def _rule_condition(c: Client) -> dict | None:
@@ -90,9 +133,14 @@ async def test_no_execute_slice_taint_evicts_pod(env):
     _slice(c, [{"key": "example.com/unhealthy", "effect": "NoExecute"}])
     pod = await eventually(lambda: (p := c.get(pods, "default", "p")) and p["metadata"].get("deletionTimestamp") and p)
     cond = _disruption(pod)
-    assert cond == {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
-                    "lastTransitionTime": meta.rfc3339(NOW), "reason": "DeletionByDeviceTaintManager",
-                    "message": "Device Taint manager: deleting due to NoExecute taint"}
+    assert cond == {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": meta.rfc3339(NOW),
+        "reason": "DeletionByDeviceTaintManager",
+        "message": "Device Taint manager: deleting due to NoExecute taint",
+    }
     c.finalize_delete(pods, "default", "p")  # what the kubelet does once containers stopped
     assert c.get(pods, "default", "p") is None
     events = [e for e in c.list(c.rt("events"), "default") if e["involvedObject"]["name"] == "p"]
@@ -103,8 +151,12 @@ async def test_toleration_seconds_delays_eviction(env):
     server, c, ctrl, clock = env
     pods = c.rt("pods")
     _slice(c, [{"key": "example.com/unhealthy", "effect": "NoExecute", "timeAdded": meta.rfc3339(NOW)}])
-    _pod_with_claim(c, tolerations=[{"key": "example.com/unhealthy", "operator": "Exists",
-                                     "effect": "NoExecute", "tolerationSeconds": 60}])
+    _pod_with_claim(
+        c,
+        tolerations=[
+            {"key": "example.com/unhealthy", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+        ],
+    )
     await eventually(lambda: ("default", "p") in ctrl.pending)
     assert ctrl.pending[("default", "p")][1].when == NOW + 60
     clock[0] = NOW + 59
@@ -117,11 +169,17 @@ async def test_toleration_seconds_delays_eviction(env):
     assert _disruption(pod)["lastTransitionTime"] == meta.rfc3339(NOW + 60)
 
 
-@pytest.mark.parametrize("taint,tolerations", [
-    ({"key": "k", "effect": "NoSchedule"}, None),
-    ({"key": "k", "effect": "None"}, None),
-    ({"key": "k", "value": "v", "effect": "NoExecute"}, [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute"}]),
-])
+@pytest.mark.parametrize(
+    "taint,tolerations",
+    [
+        ({"key": "k", "effect": "NoSchedule"}, None),
+        ({"key": "k", "effect": "None"}, None),
+        (
+            {"key": "k", "value": "v", "effect": "NoExecute"},
+            [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute"}],
+        ),
+    ],
+)
 async def test_no_eviction_without_untolerated_no_execute(env, taint, tolerations):
     server, c, ctrl, clock = env
     pods = c.rt("pods")
@@ -147,8 +205,7 @@ async def test_removing_the_taint_cancels_a_pending_eviction(env):
     server, c, ctrl, clock = env
     pods = c.rt("pods")
     sl = _slice(c, [{"key": "k", "effect": "NoExecute", "timeAdded": meta.rfc3339(NOW)}])
-    _pod_with_claim(c, tolerations=[{"key": "k", "operator": "Exists", "effect": "NoExecute",
-                                     "tolerationSeconds": 30}])
+    _pod_with_claim(c, tolerations=[{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}])
     await eventually(lambda: ("default", "p") in ctrl.pending)
     sl = clone(c.get(c.rt("resourceslices", "resource.k8s.io"), "", sl["metadata"]["name"]))
     del sl["spec"]["devices"][0]["taints"]
@@ -172,9 +229,14 @@ async def test_device_taint_rule_evicts_and_reports_status(env):
     rule = _rule(c)
     await eventually(lambda: (p := c.get(pods, "default", "p")) and p["metadata"].get("deletionTimestamp"))
     cond = await eventually(lambda: _rule_condition(c))
-    assert cond == {"type": "EvictionInProgress", "status": "True", "observedGeneration": rule["metadata"]["generation"],
-                    "lastTransitionTime": meta.rfc3339(NOW), "reason": "PodsPendingEviction",
-                    "message": "1 pod needs to be evicted in 1 namespace."}
+    assert cond == {
+        "type": "EvictionInProgress",
+        "status": "True",
+        "observedGeneration": rule["metadata"]["generation"],
+        "lastTransitionTime": meta.rfc3339(NOW),
+        "reason": "PodsPendingEviction",
+        "message": "1 pod needs to be evicted in 1 namespace.",
+    }
     clock[0] = NOW + devicetaint.RULE_STATUS_PERIOD
     ctrl.resync()
     cond = await eventually(lambda: (x := _rule_condition(c)) and x["status"] == "False" and x)
@@ -200,9 +262,11 @@ async def test_rule_with_effect_none_simulates(env):
     _rule(c, effect="None", selector={"driver": DRIVER})
     cond = await eventually(lambda: _rule_condition(c))
     assert (cond["status"], cond["reason"]) == ("False", "NoEffect")
-    assert cond["message"] == ("2 published devices selected. 1 allocated device selected. 1 pod would be evicted "
-                               "in 1 namespace if the effect was NoExecute. This information will not be updated "
-                               "again. Recreate the DeviceTaintRule to trigger an update.")
+    assert cond["message"] == (
+        "2 published devices selected. 1 allocated device selected. 1 pod would be evicted "
+        "in 1 namespace if the effect was NoExecute. This information will not be updated "
+        "again. Recreate the DeviceTaintRule to trigger an update."
+    )
     await settle(100)
     assert c.get(c.rt("pods"), "default", "p")["metadata"].get("deletionTimestamp") is None
 

@@ -12,20 +12,50 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 async def running_pod(api, name: str, annotations: dict | None = None, **spec) -> None:
-    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "annotations": annotations or {}},
-            "spec": {"nodeName": "node-a", "containers": [{"name": "app", "image": "busybox",
-                                                            "env": [{"name": "GREETING", "value": "hello"}]}],
-                     **spec}}
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": annotations or {}},
+        "spec": {
+            "nodeName": "node-a",
+            "containers": [{"name": "app", "image": "busybox", "env": [{"name": "GREETING", "value": "hello"}]}],
+            **spec,
+        },
+    }
     st, out, _ = await api.post(PODS, body)
     assert st == 201, out
-    st, out, _ = await api.patch(f"{PODS}/{name}/status", {"status": {"phase": "Running", "containerStatuses": [
-        {"name": c["name"], "image": "busybox", "imageID": "", "ready": True, "restartCount": 0,
-         "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}} for c in body["spec"]["containers"]]}})
+    st, out, _ = await api.patch(
+        f"{PODS}/{name}/status",
+        {
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {
+                        "name": c["name"],
+                        "image": "busybox",
+                        "imageID": "",
+                        "ready": True,
+                        "restartCount": 0,
+                        "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+                    }
+                    for c in body["spec"]["containers"]
+                ],
+            }
+        },
+    )
     assert st == 200, out
 
 
-async def session(api, name: str, command: list[str], proto: str = "v4.channel.k8s.io", sub: str = "exec",
-                  stdin: bool = False, tty: bool = False, send: list[bytes] = ()) -> dict[int, bytes]:
+async def session(
+    api,
+    name: str,
+    command: list[str],
+    proto: str = "v4.channel.k8s.io",
+    sub: str = "exec",
+    stdin: bool = False,
+    tty: bool = False,
+    send: list[bytes] = (),
+) -> dict[int, bytes]:
     params = [("stdout", "true"), ("stderr", "true")] + [("command", c) for c in command]
     if stdin:
         params.append(("stdin", "true"))
@@ -70,34 +100,51 @@ async def test_unknown_command_exits_127(api):
 
 async def test_v5_stdin_until_close_signal(api):
     await running_pod(api, "e4")
-    got = await session(api, "e4", ["cat"], proto="v5.channel.k8s.io", stdin=True,
-                        send=[b"\x00line 1\n", b"\x00line 2\n", b"\xff\x00"])
+    got = await session(
+        api, "e4", ["cat"], proto="v5.channel.k8s.io", stdin=True, send=[b"\x00line 1\n", b"\x00line 2\n", b"\xff\x00"]
+    )
     assert got[1] == b"line 1\nline 2\n"
     assert json.loads(got[3])["status"] == "Success"
 
 
 async def test_interactive_shell_runs_each_line(api):
     await running_pod(api, "e5")
-    got = await session(api, "e5", ["/bin/sh"], stdin=True,
-                        send=[b"\x00echo test string 1\n", b"\x00echo test string 2 >&2\n", b"\x00exit 1\n"])
+    got = await session(
+        api,
+        "e5",
+        ["/bin/sh"],
+        stdin=True,
+        send=[b"\x00echo test string 1\n", b"\x00echo test string 2 >&2\n", b"\x00exit 1\n"],
+    )
     assert got[1] == b"test string 1\n" and got[2] == b"test string 2\n"
     assert json.loads(got[3])["details"]["causes"][0]["message"] == "1"
 
 
 async def test_configmap_volume_and_env_from(api):
-    await api.post("/api/v1/namespaces/default/configmaps", {"metadata": {"name": "cfg"},
-                                                             "data": {"mode": "fast", "level": "3"}})
-    await running_pod(api, "e6", volumes=[{"name": "c", "configMap": {"name": "cfg"}}],
-                      containers=[{"name": "app", "image": "x", "envFrom": [{"configMapRef": {"name": "cfg"},
-                                                                              "prefix": "CFG_"}],
-                                   "volumeMounts": [{"name": "c", "mountPath": "/etc/cfg"}]}])
+    await api.post(
+        "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "cfg"}, "data": {"mode": "fast", "level": "3"}}
+    )
+    await running_pod(
+        api,
+        "e6",
+        volumes=[{"name": "c", "configMap": {"name": "cfg"}}],
+        containers=[
+            {
+                "name": "app",
+                "image": "x",
+                "envFrom": [{"configMapRef": {"name": "cfg"}, "prefix": "CFG_"}],
+                "volumeMounts": [{"name": "c", "mountPath": "/etc/cfg"}],
+            }
+        ],
+    )
     got = await session(api, "e6", ["sh", "-c", "cat /etc/cfg/mode; ls /etc/cfg; printenv CFG_level; hostname"])
     assert got[1] == b"fastlevel\nmode\n3\ne6\n"  # a value without a newline stays so
 
 
 async def test_canned_answers_from_the_annotation(api):
-    await running_pod(api, "e7", annotations={"mockkube.io/exec": "nvidia-smi -L: 'GPU 0: A100'\n"
-                                                                  "check: {stderr: bad, exitCode: 2}\n"})
+    await running_pod(
+        api, "e7", annotations={"mockkube.io/exec": "nvidia-smi -L: 'GPU 0: A100'\ncheck: {stderr: bad, exitCode: 2}\n"}
+    )
     got = await session(api, "e7", ["nvidia-smi", "-L"])
     assert got[1] == b"GPU 0: A100"
     got = await session(api, "e7", ["check"])
@@ -124,11 +171,14 @@ async def test_attach_streams_what_the_container_printed(api):
     assert out == b"started\n"  # then attach stays open until the client leaves, as it did here
 
 
-@pytest.mark.parametrize("query,message", [
-    ("command=echo&stdout=true&container=nope", "container nope is not valid for pod bad"),
-    ("stdout=true", "you must specify at least one command for the container"),
-    ("command=echo&stdout=true", "Upgrade request required"),
-])
+@pytest.mark.parametrize(
+    "query,message",
+    [
+        ("command=echo&stdout=true&container=nope", "container nope is not valid for pod bad"),
+        ("stdout=true", "you must specify at least one command for the container"),
+        ("command=echo&stdout=true", "Upgrade request required"),
+    ],
+)
 async def test_errors_before_the_upgrade(api, query, message):
     await running_pod(api, "bad")
     st, out, _ = await api.post(f"{PODS}/bad/exec?{query}", None)

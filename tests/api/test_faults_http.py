@@ -11,8 +11,10 @@ CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data"
 
 
 async def test_error_faults_answer_kubernetes_statuses(api):
-    status, f, _ = await api.post("/mockkube/v1/faults", {"kind": "error", "code": 429, "verbs": ["create"],
-                                                          "resources": ["configmaps"], "count": 1})
+    status, f, _ = await api.post(
+        "/mockkube/v1/faults",
+        {"kind": "error", "code": 429, "verbs": ["create"], "resources": ["configmaps"], "count": 1},
+    )
     assert status == 201 and f["id"].startswith("fault-") and f["retryAfterSeconds"] == 1
     status, body, headers = await api.post("/api/v1/namespaces/default/configmaps", CM)
     assert status == 429 and body["reason"] == "TooManyRequests" and headers["Retry-After"] == "1"
@@ -44,8 +46,9 @@ async def test_users_scope_and_listing_and_clear(api):
 
 
 async def test_latency_is_added(api):
-    await api.post("/mockkube/v1/faults", {"kind": "latency", "delaySeconds": 0.3, "verbs": ["list"],
-                                           "resources": ["secrets"]})
+    await api.post(
+        "/mockkube/v1/faults", {"kind": "latency", "delaySeconds": 0.3, "verbs": ["list"], "resources": ["secrets"]}
+    )
     t0 = time.perf_counter()
     assert (await api.get("/api/v1/namespaces/default/secrets"))[0] == 200
     assert time.perf_counter() - t0 >= 0.3
@@ -59,8 +62,10 @@ async def test_dropped_watch_and_gone_on_resume(api):
     rv = body["metadata"]["resourceVersion"]
     await api.post("/mockkube/v1/faults", {"kind": "drop-watch", "afterSeconds": 0, "resources": ["configmaps"]})
     t0 = time.perf_counter()
-    async with api.s.get(api.url + "/api/v1/namespaces/default/configmaps",
-                         params={"watch": "true", "resourceVersion": "0", "timeoutSeconds": "60"}) as r:
+    async with api.s.get(
+        api.url + "/api/v1/namespaces/default/configmaps",
+        params={"watch": "true", "resourceVersion": "0", "timeoutSeconds": "60"},
+    ) as r:
         got = b""
         try:
             async for chunk in r.content.iter_any():
@@ -70,10 +75,14 @@ async def test_dropped_watch_and_gone_on_resume(api):
     assert time.perf_counter() - t0 < 10  # not the 60 s the watch asked for
     await api.delete("/mockkube/v1/faults")
     await api.post("/mockkube/v1/faults", {"kind": "gone", "resources": ["configmaps"]})
-    status, body, _ = await api.get("/api/v1/namespaces/default/configmaps", params={"watch": "true",
-                                                                                     "resourceVersion": rv})
-    assert status == 410 and body["reason"] == "Expired" and body["message"].startswith(
-        f"too old resource version: {rv} (")
+    status, body, _ = await api.get(
+        "/api/v1/namespaces/default/configmaps", params={"watch": "true", "resourceVersion": rv}
+    )
+    assert (
+        status == 410
+        and body["reason"] == "Expired"
+        and body["message"].startswith(f"too old resource version: {rv} (")
+    )
     # a list (the relist a client then does) is not affected
     assert (await api.get("/api/v1/namespaces/default/configmaps"))[0] == 200
 

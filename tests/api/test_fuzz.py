@@ -25,15 +25,19 @@ from _seeds import path, seed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mockkube.apiserver.resources import registry
 from mockkube.machinery import names, schema, validation
-from mockkube.resources import registry
 from mockkube.testing.cluster import ThreadedCluster
 
 REG = registry()
 RTS = [rt for rt in REG.all() if not getattr(rt.strategy, "virtual", False)]  # reviews are never stored
 SEED_NAME = {rt: seed(rt)["metadata"]["name"] for rt in RTS}
-PATCH_CT = {"json": "application/json-patch+json", "merge": "application/merge-patch+json",
-            "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
+PATCH_CT = {
+    "json": "application/json-patch+json",
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
 # MOCKKUBE_FUZZ_COLLECT=1: record every problem instead of failing on the first, and print
 # the distinct ones at the end (for hunting bugs; the assertions are the same).
 COLLECT = bool(os.environ.get("MOCKKUBE_FUZZ_COLLECT"))
@@ -44,9 +48,13 @@ COLLECT = bool(os.environ.get("MOCKKUBE_FUZZ_COLLECT"))
 KNOWN_BUGS: dict[str, str] = {}
 
 # MOCKKUBE_FUZZ_EXAMPLES / MOCKKUBE_FUZZ_RANDOM=1 widen the search when hunting bugs.
-FUZZ = settings(max_examples=int(os.environ.get("MOCKKUBE_FUZZ_EXAMPLES", "2200")), deadline=None,
-                derandomize=not os.environ.get("MOCKKUBE_FUZZ_RANDOM"), database=None,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=int(os.environ.get("MOCKKUBE_FUZZ_EXAMPLES", "2200")),
+    deadline=None,
+    derandomize=not os.environ.get("MOCKKUBE_FUZZ_RANDOM"),
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 
 
 @pytest.fixture(scope="module")
@@ -72,26 +80,90 @@ def cluster(tmp_path_factory):
 
 
 # -- strategies ------------------------------------------------------------------
-leaf = (st.none() | st.booleans() | st.integers(-(2 ** 66), 2 ** 66)
-        | st.floats(allow_nan=False, allow_infinity=False, width=32)
-        | st.text(max_size=12) | st.sampled_from(["", "seed", "1Gi", "-1", "100m", "2024-01-01T00:00:00Z", "a/b",
-                                                   "device.driver", "NoSchedule", "TCP", "Always", "kubernetes"]))
-json_value = st.recursive(leaf, lambda ch: st.lists(ch, max_size=3) | st.dictionaries(
-    st.text(max_size=8) | st.sampled_from(["metadata", "name", "spec", "status", "apiVersion", "kind"]), ch,
-    max_size=3), max_leaves=8)
+leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**66), 2**66)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    | st.text(max_size=12)
+    | st.sampled_from(
+        [
+            "",
+            "seed",
+            "1Gi",
+            "-1",
+            "100m",
+            "2024-01-01T00:00:00Z",
+            "a/b",
+            "device.driver",
+            "NoSchedule",
+            "TCP",
+            "Always",
+            "kubernetes",
+        ]
+    )
+)
+json_value = st.recursive(
+    leaf,
+    lambda ch: (
+        st.lists(ch, max_size=3)
+        | st.dictionaries(
+            st.text(max_size=8) | st.sampled_from(["metadata", "name", "spec", "status", "apiVersion", "kind"]),
+            ch,
+            max_size=3,
+        )
+    ),
+    max_leaves=8,
+)
 
 
-INTERESTING = ["ownerReferences", "finalizers", "managedFields", "generateName", "resourceVersion", "uid",
-               "deletionTimestamp", "deletionGracePeriodSeconds", "creationTimestamp", "generation", "labels",
-               "annotations", "namespace", "name", "status", "selector", "replicas", "nodeName", "spec",
-               "metadata", "apiVersion", "kind", "items", "devices", "requests", "selectors", "expression"]
+INTERESTING = [
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+    "generateName",
+    "resourceVersion",
+    "uid",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "creationTimestamp",
+    "generation",
+    "labels",
+    "annotations",
+    "namespace",
+    "name",
+    "status",
+    "selector",
+    "replicas",
+    "nodeName",
+    "spec",
+    "metadata",
+    "apiVersion",
+    "kind",
+    "items",
+    "devices",
+    "requests",
+    "selectors",
+    "expression",
+]
 INTERESTING_VALUES = [
     [{"apiVersion": "v1", "kind": "ConfigMap", "name": "seed", "uid": "u", "controller": True}],
-    [{"apiVersion": "v1", "kind": "ConfigMap", "name": "seed"}], ["orphan", "foregroundDeletion"],
-    ["example.com/x"], [{"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": {"f:x": {}}}],
-    [{"manager": "m", "operation": "Bogus", "fieldsV1": "x"}], "2024-01-01T00:00:00Z", "not-a-time", 2 ** 31,
-    -1, 1e300, {"matchLabels": {"a": "b"}}, {"matchExpressions": [{"key": "a", "operator": "Bogus"}]},
-    {"cel": {"expression": "device.attributes["}}, "1" * 300, {"k" * 70: "v"}, {"a": "v" * 70},
+    [{"apiVersion": "v1", "kind": "ConfigMap", "name": "seed"}],
+    ["orphan", "foregroundDeletion"],
+    ["example.com/x"],
+    [{"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": {"f:x": {}}}],
+    [{"manager": "m", "operation": "Bogus", "fieldsV1": "x"}],
+    "2024-01-01T00:00:00Z",
+    "not-a-time",
+    2**31,
+    -1,
+    1e300,
+    {"matchLabels": {"a": "b"}},
+    {"matchExpressions": [{"key": "a", "operator": "Bogus"}]},
+    {"cel": {"expression": "device.attributes["}},
+    "1" * 300,
+    {"k" * 70: "v"},
+    {"a": "v" * 70},
 ]
 
 
@@ -139,8 +211,9 @@ def mutated(draw, rt, name: str = "") -> dict:
         how = draw(st.sampled_from(["drop", "replace", "retype", "inject", "keep"]))
         if how == "inject":  # a field that the write path treats specially, anywhere
             dicts = [q for q in _paths(obj) if isinstance(_get(obj, q), dict)]
-            _get(obj, draw(st.sampled_from(dicts)))[draw(st.sampled_from(INTERESTING))] = copy.deepcopy(draw(
-                json_value | st.sampled_from(INTERESTING_VALUES)))
+            _get(obj, draw(st.sampled_from(dicts)))[draw(st.sampled_from(INTERESTING))] = copy.deepcopy(
+                draw(json_value | st.sampled_from(INTERESTING_VALUES))
+            )
         elif how == "drop":
             del parent[p[-1]]
         elif how == "replace":
@@ -158,8 +231,10 @@ def json_patch(draw, rt) -> Any:
     pointers = ["/" + "/".join(str(k).replace("~", "~0").replace("/", "~1") for k in p) for p in _paths(base)]
     ops = []
     for _ in range(draw(st.integers(1, 3))):
-        op = {"op": draw(st.sampled_from(["add", "remove", "replace", "move", "copy", "test", "bogus"])),
-              "path": draw(st.sampled_from(pointers) | st.text(max_size=6) | st.just("/metadata/labels/-"))}
+        op = {
+            "op": draw(st.sampled_from(["add", "remove", "replace", "move", "copy", "test", "bogus"])),
+            "path": draw(st.sampled_from(pointers) | st.text(max_size=6) | st.just("/metadata/labels/-")),
+        }
         if draw(st.booleans()):
             op["value"] = draw(json_value)
         if op["op"] in ("move", "copy") or draw(st.integers(0, 5)) == 0:
@@ -174,8 +249,17 @@ def strategic_patch(draw, rt) -> Any:
     dicts = [p for p in _paths(patch) if isinstance(_get(patch, p), dict)]
     for _ in range(draw(st.integers(0, 2))):
         target = _get(patch, draw(st.sampled_from(dicts)))
-        key = draw(st.sampled_from(["$patch", "$retainKeys", "$setElementOrder/containers",
-                                    "$deleteFromPrimitiveList/finalizers", "$setElementOrder/devices"]))
+        key = draw(
+            st.sampled_from(
+                [
+                    "$patch",
+                    "$retainKeys",
+                    "$setElementOrder/containers",
+                    "$deleteFromPrimitiveList/finalizers",
+                    "$setElementOrder/devices",
+                ]
+            )
+        )
         target[key] = draw(st.sampled_from(["delete", "replace", "merge", "bogus"]) | json_value)
     return patch
 
@@ -205,8 +289,12 @@ def body_for(draw, rt, op: str) -> Any:
 # -- checks ----------------------------------------------------------------------
 def stored_errors(rt, obj: dict) -> list[str]:
     """Why a stored object would not pass validation again (empty when it would)."""
-    errs = [str(e) for e in names.validate_object_meta(obj.get("metadata") or {}, rt.namespaced, "metadata",
-                                                       rt.name_validator or names.name_is_dns_subdomain)]
+    errs = [
+        str(e)
+        for e in names.validate_object_meta(
+            obj.get("metadata") or {}, rt.namespaced, "metadata", rt.name_validator or names.name_is_dns_subdomain
+        )
+    ]
     errs += [str(e) for e in rt.strategy.validate(copy.deepcopy(obj))]
     root = schema.for_kind(rt.group, rt.version, rt.kind)
     if root is not None:
@@ -248,8 +336,8 @@ def fire(c, rt, op: str, body: Any, fv: str, raw: bytes | None = None, yaml_body
         # and server-side apply a 500 when the applied object cannot be typed (e.g. a list
         # item without its key: "failed to create typed patch object")
         upstream_500 = resp.status_code == 500 and (
-            op == "strategic" and not resp.json().get("reason")
-            or op == "apply" and "failed to apply: " in text)
+            op == "strategic" and not resp.json().get("reason") or op == "apply" and "failed to apply: " in text
+        )
         if known is None and not upstream_500:
             problem(c, f"{resp.status_code}: {_shape(text)}", f"{where} -> {text[:600]}")
         return
@@ -259,7 +347,11 @@ def fire(c, rt, op: str, body: Any, fv: str, raw: bytes | None = None, yaml_body
         except ValueError:
             return problem(c, f"non-JSON {resp.status_code} body", f"{where} -> {resp.text[:300]}")
         if (st_.get("kind"), st_.get("apiVersion"), st_.get("status"), st_.get("code")) != (
-                "Status", "v1", "Failure", resp.status_code) or not st_.get("message"):
+            "Status",
+            "v1",
+            "Failure",
+            resp.status_code,
+        ) or not st_.get("message"):
             problem(c, f"improper Status for {resp.status_code}", f"{where} -> {st_}")
         if c.call(lambda: c.server.store.rv) != rv_before:
             problem(c, f"a failed request ({resp.status_code}) wrote", where)
@@ -315,10 +407,22 @@ def test_fuzz_patch(cluster, data, rt, fv, op):
 
 
 @settings(max_examples=120, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
-@given(rt=rt_st, raw=st.binary(max_size=64) | st.sampled_from([b"NaN", b"Infinity", b'{"metadata": NaN}',
-                                                               b'{"a": 1e999}', b"{" * 5000, b"[" * 5000,
-                                                               b'{"metadata": {"name": "x\\u0000"}}']),
-       op=st.sampled_from(["create", "update", "json", "merge", "strategic", "apply"]))
+@given(
+    rt=rt_st,
+    raw=st.binary(max_size=64)
+    | st.sampled_from(
+        [
+            b"NaN",
+            b"Infinity",
+            b'{"metadata": NaN}',
+            b'{"a": 1e999}',
+            b"{" * 5000,
+            b"[" * 5000,
+            b'{"metadata": {"name": "x\\u0000"}}',
+        ]
+    ),
+    op=st.sampled_from(["create", "update", "json", "merge", "strategic", "apply"]),
+)
 def test_fuzz_raw_bytes(cluster, rt, raw, op):
     fire(cluster, rt, op, None, "Strict", raw=raw)
 

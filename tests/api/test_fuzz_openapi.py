@@ -36,13 +36,19 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 
-from mockkube.resources import registry
+from mockkube.apiserver.resources import registry
 from mockkube.testing.cluster import ThreadedCluster
 
 schemathesis = pytest.importorskip("schemathesis")
 
-DOCUMENTS = ["api/v1", "apis/apps/v1", "apis/batch/v1", "apis/resource.k8s.io/v1",
-             "apis/rbac.authorization.k8s.io/v1", "apis/admissionregistration.k8s.io/v1"]
+DOCUMENTS = [
+    "api/v1",
+    "apis/apps/v1",
+    "apis/batch/v1",
+    "apis/resource.k8s.io/v1",
+    "apis/rbac.authorization.k8s.io/v1",
+    "apis/admissionregistration.k8s.io/v1",
+]
 EXAMPLES = int(os.environ.get("MOCKKUBE_SCHEMATHESIS_EXAMPLES", "3"))
 COLLECT = bool(os.environ.get("MOCKKUBE_FUZZ_COLLECT"))
 COVERAGE = bool(os.environ.get("MOCKKUBE_SCHEMATHESIS_COVERAGE"))
@@ -50,8 +56,9 @@ TIMEOUT = 10.0  # seconds for any answer (a loaded CI machine included)
 
 REG = registry()
 _GROUP_VERSIONS = {("" if d == "api/v1" else d.split("/")[1], d.rsplit("/", 1)[1]) for d in DOCUMENTS}
-RTS = [rt for rt in REG.all() if (rt.group, rt.version) in _GROUP_VERSIONS
-       and not getattr(rt.strategy, "virtual", False)]
+RTS = [
+    rt for rt in REG.all() if (rt.group, rt.version) in _GROUP_VERSIONS and not getattr(rt.strategy, "virtual", False)
+]
 SEED_NAME = {rt.plural: seed(rt)["metadata"]["name"] for rt in RTS}
 
 
@@ -132,8 +139,10 @@ def fire(c, case, wire: int = 3) -> None:
     _wire(case, kwargs, wire)
     watch = _is_watch(method, kwargs.get("params") or {})
     data = kwargs.get("data") if kwargs.get("data") is not None else kwargs.get("json")
-    where = (f"{method} {kwargs['url']} params={kwargs.get('params')} "
-             f"content-type={kwargs.get('headers', {}).get('Content-Type')} body={str(data)[:400]}")
+    where = (
+        f"{method} {kwargs['url']} params={kwargs.get('params')} "
+        f"content-type={kwargs.get('headers', {}).get('Content-Type')} body={str(data)[:400]}"
+    )
     c.requests += 1
     start = time.monotonic()
     try:
@@ -165,8 +174,12 @@ def fire(c, case, wire: int = 3) -> None:
             body = resp.json()
         except ValueError:
             return problem(c, f"non-JSON {resp.status_code} body", f"{where} -> {resp.text[:300]}")
-        if not isinstance(body, dict) or (body.get("kind"), body.get("apiVersion"), body.get("status"),
-                                          body.get("code")) != ("Status", "v1", "Failure", resp.status_code):
+        if not isinstance(body, dict) or (
+            body.get("kind"),
+            body.get("apiVersion"),
+            body.get("status"),
+            body.get("code"),
+        ) != ("Status", "v1", "Failure", resp.status_code):
             problem(c, f"improper Status for {resp.status_code}", f"{where} -> {str(body)[:300]}")
 
 
@@ -220,8 +233,14 @@ def _fuzz_operation(c, op, mode, fixed_body: bool) -> None:
     # a heavy body's negative examples break the parameters only (the body: an empty object)
     strategy = op.as_strategy(mode, body={}, media_type="application/json") if fixed_body else op.as_strategy(mode)
 
-    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case=strategy, pin=st.integers(0, 3), wire=st.integers(0, 3))
     def run(case, pin, wire):
         _pin(case, pin)
@@ -240,8 +259,11 @@ def _coverage(c, schema, op) -> None:
     from schemathesis import GenerationMode
 
     config = schema.config.generation_for(operation=op, phase="coverage")
-    for i, case in enumerate(schema.iter_coverage_cases(
-            op, generation_modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE], generation_config=config)):
+    for i, case in enumerate(
+        schema.iter_coverage_cases(
+            op, generation_modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE], generation_config=config
+        )
+    ):
         _pin(case, 1 + i % 3)
         fire(c, case, i % 4)
 
@@ -291,7 +313,10 @@ def _sweep(c, document: str) -> None:
             for e in c.server.store.entries(rt):
                 errs = stored_errors(rt, copy.deepcopy(e.obj))
                 if errs:
-                    problem(c, f"stored an invalid {rt.kind}: {_shape(errs[0])}",
-                            f"{e.obj['metadata'].get('name')}: {errs[:3]}")
+                    problem(
+                        c,
+                        f"stored an invalid {rt.kind}: {_shape(errs[0])}",
+                        f"{e.obj['metadata'].get('name')}: {errs[:3]}",
+                    )
 
     c.call(sweep)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from _lifecycle import cm, eventually, owner_ref, settle
 
-from mockkube.storage.client import Client, clone
+from mockkube.client.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 
@@ -18,12 +18,21 @@ async def env():
 
 
 def _apps(c: Client, name: str, ns: str = "default") -> dict:
-    return c.create(c.rt("deployments", "apps"), {
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"selector": {"matchLabels": {"app": name}},
-                 "template": {"metadata": {"labels": {"app": name}},
-                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
+    return c.create(
+        c.rt("deployments", "apps"),
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+                },
+            },
+        },
+    )
 
 
 async def test_background_deletes_dependents_after_owner(env):
@@ -42,17 +51,31 @@ async def test_cascade_through_a_chain_of_kinds(env):
     server, c = env
     deploy = _apps(c, "web")
     rs_rt = c.rt("replicasets", "apps")
-    rs = c.create(rs_rt, {
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": "web-1", "namespace": "default", "ownerReferences": [owner_ref(deploy, True, True)]},
-        "spec": {"selector": {"matchLabels": {"app": "web"}},
-                 "template": {"metadata": {"labels": {"app": "web"}},
-                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
+    rs = c.create(
+        rs_rt,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web-1", "namespace": "default", "ownerReferences": [owner_ref(deploy, True, True)]},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+                },
+            },
+        },
+    )
     pods = c.rt("pods")
-    c.create(pods, {"apiVersion": "v1", "kind": "Pod",
-                    "metadata": {"name": "web-1-a", "namespace": "default",
-                                 "ownerReferences": [owner_ref(rs, True, True)]},
-                    "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    c.create(
+        pods,
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "web-1-a", "namespace": "default", "ownerReferences": [owner_ref(rs, True, True)]},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        },
+    )
     c.delete(c.rt("deployments", "apps"), "default", "web")
     await eventually(lambda: c.get(pods, "default", "web-1-a") is None)
     assert c.get(rs_rt, "default", "web-1") is None
@@ -119,8 +142,9 @@ async def test_dependent_with_a_living_second_owner_survives_and_loses_the_dead_
     b = c.create(cms, cm("b"))
     c.create(cms, cm("shared", owners=[owner_ref(a), owner_ref(b)]))
     c.delete(cms, "default", "a")
-    await eventually(lambda: [r["name"] for r in c.get(cms, "default", "shared")["metadata"]["ownerReferences"]]
-                     == ["b"])
+    await eventually(
+        lambda: [r["name"] for r in c.get(cms, "default", "shared")["metadata"]["ownerReferences"]] == ["b"]
+    )
     c.delete(cms, "default", "b")
     await eventually(lambda: c.get(cms, "default", "shared") is None)
 

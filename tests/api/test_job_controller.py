@@ -10,12 +10,12 @@ import aiohttp
 import pytest
 from _lifecycle import eventually, settle
 
+from mockkube.client.client import Client, clone
+from mockkube.client.informer import Informer
 from mockkube.controllers import job as jobctl
 from mockkube.controllers import job_util as ju
 from mockkube.controllers import ttlafterfinished
 from mockkube.machinery import meta
-from mockkube.storage.client import Client, clone
-from mockkube.storage.informer import Informer
 from mockkube.testing.cluster import running_server
 
 NOW = 1_900_000_000.0
@@ -32,9 +32,18 @@ class Env:
 
     async def create(self, name: str, **spec) -> dict:
         tpl_meta = spec.pop("template_metadata", {})
-        body = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
-                "spec": {"template": {"metadata": tpl_meta, "spec": {
-                    "restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}}, **spec}}
+        body = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name},
+            "spec": {
+                "template": {
+                    "metadata": tpl_meta,
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
+                },
+                **spec,
+            },
+        }
         async with self.http.post(self.server.url + JOBS, json=body) as r:
             assert r.status == 201, await r.text()
             return await r.json()
@@ -62,12 +71,27 @@ class Env:
         """The kubelet: the pod's container exits with ``code``."""
         p = clone(self.c.get(self.pod_rt, "default", pod["metadata"]["name"]))
         t = meta.rfc3339(self.clock[0])
-        p["status"] = {"phase": "Succeeded" if code == 0 else "Failed", "conditions": [
-            {"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": t}],
-            "containerStatuses": [{"name": "main", "ready": False, "restartCount": 0, "image": "busybox",
-                                   "imageID": "", "state": {"terminated": {
-                                       "exitCode": code, "reason": "Completed" if code == 0 else "Error",
-                                       "startedAt": t, "finishedAt": t}}}]}
+        p["status"] = {
+            "phase": "Succeeded" if code == 0 else "Failed",
+            "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": t}],
+            "containerStatuses": [
+                {
+                    "name": "main",
+                    "ready": False,
+                    "restartCount": 0,
+                    "image": "busybox",
+                    "imageID": "",
+                    "state": {
+                        "terminated": {
+                            "exitCode": code,
+                            "reason": "Completed" if code == 0 else "Error",
+                            "startedAt": t,
+                            "finishedAt": t,
+                        }
+                    },
+                }
+            ],
+        }
         self.c.update_status(self.pod_rt, p)
 
     def stop_deleted(self) -> None:
@@ -118,10 +142,12 @@ async def test_finished_pods_pass_through_uncounted_then_the_job_completes(env):
     staged = [s for s in env.history if (s.get("uncountedTerminatedPods") or {}).get("succeeded") == [uid]]
     assert staged and "succeeded" not in staged[0]  # recorded as uncounted before it was counted
     assert ju.TRACKING_FINALIZER not in env.c.get(env.pod_rt, "default", first["metadata"]["name"])["metadata"].get(
-        "finalizers", [])
+        "finalizers", []
+    )
     env.finish(pods[1])
-    done = await eventually(lambda: ju.finished(env.c.get(env.job_rt, "default", "two")) and
-                            env.c.get(env.job_rt, "default", "two"))
+    done = await eventually(
+        lambda: ju.finished(env.c.get(env.job_rt, "default", "two")) and env.c.get(env.job_rt, "default", "two")
+    )
     st = (await env.job("two"))["status"]
     assert [c["type"] for c in st["conditions"]] == ["SuccessCriteriaMet", "Complete"]
     assert {c["reason"] for c in st["conditions"]} == {"CompletionsReached"}
@@ -135,18 +161,27 @@ async def test_a_failure_past_the_limit_waits_for_terminating_pods_before_failed
     await env.create("bad", completions=2, parallelism=2, backoffLimit=0)
     pods = await eventually(lambda: len(env.pods()) == 2 and env.pods())
     env.finish(pods[0], 1)
-    target = await eventually(lambda: "FailureTarget" in conds(env.c.get(env.job_rt, "default", "bad").get("status")
-                                                                or {}) and env.c.get(env.job_rt, "default", "bad"))
+    target = await eventually(
+        lambda: (
+            "FailureTarget" in conds(env.c.get(env.job_rt, "default", "bad").get("status") or {})
+            and env.c.get(env.job_rt, "default", "bad")
+        )
+    )
     st = target["status"]
     assert conds(st)["FailureTarget"] == ("True", "BackoffLimitExceeded") and "Failed" not in conds(st)
     assert st["terminating"] == 1  # the other pod was deleted and is still stopping
     env.stop_deleted()
-    failed = await eventually(lambda: ju.finished(env.c.get(env.job_rt, "default", "bad")) == "Failed"
-                              and env.c.get(env.job_rt, "default", "bad"))
+    failed = await eventually(
+        lambda: (
+            ju.finished(env.c.get(env.job_rt, "default", "bad")) == "Failed" and env.c.get(env.job_rt, "default", "bad")
+        )
+    )
     st = failed["status"]
     assert conds(st)["Failed"] == ("True", "BackoffLimitExceeded") and st["failed"] == 2 and st["terminating"] == 0
-    assert next(c for c in st["conditions"] if c["type"] == "Failed")["message"] == \
-        "Job has reached the specified backoff limit"
+    assert (
+        next(c for c in st["conditions"] if c["type"] == "Failed")["message"]
+        == "Job has reached the specified backoff limit"
+    )
     assert "completionTime" not in st
 
 
@@ -177,8 +212,12 @@ async def test_backoff_limit_per_index_fails_only_that_index(env):
     env.finish(repl[0], 1)  # its second failure: the index has failed
     env.finish(by_index[1])
     env.finish(by_index[2])
-    failed = await eventually(lambda: ju.finished(env.c.get(env.job_rt, "default", "perindex")) == "Failed"
-                              and env.c.get(env.job_rt, "default", "perindex"))
+    failed = await eventually(
+        lambda: (
+            ju.finished(env.c.get(env.job_rt, "default", "perindex")) == "Failed"
+            and env.c.get(env.job_rt, "default", "perindex")
+        )
+    )
     st = failed["status"]
     assert st["failedIndexes"] == "0" and st["completedIndexes"] == "1,2" and st["succeeded"] == 2
     assert st["failed"] == 2
@@ -186,33 +225,50 @@ async def test_backoff_limit_per_index_fails_only_that_index(env):
 
 
 async def test_max_failed_indexes(env):
-    await env.create("maxfi", completions=4, parallelism=4, completionMode="Indexed", backoffLimitPerIndex=0,
-                     maxFailedIndexes=0)
+    await env.create(
+        "maxfi", completions=4, parallelism=4, completionMode="Indexed", backoffLimitPerIndex=0, maxFailedIndexes=0
+    )
     pods = await eventually(lambda: len(env.pods()) == 4 and env.pods())
     env.finish(pods[0], 2)
     await eventually(lambda: "FailureTarget" in conds(env.c.get(env.job_rt, "default", "maxfi").get("status") or {}))
     env.stop_deleted()
-    failed = await eventually(lambda: ju.finished(env.c.get(env.job_rt, "default", "maxfi")) == "Failed"
-                              and env.c.get(env.job_rt, "default", "maxfi"))
+    failed = await eventually(
+        lambda: (
+            ju.finished(env.c.get(env.job_rt, "default", "maxfi")) == "Failed"
+            and env.c.get(env.job_rt, "default", "maxfi")
+        )
+    )
     c = next(c for c in failed["status"]["conditions"] if c["type"] == "Failed")
     assert c["reason"] == "MaxFailedIndexesExceeded"
     assert c["message"] == "Job has exceeded the specified maximal number of failed indexes"
 
 
 async def test_success_policy_completes_the_job_early(env):
-    await env.create("leader", completions=3, parallelism=3, completionMode="Indexed",
-                     successPolicy={"rules": [{"succeededIndexes": "0"}]})
+    await env.create(
+        "leader",
+        completions=3,
+        parallelism=3,
+        completionMode="Indexed",
+        successPolicy={"rules": [{"succeededIndexes": "0"}]},
+    )
     pods = await eventually(lambda: len(env.pods()) == 3 and env.pods())
     env.finish(next(p for p in pods if ju.pod_index(p) == 0))
-    met = await eventually(lambda: "SuccessCriteriaMet" in conds(env.c.get(env.job_rt, "default", "leader")
-                                                                  .get("status") or {})
-                           and env.c.get(env.job_rt, "default", "leader"))
+    met = await eventually(
+        lambda: (
+            "SuccessCriteriaMet" in conds(env.c.get(env.job_rt, "default", "leader").get("status") or {})
+            and env.c.get(env.job_rt, "default", "leader")
+        )
+    )
     c = next(c for c in met["status"]["conditions"] if c["type"] == "SuccessCriteriaMet")
     assert (c["reason"], c["message"]) == ("SuccessPolicy", "Matched rules at index 0")
     assert "Complete" not in conds(met["status"])  # the other two are still stopping
     env.stop_deleted()
-    done = await eventually(lambda: ju.finished(env.c.get(env.job_rt, "default", "leader")) == "Complete"
-                            and env.c.get(env.job_rt, "default", "leader"))
+    done = await eventually(
+        lambda: (
+            ju.finished(env.c.get(env.job_rt, "default", "leader")) == "Complete"
+            and env.c.get(env.job_rt, "default", "leader")
+        )
+    )
     st = done["status"]
     assert st["completedIndexes"] == "0" and st["succeeded"] == 1 and "failed" not in st  # stopped pods are no failures
 
@@ -223,28 +279,46 @@ async def test_active_deadline_fails_the_job(env):
     await env.advance(31)
     await eventually(lambda: "FailureTarget" in conds(env.c.get(env.job_rt, "default", "slow").get("status") or {}))
     env.stop_deleted()
-    failed = await eventually(lambda: ju.finished(env.c.get(env.job_rt, "default", "slow")) == "Failed"
-                              and env.c.get(env.job_rt, "default", "slow"))
+    failed = await eventually(
+        lambda: (
+            ju.finished(env.c.get(env.job_rt, "default", "slow")) == "Failed"
+            and env.c.get(env.job_rt, "default", "slow")
+        )
+    )
     c = next(c for c in failed["status"]["conditions"] if c["type"] == "Failed")
     assert (c["reason"], c["message"]) == ("DeadlineExceeded", "Job was active longer than specified deadline")
 
 
 async def test_suspend_and_resume(env):
     await env.create("later", suspend=True)
-    st = await eventually(lambda: conds(env.c.get(env.job_rt, "default", "later").get("status") or {})
-                          .get("Suspended") and env.c.get(env.job_rt, "default", "later")["status"])
+    st = await eventually(
+        lambda: (
+            conds(env.c.get(env.job_rt, "default", "later").get("status") or {}).get("Suspended")
+            and env.c.get(env.job_rt, "default", "later")["status"]
+        )
+    )
     assert conds(st)["Suspended"] == ("True", "JobSuspended") and "startTime" not in st and not env.pods()
     env.clock[0] += 5
-    async with env.http.patch(f"{env.server.url}{JOBS}/later", json={"spec": {"suspend": False}},
-                              headers={"Content-Type": "application/merge-patch+json"}) as r:
+    async with env.http.patch(
+        f"{env.server.url}{JOBS}/later",
+        json={"spec": {"suspend": False}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    ) as r:
         assert r.status == 200
-    st = await eventually(lambda: conds(env.c.get(env.job_rt, "default", "later").get("status") or {})
-                          .get("Suspended") == ("False", "JobResumed") and env.c.get(env.job_rt, "default", "later")[
-                              "status"])
+    st = await eventually(
+        lambda: (
+            conds(env.c.get(env.job_rt, "default", "later").get("status") or {}).get("Suspended")
+            == ("False", "JobResumed")
+            and env.c.get(env.job_rt, "default", "later")["status"]
+        )
+    )
     assert st["startTime"] == meta.rfc3339(NOW + 5)
     await eventually(lambda: len(env.pods()) == 1)
-    async with env.http.patch(f"{env.server.url}{JOBS}/later", json={"spec": {"suspend": True}},
-                              headers={"Content-Type": "application/merge-patch+json"}) as r:
+    async with env.http.patch(
+        f"{env.server.url}{JOBS}/later",
+        json={"spec": {"suspend": True}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    ) as r:
         assert r.status == 200
     await eventually(lambda: not env.pods())
     env.stop_deleted()
@@ -274,6 +348,10 @@ async def test_ttl_after_finished_deletes_the_job_on_the_clock(env):
     assert not env.c.get(env.job_rt, "default", "short")["metadata"].get("deletionTimestamp")
     await env.advance(2)
     # foreground deletion (no garbage collector runs here: the Job waits with its finalizer)
-    j = await eventually(lambda: env.c.get(env.job_rt, "default", "short")["metadata"].get("deletionTimestamp")
-                         and env.c.get(env.job_rt, "default", "short"))
+    j = await eventually(
+        lambda: (
+            env.c.get(env.job_rt, "default", "short")["metadata"].get("deletionTimestamp")
+            and env.c.get(env.job_rt, "default", "short")
+        )
+    )
     assert "foregroundDeletion" in j["metadata"]["finalizers"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.api import health
-from mockkube.api.handlers import Target, _require_verb
+from mockkube.apiserver.http import health
+from mockkube.apiserver.http.handlers import Target, _require_verb
 from mockkube.machinery import errors
 from mockkube.machinery.registry import ResourceType
 
@@ -29,11 +29,14 @@ async def test_health_endpoints_plain_and_verbose(api):
     assert (st, body) == (404, "404 page not found\n")
 
 
-@pytest.mark.parametrize("stopping,endpoint,status,last", [
-    (True, "readyz", 500, "readyz check failed"),
-    (True, "livez", 200, "livez check passed"),  # liveness holds while shutting down
-    (False, "readyz", 200, "readyz check passed"),
-])
+@pytest.mark.parametrize(
+    "stopping,endpoint,status,last",
+    [
+        (True, "readyz", 500, "readyz check failed"),
+        (True, "livez", 200, "livez check passed"),  # liveness holds while shutting down
+        (False, "readyz", 200, "readyz check passed"),
+    ],
+)
 def test_health_during_shutdown(stopping, endpoint, status, last):
     reply = health.root(endpoint, [("verbose", "")], stopping)
     assert reply.status == status and reply.text.splitlines()[-1] == last
@@ -47,16 +50,25 @@ def test_health_unknown_exclusion_is_reported():
     assert 'warn: some health checks cannot be excluded: no matches for "bogus"' in reply.text.splitlines()
 
 
-@pytest.mark.parametrize("method,name,allowed", [
-    ("DELETE", "", False),  # deletecollection not declared
-    ("DELETE", "x", True),
-    ("POST", "", True),
-    ("GET", "", True),
-    ("PATCH", "x", True),
-])
+@pytest.mark.parametrize(
+    "method,name,allowed",
+    [
+        ("DELETE", "", False),  # deletecollection not declared
+        ("DELETE", "x", True),
+        ("POST", "", True),
+        ("GET", "", True),
+        ("PATCH", "x", True),
+    ],
+)
 def test_undeclared_verb_is_405(method, name, allowed):
-    rt = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False,
-                      verbs=("create", "delete", "get", "list", "patch", "update", "watch"))
+    rt = ResourceType(
+        "",
+        "v1",
+        "Namespace",
+        "namespaces",
+        namespaced=False,
+        verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+    )
     t = Target(rt, "", "v1", name=name)
     if allowed:
         _require_verb(method, t)
@@ -64,4 +76,3 @@ def test_undeclared_verb_is_405(method, name, allowed):
         with pytest.raises(errors.APIError) as e:
             _require_verb(method, t)
         assert (e.value.code, e.value.reason) == (405, "MethodNotAllowed")
-

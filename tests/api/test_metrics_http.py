@@ -18,7 +18,7 @@ async def test_metrics_endpoint_serves_the_servers_registry(api):
 
 
 async def test_each_server_has_its_own_registry(api):
-    from mockkube.metrics import Metrics
+    from mockkube.machinery.metrics import Metrics
 
     other = Metrics()
     other.counter("mockkube_only_elsewhere_total", "not on this server").inc()
@@ -36,18 +36,34 @@ async def test_apiserver_request_metrics_count_verbs_codes_and_scopes(api):
     assert (await api.get("/api/v1/namespaces/default/configmaps/m"))[0] == 200
     assert (await api.get("/api/v1/namespaces/default/configmaps/nope"))[0] == 404
     assert (await api.get("/api/v1/configmaps"))[0] == 200
-    assert (await api.patch("/api/v1/namespaces/default/configmaps/m", {"apiVersion": "v1", "kind": "ConfigMap",
-                                                                     "metadata": {"name": "m"}, "data": {"a": "2"}},
-                            ct="application/apply-patch+yaml", params={"fieldManager": "t", "force": "true"}))[0] == 200
+    assert (
+        await api.patch(
+            "/api/v1/namespaces/default/configmaps/m",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"}, "data": {"a": "2"}},
+            ct="application/apply-patch+yaml",
+            params={"fieldManager": "t", "force": "true"},
+        )
+    )[0] == 200
     _, text, _ = await api.get("/metrics")
-    got = {(s.labels["verb"], s.labels["scope"], s.labels["code"]): s.value
-           for s in _samples(text, "apiserver_request_total") if s.labels["resource"] == "configmaps"}
-    assert got == {("POST", "namespace", "201"): 1, ("GET", "resource", "200"): 1, ("GET", "resource", "404"): 1,
-                   ("LIST", "cluster", "200"): 1, ("APPLY", "resource", "200"): 1}
+    got = {
+        (s.labels["verb"], s.labels["scope"], s.labels["code"]): s.value
+        for s in _samples(text, "apiserver_request_total")
+        if s.labels["resource"] == "configmaps"
+    }
+    assert got == {
+        ("POST", "namespace", "201"): 1,
+        ("GET", "resource", "200"): 1,
+        ("GET", "resource", "404"): 1,
+        ("LIST", "cluster", "200"): 1,
+        ("APPLY", "resource", "200"): 1,
+    }
     one = [s for s in _samples(text, "apiserver_request_total") if s.labels["verb"] == "POST"][0]
     assert one.labels["group"] == "" and one.labels["version"] == "v1" and one.labels["component"] == "apiserver"
-    counts = [s for s in _samples(text, "apiserver_request_duration_seconds_count")
-              if s.labels["resource"] == "configmaps" and s.labels["verb"] == "GET"]
+    counts = [
+        s
+        for s in _samples(text, "apiserver_request_duration_seconds_count")
+        if s.labels["resource"] == "configmaps" and s.labels["verb"] == "GET"
+    ]
     assert counts and counts[0].value == 2
     stored = {s.labels["resource"]: s.value for s in _samples(text, "apiserver_storage_objects")}
     assert stored["configmaps"] >= 1 and stored["namespaces"] >= 4 and "resourceclaims.resource.k8s.io" in stored
@@ -62,13 +78,18 @@ async def test_scheduler_attempts_and_pending_pods():
     from mockkube.testing.cluster import running_server
 
     async with running_server(components=True) as server, aiohttp.ClientSession() as s:
+
         async def post(body):
             async with s.post(server.url + "/api/v1/namespaces/default/pods", json=body) as r:
                 assert r.status == 201, await r.text()
 
         await post({"metadata": {"name": "fits"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
-        await post({"metadata": {"name": "nowhere"}, "spec": {"nodeSelector": {"no": "such-node"},
-                                                               "containers": [{"name": "c", "image": "x"}]}})
+        await post(
+            {
+                "metadata": {"name": "nowhere"},
+                "spec": {"nodeSelector": {"no": "such-node"}, "containers": [{"name": "c", "image": "x"}]},
+            }
+        )
 
         async def scrape() -> str:
             async with s.get(server.url + "/metrics") as r:
@@ -90,5 +111,7 @@ async def test_scheduler_attempts_and_pending_pods():
             await asyncio.sleep(0.01)
         pending = {x.labels["queue"]: x.value for x in _samples(latest["text"], "scheduler_pending_pods")}
         assert pending["unschedulable"] == 1 and pending["gated"] == 0
-        assert all(x.labels["profile"] == "default-scheduler"
-                   for x in _samples(latest["text"], "scheduler_schedule_attempts_total"))
+        assert all(
+            x.labels["profile"] == "default-scheduler"
+            for x in _samples(latest["text"], "scheduler_schedule_attempts_total")
+        )

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from _lifecycle import cm, eventually, settle
 
+from mockkube.client.client import Client, clone
 from mockkube.controllers.namespace import NamespaceController, deletion_conditions, merge_conditions
 from mockkube.machinery import errors
-from mockkube.storage.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 
@@ -68,17 +68,23 @@ async def test_delete_namespace_removes_content_then_namespace(env):
     c.create(c.rt("configmaps"), cm("a", ns="doomed"))
     c.create(c.rt("secrets"), {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "doomed"}})
     c.create(c.rt("pods"), _pod("unbound", "doomed"))
-    c.create(c.rt("resourceclaims", "resource.k8s.io"), {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": {"name": "claim", "namespace": "doomed"},
-        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}})
+    c.create(
+        c.rt("resourceclaims", "resource.k8s.io"),
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "claim", "namespace": "doomed"},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
+        },
+    )
     await eventually(lambda: c.get(c.rt("serviceaccounts"), "doomed", "default"))
     pending = c.delete(nss, "", "doomed")
     assert pending["status"]["phase"] == "Terminating" and pending["metadata"]["deletionTimestamp"]
     assert pending["spec"]["finalizers"] == ["kubernetes"]
     seen_conditions = []
-    server.store.hub.add_listener("core/namespaces", lambda ev: seen_conditions.append(
-        (ev.entry.obj.get("status") or {}).get("conditions")))
+    server.store.hub.add_listener(
+        "core/namespaces", lambda ev: seen_conditions.append((ev.entry.obj.get("status") or {}).get("conditions"))
+    )
     await eventually(lambda: c.get(nss, "", "doomed") is None)
     for rt in server.registry.all():
         if rt.namespaced:
@@ -109,11 +115,15 @@ async def test_content_with_finalizers_keeps_namespace_terminating(env):
 
     await eventually(lambda: conditions().get("NamespaceFinalizersRemaining", {}).get("status") == "True")
     conds = conditions()
-    assert conds["NamespaceFinalizersRemaining"]["message"] == \
-        "Some finalizers are remaining: example.com/hold in 1 resource instances"
+    assert (
+        conds["NamespaceFinalizersRemaining"]["message"]
+        == "Some finalizers are remaining: example.com/hold in 1 resource instances"
+    )
     assert conds["NamespaceContentRemaining"]["reason"] == "SomeResourcesRemain"
-    assert conds["NamespaceContentRemaining"]["message"] == \
-        "Some resources are remaining: configmaps. has 1 resource instances"
+    assert (
+        conds["NamespaceContentRemaining"]["message"]
+        == "Some resources are remaining: configmaps. has 1 resource instances"
+    )
     assert c.get(nss, "", "held")["status"]["phase"] == "Terminating"
     stuck = clone(c.get(cms, "held", "stuck"))
     stuck["metadata"]["finalizers"] = []
@@ -148,8 +158,9 @@ async def test_create_in_terminating_namespace_is_forbidden(env):
     with pytest.raises(errors.APIError) as e:
         c.create(cms, cm("late", ns="closing"))
     assert (e.value.code, e.value.reason) == (403, "Forbidden")
-    assert e.value.message.endswith(" is forbidden: unable to create new content in namespace closing "
-                                    "because it is being terminated")
+    assert e.value.message.endswith(
+        " is forbidden: unable to create new content in namespace closing because it is being terminated"
+    )
     stuck = clone(c.get(cms, "closing", "keep"))
     stuck["metadata"]["finalizers"] = []
     c.update(cms, stuck)
@@ -163,8 +174,10 @@ async def test_terminating_namespace_message_names_the_object(env):
     c.delete(c.rt("namespaces"), "", "closing2")
     with pytest.raises(errors.APIError) as e:
         c.create(c.rt("configmaps"), cm("late", ns="closing2"))
-    assert e.value.message == ('configmaps "late" is forbidden: unable to create new content in namespace '
-                               'closing2 because it is being terminated')
+    assert e.value.message == (
+        'configmaps "late" is forbidden: unable to create new content in namespace '
+        "closing2 because it is being terminated"
+    )
 
 
 async def test_create_in_missing_namespace_is_not_found(env):
@@ -187,16 +200,24 @@ async def test_other_spec_finalizers_keep_the_namespace(env):
 
 
 def test_deletion_conditions_wording():
-    got = deletion_conditions({"pods.": 2, "resourceclaims.resource.k8s.io": 1}, {"a/b": 1},
-                              ["boom", "again"])
+    got = deletion_conditions({"pods.": 2, "resourceclaims.resource.k8s.io": 1}, {"a/b": 1}, ["boom", "again"])
     assert [(x["type"], x["reason"], x["message"]) for x in got] == [
-        ("NamespaceDeletionContentFailure", "ContentDeletionFailed",
-         "Failed to delete all resource types, 2 remaining: again, boom"),
-        ("NamespaceContentRemaining", "SomeResourcesRemain",
-         "Some resources are remaining: pods. has 2 resource instances, "
-         "resourceclaims.resource.k8s.io has 1 resource instances"),
-        ("NamespaceFinalizersRemaining", "SomeFinalizerRemain",
-         "Some finalizers are remaining: a/b in 1 resource instances"),
+        (
+            "NamespaceDeletionContentFailure",
+            "ContentDeletionFailed",
+            "Failed to delete all resource types, 2 remaining: again, boom",
+        ),
+        (
+            "NamespaceContentRemaining",
+            "SomeResourcesRemain",
+            "Some resources are remaining: pods. has 2 resource instances, "
+            "resourceclaims.resource.k8s.io has 1 resource instances",
+        ),
+        (
+            "NamespaceFinalizersRemaining",
+            "SomeFinalizerRemain",
+            "Some finalizers are remaining: a/b in 1 resource instances",
+        ),
     ]
 
 

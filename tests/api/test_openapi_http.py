@@ -8,7 +8,7 @@ import json
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from mockkube.api import openapi
+from mockkube.apiserver.http import openapi
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 
@@ -30,12 +30,27 @@ async def test_index_lists_every_group_version_with_hash():
         body = await resp.read()
         assert resp.headers["Etag"] == '"' + hashlib.sha512(body).hexdigest().upper() + '"'
         paths = json.loads(body)["paths"]
-        assert set(paths) == {"api/v1", "apis/apiextensions.k8s.io/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1",
-                              "apis/events.k8s.io/v1", "apis/resource.k8s.io/v1",
-                              "apis/resource.k8s.io/v1beta2", "apis/scheduling.k8s.io/v1", "apis/policy/v1",
-                              "apis/storage.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/networking.k8s.io/v1",
-                              "apis/node.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/authentication.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1", "apis/apiregistration.k8s.io/v1", "apis/batch/v1",
-                              "apis/admissionregistration.k8s.io/v1"}
+        assert set(paths) == {
+            "api/v1",
+            "apis/apiextensions.k8s.io/v1",
+            "apis/apps/v1",
+            "apis/coordination.k8s.io/v1",
+            "apis/events.k8s.io/v1",
+            "apis/resource.k8s.io/v1",
+            "apis/resource.k8s.io/v1beta2",
+            "apis/scheduling.k8s.io/v1",
+            "apis/policy/v1",
+            "apis/storage.k8s.io/v1",
+            "apis/discovery.k8s.io/v1",
+            "apis/networking.k8s.io/v1",
+            "apis/node.k8s.io/v1",
+            "apis/authorization.k8s.io/v1",
+            "apis/authentication.k8s.io/v1",
+            "apis/rbac.authorization.k8s.io/v1",
+            "apis/apiregistration.k8s.io/v1",
+            "apis/batch/v1",
+            "apis/admissionregistration.k8s.io/v1",
+        }
         url = paths["apis/resource.k8s.io/v1"]["serverRelativeURL"]
         assert url.startswith("/openapi/v3/apis/resource.k8s.io/v1?hash=")
 
@@ -79,8 +94,9 @@ async def test_v2_is_an_empty_document_in_json_and_protobuf():
         assert resp.status == 200
         doc = await resp.json()
         assert doc["swagger"] == "2.0" and doc["paths"] == {} and doc["definitions"] == {}
-        resp = await client.get("/openapi/v2", headers={
-            "Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
+        resp = await client.get(
+            "/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"}
+        )
         assert resp.status == 200
         assert resp.headers["Content-Type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
         body = await resp.read()
@@ -106,12 +122,15 @@ async def test_unknown_group_version_is_404_status():
 async def test_protobuf_only_accept_is_406():
     client = await _client()
     try:
-        resp = await client.get("/openapi/v3/api/v1", headers={
-            "Accept": "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"})
+        resp = await client.get(
+            "/openapi/v3/api/v1", headers={"Accept": "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"}
+        )
         assert resp.status == 406
         assert (await resp.json())["reason"] == "NotAcceptable"
-        ok = await client.get("/openapi/v3/api/v1", headers={
-            "Accept": "application/com.github.proto-openapi.spec.v3.v1.0+protobuf, application/json;q=0.9"})
+        ok = await client.get(
+            "/openapi/v3/api/v1",
+            headers={"Accept": "application/com.github.proto-openapi.spec.v3.v1.0+protobuf, application/json;q=0.9"},
+        )
         assert ok.status == 200
     finally:
         await client.close()

@@ -15,22 +15,44 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 async def running_pod(api, name: str, annotations: dict | None = None) -> None:
-    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "annotations": annotations or {}},
-            "spec": {"nodeName": "node-a", "containers": [{"name": "app", "image": "nginx",
-                                                            "ports": [{"containerPort": 80}]}]}}
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": annotations or {}},
+        "spec": {
+            "nodeName": "node-a",
+            "containers": [{"name": "app", "image": "nginx", "ports": [{"containerPort": 80}]}],
+        },
+    }
     st, out, _ = await api.post(PODS, body)
     assert st == 201, out
-    st, out, _ = await api.patch(f"{PODS}/{name}/status", {"status": {"phase": "Running", "containerStatuses": [
-        {"name": "app", "image": "nginx", "imageID": "", "ready": True, "restartCount": 0,
-         "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}})
+    st, out, _ = await api.patch(
+        f"{PODS}/{name}/status",
+        {
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {
+                        "name": "app",
+                        "image": "nginx",
+                        "imageID": "",
+                        "ready": True,
+                        "restartCount": 0,
+                        "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+                    }
+                ],
+            }
+        },
+    )
     assert st == 200, out
 
 
 async def test_channel_protocol_http_responder_and_refused_port(api):
     await running_pod(api, "pf", {"mockkube.io/http-response": "ok"})
     got: dict[int, bytes] = {}
-    async with api.s.ws_connect(api.url + f"{PODS}/pf/portforward", params={"ports": "80,81"},
-                                protocols=["v4.channel.k8s.io"]) as ws:
+    async with api.s.ws_connect(
+        api.url + f"{PODS}/pf/portforward", params={"ports": "80,81"}, protocols=["v4.channel.k8s.io"]
+    ) as ws:
         assert ws.protocol == "v4.channel.k8s.io"
         await ws.send_bytes(b"\x00" + (80).to_bytes(2, "little") + b"GET / HTTP/1.0\r\n\r\n")
         async for msg in ws:
@@ -51,15 +73,15 @@ async def test_spdy_tunnel(api):
         import struct
 
         raw = struct.pack(">I", len(headers)) + b"".join(
-            struct.pack(">I", len(k)) + k.encode() + struct.pack(">I", len(v)) + v.encode() for k, v in headers.items())
+            struct.pack(">I", len(k)) + k.encode() + struct.pack(">I", len(v)) + v.encode() for k, v in headers.items()
+        )
         block = deflate.compress(raw) + deflate.flush(zlib.Z_SYNC_FLUSH)
         body = struct.pack(">IIH", stream_id, 0, 0) + block
         return struct.pack(">HHI", 0x8003, spdy.SYN_STREAM, len(body)) + body
 
     client = spdy.Codec()  # parses the server's frames (its zlib context mirrors ours)
     frames: list[spdy.Frame] = []
-    async with api.s.ws_connect(api.url + f"{PODS}/tun/portforward",
-                                protocols=["SPDY/3.1+portforward.k8s.io"]) as ws:
+    async with api.s.ws_connect(api.url + f"{PODS}/tun/portforward", protocols=["SPDY/3.1+portforward.k8s.io"]) as ws:
         assert ws.protocol == "SPDY/3.1+portforward.k8s.io"
         await ws.send_bytes(syn(1, {"streamtype": "error", "port": "80", "requestid": "0"}))
         await ws.send_bytes(syn(3, {"streamtype": "data", "port": "80", "requestid": "0"}))
@@ -74,17 +96,26 @@ async def test_spdy_tunnel(api):
     assert b"".join(f.data for f in frames if not f.control and f.stream_id == 1) == b""
 
 
-@pytest.mark.parametrize("query,message", [
-    ("", 'query parameter "port" is required'),
-    ("ports=abc", 'unable to parse "abc" as a port: strconv.ParseUint: parsing "abc": invalid syntax'),
-    ("ports=0", 'port "0" must be > 0'),
-])
+@pytest.mark.parametrize(
+    "query,message",
+    [
+        ("", 'query parameter "port" is required'),
+        ("ports=abc", 'unable to parse "abc" as a port: strconv.ParseUint: parsing "abc": invalid syntax'),
+        ("ports=0", 'port "0" must be > 0'),
+    ],
+)
 async def test_port_errors(api, query, message):
     await running_pod(api, "bad")
-    async with api.s.get(api.url + f"{PODS}/bad/portforward?{query}",
-                         headers={"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
-                                  "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
-                                  "Sec-WebSocket-Protocol": "v4.channel.k8s.io"}) as r:
+    async with api.s.get(
+        api.url + f"{PODS}/bad/portforward?{query}",
+        headers={
+            "Upgrade": "websocket",
+            "Connection": "Upgrade",
+            "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+            "Sec-WebSocket-Protocol": "v4.channel.k8s.io",
+        },
+    ) as r:
         out = await r.json()
     assert r.status == 400 and out["message"] == message
 

@@ -1,4 +1,4 @@
-"""The scheduler process's view of the cluster (mockkube/storage/replica.py): list, then
+"""The scheduler process's view of the cluster (mockkube/client/replica.py): list, then
 watch over HTTP; informers see ADDED/MODIFIED/DELETED in order with the previous object;
 a broken watch resumes, and one too far behind (410 Gone) relists, turning what vanished
 meanwhile into DELETED. Also the remote client's writes and their errors."""
@@ -9,10 +9,10 @@ import asyncio
 
 import pytest
 
-from mockkube import kubeconfigs
+from mockkube.client import kubeconfigs
+from mockkube.client.remote import HTTP, RemoteClient
+from mockkube.client.replica import Replica
 from mockkube.machinery import errors
-from mockkube.storage.remote import HTTP, RemoteClient
-from mockkube.storage.replica import Replica
 
 CM = "/api/v1/namespaces/default/configmaps"
 
@@ -38,8 +38,10 @@ async def test_informer_events_follow_the_api_in_order(api, tmp_path):
     http, rt = connect(api.server, tmp_path)
     replica = Replica(http, [rt])
     seen: list[tuple[str, str, str | None]] = []
-    replica.hub.add_listener(rt.storage_key, lambda ev: seen.append(
-        (ev.type, ev.entry.obj["metadata"]["name"], (ev.prev or {}).get("data", {}).get("a"))))
+    replica.hub.add_listener(
+        rt.storage_key,
+        lambda ev: seen.append((ev.type, ev.entry.obj["metadata"]["name"], (ev.prev or {}).get("data", {}).get("a"))),
+    )
     await replica.start()
     try:
         assert replica.get(rt, "default", "before").obj["data"] == {"a": "1"}
@@ -50,7 +52,9 @@ async def test_informer_events_follow_the_api_in_order(api, tmp_path):
         await until(lambda: len(seen) == 4)
         assert seen[1:] == [("ADDED", "new", None), ("MODIFIED", "new", "x"), ("DELETED", "before", "1")]
         assert [o["metadata"]["name"] for o in replica.objects(rt)] == ["new"]
-        assert replica.position(rt.storage_key) >= int(replica.get(rt, "default", "new").obj["metadata"]["resourceVersion"])
+        assert replica.position(rt.storage_key) >= int(
+            replica.get(rt, "default", "new").obj["metadata"]["resourceVersion"]
+        )
     finally:
         await replica.stop()
         await http.close()
@@ -64,8 +68,9 @@ async def test_a_watch_too_far_behind_relists(api, tmp_path):
     http, rt = connect(api.server, tmp_path)
     replica = Replica(http, [rt])
     deleted: list[str] = []
-    replica.hub.add_listener(rt.storage_key, lambda ev: ev.type == "DELETED" and deleted.append(
-        ev.entry.obj["metadata"]["name"]))
+    replica.hub.add_listener(
+        rt.storage_key, lambda ev: ev.type == "DELETED" and deleted.append(ev.entry.obj["metadata"]["name"])
+    )
     await replica.start()
     try:
         await http.session().close()  # the watch breaks; the reflector resumes from its last rv
@@ -87,8 +92,9 @@ async def test_remote_writes_and_errors(api, tmp_path):
     await replica.start()
     client = RemoteClient(http, replica, api.server.registry, "remote-test")
     try:
-        created = await asyncio.to_thread(client.create, rt, {"metadata": {"name": "w", "namespace": "default"},
-                                                               "data": {"k": "v"}})
+        created = await asyncio.to_thread(
+            client.create, rt, {"metadata": {"name": "w", "namespace": "default"}, "data": {"k": "v"}}
+        )
         assert created["metadata"]["managedFields"][0]["manager"] == "remote-test"
         with pytest.raises(errors.APIError) as e:
             await asyncio.to_thread(client.create, rt, {"metadata": {"name": "w", "namespace": "default"}})

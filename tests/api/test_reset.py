@@ -28,15 +28,25 @@ def cluster():
 
 
 def pod_with_gpu(name: str) -> dict:
-    return {"metadata": {"name": name}, "spec": {
-        "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}],
-        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}}
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        },
+    }
 
 
 def run_two_gpu_pods(c: mockkube.Cluster, ns: str) -> None:
-    r = c.http.post(f"{c.url}{G}/namespaces/{ns}/resourceclaimtemplates", json={
-        "metadata": {"name": "one-gpu"},
-        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}})
+    r = c.http.post(
+        f"{c.url}{G}/namespaces/{ns}/resourceclaimtemplates",
+        json={
+            "metadata": {"name": "one-gpu"},
+            "spec": {
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
+            },
+        },
+    )
     assert r.status_code == 201, r.text
     for name in ("a", "b"):
         assert c.http.post(f"{c.url}/api/v1/namespaces/{ns}/pods", json=pod_with_gpu(name)).status_code == 201
@@ -78,13 +88,18 @@ def test_watchers_see_the_reset_as_events(cluster):
     c = cluster
     c.reset()
     ns = c.create_namespace()
-    assert c.http.post(f"{c.url}/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "x"}}).status_code == 201
+    assert (
+        c.http.post(f"{c.url}/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "x"}}).status_code == 201
+    )
     lst = c.http.get(f"{c.url}/api/v1/namespaces/{ns}/configmaps").json()
     seen: list[tuple[str, str]] = []
 
     def watch() -> None:
-        with c.http.get(f"{c.url}/api/v1/namespaces/{ns}/configmaps", stream=True, params={
-                "watch": "1", "resourceVersion": lst["metadata"]["resourceVersion"], "timeoutSeconds": "10"}) as r:
+        with c.http.get(
+            f"{c.url}/api/v1/namespaces/{ns}/configmaps",
+            stream=True,
+            params={"watch": "1", "resourceVersion": lst["metadata"]["resourceVersion"], "timeoutSeconds": "10"},
+        ) as r:
             for line in r.iter_lines():
                 if line:
                     ev = json.loads(line)
@@ -125,13 +140,16 @@ def test_clock_moves_over_http_and_reset_brings_it_back(cluster):
     assert not c.clock.frozen and c.clock.now() - start < timedelta(minutes=5)
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"advance": "-5m"}, "the clock only moves forward"),
-    ({"advance": "soon"}, "invalid duration 'soon'"),
-    ({"freeze": "yes"}, "freeze: must be true or false"),
-    ({"advance": "1m", "freeze": True}, "exactly one of advance, set, freeze, reset"),
-    ({"rewind": "1m"}, "exactly one of advance, set, freeze, reset"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"advance": "-5m"}, "the clock only moves forward"),
+        ({"advance": "soon"}, "invalid duration 'soon'"),
+        ({"freeze": "yes"}, "freeze: must be true or false"),
+        ({"advance": "1m", "freeze": True}, "exactly one of advance, set, freeze, reset"),
+        ({"rewind": "1m"}, "exactly one of advance, set, freeze, reset"),
+    ],
+)
 def test_bad_clock_requests_get_a_status(cluster, body, message):
     r = cluster.http.post(cluster.url + "/mockkube/v1/clock", json=body)
     st = r.json()
@@ -155,8 +173,10 @@ def test_a_pod_run_follows_the_clock_moved_over_http(cluster):
     c = cluster
     c.reset()
     ns = c.create_namespace()
-    pod = {"metadata": {"name": "batch", "annotations": {"mockkube.io/exit-after": "1h"}},
-           "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}
+    pod = {
+        "metadata": {"name": "batch", "annotations": {"mockkube.io/exit-after": "1h"}},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]},
+    }
     assert c.http.post(f"{c.url}/api/v1/namespaces/{ns}/pods", json=pod).status_code == 201
     c.wait_for_pod_phase("batch", "Running", ns)
     c.clock.advance(timedelta(minutes=61))

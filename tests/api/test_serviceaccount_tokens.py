@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from _lifecycle import eventually
 
-from mockkube.clock import Clock
+from mockkube.machinery.clock import Clock
 from mockkube.testing.cluster import running_server
 from tests.api.conftest import Api
 
@@ -21,8 +21,9 @@ SA = "/api/v1/namespaces/default/serviceaccounts"
 @pytest.fixture
 async def env():
     clock = Clock(frozen=True)
-    async with running_server(components=True, clock=clock, cluster="nodes: [{name: n1}]\ndeviceClasses: false\n") \
-            as server:
+    async with running_server(
+        components=True, clock=clock, cluster="nodes: [{name: n1}]\ndeviceClasses: false\n"
+    ) as server:
         async with aiohttp.ClientSession() as s:
             api = Api(s, server.url, server)
             assert (await api.post(SA, {"metadata": {"name": "builder"}}))[0] == 201
@@ -35,16 +36,19 @@ def _claims(token: str) -> dict:
 
 async def _review(api: Api, token: str, audiences: list[str] | None = None) -> dict:
     spec = {"token": token, **({"audiences": audiences} if audiences else {})}
-    code, body, _ = await api.post("/apis/authentication.k8s.io/v1/tokenreviews",
-                                   {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec})
+    code, body, _ = await api.post(
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec},
+    )
     assert code == 201, body
     return body["status"]
 
 
 async def test_token_request_defaults_and_review(env):
     api, clock = env
-    code, body, _ = await api.post(f"{SA}/builder/token", {"apiVersion": "authentication.k8s.io/v1",
-                                                           "kind": "TokenRequest", "spec": {}})
+    code, body, _ = await api.post(
+        f"{SA}/builder/token", {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+    )
     assert code == 201, body
     assert body["kind"] == "TokenRequest" and body["spec"]["expirationSeconds"] == 3600
     assert body["spec"]["audiences"] == ["https://kubernetes.default.svc.cluster.local"]
@@ -68,18 +72,23 @@ async def test_token_request_validation(env):
     code, body, _ = await api.post(f"{SA}/builder/token", {"spec": {"expirationSeconds": 60}})
     assert code == 422 and body["message"] == (
         'TokenRequest.authentication.k8s.io "builder" is invalid: spec.expirationSeconds: Invalid value: 60: '
-        "may not specify a duration less than 10 minutes")
+        "may not specify a duration less than 10 minutes"
+    )
     code, body, _ = await api.post(f"{SA}/nobody/token", {"spec": {}})
     assert code == 404 and body["message"] == 'serviceaccounts "nobody" not found'
-    code, body, _ = await api.post(f"{SA}/builder/token", {"spec": {"boundObjectRef": {
-        "apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}}})
+    code, body, _ = await api.post(
+        f"{SA}/builder/token",
+        {"spec": {"boundObjectRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}}},
+    )
     assert code == 400 and body["message"] == "cannot bind token to object of type apps/v1, Kind=Deployment"
 
 
 async def test_pod_bound_token_names_pod_and_node_and_dies_with_the_pod(env):
     api, _ = env
-    pod = {"metadata": {"name": "p"}, "spec": {"serviceAccountName": "builder", "nodeName": "n1",
-                                               "containers": [{"name": "c", "image": "busybox"}]}}
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"serviceAccountName": "builder", "nodeName": "n1", "containers": [{"name": "c", "image": "busybox"}]},
+    }
     code, created, _ = await api.post("/api/v1/namespaces/default/pods", pod)
     assert code == 201, created
     ref = {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": created["metadata"]["uid"]}
@@ -102,8 +111,10 @@ async def test_pod_bound_token_names_pod_and_node_and_dies_with_the_pod(env):
 
 async def test_legacy_token_secret_is_filled_and_valid_while_it_exists(env):
     api, _ = env
-    secret = {"metadata": {"name": "builder-token", "annotations": {"kubernetes.io/service-account.name": "builder"}},
-              "type": "kubernetes.io/service-account-token"}
+    secret = {
+        "metadata": {"name": "builder-token", "annotations": {"kubernetes.io/service-account.name": "builder"}},
+        "type": "kubernetes.io/service-account-token",
+    }
     assert (await api.post("/api/v1/namespaces/default/secrets", secret))[0] == 201
     path = "/api/v1/namespaces/default/secrets/builder-token"
     store, rt = api.server.store, api.server.registry.get("", "v1", "secrets")
@@ -136,15 +147,25 @@ async def test_issuer_discovery_verifies_tokens(env):
     jwk = keys["keys"][0]
     assert jwt.get_unverified_header(token)["kid"] == jwk["kid"]
     key = jwt.PyJWK(jwk).key
-    claims = jwt.decode(token, key, algorithms=[jwk["alg"]], audience="vault", issuer=conf["issuer"],
-                        options={"verify_exp": False, "verify_iat": False, "verify_nbf": False})
+    claims = jwt.decode(
+        token,
+        key,
+        algorithms=[jwk["alg"]],
+        audience="vault",
+        issuer=conf["issuer"],
+        options={"verify_exp": False, "verify_iat": False, "verify_nbf": False},
+    )
     assert claims["sub"] == "system:serviceaccount:default:builder"
 
 
 async def test_malformed_bodies_are_400_not_500(env):
     api, _ = env
-    for body in ({"spec": []}, {"spec": {"expirationSeconds": "x"}}, {"spec": {"boundObjectRef": "pod"}},
-                 {"spec": {"audiences": "a"}}):
+    for body in (
+        {"spec": []},
+        {"spec": {"expirationSeconds": "x"}},
+        {"spec": {"boundObjectRef": "pod"}},
+        {"spec": {"audiences": "a"}},
+    ):
         code, out, _ = await api.post(f"{SA}/builder/token", body)
         assert code == 400 and "cannot be handled as a TokenRequest" in out["message"], (body, out)
     code, out, _ = await api.post("/apis/authentication.k8s.io/v1/tokenreviews", {"spec": {"token": 5}})

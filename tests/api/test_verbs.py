@@ -35,9 +35,16 @@ async def test_generate_name(api):
 async def test_not_found_and_already_exists_shapes(api):
     st, body, headers = await api.get(f"{CM}/nope")
     assert st == 404 and headers["Content-Type"].startswith("application/json")
-    assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                    "message": 'configmaps "nope" not found', "reason": "NotFound",
-                    "details": {"name": "nope", "kind": "configmaps"}, "code": 404}
+    assert body == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'configmaps "nope" not found',
+        "reason": "NotFound",
+        "details": {"name": "nope", "kind": "configmaps"},
+        "code": 404,
+    }
     await api.post(CM, cm("dup"))
     st, body, _ = await api.post(CM, cm("dup"))
     assert st == 409 and body["reason"] == "AlreadyExists"
@@ -55,8 +62,10 @@ async def test_update_conflict_on_stale_resource_version(api):
     stale = dict(created, data={"a": "3"})
     st, body, _ = await api.put(f"{CM}/u", stale)
     assert st == 409 and body["reason"] == "Conflict"
-    assert body["message"] == ('Operation cannot be fulfilled on configmaps "u": the object has been modified; '
-                               "please apply your changes to the latest version and try again")
+    assert body["message"] == (
+        'Operation cannot be fulfilled on configmaps "u": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
     _, now, _ = await api.get(f"{CM}/u")
     assert now["data"] == {"a": "2"}
 
@@ -117,42 +126,51 @@ async def test_patch_types(api):
     assert st == 200 and body["data"] == {"a": "1", "b": "2"}
     st, body, _ = await api.patch(f"{CM}/p", [{"op": "remove", "path": "/data/a"}], ct="application/json-patch+json")
     assert st == 200 and body["data"] == {"b": "2"}
-    st, body, _ = await api.patch(f"{CM}/p", {"data": {"b": None, "c": "3"}},
-                                  ct="application/strategic-merge-patch+json")
+    st, body, _ = await api.patch(
+        f"{CM}/p", {"data": {"b": None, "c": "3"}}, ct="application/strategic-merge-patch+json"
+    )
     assert st == 200 and body["data"] == {"c": "3"}
-    st, body, _ = await api.patch(f"{CM}/p", [{"op": "test", "path": "/data/c", "value": "9"}],
-                                  ct="application/json-patch+json")
+    st, body, _ = await api.patch(
+        f"{CM}/p", [{"op": "test", "path": "/data/c", "value": "9"}], ct="application/json-patch+json"
+    )
     assert st == 422
     st, body, _ = await api.patch(f"{CM}/missing", {"data": {}})
     assert st == 404
 
 
 async def test_strategic_merge_keys_on_pods(api):
-    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "x:1"},
-                                                              {"name": "b", "image": "y:1"}]}}
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "a", "image": "x:1"}, {"name": "b", "image": "y:1"}]},
+    }
     st, _, _ = await api.post("/api/v1/namespaces/default/pods", pod)
     assert st == 201
-    patch = {"spec": {"$setElementOrder/containers": [{"name": "a"}, {"name": "b"}],
-                      "containers": [{"name": "b", "image": "y:2"}]}}
-    st, body, _ = await api.patch("/api/v1/namespaces/default/pods/p", patch,
-                                  ct="application/strategic-merge-patch+json")
+    patch = {
+        "spec": {
+            "$setElementOrder/containers": [{"name": "a"}, {"name": "b"}],
+            "containers": [{"name": "b", "image": "y:2"}],
+        }
+    }
+    st, body, _ = await api.patch(
+        "/api/v1/namespaces/default/pods/p", patch, ct="application/strategic-merge-patch+json"
+    )
     assert st == 200, body
     assert [(c["name"], c["image"]) for c in body["spec"]["containers"]] == [("a", "x:1"), ("b", "y:2")]
 
 
 async def test_server_side_apply_conflict_and_force(api):
     obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": {"k": "v1"}}
-    st, body, _ = await api.patch(f"{CM}/ssa", obj, ct="application/apply-patch+yaml",
-                                  params={"fieldManager": "alice"})
+    st, body, _ = await api.patch(f"{CM}/ssa", obj, ct="application/apply-patch+yaml", params={"fieldManager": "alice"})
     assert st == 201 and body["metadata"]["managedFields"][0]["manager"] == "alice"
     obj["data"]["k"] = "v2"
-    st, body, _ = await api.patch(f"{CM}/ssa", obj, ct="application/apply-patch+yaml",
-                                  params={"fieldManager": "bob"})
+    st, body, _ = await api.patch(f"{CM}/ssa", obj, ct="application/apply-patch+yaml", params={"fieldManager": "bob"})
     assert st == 409 and body["reason"] == "Conflict"
-    assert body["details"]["causes"] == [{"reason": "FieldManagerConflict", "message": 'conflict with "alice"',
-                                          "field": ".data.k"}]
-    st, body, _ = await api.patch(f"{CM}/ssa", obj, ct="application/apply-patch+yaml",
-                                  params={"fieldManager": "bob", "force": "true"})
+    assert body["details"]["causes"] == [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "alice"', "field": ".data.k"}
+    ]
+    st, body, _ = await api.patch(
+        f"{CM}/ssa", obj, ct="application/apply-patch+yaml", params={"fieldManager": "bob", "force": "true"}
+    )
     assert st == 200 and body["data"]["k"] == "v2"
     st, body, _ = await api.patch(f"{CM}/ssa", obj, ct="application/apply-patch+yaml")
     assert st == 422 and body["details"]["causes"][0]["field"] == "fieldManager"
@@ -165,8 +183,10 @@ async def test_delete_returns_status_and_pods_return_object(api):
     assert body["details"]["name"] == "d"
     st, _, _ = await api.get(f"{CM}/d")
     assert st == 404
-    await api.post("/api/v1/namespaces/default/pods", {"metadata": {"name": "p"},
-                                                       "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    await api.post(
+        "/api/v1/namespaces/default/pods",
+        {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+    )
     st, body, _ = await api.delete("/api/v1/namespaces/default/pods/p")
     assert st == 200 and body["kind"] == "Pod"
 
@@ -273,10 +293,14 @@ async def test_pagination(api):
 
 async def test_status_subresource_split(api):
     path = "/apis/apps/v1/namespaces/default/deployments"
-    d = {"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"a": "b"}},
-                                             "template": {"metadata": {"labels": {"a": "b"}},
-                                                          "spec": {"containers": [{"name": "c", "image": "i"}]}}},
-         "status": {"replicas": 5}}
+    d = {
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+        },
+        "status": {"replicas": 5},
+    }
     st, body, _ = await api.post(path, d)
     assert st == 201 and "replicas" not in body.get("status", {})
     assert body["metadata"]["generation"] == 1
@@ -299,36 +323,61 @@ async def test_namespace_admission(api):
 
 
 async def test_binding_subresource(api):
-    await api.post("/api/v1/namespaces/default/pods", {"metadata": {"name": "b"},
-                                                       "spec": {"containers": [{"name": "c", "image": "i"}]}})
-    st, body, _ = await api.post("/api/v1/namespaces/default/pods/b/binding",
-                                 {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b"},
-                                  "target": {"kind": "Node", "name": "n1"}})
+    await api.post(
+        "/api/v1/namespaces/default/pods",
+        {"metadata": {"name": "b"}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+    )
+    st, body, _ = await api.post(
+        "/api/v1/namespaces/default/pods/b/binding",
+        {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b"}, "target": {"kind": "Node", "name": "n1"}},
+    )
     assert st == 201
     _, pod, _ = await api.get("/api/v1/namespaces/default/pods/b")
     assert pod["spec"]["nodeName"] == "n1"
     assert any(c["type"] == "PodScheduled" and c["status"] == "True" for c in pod["status"]["conditions"])
-    st, body, _ = await api.post("/api/v1/namespaces/default/pods/b/binding",
-                                 {"target": {"kind": "Node", "name": "n2"}})
+    st, body, _ = await api.post(
+        "/api/v1/namespaces/default/pods/b/binding", {"target": {"kind": "Node", "name": "n2"}}
+    )
     assert st == 409
 
 
-@pytest.mark.parametrize("path", ["/api/v1/namespaces", "/apis/resource.k8s.io/v1/deviceclasses",
-                                  "/apis/resource.k8s.io/v1beta2/devicetaintrules",
-                                  "/apis/coordination.k8s.io/v1/namespaces/default/leases",
-                                  "/apis/events.k8s.io/v1/events", "/api/v1/nodes", "/api/v1/services",
-                                  "/api/v1/serviceaccounts", "/api/v1/secrets", "/api/v1/events",
-                                  "/apis/apps/v1/replicasets", "/apis/resource.k8s.io/v1/resourceclaims",
-                                  "/apis/resource.k8s.io/v1/resourceclaimtemplates",
-                                  "/apis/resource.k8s.io/v1/resourceslices"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/namespaces",
+        "/apis/resource.k8s.io/v1/deviceclasses",
+        "/apis/resource.k8s.io/v1beta2/devicetaintrules",
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+        "/apis/events.k8s.io/v1/events",
+        "/api/v1/nodes",
+        "/api/v1/services",
+        "/api/v1/serviceaccounts",
+        "/api/v1/secrets",
+        "/api/v1/events",
+        "/apis/apps/v1/replicasets",
+        "/apis/resource.k8s.io/v1/resourceclaims",
+        "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+        "/apis/resource.k8s.io/v1/resourceslices",
+    ],
+)
 async def test_every_resource_lists(api, path):
     st, body, _ = await api.get(path)
     assert st == 200 and body["kind"].endswith("List") and "resourceVersion" in body["metadata"]
 
 
 async def test_quantities_are_canonical_and_bad_ones_are_400(api):
-    pod = {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "i", "resources": {
-        "requests": {"cpu": "1000m", "memory": "0.5Gi"}, "limits": {"cpu": 2}}}]}}
+    pod = {
+        "metadata": {"name": "q"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "i",
+                    "resources": {"requests": {"cpu": "1000m", "memory": "0.5Gi"}, "limits": {"cpu": 2}},
+                }
+            ]
+        },
+    }
     st, body, _ = await api.post("/api/v1/namespaces/default/pods", pod)
     assert st == 201
     res = body["spec"]["containers"][0]["resources"]
@@ -349,17 +398,34 @@ async def test_system_namespaces_cannot_be_deleted(api, ns):
 
 
 async def test_dra_admin_access_needs_the_namespace_label(api):
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "admin"},
-             "spec": {"devices": {"requests": [{"name": "all", "exactly": {
-                 "deviceClassName": "gpu.example.com", "adminAccess": True, "allocationMode": "All"}}]}}}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "admin"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "all",
+                        "exactly": {"deviceClassName": "gpu.example.com", "adminAccess": True, "allocationMode": "All"},
+                    }
+                ]
+            }
+        },
+    }
     st, body, _ = await api.post("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", claim)
     assert st == 422
-    assert body["details"]["causes"] == [{
-        "reason": "FieldValueForbidden", "field": "spec.devices.requests[0].exactly.adminAccess",
-        "message": "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` "
-                   "label on the containing namespace"}]
-    await api.post("/api/v1/namespaces", {"metadata": {"name": "ops",
-                                                       "labels": {"resource.kubernetes.io/admin-access": "true"}}})
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueForbidden",
+            "field": "spec.devices.requests[0].exactly.adminAccess",
+            "message": "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` "
+            "label on the containing namespace",
+        }
+    ]
+    await api.post(
+        "/api/v1/namespaces", {"metadata": {"name": "ops", "labels": {"resource.kubernetes.io/admin-access": "true"}}}
+    )
     st, body, _ = await api.post("/apis/resource.k8s.io/v1/namespaces/ops/resourceclaims", claim)
     assert st == 201, body
     tpl = {"metadata": {"name": "admin-tpl"}, "spec": {"spec": claim["spec"]}}
@@ -370,8 +436,10 @@ async def test_dra_admin_access_needs_the_namespace_label(api):
 async def test_services_get_cluster_ips_and_node_ports(api):
     st, kube, _ = await api.get("/api/v1/namespaces/default/services/kubernetes")
     assert st == 200 and kube["spec"]["clusterIP"] == "10.96.0.1"
-    svc = {"metadata": {"name": "web"}, "spec": {"type": "NodePort", "selector": {"app": "web"},
-                                                 "ports": [{"port": 80}]}}
+    svc = {
+        "metadata": {"name": "web"},
+        "spec": {"type": "NodePort", "selector": {"app": "web"}, "ports": [{"port": 80}]},
+    }
     st, body, _ = await api.post("/api/v1/namespaces/default/services", svc)
     assert st == 201
     spec = body["spec"]

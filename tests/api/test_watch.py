@@ -72,8 +72,16 @@ async def test_too_large_resource_version_is_504(api):
 async def test_watch_list_initial_events_end_bookmark(api):
     await api.post(CM, cm("wl1"))
     await api.post(CM, cm("wl2"))
-    evs = await events(api, {"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
-                             "allowWatchBookmarks": "true", "timeoutSeconds": "5"}, 3)
+    evs = await events(
+        api,
+        {
+            "sendInitialEvents": "true",
+            "resourceVersionMatch": "NotOlderThan",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": "5",
+        },
+        3,
+    )
     assert [e["type"] for e in evs] == ["ADDED", "ADDED", "BOOKMARK"]
     bm = evs[2]["object"]
     assert bm["kind"] == "ConfigMap" and bm["apiVersion"] == "v1"
@@ -89,8 +97,9 @@ async def test_watch_list_parameter_validation(api):
 
 
 async def test_timeout_seconds_ends_the_stream(api):
-    async with api.s.get(api.url + CM, params={"watch": "true", "timeoutSeconds": "1",
-                                               "resourceVersion": str(api.server.store.rv)}) as r:
+    async with api.s.get(
+        api.url + CM, params={"watch": "true", "timeoutSeconds": "1", "resourceVersion": str(api.server.store.rv)}
+    ) as r:
         body = await asyncio.wait_for(r.read(), 5)
     assert body == b""
 
@@ -115,7 +124,7 @@ async def test_table_watch_headers_only_first(api):
 
 
 async def test_bookmarks_when_allowed(api, monkeypatch):
-    from mockkube.api import watchstream
+    from mockkube.apiserver.http import watchstream
 
     monkeypatch.setattr(watchstream, "BOOKMARK_INTERVAL", 0.05)
     rv = str(api.server.store.rv)
@@ -126,6 +135,6 @@ async def test_bookmarks_when_allowed(api, monkeypatch):
 async def test_watch_ends_cleanly_on_shutdown(api):
     rv = str(api.server.store.rv)
     async with api.s.get(api.url + CM, params={"watch": "true", "resourceVersion": rv}) as r:
-        api.server.app[__import__("mockkube.api.app", fromlist=["STOPPING"]).STOPPING].set()
+        api.server.app[__import__("mockkube.apiserver.http.app", fromlist=["STOPPING"]).STOPPING].set()
         body = await asyncio.wait_for(r.read(), 5)
     assert body == b""

@@ -52,14 +52,24 @@ def test_replicationcontroller_creates_scales_and_reports_status(cluster):
     pods = until(lambda: len(_live(_pods(c, "app=rc"))) == 2 and _live(_pods(c, "app=rc")), what="two pods")
     for p in pods:
         assert p["metadata"]["generateName"] == "rc-"
-        assert p["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "ReplicationController",
-                                                     "name": "rc", "uid": uid, "controller": True,
-                                                     "blockOwnerDeletion": True}]
+        assert p["metadata"]["ownerReferences"] == [
+            {
+                "apiVersion": "v1",
+                "kind": "ReplicationController",
+                "name": "rc",
+                "uid": uid,
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
     st = until(lambda: (s := _get(c, base + "/rc")["status"]).get("readyReplicas") == 2 and s, what="ready")
     assert st["replicas"] == 2 and st["availableReplicas"] == 2 and st["fullyLabeledReplicas"] == 2
     assert st["observedGeneration"] == 1 and "terminatingReplicas" not in st
-    r = c.http.patch(c.url + base + "/rc/scale", json={"spec": {"replicas": 1}},
-                     headers={"Content-Type": "application/merge-patch+json"})
+    r = c.http.patch(
+        c.url + base + "/rc/scale",
+        json={"spec": {"replicas": 1}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert r.status_code == 200, r.text
     until(lambda: len(_live(_pods(c, "app=rc"))) == 1, what="scaled to one pod")
     until(lambda: _get(c, base + "/rc")["status"]["replicas"] == 1, what="status.replicas 1")
@@ -72,16 +82,26 @@ def _nodes(c) -> list[str]:
 def test_daemonset_one_pod_per_node_revisions_and_status(cluster):
     c = cluster
     base = f"/apis/apps/v1/namespaces/{NS}/daemonsets"
-    ds = {"metadata": {"name": "agent"}, "spec": {"selector": {"matchLabels": {"app": "agent"}},
-                                                  "template": _tpl("agent")}}
+    ds = {
+        "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": _tpl("agent")},
+    }
     r = c.http.post(c.url + base, json=ds)
     assert r.status_code == 201, r.text
     nodes = _nodes(c)
-    st = until(lambda: (s := _get(c, base + "/agent")["status"]).get("numberAvailable") == len(nodes) and s,
-               what="every node's pod available")
-    assert st == {"currentNumberScheduled": len(nodes), "desiredNumberScheduled": len(nodes), "numberMisscheduled": 0,
-                  "numberReady": len(nodes), "numberAvailable": len(nodes), "updatedNumberScheduled": len(nodes),
-                  "observedGeneration": 1}
+    st = until(
+        lambda: (s := _get(c, base + "/agent")["status"]).get("numberAvailable") == len(nodes) and s,
+        what="every node's pod available",
+    )
+    assert st == {
+        "currentNumberScheduled": len(nodes),
+        "desiredNumberScheduled": len(nodes),
+        "numberMisscheduled": 0,
+        "numberReady": len(nodes),
+        "numberAvailable": len(nodes),
+        "updatedNumberScheduled": len(nodes),
+        "observedGeneration": 1,
+    }
     pods = _live(_pods(c, "app=agent"))
     assert sorted(p["spec"]["nodeName"] for p in pods) == nodes
     revs = _get(c, f"/apis/apps/v1/namespaces/{NS}/controllerrevisions?labelSelector=app=agent")["items"]
@@ -96,19 +116,30 @@ def test_daemonset_one_pod_per_node_revisions_and_status(cluster):
         assert ("node.kubernetes.io/unschedulable", "NoSchedule") in tol
         assert ("node.kubernetes.io/not-ready", "NoExecute") in tol
         terms = p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-        assert terms == {"nodeSelectorTerms": [{"matchFields": [
-            {"key": "metadata.name", "operator": "In", "values": [p["spec"]["nodeName"]]}]}]}
+        assert terms == {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [p["spec"]["nodeName"]]}]}
+            ]
+        }
     # a new template rolls out one node at a time to a second revision
-    r = c.http.patch(c.url + base + "/agent", json={"spec": {"template": {"spec": {"containers": [
-        {"name": "c", "image": "busybox:2"}]}}}}, headers={"Content-Type": "application/strategic-merge-patch+json"})
+    r = c.http.patch(
+        c.url + base + "/agent",
+        json={"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox:2"}]}}}},
+        headers={"Content-Type": "application/strategic-merge-patch+json"},
+    )
     assert r.status_code == 200, r.text
 
     def rolled():
         s = _get(c, base + "/agent")["status"]
         pods = _live(_pods(c, "app=agent"))
-        return (s.get("observedGeneration") == 2 and s.get("updatedNumberScheduled") == len(nodes)
-                and s.get("numberAvailable") == len(nodes) and len(pods) == len(nodes)
-                and all(p["spec"]["containers"][0]["image"] == "busybox:2" for p in pods))
+        return (
+            s.get("observedGeneration") == 2
+            and s.get("updatedNumberScheduled") == len(nodes)
+            and s.get("numberAvailable") == len(nodes)
+            and len(pods) == len(nodes)
+            and all(p["spec"]["containers"][0]["image"] == "busybox:2" for p in pods)
+        )
+
     until(rolled, what="the new template on every node")
     revs = _get(c, f"/apis/apps/v1/namespaces/{NS}/controllerrevisions?labelSelector=app=agent")["items"]
     assert sorted(r["revision"] for r in revs) == [1, 2]
@@ -120,8 +151,10 @@ def test_daemonset_node_selector_limits_nodes(cluster):
     node = _nodes(c)[0]
     tpl = _tpl("picky")
     tpl["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
-    r = c.http.post(c.url + base, json={"metadata": {"name": "picky"}, "spec": {
-        "selector": {"matchLabels": {"app": "picky"}}, "template": tpl}})
+    r = c.http.post(
+        c.url + base,
+        json={"metadata": {"name": "picky"}, "spec": {"selector": {"matchLabels": {"app": "picky"}}, "template": tpl}},
+    )
     assert r.status_code == 201, r.text
     until(lambda: _get(c, base + "/picky")["status"].get("numberAvailable") == 1, what="one pod")
     st = _get(c, base + "/picky")["status"]

@@ -4,6 +4,7 @@
 claim. Each "pod" runs allocate() on every node (Filter), then reserves the result on one
 node (Reserve), as the scheduler does. Run: .venv/bin/python tests/bench/bench_allocator.py
 """
+
 from __future__ import annotations
 
 import time
@@ -17,21 +18,47 @@ DRIVER = "gpu.example.com"
 
 def cluster() -> tuple[list[dict], list[dict], list[dict]]:
     nodes = [{"metadata": {"name": f"node-{i}", "labels": {"zone": f"z{i % 3}"}}} for i in range(NODES)]
-    slices = [{"metadata": {"name": f"node-{i}-gpu"},
-               "spec": {"driver": DRIVER, "nodeName": f"node-{i}",
-                        "pool": {"name": f"node-{i}", "generation": 1, "resourceSliceCount": 1},
-                        "devices": [{"name": f"gpu-{d}",
-                                     "attributes": {"model": {"string": "a100"}, "index": {"int": d}},
-                                     "capacity": {"memory": {"value": "80Gi"}}} for d in range(DEVICES)]}}
-              for i in range(NODES)]
-    classes = [{"metadata": {"name": "gpu"}, "spec": {"selectors": [{"cel": {"expression":
-                f'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].model == "a100"'}}]}}]
+    slices = [
+        {
+            "metadata": {"name": f"node-{i}-gpu"},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": f"node-{i}",
+                "pool": {"name": f"node-{i}", "generation": 1, "resourceSliceCount": 1},
+                "devices": [
+                    {
+                        "name": f"gpu-{d}",
+                        "attributes": {"model": {"string": "a100"}, "index": {"int": d}},
+                        "capacity": {"memory": {"value": "80Gi"}},
+                    }
+                    for d in range(DEVICES)
+                ],
+            },
+        }
+        for i in range(NODES)
+    ]
+    classes = [
+        {
+            "metadata": {"name": "gpu"},
+            "spec": {
+                "selectors": [
+                    {
+                        "cel": {
+                            "expression": f'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].model == "a100"'
+                        }
+                    }
+                ]
+            },
+        }
+    ]
     return nodes, slices, classes
 
 
 def claim(i: int) -> dict:
-    return {"metadata": {"name": f"c{i}", "namespace": "default", "uid": f"u{i}", "resourceVersion": "1"},
-            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}
+    return {
+        "metadata": {"name": f"c{i}", "namespace": "default", "uid": f"u{i}", "resourceVersion": "1"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+    }
 
 
 def main() -> None:
@@ -60,8 +87,10 @@ def main() -> None:
     per_node = elapsed / calls
     print(f"build allocator: {build * 1e3:.1f} ms for {NODES} slices x {DEVICES} devices")
     print(f"first pass (cold caches): {warm / NODES * 1e6:.1f} us/node")
-    print(f"Filter: {per_node * 1e6:.1f} us/node, {per_node * NODES * 1e3:.2f} ms/pod over {NODES} nodes, "
-          f"~{1 / (per_node * NODES):.0f} pods/s for DRA Filter alone (single core)")
+    print(
+        f"Filter: {per_node * 1e6:.1f} us/node, {per_node * NODES * 1e3:.2f} ms/pod over {NODES} nodes, "
+        f"~{1 / (per_node * NODES):.0f} pods/s for DRA Filter alone (single core)"
+    )
 
 
 if __name__ == "__main__":

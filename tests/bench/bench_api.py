@@ -22,7 +22,7 @@ import time
 
 import aiohttp
 
-TRIVIAL = r'''
+TRIVIAL = r"""
 import sys
 from aiohttp import web
 body = open(sys.argv[1], "rb").read()
@@ -33,7 +33,7 @@ app.router.add_get("/{tail:.*}", h)
 app.router.add_post("/{tail:.*}", h)
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[2]), print=lambda *a: print("ready", flush=True),
             access_log=None)
-'''
+"""
 
 
 def free_port() -> int:
@@ -67,8 +67,12 @@ with open(EMPTY_PROFILE, "w") as _f:
 async def start_mockkube(*extra: str) -> tuple[subprocess.Popen, str, float]:
     port = free_port()
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-m", "mockkube", "serve", "--port", str(port), *extra],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mockkube", "serve", "--port", str(port), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     await wait_ready(url, t0 + 30)
     return p, url, time.perf_counter() - t0
@@ -79,25 +83,33 @@ async def hammer(method: str, urls, n: int, concurrency: int, body_fn=None) -> f
     conn = aiohttp.TCPConnector(limit=concurrency)
     counter = iter(range(n))
     async with aiohttp.ClientSession(connector=conn) as s:
+
         async def worker():
             for i in counter:
                 url = urls(i)
                 data = body_fn(i) if body_fn else None
-                async with s.request(method, url, data=data,
-                                     headers={"Content-Type": "application/json"}) as r:
+                async with s.request(method, url, data=data, headers={"Content-Type": "application/json"}) as r:
                     await r.read()
                     if r.status >= 300:
                         raise RuntimeError(f"{method} {url}: {r.status}")
+
         t0 = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         return n / (time.perf_counter() - t0)
 
 
 def pod(i: int) -> bytes:
-    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}", "labels": {"app": "x"}},
-                       "spec": {"schedulerName": "bench-unscheduled",
-                                "containers": [{"name": "c", "image": "busybox:1.36",
-                                                "resources": {"requests": {"cpu": "100m"}}}]}}).encode()
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"pod-{i}", "labels": {"app": "x"}},
+            "spec": {
+                "schedulerName": "bench-unscheduled",
+                "containers": [{"name": "c", "image": "busybox:1.36", "resources": {"requests": {"cpu": "100m"}}}],
+            },
+        }
+    ).encode()
 
 
 async def run(args) -> None:
@@ -115,8 +127,10 @@ async def run(args) -> None:
             startups.append(dt)
             p.terminate()
             p.wait()
-        print(f"startup to /readyz, {label}: best {min(startups):.3f}s, median {sorted(startups)[1]:.3f}s "
-              f"(target < 0.5 s)")
+        print(
+            f"startup to /readyz, {label}: best {min(startups):.3f}s, median {sorted(startups)[1]:.3f}s "
+            f"(target < 0.5 s)"
+        )
 
     # the API server alone: no nodes, and pods for a scheduler nobody runs, so nothing else works
     p, url, _ = await start_mockkube("--cluster", EMPTY_PROFILE)

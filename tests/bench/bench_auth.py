@@ -35,7 +35,9 @@ async def _rate(session: aiohttp.ClientSession, url: str, n: int, headers: dict)
 async def main(n: int) -> None:
     async with running_server() as open_server:
         async with aiohttp.ClientSession() as s:
-            await s.post(open_server.url + "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "probe"}})
+            await s.post(
+                open_server.url + "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "probe"}}
+            )
             base = await _rate(s, open_server.url, n, {})
     async with running_server(authorization_mode="RBAC") as server:
         conn = aiohttp.TCPConnector(ssl=server.tls.client_context())
@@ -44,16 +46,25 @@ async def main(n: int) -> None:
             await s.post(url + "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "probe"}})
             rb = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings"
             for i in range(200):
-                await s.post(url + rb, json={"metadata": {"name": f"other-{i}"}, "subjects": [
-                    {"kind": "User", "name": f"user-{i}"}], "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
-                                                                      "kind": "ClusterRole", "name": "view"}})
-            await s.post(url + rb, json={"metadata": {"name": "bob"}, "subjects": [{"kind": "User", "name": "bob"}],
-                                         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                                     "name": "view"}})
+                await s.post(
+                    url + rb,
+                    json={
+                        "metadata": {"name": f"other-{i}"},
+                        "subjects": [{"kind": "User", "name": f"user-{i}"}],
+                        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+                    },
+                )
+            await s.post(
+                url + rb,
+                json={
+                    "metadata": {"name": "bob"},
+                    "subjects": [{"kind": "User", "name": "bob"}],
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+                },
+            )
             admin = await _rate(s, url, n, {})
             bob = await _rate(s, url, n, {"Impersonate-User": "bob"})
-    print(f"GET one object, {n} requests, 8 at a time (same-run baseline: open server over HTTP "
-          f"{base:.0f} req/s)")
+    print(f"GET one object, {n} requests, 8 at a time (same-run baseline: open server over HTTP {base:.0f} req/s)")
     print(f"  RBAC over HTTPS as the admin (system:masters): {admin:.0f} req/s = x{admin / base:.2f}")
     print(f"  RBAC over HTTPS as bob (impersonated, a RoleBinding among 201): {bob:.0f} req/s = x{bob / base:.2f}")
 

@@ -15,6 +15,7 @@ watch). Printed against:
     .venv/bin/python tests/bench/bench_e2e.py                       # 500 nodes, 1000 pods
     .venv/bin/python tests/bench/bench_e2e.py --nodes 5000 --pods 1000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,18 +40,31 @@ G = "resource.k8s.io"
 
 
 def profile(nodes: int) -> dict:
-    return {"apiVersion": "mockkube.io/v1alpha1", "kind": "ClusterProfile", "name": "scheduler-perf",
-            "nodes": [{"name": "scheduler-perf-dra", "count": nodes,
-                       "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-                       "drivers": {"gpu.example.com": {"count": 10}}}]}
+    return {
+        "apiVersion": "mockkube.io/v1alpha1",
+        "kind": "ClusterProfile",
+        "name": "scheduler-perf",
+        "nodes": [
+            {
+                "name": "scheduler-perf-dra",
+                "count": nodes,
+                "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+                "drivers": {"gpu.example.com": {"count": 10}},
+            }
+        ],
+    }
 
 
 def start_server(workdir: str, nodes: int, extra: list[str]) -> tuple[subprocess.Popen, str]:
     path = os.path.join(workdir, "profile.yaml")
     with open(path, "w") as f:
         yaml.safe_dump(profile(nodes), f)
-    p = subprocess.Popen([sys.executable, "-m", "mockkube", "serve", "--port", "0", "--cluster", path, *extra],
-                         stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mockkube", "serve", "--port", "0", "--cluster", path, *extra],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     line = p.stdout.readline()
     if not line.startswith("mockkube ready at "):
         raise RuntimeError(f"server did not start: {line}")
@@ -78,15 +92,18 @@ async def create_all(s: aiohttp.ClientSession, url: str, path: str, bodies: list
             async with s.post(url + path, json=body) as r:
                 if r.status != 201:
                     raise RuntimeError(f"create failed: {r.status} {await r.text()}")
+
     await asyncio.gather(*(client() for _ in range(CLIENTS)))
     return first
 
 
 async def watch_bound(s: aiohttp.ClientSession, url: str, want: int, rv: str, done: asyncio.Future) -> None:
     bound: set[str] = set()
-    async with s.get(f"{url}/api/v1/namespaces/bench/pods", params={
-            "watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "false"},
-            timeout=aiohttp.ClientTimeout(total=None)) as r:
+    async with s.get(
+        f"{url}/api/v1/namespaces/bench/pods",
+        params={"watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "false"},
+        timeout=aiohttp.ClientTimeout(total=None),
+    ) as r:
         async for line in r.content:
             ev = json.loads(line)
             obj = ev["object"]
@@ -134,10 +151,19 @@ async def probe_gets(s: aiohttp.ClientSession, url: str, out: list[float]) -> No
 
 
 def pod(i: int) -> dict:
-    return {"metadata": {"name": f"pod-{i}"}, "spec": {
-        "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                        "resources": {"claims": [{"name": "resource"}]}}],
-        "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
+    return {
+        "metadata": {"name": f"pod-{i}"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"claims": [{"name": "resource"}]},
+                }
+            ],
+            "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}],
+        },
+    }
 
 
 async def measure(url: str, nodes: int, pods: int, pid: int | None = None) -> dict:
@@ -146,14 +172,25 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None) -> di
         await wait_nodes_ready(s, url, nodes)
         async with s.post(f"{url}/api/v1/namespaces", json={"metadata": {"name": "bench"}}) as r:
             assert r.status == 201, await r.text()
-        async with s.post(f"{url}/apis/{G}/v1/namespaces/bench/resourceclaimtemplates", json={
+        async with s.post(
+            f"{url}/apis/{G}/v1/namespaces/bench/resourceclaimtemplates",
+            json={
                 "metadata": {"name": "test-claim-template"},
-                "spec": {"spec": {"devices": {"requests": [
-                    {"name": "req-1", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}}) as r:
+                "spec": {
+                    "spec": {
+                        "devices": {"requests": [{"name": "req-1", "exactly": {"deviceClassName": "gpu.example.com"}}]}
+                    }
+                },
+            },
+        ) as r:
             assert r.status == 201, await r.text()
         # same-run baseline: the same clients, the same server, objects nothing reacts to
-        t0 = await create_all(s, url, "/api/v1/namespaces/bench/configmaps",
-                              [{"metadata": {"name": f"cm-{i}"}, "data": {"i": str(i)}} for i in range(pods)])
+        t0 = await create_all(
+            s,
+            url,
+            "/api/v1/namespaces/bench/configmaps",
+            [{"metadata": {"name": f"cm-{i}"}, "data": {"i": str(i)}} for i in range(pods)],
+        )
         baseline = pods / (time.perf_counter() - t0)
         async with s.get(f"{url}/api/v1/namespaces/bench/pods") as r:
             rv = (await r.json())["metadata"]["resourceVersion"]
@@ -170,8 +207,13 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None) -> di
         prober.cancel()
         latencies.sort()
         cpu = {k: (v - cpu0.get(k, 0.0)) * 1000 / pods for k, v in cpu1.items()}
-        return {"pps": pods / (last - first), "baseline": baseline, "create_s": created, "cpu_ms_per_pod": cpu,
-                "get_p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000 if latencies else 0.0}
+        return {
+            "pps": pods / (last - first),
+            "baseline": baseline,
+            "create_s": created,
+            "cpu_ms_per_pod": cpu,
+            "get_p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000 if latencies else 0.0,
+        }
 
 
 def in_process(nodes: int, pods: int) -> float:
@@ -206,17 +248,23 @@ def main() -> None:
             finally:
                 p.send_signal(signal.SIGTERM)
                 p.wait(30)
-        print(f"{n:>5} nodes, {args.pods} pods over HTTP ({CLIENTS} clients), every component: "
-              f"{r['pps']:.0f} pods/s first create -> last bound = x{r['pps'] / UPSTREAM_THRESHOLD:.2f} of "
-              f"upstream's CI threshold ({UPSTREAM_THRESHOLD:.0f}); creates alone took {r['create_s']:.1f}s; "
-              f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f}); "
-              f"CPU per pod: " + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items()))
-              + f"; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
-              flush=True)
+        print(
+            f"{n:>5} nodes, {args.pods} pods over HTTP ({CLIENTS} clients), every component: "
+            f"{r['pps']:.0f} pods/s first create -> last bound = x{r['pps'] / UPSTREAM_THRESHOLD:.2f} of "
+            f"upstream's CI threshold ({UPSTREAM_THRESHOLD:.0f}); creates alone took {r['create_s']:.1f}s; "
+            f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f}); "
+            f"CPU per pod: "
+            + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items()))
+            + f"; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
+            flush=True,
+        )
         if not args.no_in_process:
             ip = in_process(n, args.pods)
-            print(f"{n:>5} nodes, in-process (no HTTP, claim controller + scheduler only): {ip:.0f} pods/s "
-                  f"= x{ip / UPSTREAM_THRESHOLD:.2f} of the threshold", flush=True)
+            print(
+                f"{n:>5} nodes, in-process (no HTTP, claim controller + scheduler only): {ip:.0f} pods/s "
+                f"= x{ip / UPSTREAM_THRESHOLD:.2f} of the threshold",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

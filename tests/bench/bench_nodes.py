@@ -15,14 +15,22 @@ import time
 
 import pytest
 
+from mockkube.config.profile import load
 from mockkube.kubelet.cluster import ClusterRuntime
-from mockkube.kubelet.profile import load
 from mockkube.testing.cluster import running_server
 
 
 def _profile(n: int) -> dict:
-    return {"nodes": [{"name": "gpu", "count": n, "capacity": {"cpu": "64", "memory": "512Gi"},
-                       "drivers": {"gpu.example.com": {"count": 8}}}]}
+    return {
+        "nodes": [
+            {
+                "name": "gpu",
+                "count": n,
+                "capacity": {"cpu": "64", "memory": "512Gi"},
+                "drivers": {"gpu.example.com": {"count": 8}},
+            }
+        ]
+    }
 
 
 async def measure(n: int = 1000, idle: float = 12.0) -> dict:
@@ -46,17 +54,27 @@ async def measure(n: int = 1000, idle: float = 12.0) -> dict:
         renewed = sum(1 for k, v in after.items() if before.get(k) != v)
         tasks = len(asyncio.all_tasks())
         await rt.stop()
-    return {"nodes": n, "startup_s": up, "startup_cpu_s": up_cpu, "rss_per_node_kib": (rss1 - rss0) / n,
-            "rss_growth_mib": (rss1 - rss0) / 1024, "idle_cpu_pct_total": 100 * cpu / wall,
-            "idle_cpu_us_per_node_per_s": 1e6 * cpu / wall / n, "leases_renewed": renewed, "tasks": tasks}
+    return {
+        "nodes": n,
+        "startup_s": up,
+        "startup_cpu_s": up_cpu,
+        "rss_per_node_kib": (rss1 - rss0) / n,
+        "rss_growth_mib": (rss1 - rss0) / 1024,
+        "idle_cpu_pct_total": 100 * cpu / wall,
+        "idle_cpu_us_per_node_per_s": 1e6 * cpu / wall / n,
+        "leases_renewed": renewed,
+        "tasks": tasks,
+    }
 
 
 def report(r: dict) -> str:
-    return (f"{r['nodes']} nodes up in {r['startup_s']:.2f}s ({r['startup_cpu_s']:.2f}s CPU); "
-            f"RSS +{r['rss_growth_mib']:.0f} MiB = {r['rss_per_node_kib']:.0f} KiB/node (Node, Lease, slices, "
-            f"cache, event log included); idle: {r['idle_cpu_pct_total']:.1f}% of one core "
-            f"= {r['idle_cpu_us_per_node_per_s']:.1f} us CPU per node per second; "
-            f"{r['leases_renewed']} leases renewed in the window; {r['tasks']} asyncio tasks")
+    return (
+        f"{r['nodes']} nodes up in {r['startup_s']:.2f}s ({r['startup_cpu_s']:.2f}s CPU); "
+        f"RSS +{r['rss_growth_mib']:.0f} MiB = {r['rss_per_node_kib']:.0f} KiB/node (Node, Lease, slices, "
+        f"cache, event log included); idle: {r['idle_cpu_pct_total']:.1f}% of one core "
+        f"= {r['idle_cpu_us_per_node_per_s']:.1f} us CPU per node per second; "
+        f"{r['leases_renewed']} leases renewed in the window; {r['tasks']} asyncio tasks"
+    )
 
 
 @pytest.mark.bench

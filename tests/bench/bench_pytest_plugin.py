@@ -8,6 +8,7 @@ plus the per-worker start time and the per-test reset time the workers measured.
 
     .venv/bin/python tests/bench/bench_pytest_plugin.py
 """
+
 from __future__ import annotations
 
 import json
@@ -60,9 +61,25 @@ def run(workers: str, d: Path) -> tuple[float, float, list[dict]]:
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     # hypothesis (a dev dependency of mockkube's own tests, not of a user's suite) loads its
     # pytest plugin into every process: 0.8 s of CPU each, which is not the plugin's to count
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                        "-n", workers,
-                        "test_suite.py"], cwd=d, env=env, capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:hypothesispytest",
+            "-n",
+            workers,
+            "test_suite.py",
+        ],
+        cwd=d,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t0
     c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)  # pytest, kubectl, servers
@@ -82,15 +99,23 @@ def main() -> None:
         parallel, cpu2, s2 = run("2", d)
     resets = [r for w in s0 + s2 for r in w["reset_seconds"]]
     starts = [s for w in s0 + s2 for s in w["start_seconds"]]
-    print(f"40 e2e tests: -n 0 {serial:.1f}s, -n 2 {parallel:.1f}s = x{serial / parallel:.2f} faster "
-          f"(target x1.70 on 2 cores; the same suite is the baseline)")
-    print(f"CPU of all processes (pytest, servers, kubectl): -n 0 {cpu0:.1f}s = {cpu0 / serial:.2f} cores busy, "
-          f"-n 2 {cpu2:.1f}s = {cpu2 / parallel:.2f} cores busy; load average before the runs {load:.2f} "
-          f"(other work on the machine takes cores from -n 2)")
-    print(f"per-worker cluster start (demo cluster, settled): median {statistics.median(starts) * 1000:.0f} ms "
-          f"over {len(starts)} workers")
-    print(f"per-test reset: median {statistics.median(resets) * 1000:.1f} ms, "
-          f"p90 {sorted(resets)[int(len(resets) * 0.9)] * 1000:.1f} ms over {len(resets)} resets")
+    print(
+        f"40 e2e tests: -n 0 {serial:.1f}s, -n 2 {parallel:.1f}s = x{serial / parallel:.2f} faster "
+        f"(target x1.70 on 2 cores; the same suite is the baseline)"
+    )
+    print(
+        f"CPU of all processes (pytest, servers, kubectl): -n 0 {cpu0:.1f}s = {cpu0 / serial:.2f} cores busy, "
+        f"-n 2 {cpu2:.1f}s = {cpu2 / parallel:.2f} cores busy; load average before the runs {load:.2f} "
+        f"(other work on the machine takes cores from -n 2)"
+    )
+    print(
+        f"per-worker cluster start (demo cluster, settled): median {statistics.median(starts) * 1000:.0f} ms "
+        f"over {len(starts)} workers"
+    )
+    print(
+        f"per-test reset: median {statistics.median(resets) * 1000:.1f} ms, "
+        f"p90 {sorted(resets)[int(len(resets) * 0.9)] * 1000:.1f} ms over {len(resets)} resets"
+    )
 
 
 if __name__ == "__main__":

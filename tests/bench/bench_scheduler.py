@@ -11,6 +11,7 @@ binding, Scheduled event) included:
     .venv/bin/python tests/bench/bench_scheduler.py                # 500 and 5000 nodes
     .venv/bin/python tests/bench/bench_scheduler.py --nodes 500 --pods 2500
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,9 +23,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from mockkube.client.client import Client  # noqa: E402
 from mockkube.controllers.resourceclaim import ResourceClaimController  # noqa: E402
 from mockkube.scheduler.scheduler import Scheduler  # noqa: E402
-from mockkube.storage.client import Client  # noqa: E402
 from mockkube.testing.cluster import running_server  # noqa: E402
 
 DRIVER = "test-driver.cdi.k8s.io"
@@ -35,23 +36,60 @@ def setup(c: Client, nodes: int) -> None:
     for i in range(nodes):
         name = f"scheduler-perf-dra-{i}"
         alloc = {"cpu": "4", "memory": "32Gi", "pods": "110"}
-        c.create(c.rt("nodes"), {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-                                 "status": {"capacity": alloc, "allocatable": alloc}})
-        c.create(c.rt("resourceslices", G), {"metadata": {"name": f"{name}-{DRIVER}"}, "spec": {
-            "driver": DRIVER, "nodeName": name, "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": f"gpu-{d}", "attributes": {"model": {"string": "a100"}}} for d in range(10)]}})
-    c.create(c.rt("deviceclasses", G), {"metadata": {"name": "test-class"}, "spec": {"selectors": [
-        {"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}})
-    c.create(c.rt("resourceclaimtemplates", G), {"metadata": {"name": "test-claim-template", "namespace": "default"},
-                                                  "spec": {"spec": {"devices": {"requests": [
-                                                      {"name": "req-1", "exactly": {"deviceClassName": "test-class"}}]}}}})
+        c.create(
+            c.rt("nodes"),
+            {
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"capacity": alloc, "allocatable": alloc},
+            },
+        )
+        c.create(
+            c.rt("resourceslices", G),
+            {
+                "metadata": {"name": f"{name}-{DRIVER}"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": name,
+                    "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                    "devices": [{"name": f"gpu-{d}", "attributes": {"model": {"string": "a100"}}} for d in range(10)],
+                },
+            },
+        )
+    c.create(
+        c.rt("deviceclasses", G),
+        {
+            "metadata": {"name": "test-class"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        },
+    )
+    c.create(
+        c.rt("resourceclaimtemplates", G),
+        {
+            "metadata": {"name": "test-claim-template", "namespace": "default"},
+            "spec": {
+                "spec": {"devices": {"requests": [{"name": "req-1", "exactly": {"deviceClassName": "test-class"}}]}}
+            },
+        },
+    )
 
 
 def pod(c: Client, name: str) -> None:
-    c.create(c.rt("pods"), {"metadata": {"name": name, "namespace": "default"}, "spec": {
-        "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                        "resources": {"claims": [{"name": "resource"}]}}],
-        "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}})
+    c.create(
+        c.rt("pods"),
+        {
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "pause",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"claims": [{"name": "resource"}]},
+                    }
+                ],
+                "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}],
+            },
+        },
+    )
 
 
 async def wait_bound(sched: Scheduler, target: int, timeout: float = 600) -> None:
@@ -91,8 +129,14 @@ async def run(nodes: int, pods: int, window: int) -> dict:
         finally:
             await sched.stop()
             await ctrl.stop()
-        return {"nodes": nodes, "pods": pods, "setup_s": t_setup, "create_s": t_created,
-                "burst_pps": pods / burst, "steady_pps": pods / steady}
+        return {
+            "nodes": nodes,
+            "pods": pods,
+            "setup_s": t_setup,
+            "create_s": t_created,
+            "burst_pps": pods / burst,
+            "steady_pps": pods / steady,
+        }
 
 
 def main() -> None:
@@ -107,15 +151,20 @@ def main() -> None:
         pods = min(args.pods, n * 10 // 2)
         r = asyncio.run(run(n, pods, args.window))
         rows.append(r)
-        print(f"{n:>6} nodes  {pods:>5} pods/phase  setup {r['setup_s']:.1f}s  "
-              f"(burst creation alone {r['create_s']:.2f}s)  burst {r['burst_pps']:.0f} pods/s  "
-              f"steady {r['steady_pps']:.0f} pods/s", flush=True)
+        print(
+            f"{n:>6} nodes  {pods:>5} pods/phase  setup {r['setup_s']:.1f}s  "
+            f"(burst creation alone {r['create_s']:.2f}s)  burst {r['burst_pps']:.0f} pods/s  "
+            f"steady {r['steady_pps']:.0f} pods/s",
+            flush=True,
+        )
     if len(rows) > 1:
         base = rows[0]
         for r in rows[1:]:
             f = r["nodes"] / base["nodes"]
-            print(f"x{f:g} nodes: burst x{r['burst_pps'] / base['burst_pps']:.2f}, "
-                  f"steady x{r['steady_pps'] / base['steady_pps']:.2f} throughput")
+            print(
+                f"x{f:g} nodes: burst x{r['burst_pps'] / base['burst_pps']:.2f}, "
+                f"steady x{r['steady_pps'] / base['steady_pps']:.2f} throughput"
+            )
 
 
 if __name__ == "__main__":

@@ -34,44 +34,98 @@ from tests.bench.bench_api import EMPTY_PROFILE, hammer, start_mockkube  # noqa:
 
 
 def pod(name: str) -> bytes:
-    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "bench"}},
-                       "spec": {"schedulerName": "bench-unscheduled",
-                                "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                                                "resources": {"requests": {"cpu": "100m"},
-                                                              "claims": [{"name": "resource"}]}}],
-                                "resourceClaims": [{"name": "resource",
-                                                    "resourceClaimTemplateName": "test-claim-template"}]}}).encode()
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app": "bench"}},
+            "spec": {
+                "schedulerName": "bench-unscheduled",
+                "containers": [
+                    {
+                        "name": "pause",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": {"cpu": "100m"}, "claims": [{"name": "resource"}]},
+                    }
+                ],
+                "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}],
+            },
+        }
+    ).encode()
 
 
 def binding(name: str) -> bytes:
-    return json.dumps({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
-                       "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}).encode()
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"},
+        }
+    ).encode()
 
 
 def status_patch(name: str) -> bytes:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    conds = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
-             for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")]
-    return json.dumps({"status": {
-        "phase": "Running", "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}], "podIP": "10.244.0.5",
-        "podIPs": [{"ip": "10.244.0.5"}], "startTime": now, "qosClass": "Burstable",
-        "conditions": conds,
-        "containerStatuses": [{"name": "pause", "ready": True, "restartCount": 0, "started": True,
-                               "image": "registry.k8s.io/pause:3.10", "imageID": "sha256:0", "containerID": "mock://1",
-                               "state": {"running": {"startedAt": now}}}]}}).encode()
+    conds = [
+        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+        for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
+    ]
+    return json.dumps(
+        {
+            "status": {
+                "phase": "Running",
+                "hostIP": "10.0.0.1",
+                "hostIPs": [{"ip": "10.0.0.1"}],
+                "podIP": "10.244.0.5",
+                "podIPs": [{"ip": "10.244.0.5"}],
+                "startTime": now,
+                "qosClass": "Burstable",
+                "conditions": conds,
+                "containerStatuses": [
+                    {
+                        "name": "pause",
+                        "ready": True,
+                        "restartCount": 0,
+                        "started": True,
+                        "image": "registry.k8s.io/pause:3.10",
+                        "imageID": "sha256:0",
+                        "containerID": "mock://1",
+                        "state": {"running": {"startedAt": now}},
+                    }
+                ],
+            }
+        }
+    ).encode()
 
 
 def event(i: int, name: str) -> bytes:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return json.dumps({"apiVersion": "v1", "kind": "Event",
-                       "metadata": {"name": f"{name}.{i:x}", "namespace": "default"},
-                       "involvedObject": {"kind": "Pod", "namespace": "default", "name": name, "uid": "u",
-                                          "apiVersion": "v1", "resourceVersion": "1"},
-                       "reason": "Scheduled", "message": f"Successfully assigned default/{name} to node-1",
-                       "source": {"component": "default-scheduler"}, "firstTimestamp": now,
-                       "lastTimestamp": now, "count": 1, "type": "Normal", "action": "Binding",
-                       "reportingComponent": "default-scheduler",
-                       "reportingInstance": "default-scheduler"}).encode()
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{name}.{i:x}", "namespace": "default"},
+            "involvedObject": {
+                "kind": "Pod",
+                "namespace": "default",
+                "name": name,
+                "uid": "u",
+                "apiVersion": "v1",
+                "resourceVersion": "1",
+            },
+            "reason": "Scheduled",
+            "message": f"Successfully assigned default/{name} to node-1",
+            "source": {"component": "default-scheduler"},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "type": "Normal",
+            "action": "Binding",
+            "reportingComponent": "default-scheduler",
+            "reportingInstance": "default-scheduler",
+        }
+    ).encode()
 
 
 async def patch_all(url: str, names: list[str], clients: int) -> float:
@@ -79,13 +133,18 @@ async def patch_all(url: str, names: list[str], clients: int) -> float:
     conn = aiohttp.TCPConnector(limit=clients)
     it = iter(names)
     async with aiohttp.ClientSession(connector=conn) as s:
+
         async def worker() -> None:
             for n in it:
-                async with s.patch(f"{url}/{n}/status", data=status_patch(n), headers={
-                        "Content-Type": "application/strategic-merge-patch+json"}) as r:
+                async with s.patch(
+                    f"{url}/{n}/status",
+                    data=status_patch(n),
+                    headers={"Content-Type": "application/strategic-merge-patch+json"},
+                ) as r:
                     await r.read()
                     if r.status != 200:
                         raise RuntimeError(f"status patch {n}: {r.status}")
+
         t0 = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(clients)))
         return len(names) / (time.perf_counter() - t0)
@@ -108,11 +167,17 @@ async def one_round(url: str, n: int, clients: int, r: int, pid: int | None) -> 
     steps = [
         ("pod create", lambda: hammer("POST", lambda i: base, n, clients, lambda i: pod(names[i]))),
         ("GET one pod (baseline)", lambda: hammer("GET", lambda i: f"{base}/{names[0]}", n, clients)),
-        ("pods/binding", lambda: hammer("POST", lambda i: f"{base}/{names[i]}/binding", n, clients,
-                                        lambda i: binding(names[i]))),
+        (
+            "pods/binding",
+            lambda: hammer("POST", lambda i: f"{base}/{names[i]}/binding", n, clients, lambda i: binding(names[i])),
+        ),
         ("pod status patch", lambda: patch_all(base, names, clients)),
-        ("event create", lambda: hammer("POST", lambda i: url + "/api/v1/namespaces/default/events", n, clients,
-                                        lambda i: event(i, names[i]))),
+        (
+            "event create",
+            lambda: hammer(
+                "POST", lambda i: url + "/api/v1/namespaces/default/events", n, clients, lambda i: event(i, names[i])
+            ),
+        ),
     ]
     out = {}
     for label, step in steps:
@@ -123,9 +188,16 @@ async def one_round(url: str, n: int, clients: int, r: int, pid: int | None) -> 
 
 
 async def run(args) -> None:
-    subprocess.run([sys.executable, "-m", "compileall", "-q",
-                    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                 "mockkube")], check=False)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compileall",
+            "-q",
+            os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "mockkube"),
+        ],
+        check=False,
+    )
     if args.url:
         p, url = None, args.url
     else:
@@ -134,8 +206,7 @@ async def run(args) -> None:
     cpus: dict[str, float] = {}
     try:
         for r in range(args.rounds):
-            for k, (rate, cpu) in (await one_round(url, args.pods, args.clients, r + 1,
-                                                   p.pid if p else None)).items():
+            for k, (rate, cpu) in (await one_round(url, args.pods, args.clients, r + 1, p.pid if p else None)).items():
                 rates[k] = max(rates.get(k, 0.0), rate)
                 cpus[k] = min(cpus.get(k, 1e12), cpu)
     finally:
@@ -143,8 +214,10 @@ async def run(args) -> None:
             p.terminate()
             p.wait()
     get, get_cpu = rates.pop("GET one pod (baseline)"), cpus.pop("GET one pod (baseline)")
-    print(f"API write path, {args.pods} objects per kind, {args.clients} clients, best of {args.rounds} rounds; "
-          f"same-run baseline GET of one pod: {get:.0f} req/s" + (f", {get_cpu:.0f} us server CPU each" if p else ""))
+    print(
+        f"API write path, {args.pods} objects per kind, {args.clients} clients, best of {args.rounds} rounds; "
+        f"same-run baseline GET of one pod: {get:.0f} req/s" + (f", {get_cpu:.0f} us server CPU each" if p else "")
+    )
     per_pod = cpu_pod = 0.0
     for k, v in rates.items():
         cpu = f"; server CPU {cpus[k]:5.0f} us/write = x{cpus[k] / get_cpu:.1f} of a GET" if p else ""

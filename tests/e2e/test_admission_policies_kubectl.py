@@ -100,8 +100,7 @@ def kubectl(mockkube_empty):
 
 def test_policy_denies_resourceslice_with_upstream_message(kubectl):
     kubectl("apply", "-f", "-", input=POLICY)
-    p = kubectl("get", "validatingadmissionpolicy", "only-gpu-slices", "-o",
-                "jsonpath={.status.observedGeneration}")
+    p = kubectl("get", "validatingadmissionpolicy", "only-gpu-slices", "-o", "jsonpath={.status.observedGeneration}")
     assert p.stdout == "1"
     table = kubectl("get", "validatingadmissionpolicies").stdout.splitlines()
     assert table[0].split() == ["NAME", "VALIDATIONS", "PARAMKIND", "AGE"]
@@ -114,7 +113,8 @@ def test_policy_denies_resourceslice_with_upstream_message(kubectl):
     # kubectl prints a 422 with causes as on a real cluster (see the Kubernetes VAP docs' example)
     assert p.stderr.strip() == (
         "The resourceslices \"bad\" is invalid: : ValidatingAdmissionPolicy 'only-gpu-slices' with binding "
-        "'only-gpu-slices' denied request: driver fpga.example.com may not publish here")
+        "'only-gpu-slices' denied request: driver fpga.example.com may not publish here"
+    )
     kubectl("create", "-f", "-", input=_slice("good", "gpu.example.com", "n1"))
 
 
@@ -125,9 +125,11 @@ def test_driver_chart_policy_restricts_driver_to_its_node(kubectl):
     kubectl(*on_n1, "create", "-f", "-", input=_slice("n1-gpu", "gpu.example.com", "n1"))
     p = kubectl(*on_n1, "create", "-f", "-", check=False, input=_slice("n2-gpu", "gpu.example.com", "n2"))
     assert p.returncode == 1
-    assert ("ValidatingAdmissionPolicy 'resourceslices-policy-dra-example-driver' with binding "
-            "'resourceslices-policy-dra-example-driver' denied request: this user running on node 'n1' may not "
-            "modify resourceslices on node 'n2'") in p.stderr
+    assert (
+        "ValidatingAdmissionPolicy 'resourceslices-policy-dra-example-driver' with binding "
+        "'resourceslices-policy-dra-example-driver' denied request: this user running on node 'n1' may not "
+        "modify resourceslices on node 'n2'"
+    ) in p.stderr
     p = kubectl(*as_driver, "create", "-f", "-", check=False, input=_slice("n3-gpu", "gpu.example.com", "n3"))
     assert "no node association found for user" in p.stderr
     # the admin is not the restricted user; the driver may delete its own node's slice
@@ -165,8 +167,10 @@ spec:
 
 def test_warn_policy_shows_kubectl_warning_lines(kubectl):
     kubectl("apply", "-f", "-", input=WARN_POLICY)
-    line = ("Warning: Validation failed for ValidatingAdmissionPolicy 'team-label' with binding 'team-label': "
-            "configmap loose has no team label")
+    line = (
+        "Warning: Validation failed for ValidatingAdmissionPolicy 'team-label' with binding 'team-label': "
+        "configmap loose has no team label"
+    )
     made = kubectl("create", "configmap", "loose", "--from-literal=a=b")
     assert line in made.stderr and "configmap/loose created" in made.stdout
     gone = kubectl("delete", "configmap", "loose")

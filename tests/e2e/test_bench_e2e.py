@@ -18,8 +18,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def test_bench_e2e_measures_the_default_server_with_its_scheduler_process():
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "bench", "bench_e2e.py"), "--nodes", "20",
-                          "--pods", "60", "--no-in-process"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    out = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "tests", "bench", "bench_e2e.py"),
+            "--nodes",
+            "20",
+            "--pods",
+            "60",
+            "--no-in-process",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stderr
     line = out.stdout.strip().splitlines()[-1]
     m = re.search(r"(\d+) pods/s first create -> last bound = x([\d.]+) of upstream's CI threshold", line)

@@ -54,8 +54,9 @@ spec:
 
 def _cluster(tmp_path, extra: str = "", delay: str = "30s", **kw) -> ThreadedCluster:
     (tmp_path / "profile.yaml").write_text(PROFILE % (delay, extra))
-    return ThreadedCluster(workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"), clock=FakeClock(),
-                           **kw).start()
+    return ThreadedCluster(
+        workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"), clock=FakeClock(), **kw
+    ).start()
 
 
 def get(k, *args) -> dict:
@@ -68,8 +69,9 @@ def claim_allocated(k, name: str):
 
 
 def events(k, pod: str, reason: str) -> list[dict]:
-    return [e for e in get(k, "events", "--field-selector", f"involvedObject.name={pod}")["items"]
-            if e["reason"] == reason]
+    return [
+        e for e in get(k, "events", "--field-selector", f"involvedObject.name={pod}")["items"] if e["reason"] == reason
+    ]
 
 
 def condition(claim: dict, typ: str) -> dict | None:
@@ -119,10 +121,14 @@ def test_pod_binds_only_after_the_binding_condition_is_true(fabric):
     assert condition(get(k, "resourceclaim", "accel"), ATTACHED)["status"] == "True"
     assert events(k, "accel", "Scheduled")
     text = metrics(k)
-    assert ('scheduler_dra_bindingconditions_allocations_total{driver="fpga.example.com",'
-            'profile="default-scheduler",status="success"} 1.0') in text
-    assert ('scheduler_dra_bindingconditions_prebind_duration_seconds_count{requires_bindingconditions="true",'
-            'status="success"} 1.0') in text
+    assert (
+        'scheduler_dra_bindingconditions_allocations_total{driver="fpga.example.com",'
+        'profile="default-scheduler",status="success"} 1.0'
+    ) in text
+    assert (
+        'scheduler_dra_bindingconditions_prebind_duration_seconds_count{requires_bindingconditions="true",'
+        'status="success"} 1.0'
+    ) in text
     assert 'scheduler_dra_bindingconditions_wait_duration_seconds_sum{driver="fpga.example.com"' in text
 
 
@@ -134,10 +140,14 @@ def test_failure_condition_clears_the_allocation_and_the_pod_lands_on_another_de
         first = until(lambda: claim_allocated(k, "flaky"), what="first allocation")
         assert first["status"]["allocation"]["devices"]["results"][0]["device"] == "fpga-0"
         c.advance(30)  # the attach of fpga-0 fails: failure condition True, device tainted
-        failed = until(lambda: [e for e in events(k, "flaky", "FailedScheduling")
-                                if "binding failed" in e["message"]], what="FailedScheduling for the failure")
-        assert 'running PreBind plugin "DynamicResources": claim flaky binding failed: reason=AttachFailed' \
+        failed = until(
+            lambda: [e for e in events(k, "flaky", "FailedScheduling") if "binding failed" in e["message"]],
+            what="FailedScheduling for the failure",
+        )
+        assert (
+            'running PreBind plugin "DynamicResources": claim flaky binding failed: reason=AttachFailed'
             in failed[0]["message"]
+        )
         c.advance(11)  # past the scheduler's backoff: the next attempt deallocates and allocates again
 
         def moved():
@@ -147,8 +157,12 @@ def test_failure_condition_clears_the_allocation_and_the_pod_lands_on_another_de
         second = until(moved, what="reallocation on another device")
         assert condition(second, FAILED) is None  # the old device's status went with the old allocation
         slices = get(k, "resourceslices")["items"]
-        taints = {d["name"]: d.get("taints") for s in slices if s["spec"]["driver"] == "fpga.example.com"
-                  for d in s["spec"]["devices"]}
+        taints = {
+            d["name"]: d.get("taints")
+            for s in slices
+            if s["spec"]["driver"] == "fpga.example.com"
+            for d in s["spec"]["devices"]
+        }
         assert taints["fpga-0"] and not taints["fpga-1"]
         c.advance(30)
         k("wait", "--for=jsonpath={.status.phase}=Running", "pod/flaky", "--timeout=30s")
@@ -167,15 +181,24 @@ def test_timeout_clears_the_allocation_and_requeues(tmp_path):
         c.advance(20)
         assert not get(k, "pod", "slow")["spec"].get("nodeName")
         c.advance(101)  # 121s after allocationTimestamp: over the 120s timeout
-        msg = until(lambda: [e["message"] for e in events(k, "slow", "FailedScheduling")
-                             if "binding timeout" in e["message"]], what="timeout")[0]
+        msg = until(
+            lambda: [e["message"] for e in events(k, "slow", "FailedScheduling") if "binding timeout" in e["message"]],
+            what="timeout",
+        )[0]
         assert msg == 'running PreBind plugin "DynamicResources": claim slow binding timeout'
 
         def reallocated():
             cl = claim_allocated(k, "slow")
             ts = first["status"]["allocation"]["allocationTimestamp"]
-            return cl if cl and (cl["metadata"]["resourceVersion"] != first["metadata"]["resourceVersion"]
-                                 and cl["status"]["allocation"]["allocationTimestamp"] != ts) else None
+            return (
+                cl
+                if cl
+                and (
+                    cl["metadata"]["resourceVersion"] != first["metadata"]["resourceVersion"]
+                    and cl["status"]["allocation"]["allocationTimestamp"] != ts
+                )
+                else None
+            )
 
         # the next attempt deallocates (PostFilter) and allocates afresh, with a new timestamp
         c.advance(11)  # past the scheduler's backoff
@@ -214,22 +237,38 @@ def test_scheduler_restart_resumes_waiting_from_the_claims(tmp_path):
         _restart_scheduler(c)
         # the new scheduler finds the pods pending with claims allocated and reserved for
         # them, and waits again (a second BindingConditionsPending) on the same allocation
-        until(lambda: sum(e.get("count", 1) for e in events(k, "attach", "BindingConditionsPending")) >= 2,
-              what="waiting again after the restart")
+        until(
+            lambda: sum(e.get("count", 1) for e in events(k, "attach", "BindingConditionsPending")) >= 2,
+            what="waiting again after the restart",
+        )
         assert {n: claim_allocated(k, n)["status"]["allocation"] for n in ("resume", "attach")} == before
         # an external controller reports success for one claim...
         claim = get(k, "resourceclaim", "attach")
         r = claim["status"]["allocation"]["devices"]["results"][0]
-        claim["status"]["devices"] = [{"driver": r["driver"], "pool": r["pool"], "device": r["device"],
-                                       "conditions": [{"type": ATTACHED, "status": "True", "reason": "Attached",
-                                                       "message": "done by hand",
-                                                       "lastTransitionTime": "2023-11-14T22:15:00Z"}]}]
+        claim["status"]["devices"] = [
+            {
+                "driver": r["driver"],
+                "pool": r["pool"],
+                "device": r["device"],
+                "conditions": [
+                    {
+                        "type": ATTACHED,
+                        "status": "True",
+                        "reason": "Attached",
+                        "message": "done by hand",
+                        "lastTransitionTime": "2023-11-14T22:15:00Z",
+                    }
+                ],
+            }
+        ]
         k("replace", "--subresource=status", "-f", "-", input=json.dumps(claim))
         k("wait", "--for=jsonpath={.status.phase}=Running", "pod/attach", "--timeout=30s")
         # ...while the other times out 120s after its allocationTimestamp, 21s after the restart
         c.advance(21)
-        until(lambda: [e for e in events(k, "resume", "FailedScheduling") if "binding timeout" in e["message"]],
-              what="timeout measured from allocationTimestamp")
+        until(
+            lambda: [e for e in events(k, "resume", "FailedScheduling") if "binding timeout" in e["message"]],
+            what="timeout measured from allocationTimestamp",
+        )
     finally:
         c.stop()
 

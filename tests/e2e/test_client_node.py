@@ -26,11 +26,18 @@ def client_node() -> Path:
     with open(CACHE / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers install once, one at a time
         want = (HERE / "package.json").read_text()
-        if not (CACHE / "node_modules" / "@kubernetes" / "client-node").exists() or \
-                (CACHE / "package.json").read_text() != want:
+        if (
+            not (CACHE / "node_modules" / "@kubernetes" / "client-node").exists()
+            or (CACHE / "package.json").read_text() != want
+        ):
             (CACHE / "package.json").write_text(want)
-            subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=CACHE,
-                           check=True, capture_output=True, timeout=300)
+            subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=CACHE,
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
     shutil.copy(HERE / "secured.mjs", CACHE / "secured.mjs")
     return CACHE
 
@@ -42,12 +49,15 @@ def test_client_node_over_tls(mockkube, client_node):
     c.kubectl("create", "rolebinding", "reader", "--clusterrole=view", "--serviceaccount=default:reader")
     sa = c.kubeconfig_for(service_account="default/reader")
     c.kubectl("create", "configmap", "seen")
-    p = subprocess.run(["node", str(client_node / "secured.mjs"), c.kubeconfig, sa], capture_output=True,
-                       text=True, timeout=60)
+    p = subprocess.run(
+        ["node", str(client_node / "secured.mjs"), c.kubeconfig, sa], capture_output=True, text=True, timeout=60
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert {"default", "kube-system"} <= set(out["namespaces"])
     assert out["created"] == "b" and out["saConfigMaps"] is True
     assert out["saSecrets"] == 403
-    assert out["saSecretsMessage"] == ('secrets is forbidden: User "system:serviceaccount:default:reader" cannot '
-                                       'list resource "secrets" in API group "" in the namespace "default"')
+    assert out["saSecretsMessage"] == (
+        'secrets is forbidden: User "system:serviceaccount:default:reader" cannot '
+        'list resource "secrets" in API group "" in the namespace "default"'
+    )

@@ -21,19 +21,37 @@ ROOT = Path(__file__).parents[2]
 
 
 def cli(cluster, *args: str) -> str:
-    return subprocess.run([sys.executable, "-m", "mockkube", "fault", *args, "--server", cluster.url],
-                          check=True, capture_output=True, text=True, timeout=60).stdout
+    return subprocess.run(
+        [sys.executable, "-m", "mockkube", "fault", *args, "--server", cluster.url],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
 
 
 def test_prepare_failure_shows_as_event_and_the_pod_recovers_when_cleared(mockkube_fresh):
     k = mockkube_fresh.kubectl
-    added = json.loads(cli(mockkube_fresh, "add", "prepare-failure", "--drivers", "gpu.example.com",
-                           "--message", "device busy (injected)"))
+    added = json.loads(
+        cli(
+            mockkube_fresh,
+            "add",
+            "prepare-failure",
+            "--drivers",
+            "gpu.example.com",
+            "--message",
+            "device busy (injected)",
+        )
+    )
     assert added["kind"] == "prepare-failure" and added["drivers"] == ["gpu.example.com"]
     k("apply", "-f", str(ROOT / "tests/e2e/manifests/dra-cats.yaml"))
-    until(lambda: "device busy (injected)" in k("get", "events", "--field-selector",
-                                                "reason=FailedPrepareDynamicResources").stdout,
-          what="FailedPrepareDynamicResources event")
+    until(
+        lambda: (
+            "device busy (injected)"
+            in k("get", "events", "--field-selector", "reason=FailedPrepareDynamicResources").stdout
+        ),
+        what="FailedPrepareDynamicResources event",
+    )
     pod = json.loads(k("get", "pod", "pod-with-cats", "-o", "json").stdout)
     assert pod["status"]["phase"] == "Pending" and pod["spec"].get("nodeName")
     assert [f["id"] for f in json.loads(cli(mockkube_fresh, "list"))["items"]] == [added["id"]]
@@ -46,12 +64,23 @@ def test_device_health_flip_taints_the_device_until_cleared(mockkube_fresh):
 
     def taints() -> list:
         slices = json.loads(k("get", "resourceslices", "-o", "json").stdout)["items"]
-        return [(d["name"], t["effect"]) for s in slices if s["spec"]["pool"]["name"] == "gpu-node-1"
-                and s["spec"]["driver"] == "gpu.example.com" for d in s["spec"].get("devices") or ()
-                for t in d.get("taints") or ()]
+        return [
+            (d["name"], t["effect"])
+            for s in slices
+            if s["spec"]["pool"]["name"] == "gpu-node-1" and s["spec"]["driver"] == "gpu.example.com"
+            for d in s["spec"].get("devices") or ()
+            for t in d.get("taints") or ()
+        ]
 
-    f = mockkube_fresh.inject({"kind": "device-unhealthy", "driver": "gpu.example.com", "pool": "gpu-node-1",
-                               "device": "gpu-2", "effect": "NoExecute"})
+    f = mockkube_fresh.inject(
+        {
+            "kind": "device-unhealthy",
+            "driver": "gpu.example.com",
+            "pool": "gpu-node-1",
+            "device": "gpu-2",
+            "effect": "NoExecute",
+        }
+    )
     until(lambda: taints() == [("gpu-2", "NoExecute")], what="device taint")
     assert mockkube_fresh.server.faults.list()[0]["id"] == f.id
     assert mockkube_fresh.clear_faults() == 1
@@ -61,6 +90,7 @@ def test_device_health_flip_taints_the_device_until_cleared(mockkube_fresh):
 def test_node_notready_and_back(tmp_path):
     c = ThreadedCluster(workdir=str(tmp_path), clock=FakeClock()).start()
     try:
+
         def ready() -> str:
             node = json.loads(c.kubectl("get", "node", "cpu-node", "-o", "json").stdout)
             return next(x["status"] for x in node["status"]["conditions"] if x["type"] == "Ready")

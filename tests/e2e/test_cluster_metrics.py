@@ -37,8 +37,9 @@ def test_cluster_metrics_after_a_dra_pod(mockkube_fresh):
     adds = {lab["name"]: v for lab, v in m["workqueue_adds_total"]}
     assert depth == set(adds) and adds and max(adds.values()) > 0
     assert m["mockkube_dra_allocations_total"][0][1] >= 1
-    assert ({"result": "success"}, 1.0) in m["mockkube_claim_prepares_total"] or \
-        any(lab == {"result": "success"} and v >= 1 for lab, v in m["mockkube_claim_prepares_total"])
+    assert ({"result": "success"}, 1.0) in m["mockkube_claim_prepares_total"] or any(
+        lab == {"result": "success"} and v >= 1 for lab, v in m["mockkube_claim_prepares_total"]
+    )
     assert m["mockkube_simulated_nodes"] == [({}, 4.0)]
     assert ({"kind": "latency"}, 1.0) in m["mockkube_faults_injected_total"]
     assert m["mockkube_faults_active"] == [({}, 1.0)]

@@ -12,26 +12,39 @@ pytestmark = pytest.mark.e2e
 
 def test_demo_nodes_ready(mockkube_cluster):
     out = json.loads(mockkube_cluster.kubectl("get", "nodes", "-o", "json").stdout)
-    ready = {n["metadata"]["name"]: {c["type"]: c["status"] for c in n["status"]["conditions"]}["Ready"]
-             for n in out["items"]}
+    ready = {
+        n["metadata"]["name"]: {c["type"]: c["status"] for c in n["status"]["conditions"]}["Ready"]
+        for n in out["items"]
+    }
     assert ready == {"gpu-node-0": "True", "gpu-node-1": "True", "fpga-node": "True", "cpu-node": "True"}
     table = mockkube_cluster.kubectl("get", "nodes").stdout
     assert "gpu-node-0" in table and "Ready" in table
     leases = mockkube_cluster.kubectl("get", "leases", "-n", "kube-node-lease", "-o", "name").stdout.split()
-    assert sorted(leases) == ["lease.coordination.k8s.io/cpu-node", "lease.coordination.k8s.io/fpga-node",
-                              "lease.coordination.k8s.io/gpu-node-0", "lease.coordination.k8s.io/gpu-node-1"]
+    assert sorted(leases) == [
+        "lease.coordination.k8s.io/cpu-node",
+        "lease.coordination.k8s.io/fpga-node",
+        "lease.coordination.k8s.io/gpu-node-0",
+        "lease.coordination.k8s.io/gpu-node-1",
+    ]
 
 
 def test_resourceslices_and_deviceclasses(mockkube_cluster):
     out = json.loads(mockkube_cluster.kubectl("get", "resourceslices", "-o", "json").stdout)
     pools = {(s["spec"]["driver"], s["spec"]["pool"]["name"]) for s in out["items"]}
-    assert {("gpu.example.com", "gpu-node-0"), ("gpu.example.com", "gpu-node-1"),
-            ("cpu.example.com", "cpu-node"), ("fpga.example.com", "fabric-a")} <= pools
+    assert {
+        ("gpu.example.com", "gpu-node-0"),
+        ("gpu.example.com", "gpu-node-1"),
+        ("cpu.example.com", "cpu-node"),
+        ("fpga.example.com", "fabric-a"),
+    } <= pools
     table = mockkube_cluster.kubectl("get", "resourceslices").stdout
     assert "gpu.example.com" in table
     classes = mockkube_cluster.kubectl("get", "deviceclasses", "-o", "name").stdout.split()
-    assert {"deviceclass.resource.k8s.io/gpu.example.com", "deviceclass.resource.k8s.io/fpga.example.com",
-            "deviceclass.resource.k8s.io/cpu.example.com"} <= set(classes)
+    assert {
+        "deviceclass.resource.k8s.io/gpu.example.com",
+        "deviceclass.resource.k8s.io/fpga.example.com",
+        "deviceclass.resource.k8s.io/cpu.example.com",
+    } <= set(classes)
 
 
 def test_cordon_taints_the_node_and_uncordon_removes_it(mockkube_fresh):
@@ -50,7 +63,11 @@ def test_cordon_taints_the_node_and_uncordon_removes_it(mockkube_fresh):
 
 def test_kubectl_logs_shows_what_the_pod_declares(mockkube_fresh):
     k = mockkube_fresh.kubectl
-    k("apply", "-f", "-", input="""
+    k(
+        "apply",
+        "-f",
+        "-",
+        input="""
 apiVersion: v1
 kind: Pod
 metadata:
@@ -63,7 +80,8 @@ spec:
   containers:
   - {name: app, image: web:1}
   - {name: sidecar, image: proxy:1}
-""")
+""",
+    )
     k("wait", "--for=condition=Ready", "pod/talker", "--timeout=60s")
     assert k("logs", "talker", "-c", "app").stdout == "starting\nlistening on :8080\n"
     assert k("logs", "talker", "-c", "app", "--tail=1").stdout == "listening on :8080\n"

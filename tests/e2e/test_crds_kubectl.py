@@ -60,8 +60,10 @@ def test_crd_lifecycle_with_kubectl(mockkube_fresh):
 
     bad = k("apply", "-f", "-", check=False, input=_tab("bad", cron="every minute"))
     assert bad.returncode == 1
-    assert 'The CronTab "bad" is invalid: spec.cronSpec: Invalid value: "every minute": spec.cronSpec in body ' \
-           "should match" in bad.stderr
+    assert (
+        'The CronTab "bad" is invalid: spec.cronSpec: Invalid value: "every minute": spec.cronSpec in body '
+        "should match" in bad.stderr
+    )
     rule = k("apply", "-f", "-", check=False, input=_tab("toomany", extra="  replicas: 9"))
     assert rule.returncode == 1
     assert 'spec: Invalid value: "object": replicas must not exceed maxReplicas' in rule.stderr
@@ -73,9 +75,11 @@ def test_crd_lifecycle_with_kubectl(mockkube_fresh):
     gone = k("get", "crontabs", check=False)
     assert gone.returncode != 0
     # kubectl's discovery cache may still know the type: then the list itself is refused
-    assert ("the server doesn't have a resource type \"crontabs\"" in gone.stderr
-            or 'Unable to list "stable.example.com/v1, Resource=crontabs": the server could not find the requested '
-               "resource" in gone.stderr)
+    assert (
+        'the server doesn\'t have a resource type "crontabs"' in gone.stderr
+        or 'Unable to list "stable.example.com/v1, Resource=crontabs": the server could not find the requested resource'
+        in gone.stderr
+    )
 
 
 def test_helm_chart_with_crds(mockkube_fresh):
@@ -90,8 +94,9 @@ def test_helm_chart_with_crds(mockkube_fresh):
 
 def test_install_crds_helper(mockkube_fresh, tmp_path):
     (tmp_path / "crds").mkdir()
-    (tmp_path / "crds" / "all.yaml").write_text(open(CRD).read() + "\n---\napiVersion: v1\nkind: ConfigMap\n"
-                                                "metadata:\n  name: not-a-crd\n")
+    (tmp_path / "crds" / "all.yaml").write_text(
+        open(CRD).read() + "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: not-a-crd\n"
+    )
     installed = mockkube_fresh.install_crds(str(tmp_path / "crds"))
     assert [c["metadata"]["name"] for c in installed] == ["crontabs.stable.example.com"]
     mockkube_fresh.kubectl("apply", "-f", "-", input=_tab("after-install"))

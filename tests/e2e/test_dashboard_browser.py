@@ -29,8 +29,14 @@ def browser(tmp_path):
 
     opts = Options()
     opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1000,700", f"--user-data-dir={tmp_path / 'profile'}"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1000,700",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ):
         opts.add_argument(arg)
     drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
     try:
@@ -59,13 +65,27 @@ def test_dashboard_shows_a_device_light_up_live(mockkube_fresh, browser):
     gpus = browser.find_elements(By.CSS_SELECTOR, "#node-gpu-node-0 .dev[data-device^='gpu-']")
     assert gpus and not browser.find_elements(By.CSS_SELECTOR, ".dev.held")
     k("apply", "-f", str(ROOT / "tests/e2e/manifests/dra-cats.yaml"))  # the page is not reloaded
-    claim = until(lambda: _read(lambda: [e.get_attribute("data-claim") for e in browser.find_elements(
-        By.CSS_SELECTOR, ".dev.held[data-pod='pod-with-cats']")]), what="the pod's device lit up")
+    claim = until(
+        lambda: _read(
+            lambda: [
+                e.get_attribute("data-claim")
+                for e in browser.find_elements(By.CSS_SELECTOR, ".dev.held[data-pod='pod-with-cats']")
+            ]
+        ),
+        what="the pod's device lit up",
+    )
     assert claim[0].startswith("default/pod-with-cats-cat-0-")
     k("apply", "-f", str(ROOT / "tests/e2e/manifests/dra-tiger.yaml"))
-    row = until(lambda: _read(lambda: [li.text for li in browser.find_elements(
-        By.CSS_SELECTOR, "#pending li[data-pod='default/pod-with-tiger']") if "nodes fit" in li.text]),
-        what="pending pod with its explain verdict")
+    row = until(
+        lambda: _read(
+            lambda: [
+                li.text
+                for li in browser.find_elements(By.CSS_SELECTOR, "#pending li[data-pod='default/pod-with-tiger']")
+                if "nodes fit" in li.text
+            ]
+        ),
+        what="pending pod with its explain verdict",
+    )
     assert "0/4 nodes fit" in row[0]
     if os.environ.get("MOCKKUBE_SCREENSHOT"):
         browser.save_screenshot(os.environ["MOCKKUBE_SCREENSHOT"])

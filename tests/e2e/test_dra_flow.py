@@ -26,7 +26,9 @@ spec:
         exactly: {deviceClassName: gpu.example.com}
 """
 
-CATS = TEMPLATE + """
+CATS = (
+    TEMPLATE
+    + """
 ---
 apiVersion: v1
 kind: Pod
@@ -49,6 +51,7 @@ spec:
     resources:
       claims: [{name: cat-2}, {name: cat-3}]
 """
+)
 
 
 def get(k, *args) -> dict:
@@ -71,7 +74,12 @@ def wait_running(k, pod: str, timeout: str = "60s") -> dict:
 
 def test_gpu_pod_from_template_runs(mockkube_fresh):
     k = mockkube_fresh.kubectl
-    k("apply", "-f", "-", input=TEMPLATE + """
+    k(
+        "apply",
+        "-f",
+        "-",
+        input=TEMPLATE
+        + """
 ---
 apiVersion: v1
 kind: Pod
@@ -79,7 +87,8 @@ metadata: {name: gpu-pod}
 spec:
   resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
   containers: [{name: app, image: cuda:12, resources: {claims: [{name: gpu}]}}]
-""")
+""",
+    )
 
     p = wait_running(k, "gpu-pod")
     assert p["spec"]["nodeName"] in ("gpu-node-0", "gpu-node-1")
@@ -110,22 +119,40 @@ def test_pod_with_cats_gets_four_distinct_prepared_devices(mockkube_fresh):
     devs = [d for c in claims for d in devices(c)]
     assert len(devs) == 4 and len(set(devs)) == 4
     assert {pool for _, pool, _ in devs} == {pod["spec"]["nodeName"]}
-    events = k("get", "events", "--field-selector", "involvedObject.name=pod-with-cats,reason=ResourceClaimPrepared",
-               "-o", "json").stdout
+    events = k(
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=pod-with-cats,reason=ResourceClaimPrepared",
+        "-o",
+        "json",
+    ).stdout
     assert len(json.loads(events)["items"]) == 4
 
     # deleting the pod unprepares its claims and deletes the generated ones
     k("delete", "pod", "pod-with-cats", "--wait=true", "--timeout=60s")
     for c in claims:
         k("wait", "--for=delete", f"resourceclaim/{c['metadata']['name']}", "--timeout=60s")
-    unprepared = json.loads(k("get", "events", "--field-selector",
-                              "involvedObject.name=pod-with-cats,reason=ResourceClaimUnprepared", "-o", "json").stdout)
+    unprepared = json.loads(
+        k(
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=pod-with-cats,reason=ResourceClaimUnprepared",
+            "-o",
+            "json",
+        ).stdout
+    )
     assert len(unprepared["items"]) == 4
 
 
 def test_too_many_gpus_stays_pending_with_failed_scheduling(mockkube_fresh):
     k = mockkube_fresh.kubectl
-    k("apply", "-f", "-", input="""
+    k(
+        "apply",
+        "-f",
+        "-",
+        input="""
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: greedy}
@@ -141,7 +168,8 @@ metadata: {name: greedy}
 spec:
   resourceClaims: [{name: gpus, resourceClaimName: greedy}]
   containers: [{name: app, image: cuda:12, resources: {claims: [{name: gpus}]}}]
-""")
+""",
+    )
 
     def failed():
         evs = get(k, "events", "--field-selector", "involvedObject.name=greedy,reason=FailedScheduling")["items"]
@@ -150,8 +178,10 @@ spec:
     ev = until(failed, what="a FailedScheduling event")
     assert ev["type"] == "Warning"
     # v1.36 checks the claim limit (32 results) before searching: a scheduling error
-    assert ev["message"] == ('running "DynamicResources" filter plugin: claim default/greedy: number of '
-                             'requested devices 500 exceeds the claim limit of 32')
+    assert ev["message"] == (
+        'running "DynamicResources" filter plugin: claim default/greedy: number of '
+        "requested devices 500 exceeds the claim limit of 32"
+    )
     pod = get(k, "pod", "greedy")
     assert pod["status"]["phase"] == "Pending" and "nodeName" not in pod["spec"]
     cond = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"][0]
@@ -161,7 +191,12 @@ spec:
 
 def test_unhealthy_gpu_evicts_its_pod(mockkube_fresh):
     k = mockkube_fresh.kubectl
-    k("apply", "-f", "-", input=TEMPLATE + """
+    k(
+        "apply",
+        "-f",
+        "-",
+        input=TEMPLATE
+        + """
 ---
 apiVersion: v1
 kind: Pod
@@ -169,23 +204,45 @@ metadata: {name: victim}
 spec:
   resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
   containers: [{name: app, image: cuda:12, resources: {claims: [{name: gpu}]}}]
-""")
+""",
+    )
     pod = wait_running(k, "victim")
-    (driver, pool, device), = devices(claims_of(k, pod)[0])
-    subprocess.run([sys.executable, "-m", "mockkube", "driver", "health", driver, pool, device, "unhealthy",
-                    "--effect", "NoExecute", "--server", mockkube_fresh.url], check=True, capture_output=True)
+    ((driver, pool, device),) = devices(claims_of(k, pod)[0])
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mockkube",
+            "driver",
+            "health",
+            driver,
+            pool,
+            device,
+            "unhealthy",
+            "--effect",
+            "NoExecute",
+            "--server",
+            mockkube_fresh.url,
+        ],
+        check=True,
+        capture_output=True,
+    )
     slices = get(k, "resourceslices", "--field-selector", f"spec.nodeName={pool}")["items"]
     tainted = [d for s in slices for d in s["spec"].get("devices", []) if d["name"] == device]
     assert tainted and tainted[0]["taints"][0]["effect"] == "NoExecute"
     k("wait", "--for=delete", "pod/victim", "--timeout=60s")
     evicted = get(k, "events", "--field-selector", "involvedObject.name=victim")["items"]
-    assert any("DeviceTaint" in e["reason"] or "Evict" in e["reason"] for e in evicted), \
-        [e["reason"] for e in evicted]
+    assert any("DeviceTaint" in e["reason"] or "Evict" in e["reason"] for e in evicted), [e["reason"] for e in evicted]
 
 
 def test_deployment_of_three_gets_three_distinct_gpus(mockkube_fresh):
     k = mockkube_fresh.kubectl
-    k("apply", "-f", "-", input=TEMPLATE + """
+    k(
+        "apply",
+        "-f",
+        "-",
+        input=TEMPLATE
+        + """
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -198,7 +255,8 @@ spec:
     spec:
       resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
       containers: [{name: app, image: cuda:12, resources: {claims: [{name: gpu}]}}]
-""")
+""",
+    )
     k("rollout", "status", "deployment/trainers", "--timeout=90s")
     pods = get(k, "pods", "-l", "app=trainers")["items"]
     assert len(pods) == 3 and all(p["status"]["phase"] == "Running" for p in pods)
@@ -216,7 +274,11 @@ def test_fpga_binding_conditions_are_set_by_the_driver_controller(mockkube_fresh
     assert dev["bindingConditions"] == ["fpga.example.com/attached"]
     assert dev["bindingFailureConditions"] == ["fpga.example.com/attach-failed"]
     assert dev["bindsToNode"] is True
-    k("apply", "-f", "-", input="""
+    k(
+        "apply",
+        "-f",
+        "-",
+        input="""
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: accel}
@@ -232,7 +294,8 @@ metadata: {name: fpga-user}
 spec:
   resourceClaims: [{name: fpga, resourceClaimName: accel}]
   containers: [{name: app, image: bitstream:1, resources: {claims: [{name: fpga}]}}]
-""")
+""",
+    )
 
     def attached():
         claim = get(k, "resourceclaim", "accel")

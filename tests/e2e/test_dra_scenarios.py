@@ -85,8 +85,9 @@ def test_extended_resource_backed_by_dra_runs(mockkube_fresh):
     k("apply", "-f", "-", input=EXTENDED)
     pod = wait_running(k, "ext")
     status = pod["status"]["extendedResourceClaimStatus"]
-    assert status["requestMappings"] == [{"containerName": "c", "requestName": "container-0-request-0",
-                                          "resourceName": "example.com/gpu"}]
+    assert status["requestMappings"] == [
+        {"containerName": "c", "requestName": "container-0-request-0", "resourceName": "example.com/gpu"}
+    ]
     claim = get(k, "resourceclaim", status["resourceClaimName"])
     assert claim["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"] == "true"
     assert claim["status"]["reservedFor"][0]["name"] == "ext"
@@ -107,6 +108,8 @@ def test_failed_scheduling_of_a_pod_without_claims(mockkube_fresh):
     k("apply", "-f", "-", input=TOO_BIG)
     k("wait", "--for=condition=PodScheduled=False", "pod/too-big", "--timeout=30s")
     out = k("describe", "pod", "too-big").stdout
-    assert ("0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector. "
-            "no new claims to deallocate, preemption: 0/4 nodes are available: 1 No preemption victims found "
-            "for incoming pod, 3 Preemption is not helpful for scheduling.") in " ".join(out.split())
+    assert (
+        "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector. "
+        "no new claims to deallocate, preemption: 0/4 nodes are available: 1 No preemption victims found "
+        "for incoming pod, 3 Preemption is not helpful for scheduling."
+    ) in " ".join(out.split())

@@ -29,8 +29,13 @@ def explain_json(cluster, name: str, ns: str = "default") -> dict:
 
 
 def explain_cli(cluster, name: str, *extra: str) -> str:
-    return subprocess.run([sys.executable, "-m", "mockkube", "explain", "pod", name, "--server", cluster.url, *extra],
-                          check=True, capture_output=True, text=True, timeout=60).stdout
+    return subprocess.run(
+        [sys.executable, "-m", "mockkube", "explain", "pod", name, "--server", cluster.url, *extra],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
 
 
 def candidates(report: dict) -> dict[str, dict]:
@@ -47,28 +52,34 @@ def test_quickstart_runs_as_written_and_explains_a_pod_that_cannot_fit(mockkube_
     k("get", "resourceslices,deviceclasses,resourceclaimtemplates,pods")
     k("wait", "--for=jsonpath={.status.phase}=Running", "pod/pod-with-cats", "--timeout=60s")
     pod = json.loads(k("get", "pod", "pod-with-cats", "-o", "json").stdout)
-    claim = json.loads(k("get", "resourceclaim", pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"],
-                         "-o", "json").stdout)
+    claim = json.loads(
+        k("get", "resourceclaim", pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"], "-o", "json").stdout
+    )
     [result] = claim["status"]["allocation"]["devices"]["results"]
     assert result["driver"] == "gpu.example.com" and "-" not in result["device"].removeprefix("gpu-")
     assert explain_json(mockkube_fresh, "pod-with-cats")["scheduled"] is True
 
     # docs/explain.md: a pod that cannot fit
     k("apply", "-f", str(ROOT / "tests/e2e/manifests/dra-tiger.yaml"))
-    text = until(lambda: (lambda t: t if "WhyPending" in t else None)(k("describe", "pod", "pod-with-tiger").stdout),
-                 what="WhyPending event")
+    text = until(
+        lambda: (lambda t: t if "WhyPending" in t else None)(k("describe", "pod", "pod-with-tiger").stdout),
+        what="WhyPending event",
+    )
     assert 'model == "H100"' in text and "LATEST-GPU-MODEL" in text
     shown = explain_cli(mockkube_fresh, "pod-with-tiger")
     assert shown.startswith("Pod default/pod-with-tiger: 0/4 nodes fit")
     assert "node gpu-node-0: no (" in shown and "DynamicResources=cannot allocate all claims" in shown
-    assert ("request selector #0 is false: device.attributes[\"gpu.example.com\"].model == \"H100\" "
-            "(device has device.attributes[\"gpu.example.com\"].model='LATEST-GPU-MODEL')") in shown
+    assert (
+        'request selector #0 is false: device.attributes["gpu.example.com"].model == "H100" '
+        "(device has device.attributes[\"gpu.example.com\"].model='LATEST-GPU-MODEL')"
+    ) in shown
     assert "device.capacity[\"gpu.example.com\"].memory='10737418240'" in shown  # a 1g partition, as published
     assert "to make it fit:" in shown
     report = explain_json(mockkube_fresh, "pod-with-tiger")
     gpu0 = candidates(report)["gpu.example.com/gpu-node-0/gpu-0"]
     assert gpu0["reason"] == "SelectorFalse" and gpu0["seen"] == {
-        'device.attributes["gpu.example.com"].model': "LATEST-GPU-MODEL"}
+        'device.attributes["gpu.example.com"].model': "LATEST-GPU-MODEL"
+    }
     assert all(not d.startswith("cpu.example.com/") for d in candidates(report))  # other classes: not candidates
     pod = json.loads(k("get", "pod", "pod-with-tiger", "-o", "json").stdout)
     assert pod["metadata"]["annotations"][ANNOTATION].startswith("Pod default/pod-with-tiger: 0/4 nodes fit")
@@ -175,20 +186,28 @@ spec:
 def test_explain_names_taint_holder_counters_missing_node_and_class(mockkube_fresh):
     k = mockkube_fresh.kubectl
     k("apply", "-f", "-", input=TOYS)
-    until(lambda: json.loads(k("get", "resourceclaim", "first-toy", "-o", "json").stdout)
-          .get("status", {}).get("allocation"), what="first toy allocated")
+    until(
+        lambda: (
+            json.loads(k("get", "resourceclaim", "first-toy", "-o", "json").stdout).get("status", {}).get("allocation")
+        ),
+        what="first toy allocated",
+    )
     k("apply", "-f", "-", input=WANTS_A_TOY)
-    until(lambda: json.loads(k("get", "pod", "wants-a-toy", "-o", "json").stdout)["status"].get("conditions"),
-          what="a scheduling attempt")
+    until(
+        lambda: json.loads(k("get", "pod", "wants-a-toy", "-o", "json").stdout)["status"].get("conditions"),
+        what="a scheduling attempt",
+    )
     report = explain_json(mockkube_fresh, "wants-a-toy")
     c = candidates(report)
     assert c["toy.example.com/toys/toy-0"]["reason"] == "TaintNotTolerated"
     assert "example.com/broken=yes:NoSchedule" in c["toy.example.com/toys/toy-0"]["message"]
     assert c["toy.example.com/toys/toy-1"] == {
-        "reason": "Allocated", "message": "allocated to claim default/first-toy (pod holder)",
+        "reason": "Allocated",
+        "message": "allocated to claim default/first-toy (pod holder)",
         "holders": "claim default/first-toy (pod holder)",
         "fix": "delete or finish the pod(s) holding claim default/first-toy (pod holder)",
-        "device": "toy.example.com/toys/toy-1"}
+        "device": "toy.example.com/toys/toy-1",
+    }
     assert c["toy.example.com/toys/toy-2"]["reason"] == "CountersExhausted"
     assert c["toy.example.com/toys/toy-2"]["message"] == "counter set board counter power: needs 2, 1 left"
     assert c["toy.example.com/worker-1/toy-9"]["reason"] == "NodeNotFound"
@@ -202,7 +221,11 @@ def test_explain_names_taint_holder_counters_missing_node_and_class(mockkube_fre
     text = explain_cli(mockkube_fresh, "wants-a-class")
     assert "no-such-class.example.com" in text
 
-    k("apply", "-f", "-", input="""
+    k(
+        "apply",
+        "-f",
+        "-",
+        input="""
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: cel-error}
@@ -220,13 +243,20 @@ metadata: {name: wants-a-red-toy}
 spec:
   resourceClaims: [{name: toy, resourceClaimName: cel-error}]
   containers: [{name: c, image: busybox, resources: {claims: [{name: toy}]}}]
-""")
-    until(lambda: json.loads(k("get", "pod", "wants-a-red-toy", "-o", "json").stdout)["status"].get("conditions"),
-          what="a scheduling attempt")
+""",
+    )
+    until(
+        lambda: json.loads(k("get", "pod", "wants-a-red-toy", "-o", "json").stdout)["status"].get("conditions"),
+        what="a scheduling attempt",
+    )
     c = candidates(explain_json(mockkube_fresh, "wants-a-red-toy"))
     assert c["toy.example.com/toys/toy-1"]["reason"] == "CELRuntimeError"
     assert "request selector #0: CEL runtime error" in c["toy.example.com/toys/toy-1"]["message"]
 
-    missing = subprocess.run([sys.executable, "-m", "mockkube", "explain", "pod", "nope", "--server",
-                              mockkube_fresh.url], capture_output=True, text=True, timeout=60)
+    missing = subprocess.run(
+        [sys.executable, "-m", "mockkube", "explain", "pod", "nope", "--server", mockkube_fresh.url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert missing.returncode == 1 and 'pods "nope" not found' in missing.stderr

@@ -88,8 +88,9 @@ def test_claimed_cpus_and_requested_cpus_share_one_ledger(sixteen):
     k = sixteen.kubectl
     k("apply", "-f", "-", input=EXCLUSIVE)
     k("wait", "--for=jsonpath={.status.phase}=Running", "pod/exclusive", "--timeout=60s")
-    statuses = json.loads(k("get", "pod", "exclusive", "-o",
-                            "jsonpath={.status.nodeAllocatableResourceClaimStatuses}").stdout)
+    statuses = json.loads(
+        k("get", "pod", "exclusive", "-o", "jsonpath={.status.nodeAllocatableResourceClaimStatuses}").stdout
+    )
     assert statuses == [{"containers": ["app"], "resourceClaimName": "twelve-cpus", "resources": {"cpu": "12"}}]
 
     k("apply", "-f", "-", input=SHARED)
@@ -97,24 +98,35 @@ def test_claimed_cpus_and_requested_cpus_share_one_ledger(sixteen):
     assert k("get", "pod", "shared", "-o", "jsonpath={.spec.nodeName}").stdout == ""
     described = " ".join(k("describe", "pod", "shared").stdout.split())
     assert "Warning FailedScheduling" in described
-    assert ("default-scheduler 0/1 nodes are available: 1 Insufficient cpu. no new claims to "
-            "deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
-            ) in described
+    assert (
+        "default-scheduler 0/1 nodes are available: 1 Insufficient cpu. no new claims to "
+        "deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    ) in described
 
     # the kubelet admits against the same demand: a pod bound to the node directly is refused
     k("apply", "-f", "-", input=PINNED)
     k("wait", "--for=jsonpath={.status.phase}=Failed", "pod/pinned", "--timeout=60s")
     pinned = json.loads(k("get", "pod", "pinned", "-o", "json").stdout)["status"]
     assert (pinned["reason"], pinned["message"]) == (
-        "OutOfcpu", "Pod was rejected: Node didn't have enough resource: cpu, requested: 8000, used: 12100, "
-                    "capacity: 16000")
+        "OutOfcpu",
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 8000, used: 12100, capacity: 16000",
+    )
 
     # KEP-5517 alpha: the pod holding DRA cpus cannot be resized in place
-    resize = k("patch", "pod", "exclusive", "--subresource", "resize", "-p",
-               '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"200m"}}}]}}', check=False)
+    resize = k(
+        "patch",
+        "pod",
+        "exclusive",
+        "--subresource",
+        "resize",
+        "-p",
+        '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"200m"}}}]}}',
+        check=False,
+    )
     assert resize.returncode != 0
-    assert resize.stderr.strip() == ('The Pod "exclusive" is invalid: spec: Forbidden: pods with node allocatable resource claims cannot '
-            'be resized')
+    assert resize.stderr.strip() == (
+        'The Pod "exclusive" is invalid: spec: Forbidden: pods with node allocatable resource claims cannot be resized'
+    )
 
     k("delete", "pod", "exclusive")
     k("wait", "--for=jsonpath={.status.phase}=Running", "pod/shared", "--timeout=60s")
@@ -140,7 +152,13 @@ def test_kubectl_resize_of_an_ordinary_pod_still_works(sixteen):
     k = sixteen.kubectl
     k("apply", "-f", "-", input=SHARED)
     k("wait", "--for=jsonpath={.status.phase}=Running", "pod/shared", "--timeout=60s")
-    k("patch", "pod", "shared", "--subresource", "resize", "-p",
-      '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"4"}}}]}}')
+    k(
+        "patch",
+        "pod",
+        "shared",
+        "--subresource",
+        "resize",
+        "-p",
+        '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"4"}}}]}}',
+    )
     assert k("get", "pod", "shared", "-o", "jsonpath={.spec.containers[0].resources.requests.cpu}").stdout == "4"
-

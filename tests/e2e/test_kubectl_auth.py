@@ -25,11 +25,15 @@ def test_reviews_are_validated_and_not_stored(mockkube):
     c = mockkube
     r = c.http.post(c.url + R + "/subjectaccessreviews", json={"spec": {"resourceAttributes": {"verb": "get"}}})
     st = r.json()
-    assert r.status_code == 422 and "spec.user: Invalid value: \"\": at least one of user or group must be specified" \
-        in st["message"]
+    assert (
+        r.status_code == 422
+        and 'spec.user: Invalid value: "": at least one of user or group must be specified' in st["message"]
+    )
     r = c.http.post(c.url + R + "/selfsubjectaccessreviews", json={"spec": {}})
     assert r.status_code == 422 and "exactly one of nonResourceAttributes or resourceAttributes" in r.json()["message"]
-    r = c.http.post(c.url + R + "/selfsubjectaccessreviews",
-                    json={"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}})
+    r = c.http.post(
+        c.url + R + "/selfsubjectaccessreviews",
+        json={"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}},
+    )
     assert r.status_code == 201 and r.json()["status"] == {"allowed": True}
     assert c.http.get(c.url + R + "/selfsubjectaccessreviews").status_code == 405

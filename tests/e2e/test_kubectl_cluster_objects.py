@@ -35,11 +35,15 @@ def test_helm_chart_with_system_node_critical(mockkube_fresh):
     pods = _json(c, "get", "pods", "-l", "app=drv-plugin")["items"]
     assert len(pods) == 2
     assert {(p["spec"]["priorityClassName"], p["spec"]["priority"]) for p in pods} == {
-        ("system-node-critical", 2000001000)}
+        ("system-node-critical", 2000001000)
+    }
     assert _json(c, "get", "pvc", "drv-data")["status"]["phase"] == "Bound"
     pdb = _until(lambda: (p := _json(c, "get", "pdb", "drv-pdb"))["status"].get("currentHealthy") == 2 and p)
-    assert (pdb["status"]["desiredHealthy"], pdb["status"]["disruptionsAllowed"], pdb["status"]["expectedPods"]) == \
-        (1, 1, 2)
+    assert (pdb["status"]["desiredHealthy"], pdb["status"]["disruptionsAllowed"], pdb["status"]["expectedPods"]) == (
+        1,
+        1,
+        2,
+    )
     ep = _until(lambda: (e := _json(c, "get", "endpoints", "drv-svc")).get("subsets") and e)
     assert len(ep["subsets"][0]["addresses"]) == 2 and ep["subsets"][0]["ports"][0]["port"] == 8080
     slices = _json(c, "get", "endpointslices", "-l", "kubernetes.io/service-name=drv-svc")["items"]
@@ -52,11 +56,11 @@ def test_helm_chart_with_system_node_critical(mockkube_fresh):
 
 
 def test_unknown_priority_class_is_forbidden(mockkube_fresh):
-    r = mockkube_fresh.kubectl("run", "p", "--image=busybox", "--overrides",
-                               json.dumps({"spec": {"priorityClassName": "nope"}}), check=False)
+    r = mockkube_fresh.kubectl(
+        "run", "p", "--image=busybox", "--overrides", json.dumps({"spec": {"priorityClassName": "nope"}}), check=False
+    )
     assert r.returncode != 0
-    assert 'Error from server (Forbidden): pods "p" is forbidden: no PriorityClass with name nope was found' \
-        in r.stderr
+    assert 'Error from server (Forbidden): pods "p" is forbidden: no PriorityClass with name nope was found' in r.stderr
 
 
 def test_drain_honours_the_disruption_budget(mockkube_fresh):
@@ -81,16 +85,29 @@ def test_storage_endpoints_and_cluster_defaults(mockkube_fresh):
     c = mockkube_fresh
     assert "standard (default)" in c.kubectl("get", "storageclass").stdout
     c.kubectl("create", "namespace", "team")
-    cm = _until(lambda: (r := c.kubectl("get", "configmap", "kube-root-ca.crt", "-n", "team", "-o", "json",
-                                        check=False)).returncode == 0 and json.loads(r.stdout))
+    cm = _until(
+        lambda: (
+            (r := c.kubectl("get", "configmap", "kube-root-ca.crt", "-n", "team", "-o", "json", check=False)).returncode
+            == 0
+            and json.loads(r.stdout)
+        )
+    )
     assert cm["data"]["ca.crt"].startswith("-----BEGIN CERTIFICATE-----")
     names = c.kubectl("get", "apiservices", "-o", "name").stdout.split()
     assert "apiservice.apiregistration.k8s.io/v1" in names and "apiservice.apiregistration.k8s.io/v1.apps" in names
     assert "Local" in c.kubectl("get", "apiservice", "v1.apps").stdout
-    ep = _until(lambda: (r := c.kubectl("get", "endpoints", "kubernetes", "-o", "json", check=False)).returncode == 0
-                and json.loads(r.stdout))
+    ep = _until(
+        lambda: (
+            (r := c.kubectl("get", "endpoints", "kubernetes", "-o", "json", check=False)).returncode == 0
+            and json.loads(r.stdout)
+        )
+    )
     assert ep["subsets"][0]["ports"] == [{"name": "https", "port": int(c.url.rsplit(":", 1)[1]), "protocol": "TCP"}]
-    c.kubectl("apply", "-f", "-", input="""
+    c.kubectl(
+        "apply",
+        "-f",
+        "-",
+        input="""
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: late}
@@ -104,11 +121,27 @@ spec:
   storageClassName: late
   accessModes: [ReadWriteOnce]
   resources: {requests: {storage: 2Gi}}
-""")
+""",
+    )
     assert _json(c, "get", "pvc", "wait", "-n", "team")["status"]["phase"] == "Pending"
-    c.kubectl("run", "user", "-n", "team", "--image=busybox", "--overrides", json.dumps({"spec": {
-        "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "wait"}}],
-        "containers": [{"name": "user", "image": "busybox", "volumeMounts": [{"name": "d", "mountPath": "/d"}]}]}}))
+    c.kubectl(
+        "run",
+        "user",
+        "-n",
+        "team",
+        "--image=busybox",
+        "--overrides",
+        json.dumps(
+            {
+                "spec": {
+                    "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "wait"}}],
+                    "containers": [
+                        {"name": "user", "image": "busybox", "volumeMounts": [{"name": "d", "mountPath": "/d"}]}
+                    ],
+                }
+            }
+        ),
+    )
     pvc = _until(lambda: (p := _json(c, "get", "pvc", "wait", "-n", "team"))["status"]["phase"] == "Bound" and p)
     pv = _json(c, "get", "pv", pvc["spec"]["volumeName"])
     node = _json(c, "get", "pod", "user", "-n", "team")["spec"]["nodeName"]
@@ -123,15 +156,23 @@ spec:
 
 def test_kubectl_create_and_get_every_new_kind(mockkube_fresh):
     c = mockkube_fresh
-    assert "priorityclass.scheduling.k8s.io/high created" in c.kubectl(
-        "create", "priorityclass", "high", "--value=1000", "--description=high", "--preemption-policy=Never").stdout
+    assert (
+        "priorityclass.scheduling.k8s.io/high created"
+        in c.kubectl(
+            "create", "priorityclass", "high", "--value=1000", "--description=high", "--preemption-policy=Never"
+        ).stdout
+    )
     row = c.kubectl("get", "pc", "high").stdout.split("\n")
     assert row[0].split() == ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
     assert row[1].split()[:3] == ["high", "1000", "false"] and row[1].split()[-1] == "Never"
     c.kubectl("create", "ingress", "simple", "--rule=foo.com/bar=svc1:8080")
     assert "foo.com" in c.kubectl("get", "ing", "simple").stdout
-    out = c.kubectl("get", "pc,pdb,pvc,pv,sc,ep,endpointslices,limits,podtemplates,ing,ingressclass,netpol,"
-                    "runtimeclass,apiservices,csidrivers,csinodes,volumeattachments", "-A").stdout
+    out = c.kubectl(
+        "get",
+        "pc,pdb,pvc,pv,sc,ep,endpointslices,limits,podtemplates,ing,ingressclass,netpol,"
+        "runtimeclass,apiservices,csidrivers,csinodes,volumeattachments",
+        "-A",
+    ).stdout
     assert "system-node-critical" in out and "storageclass.storage.k8s.io/standard" in out
     resources = c.kubectl("api-resources", "--no-headers").stdout
     for short in ("pc", "pdb", "pvc", "pv", "sc", "ep", "limits", "ing", "netpol"):

@@ -18,6 +18,8 @@ pytestmark = pytest.mark.e2e
 def kubectl(mockkube_empty):
     """These flows are about the API server alone: no simulated nodes or drivers."""
     return mockkube_empty.kubectl
+
+
 MANIFESTS = Path(__file__).parent / "manifests"
 CLAIM = """
 apiVersion: resource.k8s.io/v1
@@ -35,8 +37,16 @@ spec:
 
 def test_api_resources_lists_dra_kinds(kubectl):
     out = kubectl("api-resources").stdout
-    for plural in ("deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices",
-                   "devicetaintrules", "pods", "leases", "deployments"):
+    for plural in (
+        "deviceclasses",
+        "resourceclaims",
+        "resourceclaimtemplates",
+        "resourceslices",
+        "devicetaintrules",
+        "pods",
+        "leases",
+        "deployments",
+    ):
         assert plural in out
 
 
@@ -177,10 +187,17 @@ def test_delete_and_wait_for_delete(kubectl):
     kubectl("create", "configmap", "held", "--from-literal=a=1")
     kubectl("patch", "configmap", "held", "--type=merge", "-p", '{"metadata":{"finalizers":["example.com/x"]}}')
     kubectl("delete", "configmap", "held", "--wait=false")
-    waiter = subprocess.Popen([binaries.kubectl(), "wait", "--for=delete", "configmap/held", "--timeout=30s"],
-                              env=kubectl.__self__.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        [binaries.kubectl(), "wait", "--for=delete", "configmap/held", "--timeout=30s"],
+        env=kubectl.__self__.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     cluster = kubectl.__self__
-    until(lambda: cluster.call(lambda: cluster.server.store.hub.watcher_count("core/configmaps")) > 0)  # the waiter watches
+    until(
+        lambda: cluster.call(lambda: cluster.server.store.hub.watcher_count("core/configmaps")) > 0
+    )  # the waiter watches
     kubectl("patch", "configmap", "held", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
     out, err = waiter.communicate(timeout=40)
     assert waiter.returncode == 0, err
@@ -195,9 +212,13 @@ def test_delete_dry_run_server(kubectl):
 
 def test_get_watch_sees_a_later_change(kubectl):
     kubectl("create", "configmap", "watched", "--from-literal=a=1")
-    proc = subprocess.Popen([binaries.kubectl(), "get", "configmap", "watched", "-w", "-o", "name",
-                             "--output-watch-events"], env=kubectl.__self__.env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [binaries.kubectl(), "get", "configmap", "watched", "-w", "-o", "name", "--output-watch-events"],
+        env=kubectl.__self__.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = proc.stdout.readline()
         assert "configmap/watched" in first

@@ -48,12 +48,17 @@ def test_a_cronjob_fires_when_the_clock_passes_its_schedule(mockkube, mockkube_n
     assert job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"] == "2030-01-01T12:05:00Z"
     c.wait_for("job", name, lambda j: (j.get("status") or {}).get("ready") == 1, ns)  # its pod runs...
     c.clock.advance(timedelta(seconds=2))  # ... for 1 s
-    done = c.wait_for("cronjob", "tick", lambda o: (o.get("status") or {}).get("lastSuccessfulTime")
-                      and not o["status"].get("active"), ns)
+    done = c.wait_for(
+        "cronjob",
+        "tick",
+        lambda o: (o.get("status") or {}).get("lastSuccessfulTime") and not o["status"].get("active"),
+        ns,
+    )
     assert done["status"]["lastSuccessfulTime"].startswith("2030-01-01T12:05")
     c.clock.advance(timedelta(minutes=5))  # 12:10: a second job; the history limit keeps one
-    second = c.wait_for("cronjob", "tick", lambda o: (o.get("status") or {}).get("lastScheduleTime")
-                        == "2030-01-01T12:10:00Z", ns)["status"]["active"][0]["name"]
+    second = c.wait_for(
+        "cronjob", "tick", lambda o: (o.get("status") or {}).get("lastScheduleTime") == "2030-01-01T12:10:00Z", ns
+    )["status"]["active"][0]["name"]
     c.wait_for("job", second, lambda j: (j.get("status") or {}).get("ready") == 1, ns)
     c.clock.advance(timedelta(seconds=2))
     c.wait_for("job", name, "deleted", ns)  # two successful jobs, a limit of one: the older goes

@@ -29,8 +29,11 @@ spec:
 
 def pods_by_node(c, ns: str) -> dict[str, str]:
     items = json.loads(c.kubectl("get", "pods", "-n", ns, "-l", "app=agent", "-o", "json").stdout)["items"]
-    return {p["spec"].get("nodeName", ""): p["metadata"]["labels"]["controller-revision-hash"] for p in items
-            if not p["metadata"].get("deletionTimestamp")}
+    return {
+        p["spec"].get("nodeName", ""): p["metadata"]["labels"]["controller-revision-hash"]
+        for p in items
+        if not p["metadata"].get("deletionTimestamp")
+    }
 
 
 def test_rollout_of_a_daemonset(mockkube, mockkube_namespace):
@@ -61,13 +64,23 @@ def test_nodes_joining_and_leaving_get_and_lose_daemon_pods(mockkube, mockkube_n
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-m", "mockkube", "apply-profile", str(profile), "--server", c.url],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "mockkube", "apply-profile", str(profile), "--server", c.url],
+        check=True,
+        capture_output=True,
+    )
     c.wait_for("daemonset", "agent", lambda d: (d.get("status") or {}).get("numberAvailable") == 3, ns)
     assert "gpu-extra" in pods_by_node(c, ns)
     c.kubectl("label", "node", "gpu-node-1", "example.com/accelerator-")
-    c.wait_for("daemonset", "agent", lambda d: (d.get("status") or {}).get("desiredNumberScheduled") == 2
-               and (d.get("status") or {}).get("numberMisscheduled") == 0, ns)
+    c.wait_for(
+        "daemonset",
+        "agent",
+        lambda d: (
+            (d.get("status") or {}).get("desiredNumberScheduled") == 2
+            and (d.get("status") or {}).get("numberMisscheduled") == 0
+        ),
+        ns,
+    )
     assert set(pods_by_node(c, ns)) == {"gpu-node-0", "gpu-extra"}
 
 
@@ -78,8 +91,9 @@ def test_a_dra_driver_chart_installs_with_wait(mockkube, mockkube_namespace):
     assert ds["status"]["numberAvailable"] == ds["status"]["desiredNumberScheduled"] == 4
     pod = json.loads(c.kubectl("get", "pods", "-n", ns, "-o", "json").stdout)["items"][0]
     assert pod["spec"]["priorityClassName"] == "system-node-critical" and pod["spec"]["priority"] == 2000001000
-    assert {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"} in \
-        pod["spec"]["tolerations"]
+    assert {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"} in pod["spec"][
+        "tolerations"
+    ]
     binding = c.kubectl("get", "clusterrolebinding", "drv-kubeletplugin", "-o", "wide").stdout
     assert "ClusterRole/drv-kubeletplugin" in binding and f"{ns}/drv-kubeletplugin" in binding
     c.helm("uninstall", "drv", "-n", ns, "--wait")

@@ -28,9 +28,13 @@ def _mark_ready(cluster, app: str) -> int:
             conds = {x["type"]: x for x in (p.get("status") or {}).get("conditions") or ()}
             if conds.get("Ready", {}).get("status") != "True":
                 p = json.loads(json.dumps(p))
-                p["status"] = {**(p.get("status") or {}), "phase": "Running",
-                               "conditions": [{"type": "Ready", "status": "True",
-                                               "lastTransitionTime": meta.rfc3339(time.time())}]}
+                p["status"] = {
+                    **(p.get("status") or {}),
+                    "phase": "Running",
+                    "conditions": [
+                        {"type": "Ready", "status": "True", "lastTransitionTime": meta.rfc3339(time.time())}
+                    ],
+                }
                 try:
                     c.update_status(pods, p)
                 except errors.APIError as e:
@@ -52,8 +56,13 @@ def _until_ready(cluster, app: str, want: int, timeout: float = 30) -> None:
 
 
 def _rollout_status(cluster, name: str) -> subprocess.Popen:
-    return subprocess.Popen([binaries.kubectl(), "rollout", "status", f"deployment/{name}", "--timeout=60s"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env())
+    return subprocess.Popen(
+        [binaries.kubectl(), "rollout", "status", f"deployment/{name}", "--timeout=60s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cluster.env(),
+    )
 
 
 def test_create_scale_and_rollout_status(mockkube_fresh):
@@ -77,8 +86,10 @@ def test_create_scale_and_rollout_status(mockkube_fresh):
     assert st["observedGeneration"] == d["metadata"]["generation"]
     assert (st["replicas"], st["updatedReplicas"], st["readyReplicas"], st["availableReplicas"]) == (4, 4, 4, 4)
     conds = {c["type"]: (c["status"], c["reason"]) for c in st["conditions"]}
-    assert conds == {"Available": ("True", "MinimumReplicasAvailable"),
-                     "Progressing": ("True", "NewReplicaSetAvailable")}
+    assert conds == {
+        "Available": ("True", "MinimumReplicasAvailable"),
+        "Progressing": ("True", "NewReplicaSetAvailable"),
+    }
     rs = json.loads(k("get", "rs", "-l", "app=web", "-o", "json").stdout)["items"]
     assert len(rs) == 1 and rs[0]["metadata"]["name"].startswith("web-")
     assert rs[0]["status"]["readyReplicas"] == 4
@@ -102,8 +113,13 @@ def test_set_image_rolls_out_a_new_replicaset(mockkube_fresh):
     history = k("rollout", "history", "deployment/app").stdout
     assert "1 " in history and "2 " in history
     images = json.loads(k("get", "rs", "-l", "app=app", "-o", "json").stdout)["items"]
-    by_rev = {r["metadata"]["annotations"]["deployment.kubernetes.io/revision"]:
-              (r["spec"]["replicas"], r["spec"]["template"]["spec"]["containers"][0]["image"]) for r in images}
+    by_rev = {
+        r["metadata"]["annotations"]["deployment.kubernetes.io/revision"]: (
+            r["spec"]["replicas"],
+            r["spec"]["template"]["spec"]["containers"][0]["image"],
+        )
+        for r in images
+    }
     assert by_rev == {"1": (0, "nginx:1"), "2": (3, "nginx:2")}
 
     assert "rolled back" in k("rollout", "undo", "deployment/app").stdout
@@ -114,6 +130,11 @@ def test_set_image_rolls_out_a_new_replicaset(mockkube_fresh):
         time.sleep(0.05)
     assert waiter.wait(10) == 0
     images = json.loads(k("get", "rs", "-l", "app=app", "-o", "json").stdout)["items"]
-    by_rev = {r["metadata"]["annotations"]["deployment.kubernetes.io/revision"]:
-              (r["spec"]["replicas"], r["spec"]["template"]["spec"]["containers"][0]["image"]) for r in images}
+    by_rev = {
+        r["metadata"]["annotations"]["deployment.kubernetes.io/revision"]: (
+            r["spec"]["replicas"],
+            r["spec"]["template"]["spec"]["containers"][0]["image"],
+        )
+        for r in images
+    }
     assert by_rev == {"3": (3, "nginx:1"), "2": (0, "nginx:2")}  # the old ReplicaSet is reused

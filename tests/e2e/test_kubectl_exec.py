@@ -40,7 +40,9 @@ def test_kubectl_exec_output_stdin_and_exit_codes(web):
     assert p.returncode == 127 and "sh: no-such-tool: not found" in p.stderr
     p = c.kubectl("exec", "-i", "-n", ns, "web", "--", "cat", input="from stdin\n")
     assert p.stdout == "from stdin\n"
-    p = c.kubectl("exec", "-i", "-n", ns, "web", "--", "sh", input="echo a\nfor i in $(seq 1 2); do echo $i; done\nexit 0\n")
+    p = c.kubectl(
+        "exec", "-i", "-n", ns, "web", "--", "sh", input="echo a\nfor i in $(seq 1 2); do echo $i; done\nexit 0\n"
+    )
     assert p.stdout == "a\n1\n2\n"
 
 
@@ -48,14 +50,21 @@ def test_exec_errors_as_upstream(web):
     c, ns = web
     p = c.kubectl("exec", "-n", ns, "web", "-c", "nope", "--", "true", check=False)
     assert p.returncode == 1 and "container nope is not valid for pod web" in p.stderr
-    c.kubectl("apply", "-n", ns, "-f", "-", input="""
+    c.kubectl(
+        "apply",
+        "-n",
+        ns,
+        "-f",
+        "-",
+        input="""
 apiVersion: v1
 kind: Pod
 metadata: {name: done}
 spec:
   restartPolicy: Never
   containers: [{name: c, image: busybox}]
-""")
+""",
+    )
     c.wait_for_pod_phase("done", "Succeeded", ns)
     p = c.kubectl("exec", "-n", ns, "done", "--", "true", check=False)
     assert "cannot exec into a container in a completed pod; current phase is Succeeded" in p.stderr
@@ -67,15 +76,40 @@ def test_python_client_stream_exec_and_attach(web, mockkube_api_client):
 
     c, ns = web
     core = client.CoreV1Api(mockkube_api_client)
-    out = stream(core.connect_get_namespaced_pod_exec, "web", ns, command=["sh", "-c", "seq 1 3"],
-                 stderr=True, stdin=False, stdout=True, tty=False)
+    out = stream(
+        core.connect_get_namespaced_pod_exec,
+        "web",
+        ns,
+        command=["sh", "-c", "seq 1 3"],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+    )
     assert out.splitlines() == ["1", "2", "3"]
-    resp = stream(core.connect_get_namespaced_pod_exec, "web", ns, command=["sh", "-c", "exit 7"],
-                  stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+    resp = stream(
+        core.connect_get_namespaced_pod_exec,
+        "web",
+        ns,
+        command=["sh", "-c", "exit 7"],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+        _preload_content=False,
+    )
     resp.run_forever(timeout=10)
     assert resp.returncode == 7
-    attach = stream(core.connect_get_namespaced_pod_attach, "web", ns, stdout=True, stderr=True, stdin=False,
-                    tty=False, _preload_content=False)
+    attach = stream(
+        core.connect_get_namespaced_pod_attach,
+        "web",
+        ns,
+        stdout=True,
+        stderr=True,
+        stdin=False,
+        tty=False,
+        _preload_content=False,
+    )
     attach.update(timeout=5)
     assert "started" in attach.read_stdout(timeout=5)
     attach.close()

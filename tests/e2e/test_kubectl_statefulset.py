@@ -44,20 +44,41 @@ def test_statefulset_identity_update_and_scale(mockkube, mockkube_namespace):
     assert p1["metadata"]["labels"]["apps.kubernetes.io/pod-index"] == "1"
     assert {"name": "data", "persistentVolumeClaim": {"claimName": "data-db-1"}} in p1["spec"]["volumes"]
     claims = c.kubectl("get", "pvc", "-n", ns, "-o", "name").stdout.split()
-    assert claims == ["persistentvolumeclaim/data-db-0", "persistentvolumeclaim/data-db-1",
-                      "persistentvolumeclaim/data-db-2"]
+    assert claims == [
+        "persistentvolumeclaim/data-db-0",
+        "persistentvolumeclaim/data-db-1",
+        "persistentvolumeclaim/data-db-2",
+    ]
     # a partitioned update touches only ordinals >= 2
-    c.kubectl("patch", "sts", "db", "-n", ns, "-p",
-              '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":2}},'
-              '"template":{"spec":{"containers":[{"name":"db","image":"postgres:17"}]}}}}')
-    st = c.wait_for("sts", "db", lambda o: (o.get("status") or {}).get("updatedReplicas") == 1
-                    and o["status"].get("readyReplicas") == 3, ns)["status"]
+    c.kubectl(
+        "patch",
+        "sts",
+        "db",
+        "-n",
+        ns,
+        "-p",
+        '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":2}},'
+        '"template":{"spec":{"containers":[{"name":"db","image":"postgres:17"}]}}}}',
+    )
+    st = c.wait_for(
+        "sts",
+        "db",
+        lambda o: (o.get("status") or {}).get("updatedReplicas") == 1 and o["status"].get("readyReplicas") == 3,
+        ns,
+    )["status"]
     images = {n: p["spec"]["containers"][0]["image"] for n, p in pods(c, ns).items()}
     assert images == {"db-0": "postgres:16", "db-1": "postgres:16", "db-2": "postgres:17"}
     assert st["currentRevision"] != st["updateRevision"]
     c.kubectl("patch", "sts", "db", "-n", ns, "-p", '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}')
-    st = c.wait_for("sts", "db", lambda o: (o.get("status") or {}).get("currentRevision")
-                    == o["status"].get("updateRevision") and o["status"].get("updatedReplicas") == 3, ns)["status"]
+    st = c.wait_for(
+        "sts",
+        "db",
+        lambda o: (
+            (o.get("status") or {}).get("currentRevision") == o["status"].get("updateRevision")
+            and o["status"].get("updatedReplicas") == 3
+        ),
+        ns,
+    )["status"]
     assert {p["spec"]["containers"][0]["image"] for p in pods(c, ns).values()} == {"postgres:17"}
     # scale down from the highest ordinal; whenScaled: Delete removes its claims
     c.kubectl("scale", "sts", "db", "-n", ns, "--replicas=1")

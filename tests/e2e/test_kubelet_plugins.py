@@ -101,10 +101,30 @@ def events(c, name: str, reason: str) -> list[dict]:
 
 def run_driver(c, node: str, *extra: str) -> subprocess.Popen:
     d = dirs(c, node)
-    return subprocess.Popen([sys.executable, "-m", "mockkube", "driver", "run", "gpu.example.com", "--node", node,
-                             "--registry", d["registry"], "--plugins", d["plugins"], "--kubeconfig", c.kubeconfig,
-                             "--config", '{"count": 2}', *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mockkube",
+            "driver",
+            "run",
+            "gpu.example.com",
+            "--node",
+            node,
+            "--registry",
+            d["registry"],
+            "--plugins",
+            d["plugins"],
+            "--kubeconfig",
+            c.kubeconfig,
+            "--config",
+            '{"count": 2}',
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def test_profile_switch_runs_the_builtin_driver_out_of_process(cluster):
@@ -118,8 +138,7 @@ def test_profile_switch_runs_the_builtin_driver_out_of_process(cluster):
     assert "gpu.example.com/gpu=gpu-" in prepared[0]["message"]
     c.kubectl("delete", "pod", "flow", "--wait=true")
     until(lambda: events(c, "flow", "ResourceClaimUnprepared"), what="unprepared")
-    until(lambda: not (get(c, "resourceclaim", "flow").get("status") or {}).get("reservedFor"),
-          what="claim released")
+    until(lambda: not (get(c, "resourceclaim", "flow").get("status") or {}).get("reservedFor"), what="claim released")
     c.kubectl("delete", "resourceclaim", "flow")
 
 
@@ -138,8 +157,10 @@ def test_plugin_crash_restart_and_socket_removal(cluster):
         until(lambda: not slices(c, "ext-0"), what="slices wiped after the plugin crashed")
         # the restarted plugin replaces its stale sockets, registers again, republishes
         proc = run_driver(c, "ext-0")
-        until(lambda: "gpu.example.com" in dirs(c, "ext-0")["registered"] and slices(c, "ext-0"),
-              what="registered again after the restart")
+        until(
+            lambda: "gpu.example.com" in dirs(c, "ext-0")["registered"] and slices(c, "ext-0"),
+            what="registered again after the restart",
+        )
         # the registration socket removed: deregistered, slices wiped after the delay
         os.unlink(Path(dirs(c, "ext-0")["registry"]) / "gpu.example.com-reg.sock")
         until(lambda: "gpu.example.com" not in dirs(c, "ext-0")["registered"], what="deregistered")
@@ -159,8 +180,10 @@ def test_prepare_errors_reach_the_pod_and_are_retried(cluster):
         c.kubectl("apply", "-f", "-", input=pod_yaml("failing", "ext-1"))
         ev = until(lambda: events(c, "failing", "FailedPrepareDynamicResources"), what="failure event")
         assert ev[0]["type"] == "Warning"
-        assert ev[0]["message"] == ("Failed to prepare dynamic resources: prepare dynamic resources: "
-                                    "NodePrepareResources failed for ResourceClaim failing: device is being reset")
+        assert ev[0]["message"] == (
+            "Failed to prepare dynamic resources: prepare dynamic resources: "
+            "NodePrepareResources failed for ResourceClaim failing: device is being reset"
+        )
         assert phase(c, "failing") == "Pending"
         until(lambda: p.prepare_calls >= 2, what="prepare retried")
         p.fail_prepare = ""
@@ -171,16 +194,18 @@ def test_prepare_errors_reach_the_pod_and_are_retried(cluster):
 def test_version_negotiation(cluster):
     c = cluster
     d = dirs(c, "ext-2")
-    with ThreadedPlugin("gpu.example.com", "ext-2", d["registry"], d["plugins"], c.kubeconfig,
-                        versions=["v1beta1.DRAPlugin"]) as p:
+    with ThreadedPlugin(
+        "gpu.example.com", "ext-2", d["registry"], d["plugins"], c.kubeconfig, versions=["v1beta1.DRAPlugin"]
+    ) as p:
         until(lambda: p.registered, what="a v1beta1-only plugin registers")
         c.kubectl("apply", "-f", "-", input=pod_yaml("beta", "ext-2"))
         until(lambda: phase(c, "beta") == "Running", what="prepared through v1beta1")
         assert ("NodePrepareResources", "v1beta1.DRAPlugin") in p.plugin.calls
         c.kubectl("delete", "pod", "beta", "--wait=true")
         until(lambda: ("NodeUnprepareResources", "v1beta1.DRAPlugin") in p.plugin.calls, what="unprepared")
-    with ThreadedPlugin("gpu.example.com", "ext-2", d["registry"], d["plugins"], c.kubeconfig,
-                        versions=["v9.DRAPlugin"]) as p:
+    with ThreadedPlugin(
+        "gpu.example.com", "ext-2", d["registry"], d["plugins"], c.kubeconfig, versions=["v9.DRAPlugin"]
+    ) as p:
         err = until(lambda: p.plugin.registration_error, what="registration refused")
         assert "none of the versions supported by the plugin (v9.DRAPlugin)" in err
         assert not p.registered
@@ -200,19 +225,34 @@ def test_health_stream_drives_pod_status_and_taint(cluster):
             cs = (get(c, "pod", "sick").get("status") or {}).get("containerStatuses") or [{}]
             return cs[0].get("allocatedResourcesStatus") or []
 
-        assert health() == [{"name": "claim:gpu", "resources": [
-            {"resourceID": f"gpu.example.com/gpu={device}", "health": "Unknown"}]}]
+        assert health() == [
+            {"name": "claim:gpu", "resources": [{"resourceID": f"gpu.example.com/gpu={device}", "health": "Unknown"}]}
+        ]
         p.set_health("ext-3", device, "Unhealthy", "XID 79")
         until(lambda: health() and health()[0]["resources"][0]["health"] == "Unhealthy", what="unhealthy in status")
-        rules = until(lambda: [r for r in get(c, "devicetaintrules")["items"]
-                               if r["spec"]["deviceSelector"].get("device") == device], what="taint rule")
-        assert rules[0]["spec"]["taint"] == {"key": "gpu.example.com/unhealthy", "value": "true",
-                                             "effect": "NoSchedule"} | {k: v for k, v in rules[0]["spec"]["taint"].items()
-                                                                       if k == "timeAdded"}
+        rules = until(
+            lambda: [
+                r for r in get(c, "devicetaintrules")["items"] if r["spec"]["deviceSelector"].get("device") == device
+            ],
+            what="taint rule",
+        )
+        assert rules[0]["spec"]["taint"] == {
+            "key": "gpu.example.com/unhealthy",
+            "value": "true",
+            "effect": "NoSchedule",
+        } | {k: v for k, v in rules[0]["spec"]["taint"].items() if k == "timeAdded"}
         p.set_health("ext-3", device, "Healthy")
         until(lambda: health() and health()[0]["resources"][0]["health"] == "Healthy", what="healthy again")
-        until(lambda: not [r for r in get(c, "devicetaintrules")["items"]
-                           if r["spec"]["deviceSelector"].get("device") == device], what="taint rule removed")
+        until(
+            lambda: (
+                not [
+                    r
+                    for r in get(c, "devicetaintrules")["items"]
+                    if r["spec"]["deviceSelector"].get("device") == device
+                ]
+            ),
+            what="taint rule removed",
+        )
         c.kubectl("delete", "pod", "sick", "--wait=true")
 
 
@@ -227,7 +267,11 @@ def test_plugin_dirs_endpoint(cluster):
 
 def test_restarting_kubelet_wipes_stale_slices(cluster):
     c = cluster
-    c.kubectl("apply", "-f", "-", input="""
+    c.kubectl(
+        "apply",
+        "-f",
+        "-",
+        input="""
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: stale-slice}
@@ -236,7 +280,8 @@ spec:
   nodeName: ext-1
   pool: {name: ext-1, generation: 1, resourceSliceCount: 1}
   devices: [{name: dev-0}]
-""")
+""",
+    )
     rt = runtime(c.server)
     on_cluster(c, rt.stop_kubelet, "ext-1")
     assert get(c, "resourceslice", "stale-slice")  # a stopped kubelet wipes nothing
@@ -274,8 +319,9 @@ def test_out_of_process_driver_publishes_to_a_secured_server(tmp_path):
     server with the kubeconfig's CA and admin certificate (Node: the kubelets register their
     nodes, as with kubeadm)."""
     (tmp_path / "profile.yaml").write_text(PROFILE)
-    c = ThreadedCluster(workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"),
-                        authorization_mode="Node,RBAC").start()
+    c = ThreadedCluster(
+        workdir=str(tmp_path), cluster=str(tmp_path / "profile.yaml"), authorization_mode="Node,RBAC"
+    ).start()
     try:
         assert c.url.startswith("https://")
         until(lambda: len(slices(c, "oop")) == 1, what="slices published by the plugin process over TLS")

@@ -65,14 +65,21 @@ def test_delete_namespace_removes_contents_and_namespace(mockkube_cluster):
 def test_create_in_terminating_namespace_is_forbidden(mockkube_cluster):
     k = mockkube_cluster.kubectl
     k("create", "namespace", "e2e-closing")
-    k("create", "-f", "-", input="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: e2e-closing, "
-                                  "finalizers: [example.com/hold]}\n")
+    k(
+        "create",
+        "-f",
+        "-",
+        input="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: e2e-closing, "
+        "finalizers: [example.com/hold]}\n",
+    )
     k("delete", "namespace", "e2e-closing", "--wait=false")
     k("wait", "--for=jsonpath={.status.phase}=Terminating", "namespace/e2e-closing", "--timeout=30s")
     p = k("create", "configmap", "late", "-n", "e2e-closing", check=False)
     assert p.returncode != 0
-    assert ('configmaps "late" is forbidden: unable to create new content in namespace e2e-closing because it is '
-            'being terminated') in p.stderr
+    assert (
+        'configmaps "late" is forbidden: unable to create new content in namespace e2e-closing because it is '
+        "being terminated"
+    ) in p.stderr
     k("wait", "--for=condition=NamespaceFinalizersRemaining", "namespace/e2e-closing", "--timeout=30s")
     k("patch", "configmap", "held", "-n", "e2e-closing", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
     k("wait", "--for=delete", "namespace/e2e-closing", "--timeout=30s")

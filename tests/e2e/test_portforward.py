@@ -43,12 +43,18 @@ def port_forward(web):
     procs = []
 
     def start(*args: str) -> int:
-        p = subprocess.Popen([binaries.kubectl(), "port-forward", "-n", ns, *args], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=c.env())
+        p = subprocess.Popen(
+            [binaries.kubectl(), "port-forward", "-n", ns, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=c.env(),
+        )
         procs.append(p)
         line = p.stdout.readline()  # "Forwarding from 127.0.0.1:NNNNN -> 8080"
         assert line.startswith("Forwarding from 127.0.0.1:"), line + p.stderr.read()
         return int(line.split(":")[1].split()[0])
+
     yield start
     for p in procs:
         p.terminate()
@@ -134,18 +140,30 @@ def test_listeners_of_a_pod():
     from mockkube.kubelet.images import repository
     from mockkube.kubelet.portforward import listeners
 
-    pod = {"spec": {"containers": [
-        {"image": "docker.io/library/nginx:1.27", "ports": [{"containerPort": 8443, "name": "https"}],
-         "startupProbe": {"tcpSocket": {"port": 1235}}, "readinessProbe": {"httpGet": {"port": "https"}}},
-        {"image": "python", "livenessProbe": {"httpGet": {"port": 9000}}}]}}
+    pod = {
+        "spec": {
+            "containers": [
+                {
+                    "image": "docker.io/library/nginx:1.27",
+                    "ports": [{"containerPort": 8443, "name": "https"}],
+                    "startupProbe": {"tcpSocket": {"port": 1235}},
+                    "readinessProbe": {"httpGet": {"port": "https"}},
+                },
+                {"image": "python", "livenessProbe": {"httpGet": {"port": 9000}}},
+            ]
+        }
+    }
     ports = listeners(pod)
     assert sorted(ports) == [80, 1235, 8443, 9000]
     assert ports[80][0] == "text/html" and ports[1235] is None
     assert repository("registry.k8s.io/nginx@sha256:abc") == "nginx" and repository("python:3.12") == "python"
 
 
-PROGRAM_PROFILE = {"nodes": [{"name": "n1"}], "deviceClasses": False,
-                   "kubelet": {"runPrograms": True, "runToCompletion": "1h"}}
+PROGRAM_PROFILE = {
+    "nodes": [{"name": "n1"}],
+    "deviceClasses": False,
+    "kubelet": {"runPrograms": True, "runToCompletion": "1h"},
+}
 ECHO = """
 import socketserver, sys
 print("listening", flush=True)
@@ -173,11 +191,24 @@ def test_real_python_program_behind_port_forward(mockkube, mockkube_namespace, m
     core = client.CoreV1Api(mockkube_api_client)
     ns = mockkube_namespace
     core.create_namespaced_config_map(ns, {"metadata": {"name": "echo"}, "data": {"echo.py": ECHO}})
-    core.create_namespaced_pod(ns, {"metadata": {"name": "echo"}, "spec": {
-        "restartPolicy": "Never",
-        "containers": [{"name": "echo", "image": "python", "command": ["python", "/app/echo.py", str(port)],
-                        "volumeMounts": [{"name": "app", "mountPath": "/app"}]}],
-        "volumes": [{"name": "app", "configMap": {"name": "echo"}}]}})
+    core.create_namespaced_pod(
+        ns,
+        {
+            "metadata": {"name": "echo"},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "echo",
+                        "image": "python",
+                        "command": ["python", "/app/echo.py", str(port)],
+                        "volumeMounts": [{"name": "app", "mountPath": "/app"}],
+                    }
+                ],
+                "volumes": [{"name": "app", "configMap": {"name": "echo"}}],
+            },
+        },
+    )
     mockkube.wait_for_pod_phase("echo", "Running", ns)
     pf = portforward(core.connect_get_namespaced_pod_portforward, "echo", ns, ports=f"{port},{port + 1}")
     sock = pf.socket(port)

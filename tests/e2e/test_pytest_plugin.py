@@ -23,8 +23,10 @@ def run(cmd: list[str], cwd: Path, timeout: float = 300) -> subprocess.Completed
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_the_documented_pytest_suite_passes(tmp_path, workers):
     shutil.copy(EXAMPLES / "test_pytest_suite.py", tmp_path)
-    p = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", workers,
-             "test_pytest_suite.py"], tmp_path)
+    p = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", workers, "test_pytest_suite.py"],
+        tmp_path,
+    )
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
     assert "5 passed" in p.stdout
 
@@ -39,7 +41,7 @@ def test_the_documented_unittest_suite_passes(tmp_path):
 def test_a_leak_between_tests_would_be_caught(tmp_path):
     """The isolation the suite relies on: a second test on the same worker does not see the
     first one's objects, while both run on one server (started once)."""
-    (tmp_path / "test_leak.py").write_text('''
+    (tmp_path / "test_leak.py").write_text("""
 import os
 
 def test_first(mockkube, mockkube_pool):
@@ -57,9 +59,23 @@ import pytest
 def test_indirect_profile(mockkube, mockkube_pool):
     assert mockkube.kubectl("get", "nodes", "-o", "name").stdout == ""
     assert mockkube.url != os.environ["FIRST_URL"] and len(mockkube_pool.clusters) == 2
-''')
-    p = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0",
-             "test_leak.py"], tmp_path)
+""")
+    p = run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "-n",
+            "0",
+            "test_leak.py",
+        ],
+        tmp_path,
+    )
     assert p.returncode == 0 and "3 passed" in p.stdout, p.stdout[-4000:] + p.stderr[-2000:]
 
 

@@ -8,11 +8,15 @@ from kubernetes import client, config, watch
 pytestmark = pytest.mark.e2e
 
 SLICE = {
-    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceSlice",
     "metadata": {"name": "py-slice"},
-    "spec": {"driver": "py.example.com", "nodeName": "node-a",
-             "pool": {"name": "node-a", "generation": 1, "resourceSliceCount": 1},
-             "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "A100"}}}]},
+    "spec": {
+        "driver": "py.example.com",
+        "nodeName": "node-a",
+        "pool": {"name": "node-a", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "A100"}}}],
+    },
 }
 
 

@@ -30,9 +30,15 @@ def test_custom_objects_api(api_client):
     assert {c.type: c.status for c in crd.status.conditions} == {"NamesAccepted": "True", "Established": "True"}
     co = client.CustomObjectsApi(api_client)
     args = ("stable.example.com", "v1", "default", "crontabs")
-    obj = co.create_namespaced_custom_object(*args, {
-        "apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "py"},
-        "spec": {"cronSpec": "* * * * *"}})
+    obj = co.create_namespaced_custom_object(
+        *args,
+        {
+            "apiVersion": "stable.example.com/v1",
+            "kind": "CronTab",
+            "metadata": {"name": "py"},
+            "spec": {"cronSpec": "* * * * *"},
+        },
+    )
     assert obj["spec"]["replicas"] == 1
     rv = co.list_namespaced_custom_object(*args)["metadata"]["resourceVersion"]
     co.patch_namespaced_custom_object_status(*args, "py", {"status": {"phase": "Done"}})

@@ -23,14 +23,24 @@ def test_the_quickstart_commands_run_as_written(tmp_path):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "kubectl").symlink_to(binaries.kubectl())
-    server = subprocess.Popen([sys.executable, "-m", "mockkube", "serve", "--port", "0", "--kubeconfig",
-                               str(tmp_path / "kubeconfig")], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mockkube", "serve", "--port", "0", "--kubeconfig", str(tmp_path / "kubeconfig")],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
     try:
         assert server.stdout.readline().startswith("mockkube ready at ")
         (tmp_path / "docs").symlink_to(ROOT / "docs")
         env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", HOME=str(tmp_path))
-        p = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert p.returncode == 0, p.stdout + p.stderr
         assert re.search(r"pod/trainer\s+1/1\s+Running", p.stdout), p.stdout
         assert "allocated,reserved" in p.stdout and "configmap/settings serverside-applied" in p.stdout

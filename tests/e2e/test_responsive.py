@@ -42,8 +42,12 @@ spec:
 
 def serve(tmp_path, *flags: str) -> tuple[subprocess.Popen, str, str]:
     kc = str(tmp_path / "kubeconfig")
-    p = subprocess.Popen([sys.executable, "-m", "mockkube", "serve", "--port", "0", "--kubeconfig", kc, *flags],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mockkube", "serve", "--port", "0", "--kubeconfig", kc, *flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = p.stdout.readline()
     assert line.startswith("mockkube ready at "), line + p.stderr.read()
     return p, line.split()[-1], kc
@@ -51,8 +55,9 @@ def serve(tmp_path, *flags: str) -> tuple[subprocess.Popen, str, str]:
 
 def kubectl(kc: str, *args: str, input: str | None = None) -> str:
     env = dict(os.environ, KUBECONFIG=kc)
-    return subprocess.run([binaries.kubectl(), *args], env=env, input=input, capture_output=True, text=True,
-                          check=True, timeout=30).stdout
+    return subprocess.run(
+        [binaries.kubectl(), *args], env=env, input=input, capture_output=True, text=True, check=True, timeout=30
+    ).stdout
 
 
 def request(url: str, method: str = "GET", body: dict | None = None) -> float:
@@ -83,8 +88,14 @@ def test_reads_and_writes_stay_prompt_and_sigterm_stops_during_an_endless_alloca
         kubectl(kc, "apply", "-f", "-", input=PATHOLOGICAL)
         until(lambda: allocating(url), what="the pod's claim")
         gets = [request(f"{url}/api/v1/namespaces/default/pods") for _ in range(200)]
-        writes = [request(f"{url}/api/v1/namespaces/default/configmaps", "POST",
-                          {"metadata": {"name": f"cm-{i}"}, "data": {"i": str(i)}}) for i in range(50)]
+        writes = [
+            request(
+                f"{url}/api/v1/namespaces/default/configmaps",
+                "POST",
+                {"metadata": {"name": f"cm-{i}"}, "data": {"i": str(i)}},
+            )
+            for i in range(50)
+        ]
         assert p99(gets) < 0.1, f"GET p99 {p99(gets) * 1000:.0f} ms"
         assert p99(writes) < 0.2, f"POST p99 {p99(writes) * 1000:.0f} ms"
         assert "patho" in kubectl(kc, "get", "pods", "--request-timeout=5s")
@@ -117,14 +128,25 @@ def test_filter_timeout_flag_turns_the_search_into_a_scheduling_error(tmp_path):
         kubectl(kc, "apply", "-f", "-", input=PATHOLOGICAL)
 
         def event():
-            out = json.loads(kubectl(kc, "get", "events", "-o", "json",
-                                     "--field-selector", "involvedObject.name=patho,reason=FailedScheduling"))
+            out = json.loads(
+                kubectl(
+                    kc,
+                    "get",
+                    "events",
+                    "-o",
+                    "json",
+                    "--field-selector",
+                    "involvedObject.name=patho,reason=FailedScheduling",
+                )
+            )
             return out["items"]
 
         (ev, *_) = until(event, what="FailedScheduling")
         assert ev["type"] == "Warning"
-        assert ev["message"] in [f'running "DynamicResources" filter plugin: node gpu-node-{i}: timed out trying '
-                                 f'to allocate devices' for i in (0, 1)]
+        assert ev["message"] in [
+            f'running "DynamicResources" filter plugin: node gpu-node-{i}: timed out trying to allocate devices'
+            for i in (0, 1)
+        ]
         pod = json.loads(kubectl(kc, "get", "pod", "patho", "-o", "json"))
         (cond,) = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"]
         assert cond["reason"] == "SchedulerError" and cond["message"] == ev["message"]
@@ -134,18 +156,29 @@ def test_filter_timeout_flag_turns_the_search_into_a_scheduling_error(tmp_path):
 
 
 def test_profile_sets_the_filter_timeout(tmp_path):
-    from mockkube.kubelet.profile import DEMO_PROFILE
-
     import yaml
+
+    from mockkube.config.profile import DEMO_PROFILE
 
     profile = dict(DEMO_PROFILE, scheduler={"filterTimeout": "250ms"})
     (tmp_path / "profile.yaml").write_text(yaml.safe_dump(profile))
     p, url, kc = serve(tmp_path, "--cluster", str(tmp_path / "profile.yaml"))
     try:
         kubectl(kc, "apply", "-f", "-", input=PATHOLOGICAL)
-        out = until(lambda: json.loads(kubectl(kc, "get", "events", "-o", "json", "--field-selector",
-                                               "involvedObject.name=patho,reason=FailedScheduling"))["items"],
-                    what="FailedScheduling")
+        out = until(
+            lambda: json.loads(
+                kubectl(
+                    kc,
+                    "get",
+                    "events",
+                    "-o",
+                    "json",
+                    "--field-selector",
+                    "involvedObject.name=patho,reason=FailedScheduling",
+                )
+            )["items"],
+            what="FailedScheduling",
+        )
         assert "timed out trying to allocate devices" in out[0]["message"]
     finally:
         p.send_signal(signal.SIGTERM)
@@ -156,14 +189,18 @@ def test_sigterm_stops_a_5000_node_cluster_within_two_seconds(tmp_path):
     """A big cluster too: its kubelets, their plugin directories and a large heap."""
     import yaml
 
-    (tmp_path / "big.yaml").write_text(yaml.safe_dump({"nodes": [
-        {"name": "n", "count": 5000, "drivers": {"gpu.example.com": {"count": 2}}}]}))
+    (tmp_path / "big.yaml").write_text(
+        yaml.safe_dump({"nodes": [{"name": "n", "count": 5000, "drivers": {"gpu.example.com": {"count": 2}}}]})
+    )
     p, url, kc = serve(tmp_path, "--cluster", str(tmp_path / "big.yaml"))
     try:
+
         def published() -> bool:
-            with urllib.request.urlopen(f"{url}/apis/resource.k8s.io/v1/resourceslices?limit=1&"
-                                        f"fieldSelector=spec.nodeName=n-4999") as r:
+            with urllib.request.urlopen(
+                f"{url}/apis/resource.k8s.io/v1/resourceslices?limit=1&fieldSelector=spec.nodeName=n-4999"
+            ) as r:
                 return bool(json.load(r)["items"])
+
         until(published, timeout=120, what="the last node's slice")
     finally:
         t = time.perf_counter()

@@ -16,8 +16,12 @@ pytestmark = pytest.mark.e2e
 
 
 def _start(db: str, kubeconfig: str) -> tuple[subprocess.Popen, str]:
-    p = subprocess.Popen([sys.executable, "-m", "mockkube", "serve", "--port", "0", "--db", db,
-                          "--kubeconfig", kubeconfig], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mockkube", "serve", "--port", "0", "--db", db, "--kubeconfig", kubeconfig],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = p.stdout.readline()
     assert line.startswith("mockkube ready at http://127.0.0.1:"), line + p.stderr.read()
     return p, line.split()[-1]
@@ -47,9 +51,13 @@ def test_restart_keeps_objects_and_rv_rises(tmp_path):
         newer = json.loads(_kubectl(kc, "get", "configmap", "newer", "-o", "json"))
         assert int(newer["metadata"]["resourceVersion"]) > int(before["metadata"]["resourceVersion"])
         # a watch from the pre-restart resourceVersion still resumes from the persisted event log
-        out = _kubectl(kc, "get", "--raw",
-                       f"/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1"
-                       f"&resourceVersion={before['metadata']['resourceVersion']}")
+        out = _kubectl(
+            kc,
+            "get",
+            "--raw",
+            f"/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1"
+            f"&resourceVersion={before['metadata']['resourceVersion']}",
+        )
         assert '"newer"' in out
     finally:
         p.send_signal(signal.SIGINT)

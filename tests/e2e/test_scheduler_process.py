@@ -121,12 +121,19 @@ def test_scheduling_happens_in_a_process_of_its_own(cluster):
 
 def test_explain_asks_the_scheduler_process(cluster):
     ns = cluster.create_namespace("sp")
-    too_many = CLAIMED.replace("NAME", "stuck").replace("one-gpu", "three-gpus").replace(
-        "deviceClassName: gpu.example.com}", "deviceClassName: gpu.example.com, count: 3}")
+    too_many = (
+        CLAIMED.replace("NAME", "stuck")
+        .replace("one-gpu", "three-gpus")
+        .replace("deviceClassName: gpu.example.com}", "deviceClassName: gpu.example.com, count: 3}")
+    )
     cluster.kubectl("apply", "-n", ns, "-f", "-", input=too_many)
-    until(lambda: any(c.get("reason") == "Unschedulable" for c in
-                      ((cluster.get("Pod", "stuck", namespace=ns) or {}).get("status") or {}).get("conditions") or ()),
-          timeout=30)
+    until(
+        lambda: any(
+            c.get("reason") == "Unschedulable"
+            for c in ((cluster.get("Pod", "stuck", namespace=ns) or {}).get("status") or {}).get("conditions") or ()
+        ),
+        timeout=30,
+    )
     r = cluster.http.get(f"{cluster.url}/mockkube/v1/namespaces/{ns}/pods/stuck/explain", timeout=30)
     assert r.status_code == 200, r.text
     report = r.json()
@@ -199,8 +206,13 @@ def test_sigterm_stops_the_scheduler_process_too():
         c._proc.send_signal(signal.SIGTERM)
         c._proc.wait(5)
         assert time.monotonic() - t0 < 2.5
-        until(lambda: not os.path.exists(f"/proc/{pids[0]}") or
-              open(f"/proc/{pids[0]}/stat").read().split(")")[1].split()[0] == "Z", timeout=5)
+        until(
+            lambda: (
+                not os.path.exists(f"/proc/{pids[0]}")
+                or open(f"/proc/{pids[0]}/stat").read().split(")")[1].split()[0] == "Z"
+            ),
+            timeout=5,
+        )
     finally:
         c.stop()
 
@@ -212,15 +224,18 @@ def test_the_process_ends_with_its_channel_even_before_it_has_synced(tmp_path):
     import subprocess
     import sys
 
-    from mockkube.server import write_kubeconfig
+    from mockkube.server.server import write_kubeconfig
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: connections are refused
     write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{port}")
-    p = subprocess.Popen([sys.executable, "-m", "mockkube", "scheduler", "--control", "--kubeconfig",
-                          str(tmp_path / "kc")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mockkube", "scheduler", "--control", "--kubeconfig", str(tmp_path / "kc")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         until(lambda: b"failed to list" in p.stderr.read1(65536), timeout=30)  # retrying, not synced
         p.stdin.close()

@@ -58,9 +58,10 @@ def test_chart_service_account_can_do_what_its_cluster_role_grants(mockkube, tmp
     assert r.returncode == 1 and r.stderr.strip() == (
         'Error from server (Forbidden): configmaps "made-by-sa" is forbidden: User '
         '"system:serviceaccount:default:cm-operator" cannot delete resource "configmaps" in API group "" '
-        'in the namespace "kube-public"')
+        'in the namespace "kube-public"'
+    )
     r = c.kubectl("--kubeconfig", sa, "get", "secrets", check=False)
-    assert r.returncode == 1 and "cannot list resource \"secrets\"" in r.stderr
+    assert r.returncode == 1 and 'cannot list resource "secrets"' in r.stderr
     assert c.kubectl("--kubeconfig", sa, "auth", "can-i", "update", "configmaps").stdout.strip() == "yes"
     r = c.kubectl("--kubeconfig", sa, "auth", "can-i", "delete", "configmaps", check=False)
     assert r.returncode == 1 and r.stdout.strip() == "no"
@@ -87,7 +88,8 @@ def test_users_tokens_and_impersonation(mockkube):
     r = c.kubectl("--kubeconfig", bob, "get", "pods", check=False)
     assert r.returncode == 1 and r.stderr.strip() == (
         'Error from server (Forbidden): pods is forbidden: User "bob" cannot list resource "pods" in API group "" '
-        'in the namespace "default"')
+        'in the namespace "default"'
+    )
     c.kubectl("create", "rolebinding", "devs-view", "--clusterrole=view", "--group=devs")
     assert c.kubectl("--kubeconfig", bob, "get", "pods").returncode == 0
     assert "bob" in c.kubectl("--kubeconfig", bob, "auth", "whoami").stdout
@@ -98,7 +100,8 @@ def test_users_tokens_and_impersonation(mockkube):
     r = c.kubectl("--kubeconfig", bob, "--as=alice", "get", "pods", check=False)
     assert r.returncode == 1 and r.stderr.strip() == (
         'Error from server (Forbidden): users "alice" is forbidden: User "bob" cannot impersonate resource "users" '
-        'in API group "" at the cluster scope')
+        'in API group "" at the cluster scope'
+    )
     bad = c.kubeconfig_for(user="bob")
     text = open(bad).read()
     token = text.split("token: ")[1].split()[0]

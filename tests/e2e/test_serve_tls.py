@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 import yaml
 
-from mockkube import certs
+from mockkube.apiserver import certs
 from mockkube.testing import binaries
 
 pytestmark = pytest.mark.e2e
@@ -22,8 +22,23 @@ pytestmark = pytest.mark.e2e
 
 def _serve(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
     kc = tmp_path / "kubeconfig"
-    p = subprocess.Popen([sys.executable, "-m", "mockkube", "serve", "--port", "0", "--kubeconfig", str(kc),
-                          "--cluster", str(_profile(tmp_path)), *flags], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mockkube",
+            "serve",
+            "--port",
+            "0",
+            "--kubeconfig",
+            str(kc),
+            "--cluster",
+            str(_profile(tmp_path)),
+            *flags,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     line = p.stdout.readline()
     assert line.startswith("mockkube ready at https://"), line
     return p, str(kc)
@@ -42,8 +57,15 @@ def _kubectl(kc: str, *args: str) -> subprocess.CompletedProcess:
 def test_serve_tls_rbac(tmp_path):
     tokens = tmp_path / "tokens.csv"
     tokens.write_text('carol-token,carol,2001,"ops"\n')
-    p, kc = _serve(tmp_path, "--tls", "--authorization-mode=RBAC", "--cert-dir", str(tmp_path / "pki"),
-                   "--token-auth-file", str(tokens))
+    p, kc = _serve(
+        tmp_path,
+        "--tls",
+        "--authorization-mode=RBAC",
+        "--cert-dir",
+        str(tmp_path / "pki"),
+        "--token-auth-file",
+        str(tokens),
+    )
     try:
         config = yaml.safe_load(open(kc))
         user = config["users"][0]["user"]
@@ -60,9 +82,18 @@ def test_serve_tls_rbac(tmp_path):
         # answers 401 instead, see docs/compatibility.md)
         other = certs.make_ca("someone-else")
         pair = certs.make_client(other, "kubernetes-admin", ["system:masters"])
-        forged = dict(config, users=[{"name": "mockkube", "user": {
-            "client-certificate-data": base64.b64encode(pair.cert_pem).decode(),
-            "client-key-data": base64.b64encode(pair.key_pem).decode()}}])
+        forged = dict(
+            config,
+            users=[
+                {
+                    "name": "mockkube",
+                    "user": {
+                        "client-certificate-data": base64.b64encode(pair.cert_pem).decode(),
+                        "client-key-data": base64.b64encode(pair.key_pem).decode(),
+                    },
+                }
+            ],
+        )
         (tmp_path / "forged").write_text(yaml.safe_dump(forged))
         r = _kubectl(str(tmp_path / "forged"), "get", "pods")
         assert r.returncode == 1 and r.stdout == "" and any(w in r.stderr for w in ("EOF", "reset", "closed")), r.stderr
@@ -77,10 +108,16 @@ def test_serve_tls_rbac(tmp_path):
         # pods trust the serving CA through kube-root-ca.crt
         from mockkube.testing.waiting import until
 
-        until(lambda: _kubectl(kc, "get", "configmap", "kube-root-ca.crt", "-o",
-                               "jsonpath={.data.ca\\.crt}").stdout.strip() == ca.strip(), timeout=30)
+        until(
+            lambda: (
+                _kubectl(kc, "get", "configmap", "kube-root-ca.crt", "-o", "jsonpath={.data.ca\\.crt}").stdout.strip()
+                == ca.strip()
+            ),
+            timeout=30,
+        )
         # the Python client with the written kubeconfig
-        from kubernetes import client, config as kconfig
+        from kubernetes import client
+        from kubernetes import config as kconfig
 
         api = client.CoreV1Api(kconfig.new_client_from_config(config_file=kc))
         assert "kube-system" in [n.metadata.name for n in api.list_namespace().items]
@@ -95,14 +132,29 @@ def test_serve_tls_rbac(tmp_path):
         # the control CLI reaches a TLS server with $KUBECONFIG's credentials, as kubectl does
         import os
 
-        r = subprocess.run([sys.executable, "-m", "mockkube", "clock", "show", "--server",
-                            yaml.safe_load(open(kc))["clusters"][0]["cluster"]["server"]],
-                           capture_output=True, text=True, env={**os.environ, "KUBECONFIG": kc})
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mockkube",
+                "clock",
+                "show",
+                "--server",
+                yaml.safe_load(open(kc))["clusters"][0]["cluster"]["server"],
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "KUBECONFIG": kc},
+        )
         assert r.returncode == 0 and "frozen" in r.stdout, r.stderr
         # `mockkube kubeconfig --cert-dir` writes the same credentials for a running server
         url = yaml.safe_load(open(kc))["clusters"][0]["cluster"]["server"]
-        out = subprocess.run([sys.executable, "-m", "mockkube", "kubeconfig", "--server", url, "--cert-dir",
-                              str(tmp_path / "pki")], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-m", "mockkube", "kubeconfig", "--server", url, "--cert-dir", str(tmp_path / "pki")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         (tmp_path / "printed").write_text(out)
         assert "kubernetes-admin" in _kubectl(str(tmp_path / "printed"), "auth", "whoami").stdout
     finally:
@@ -117,8 +169,9 @@ def test_serve_with_the_users_certificate(tmp_path):
     pair = certs.make_serving(ca, ["127.0.0.1", "localhost"])
     (tmp_path / "tls.crt").write_bytes(pair.cert_pem)
     (tmp_path / "tls.key").write_bytes(pair.key_pem)
-    p, kc = _serve(tmp_path, "--tls-cert-file", str(tmp_path / "tls.crt"), "--tls-private-key-file",
-                   str(tmp_path / "tls.key"))
+    p, kc = _serve(
+        tmp_path, "--tls-cert-file", str(tmp_path / "tls.crt"), "--tls-private-key-file", str(tmp_path / "tls.key")
+    )
     try:
         config = yaml.safe_load(open(kc))
         assert "certificate-authority-data" not in config["clusters"][0]["cluster"]

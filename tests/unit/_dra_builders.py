@@ -1,4 +1,5 @@
 """Small builders for allocator tests (plain wire-shaped dicts)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,10 +25,22 @@ def dev(name: str, **attrs: Any) -> dict:
     return out
 
 
-def slice_(name: str, devices: list[dict], *, node_name: str | None = "n1", pool: str | None = None,
-           driver: str = DRIVER, generation: int = 1, count: int = 1, **spec: Any) -> dict:
-    s: dict = {"driver": driver, "pool": {"name": pool or node_name or name, "generation": generation,
-                                          "resourceSliceCount": count}, "devices": devices}
+def slice_(
+    name: str,
+    devices: list[dict],
+    *,
+    node_name: str | None = "n1",
+    pool: str | None = None,
+    driver: str = DRIVER,
+    generation: int = 1,
+    count: int = 1,
+    **spec: Any,
+) -> dict:
+    s: dict = {
+        "driver": driver,
+        "pool": {"name": pool or node_name or name, "generation": generation, "resourceSliceCount": count},
+        "devices": devices,
+    }
     if node_name and not any(k in spec for k in ("allNodes", "nodeSelector", "perDeviceNodeSelection")):
         s["nodeName"] = node_name
     s.update(spec)
@@ -43,8 +56,9 @@ def dclass(name: str = "gpu", *exprs: str, driver: str = DRIVER, config: list | 
     return {"metadata": {"name": name}, "spec": s}
 
 
-def req(name: str = "gpu", cls: str = "gpu", count: int | None = None, *exprs: str, mode: str | None = None,
-        **extra: Any) -> dict:
+def req(
+    name: str = "gpu", cls: str = "gpu", count: int | None = None, *exprs: str, mode: str | None = None, **extra: Any
+) -> dict:
     exactly: dict = {"deviceClassName": cls}
     if count is not None:
         exactly["count"] = count
@@ -68,15 +82,18 @@ def sub(name: str, cls: str = "gpu", count: int = 1, *exprs: str, **extra: Any) 
     return s
 
 
-def claim(name: str, *requests: dict, constraints: list | None = None, config: list | None = None,
-          uid: str | None = None) -> dict:
+def claim(
+    name: str, *requests: dict, constraints: list | None = None, config: list | None = None, uid: str | None = None
+) -> dict:
     devices: dict = {"requests": list(requests)}
     if constraints:
         devices["constraints"] = constraints
     if config:
         devices["config"] = config
-    return {"metadata": {"name": name, "namespace": "default", "uid": uid or f"uid-{name}",
-                         "resourceVersion": "1"}, "spec": {"devices": devices}}
+    return {
+        "metadata": {"name": name, "namespace": "default", "uid": uid or f"uid-{name}", "resourceVersion": "1"},
+        "spec": {"devices": devices},
+    }
 
 
 def picked(outcome: Any, claim_index: int = 0) -> list[str]:

@@ -1,12 +1,13 @@
 """Builders and a running scheduler + claim controller for scheduler tests."""
+
 from __future__ import annotations
 
 import contextlib
 from typing import AsyncIterator, Callable
 
+from mockkube.client.client import Client
 from mockkube.controllers.resourceclaim import ResourceClaimController
 from mockkube.scheduler.scheduler import Scheduler
-from mockkube.storage.client import Client
 from mockkube.testing.cluster import running_server
 from mockkube.testing.waiting import eventually, settle
 
@@ -24,32 +25,59 @@ class Env:
     def rt(self, plural: str, group: str = ""):
         return self.c.rt(plural, group)
 
-    def node(self, name: str, labels: dict | None = None, taints: list | None = None, cpu: str = "4",
-             memory: str = "32Gi", pods: str = "110", unschedulable: bool = False, extra: dict | None = None):
+    def node(
+        self,
+        name: str,
+        labels: dict | None = None,
+        taints: list | None = None,
+        cpu: str = "4",
+        memory: str = "32Gi",
+        pods: str = "110",
+        unschedulable: bool = False,
+        extra: dict | None = None,
+    ):
         alloc = {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": "100Gi", **(extra or {})}
         spec: dict = {}
         if taints:
             spec["taints"] = taints
         if unschedulable:
             spec["unschedulable"] = True
-        return self.c.create(self.rt("nodes"), {"metadata": {"name": name, "labels": {
-            "kubernetes.io/hostname": name, **(labels or {})}}, "spec": spec,
-            "status": {"capacity": alloc, "allocatable": alloc}})
+        return self.c.create(
+            self.rt("nodes"),
+            {
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+                "spec": spec,
+                "status": {"capacity": alloc, "allocatable": alloc},
+            },
+        )
 
     def slice(self, node: str, devices: list[dict] | int, name: str | None = None, **spec_extra):
         if isinstance(devices, int):
             devices = [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(devices)]
-        spec = {"driver": DRIVER, "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                "devices": devices, **spec_extra}
+        spec = {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+            **spec_extra,
+        }
         return self.c.create(self.rt("resourceslices", G), {"metadata": {"name": name or f"{node}-gpu"}, "spec": spec})
 
     def device_class(self, name: str = "gpu", expr: str | None = None, **spec):
         sel = [{"cel": {"expression": expr or f'device.driver == "{DRIVER}"'}}]
-        return self.c.create(self.rt("deviceclasses", G), {"metadata": {"name": name},
-                                                          "spec": {"selectors": sel, **spec}})
+        return self.c.create(
+            self.rt("deviceclasses", G), {"metadata": {"name": name}, "spec": {"selectors": sel, **spec}}
+        )
 
-    def template(self, name: str, requests: list[dict] | None = None, ns: str = "default", constraints=None,
-                 labels=None, annotations=None):
+    def template(
+        self,
+        name: str,
+        requests: list[dict] | None = None,
+        ns: str = "default",
+        constraints=None,
+        labels=None,
+        annotations=None,
+    ):
         devices: dict = {"requests": requests or [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}
         if constraints:
             devices["constraints"] = constraints
@@ -58,17 +86,26 @@ class Env:
             meta["labels"] = labels
         if annotations:
             meta["annotations"] = annotations
-        return self.c.create(self.rt("resourceclaimtemplates", G), {
-            "metadata": {"name": name, "namespace": ns},
-            "spec": {"metadata": meta, "spec": {"devices": devices}}})
+        return self.c.create(
+            self.rt("resourceclaimtemplates", G),
+            {"metadata": {"name": name, "namespace": ns}, "spec": {"metadata": meta, "spec": {"devices": devices}}},
+        )
 
     def claim(self, name: str, requests: list[dict] | None = None, ns: str = "default"):
         devices = {"requests": requests or [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}
-        return self.c.create(self.rt("resourceclaims", G), {"metadata": {"name": name, "namespace": ns},
-                                                           "spec": {"devices": devices}})
+        return self.c.create(
+            self.rt("resourceclaims", G), {"metadata": {"name": name, "namespace": ns}, "spec": {"devices": devices}}
+        )
 
-    def pod(self, name: str, template: str | None = None, claim: str | None = None, ns: str = "default",
-            requests: dict | None = None, **spec_extra):
+    def pod(
+        self,
+        name: str,
+        template: str | None = None,
+        claim: str | None = None,
+        ns: str = "default",
+        requests: dict | None = None,
+        **spec_extra,
+    ):
         container: dict = {"name": "c", "image": "busybox"}
         spec: dict = {"containers": [container], **spec_extra}
         if requests:
@@ -104,8 +141,11 @@ class Env:
         return ((self.get_pod(name) or {}).get("spec") or {}).get("nodeName")
 
     def events(self, name: str, reason: str = "FailedScheduling") -> list[dict]:
-        return [e for e in self.c.list(self.rt("events"), "default")
-                if e["involvedObject"]["name"] == name and e["reason"] == reason]
+        return [
+            e
+            for e in self.c.list(self.rt("events"), "default")
+            if e["involvedObject"]["name"] == name and e["reason"] == reason
+        ]
 
     def condition(self, name: str) -> dict | None:
         for c in (self.get_pod(name).get("status") or {}).get("conditions") or ():

@@ -5,46 +5,73 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.machinery.admission.matching import Attributes, resources_match, rule_matches
-from mockkube.machinery.admission.validating import evaluate
-from mockkube.machinery.admission.validating import compile_program
-from mockkube.machinery.cel import CELError
+from mockkube.apiserver.admission.matching import Attributes, resources_match, rule_matches
+from mockkube.apiserver.admission.validating import compile_program, evaluate
+from mockkube.cel import CELError
 
 
 def _attrs(op="CREATE", resource="resourceslices", sub="", obj=None, old=None, user=None, ns="", **kw) -> Attributes:
-    return Attributes(op, kw.pop("group", "resource.k8s.io"), "v1", "ResourceSlice", resource, sub, ns,
-                      kw.pop("name", "s"), obj, old, bool(ns), user or {"username": "admin"},
-                      namespace_object=kw.pop("namespace_object", None))
+    return Attributes(
+        op,
+        kw.pop("group", "resource.k8s.io"),
+        "v1",
+        "ResourceSlice",
+        resource,
+        sub,
+        ns,
+        kw.pop("name", "s"),
+        obj,
+        old,
+        bool(ns),
+        user or {"username": "admin"},
+        namespace_object=kw.pop("namespace_object", None),
+    )
 
 
-RULE = {"apiGroups": ["resource.k8s.io"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-        "resources": ["resourceslices"], "scope": "*"}
+RULE = {
+    "apiGroups": ["resource.k8s.io"],
+    "apiVersions": ["v1"],
+    "operations": ["CREATE", "UPDATE"],
+    "resources": ["resourceslices"],
+    "scope": "*",
+}
 
 
-@pytest.mark.parametrize("rule,attrs,want", [
-    (RULE, _attrs(), True),
-    (RULE, _attrs(op="DELETE"), False),
-    (RULE, _attrs(sub="status", op="UPDATE"), False),
-    ({**RULE, "resources": ["resourceslices/*"]}, _attrs(sub="status", op="UPDATE"), True),
-    ({**RULE, "resources": ["*/status"]}, _attrs(sub="status", op="UPDATE"), True),
-    ({**RULE, "resources": ["*"]}, _attrs(sub="status", op="UPDATE"), False),
-    ({**RULE, "resources": ["*/*"]}, _attrs(sub="status", op="UPDATE"), True),
-    ({**RULE, "apiGroups": ["*"], "operations": ["*"]}, _attrs(op="DELETE"), True),
-    ({**RULE, "scope": "Namespaced"}, _attrs(), False),
-    ({**RULE, "resourceNames": ["other"]}, _attrs(), False),
-])
+@pytest.mark.parametrize(
+    "rule,attrs,want",
+    [
+        (RULE, _attrs(), True),
+        (RULE, _attrs(op="DELETE"), False),
+        (RULE, _attrs(sub="status", op="UPDATE"), False),
+        ({**RULE, "resources": ["resourceslices/*"]}, _attrs(sub="status", op="UPDATE"), True),
+        ({**RULE, "resources": ["*/status"]}, _attrs(sub="status", op="UPDATE"), True),
+        ({**RULE, "resources": ["*"]}, _attrs(sub="status", op="UPDATE"), False),
+        ({**RULE, "resources": ["*/*"]}, _attrs(sub="status", op="UPDATE"), True),
+        ({**RULE, "apiGroups": ["*"], "operations": ["*"]}, _attrs(op="DELETE"), True),
+        ({**RULE, "scope": "Namespaced"}, _attrs(), False),
+        ({**RULE, "resourceNames": ["other"]}, _attrs(), False),
+    ],
+)
 def test_rule_matches(rule, attrs, want):
     assert rule_matches(rule, attrs) is want
 
 
 def test_selectors_and_exclusions():
-    mr = {"resourceRules": [{**RULE, "resources": ["configmaps"], "apiGroups": [""]}],
-          "namespaceSelector": {"matchLabels": {"env": "prod"}},
-          "objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]}}
+    mr = {
+        "resourceRules": [{**RULE, "resources": ["configmaps"], "apiGroups": [""]}],
+        "namespaceSelector": {"matchLabels": {"env": "prod"}},
+        "objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]},
+    }
 
     def cm(labels=None, ns_labels=None):
-        return _attrs(group="", resource="configmaps", ns="n", obj={"metadata": {"labels": labels or {}}},
-                      namespace_object={"metadata": {"labels": ns_labels or {}}})
+        return _attrs(
+            group="",
+            resource="configmaps",
+            ns="n",
+            obj={"metadata": {"labels": labels or {}}},
+            namespace_object={"metadata": {"labels": ns_labels or {}}},
+        )
+
     assert resources_match(mr, cm(ns_labels={"env": "prod"}), True)
     assert not resources_match(mr, cm(ns_labels={"env": "dev"}), True)
     assert not resources_match(mr, cm({"skip": "y"}, {"env": "prod"}), True)
@@ -55,35 +82,63 @@ def test_selectors_and_exclusions():
 
 
 def test_cel_optionals():
-    assert compile_program("object.spec.?nodeName.orValue('none')").evaluate(
-        {"object": {"spec": {}}, "request": None}) == "none"
-    assert compile_program("request.extra[?'k'][0].orValue('')").evaluate(
-        {"object": None, "request": {"extra": {"k": ["v"]}}}) == "v"
-    assert compile_program("request.extra[?'j'][0].orValue('')").evaluate(
-        {"object": None, "request": {"extra": {"k": ["v"]}}}) == ""
+    assert (
+        compile_program("object.spec.?nodeName.orValue('none')").evaluate({"object": {"spec": {}}, "request": None})
+        == "none"
+    )
+    assert (
+        compile_program("request.extra[?'k'][0].orValue('')").evaluate(
+            {"object": None, "request": {"extra": {"k": ["v"]}}}
+        )
+        == "v"
+    )
+    assert (
+        compile_program("request.extra[?'j'][0].orValue('')").evaluate(
+            {"object": None, "request": {"extra": {"k": ["v"]}}}
+        )
+        == ""
+    )
     assert compile_program("optional.of(2).value() + optional.none().orValue(1)").evaluate({}) == 3
     with pytest.raises(CELError, match="optional.none\\(\\) dereference"):
         compile_program("object.?x.value()").evaluate({"object": {}})
 
 
 # dra-example-driver's chart (deployments/helm/.../validatingadmissionpolicy.yaml)
-DRIVER_POLICY = {"metadata": {"name": "resourceslices-policy-dra-example-driver"}, "spec": {
-    "failurePolicy": "Fail",
-    "matchConditions": [{"name": "isRestrictedUser", "expression":
-                         'request.userInfo.username == "system:serviceaccount:dra:dra-example-driver-service-account"'}],
-    "variables": [
-        {"name": "userNodeName",
-         "expression": "request.userInfo.extra[?'authentication.kubernetes.io/node-name'][0].orValue('')"},
-        {"name": "objectNodeName",
-         "expression": '(request.operation == "DELETE" ? oldObject : object).spec.?nodeName.orValue("")'}],
-    "validations": [
-        {"expression": 'variables.userNodeName != ""',
-         "message": "no node association found for user, this user must run in a pod on a node and "
-                    "ServiceAccountTokenPodNodeInfo must be enabled"},
-        {"expression": "variables.userNodeName == variables.objectNodeName",
-         "messageExpression": "\"this user running on node '\"+variables.userNodeName+\"' may not modify \" + "
-                              "(variables.objectNodeName == \"\" ?\"cluster resourceslices\" : "
-                              "\"resourceslices on node '\"+variables.objectNodeName+\"'\")"}]}}
+DRIVER_POLICY = {
+    "metadata": {"name": "resourceslices-policy-dra-example-driver"},
+    "spec": {
+        "failurePolicy": "Fail",
+        "matchConditions": [
+            {
+                "name": "isRestrictedUser",
+                "expression": 'request.userInfo.username == "system:serviceaccount:dra:dra-example-driver-service-account"',
+            }
+        ],
+        "variables": [
+            {
+                "name": "userNodeName",
+                "expression": "request.userInfo.extra[?'authentication.kubernetes.io/node-name'][0].orValue('')",
+            },
+            {
+                "name": "objectNodeName",
+                "expression": '(request.operation == "DELETE" ? oldObject : object).spec.?nodeName.orValue("")',
+            },
+        ],
+        "validations": [
+            {
+                "expression": 'variables.userNodeName != ""',
+                "message": "no node association found for user, this user must run in a pod on a node and "
+                "ServiceAccountTokenPodNodeInfo must be enabled",
+            },
+            {
+                "expression": "variables.userNodeName == variables.objectNodeName",
+                "messageExpression": '"this user running on node \'"+variables.userNodeName+"\' may not modify " + '
+                '(variables.objectNodeName == "" ?"cluster resourceslices" : '
+                '"resourceslices on node \'"+variables.objectNodeName+"\'")',
+            },
+        ],
+    },
+}
 DRIVER = "system:serviceaccount:dra:dra-example-driver-service-account"
 
 
@@ -98,36 +153,48 @@ def test_driver_chart_policy():
     assert msgs(_attrs(obj=slice_n1, user={"username": "admin"})) == []  # not the driver: no match
     assert msgs(_attrs(obj=slice_n1, user=_driver("n1"))) == []
     assert msgs(_attrs(obj=slice_n1, user=_driver("n2"))) == [
-        "this user running on node 'n2' may not modify resourceslices on node 'n1'"]
+        "this user running on node 'n2' may not modify resourceslices on node 'n1'"
+    ]
     assert msgs(_attrs(op="DELETE", old={"spec": {"allNodes": True}}, user=_driver("n2"))) == [
-        "this user running on node 'n2' may not modify cluster resourceslices"]
+        "this user running on node 'n2' may not modify cluster resourceslices"
+    ]
     assert msgs(_attrs(obj=slice_n1, user=_driver())) == [
         DRIVER_POLICY["spec"]["validations"][0]["message"],
-        "this user running on node '' may not modify resourceslices on node 'n1'"]
+        "this user running on node '' may not modify resourceslices on node 'n1'",
+    ]
 
 
 def test_failure_policy_and_default_message():
-    pol = {"metadata": {"name": "p"}, "spec": {"failurePolicy": "Fail", "validations": [
-        {"expression": "object.missing == 1"}, {"expression": "false"}]}}
+    pol = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "failurePolicy": "Fail",
+            "validations": [{"expression": "object.missing == 1"}, {"expression": "false"}],
+        },
+    }
     a = _attrs(obj={"spec": {}})
     ds = evaluate(pol, a, None)[0]
     assert [(d.message, d.is_error) for d in ds] == [
         ("expression 'object.missing == 1' resulted in error: no such key: missing", True),
-        ("failed expression: false", False)]
+        ("failed expression: false", False),
+    ]
     pol["spec"]["failurePolicy"] = "Ignore"
     assert [d.message for d in evaluate(pol, a, None)[0]] == ["failed expression: false"]
     pol["spec"]["auditAnnotations"] = [{"key": "k", "valueExpression": "'v-' + request.name"}]
     assert evaluate(pol, a, None)[1] == {"p/k": "v-s"}
 
 
-@pytest.mark.parametrize("expr", [
-    "authorizer.group('resource.k8s.io').resource('resourceslices').namespace('').name('x').check('create')"
-    ".allowed()",
-    "authorizer.requestResource.subresource('status').check('update').allowed()",
-    "!authorizer.path('/healthz').check('get').errored() && authorizer.path('/x').check('get').error() == ''",
-    "authorizer.serviceAccount('ns', 'sa').group('').resource('pods').check('get').reason() == ''",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "authorizer.group('resource.k8s.io').resource('resourceslices').namespace('').name('x').check('create')"
+        ".allowed()",
+        "authorizer.requestResource.subresource('status').check('update').allowed()",
+        "!authorizer.path('/healthz').check('get').errored() && authorizer.path('/x').check('get').error() == ''",
+        "authorizer.serviceAccount('ns', 'sa').group('').resource('pods').check('get').reason() == ''",
+    ],
+)
 def test_authorizer_library_allows_until_rbac_is_enforced(expr):
-    from mockkube.machinery.admission.validating import activation
+    from mockkube.apiserver.admission.validating import activation
 
     assert compile_program(expr).evaluate(activation(_attrs(), None, {})) is True

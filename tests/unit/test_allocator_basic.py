@@ -19,8 +19,9 @@ def test_one_device_default_count_and_result_shape():
     assert out.ok and out.reason == ""
     alloc = out.results[0]
     assert alloc["devices"]["results"] == [{"request": "gpu", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
-    assert alloc["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": [
-        {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}
+    assert alloc["nodeSelector"] == {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]
+    }
     assert "allocationTimestamp" not in alloc  # only with binding conditions
 
 
@@ -35,14 +36,18 @@ def test_exact_count_too_many_fails():
 
 
 def test_all_mode_takes_every_matching_device():
-    out = run([slice_("s", gpus())], [dclass()], [claim("c", req("gpu", "gpu", None, f'{attr("model")} == "a100"',
-                                                               mode="All"))])
+    out = run(
+        [slice_("s", gpus())],
+        [dclass()],
+        [claim("c", req("gpu", "gpu", None, f'{attr("model")} == "a100"', mode="All"))],
+    )
     assert picked(out) == ["gpu-0", "gpu-1"]
 
 
 def test_all_mode_fails_without_devices_and_when_one_is_taken():
-    out = run([slice_("s", gpus())], [dclass()], [claim("c", req("gpu", "gpu", None, f'{attr("model")} == "x"',
-                                                               mode="All"))])
+    out = run(
+        [slice_("s", gpus())], [dclass()], [claim("c", req("gpu", "gpu", None, f'{attr("model")} == "x"', mode="All"))]
+    )
     assert not out.ok and not out.fatal
     state = AllocatedState()
     state.add({"devices": {"results": [{"request": "r", "driver": DRIVER, "pool": "n1", "device": "gpu-1"}]}})
@@ -52,23 +57,38 @@ def test_all_mode_fails_without_devices_and_when_one_is_taken():
 
 def test_all_mode_with_incomplete_pool_is_an_error():
     out = run([slice_("s", gpus(), count=2)], [dclass()], [claim("c", req(mode="All"))])
-    assert out.fatal and "asks for all devices, but resource pool gpu.example.com/n1 is currently being updated" \
-        in out.reason
+    assert (
+        out.fatal
+        and "asks for all devices, but resource pool gpu.example.com/n1 is currently being updated" in out.reason
+    )
 
 
 def test_missing_class_is_fatal():
     out = run([slice_("s", gpus())], [], [claim("c", req(cls="nope"))])
     assert out.fatal
-    assert out.reason == ('claim default/c, request gpu: could not retrieve device class nope: '
-                          'deviceclass.resource.k8s.io "nope" not found')
+    assert out.reason == (
+        "claim default/c, request gpu: could not retrieve device class nope: "
+        'deviceclass.resource.k8s.io "nope" not found'
+    )
 
 
 def test_class_config_and_claim_config():
     cfg = {"opaque": {"driver": DRIVER, "parameters": {"a": 1}}}
-    out = run([slice_("s", gpus())], [dclass(config=[cfg])],
-              [claim("c", req("a"), req("b"), config=[{"requests": ["b"], "opaque": {"driver": DRIVER,
-                                                                                    "parameters": {"b": 2}}},
-                                                      {"opaque": {"driver": DRIVER, "parameters": {"all": 3}}}])])
+    out = run(
+        [slice_("s", gpus())],
+        [dclass(config=[cfg])],
+        [
+            claim(
+                "c",
+                req("a"),
+                req("b"),
+                config=[
+                    {"requests": ["b"], "opaque": {"driver": DRIVER, "parameters": {"b": 2}}},
+                    {"opaque": {"driver": DRIVER, "parameters": {"all": 3}}},
+                ],
+            )
+        ],
+    )
     config = out.results[0]["devices"]["config"]
     assert config[0] == {"opaque": cfg["opaque"], "source": "FromClass", "requests": ["a", "b"]}
     assert config[1]["source"] == "FromClaim" and config[1]["requests"] == ["b"]
@@ -110,8 +130,11 @@ def test_skip_wrong_node_per_device_selection():
     bad["nodeName"] = "other"
     good = dev("good")
     good["nodeName"] = "n1"
-    out = run([slice_("s", [bad, good], node_name=None, pool="p", perDeviceNodeSelection=True)],
-              [dclass()], [claim("c", req())])
+    out = run(
+        [slice_("s", [bad, good], node_name=None, pool="p", perDeviceNodeSelection=True)],
+        [dclass()],
+        [claim("c", req())],
+    )
     assert picked(out) == ["good"]
 
 
@@ -127,8 +150,7 @@ def test_skip_capacity_exhausted():
     bad["capacity"] = {"memory": {"value": "10Gi"}}
     good = dev("good")
     good["capacity"] = {"memory": {"value": "40Gi"}}
-    out = run([slice_("s", [bad, good])], [dclass()],
-              [claim("c", req(capacity={"requests": {"memory": "20Gi"}}))])
+    out = run([slice_("s", [bad, good])], [dclass()], [claim("c", req(capacity={"requests": {"memory": "20Gi"}}))])
     assert picked(out) == ["good"]
 
 
@@ -143,8 +165,9 @@ def test_skip_incomplete_pool_and_old_generation():
 
 
 def test_skip_wrong_node_slice():
-    out = run([slice_("s1", [dev("bad")], node_name="other"), slice_("s2", [dev("good")])],
-              [dclass()], [claim("c", req())])
+    out = run(
+        [slice_("s1", [dev("bad")], node_name="other"), slice_("s2", [dev("good")])], [dclass()], [claim("c", req())]
+    )
     assert picked(out) == ["good"]
 
 
@@ -156,8 +179,7 @@ def test_skip_binding_conditions_preferred_last():
 
 def test_cel_runtime_error_is_reported():
     out = _skip(dev("bad"), request=req("gpu", "gpu", 1, f'{attr("model")} == "h100"'))
-    assert out.fatal and out.cel_errors == [
-        "claim default/c: selector #0: CEL runtime error: no such key: model"]
+    assert out.fatal and out.cel_errors == ["claim default/c: selector #0: CEL runtime error: no such key: model"]
 
 
 def test_cel_runtime_error_in_class():
@@ -190,6 +212,9 @@ def test_admin_access_same_device_not_twice_in_one_claim(count):
 
 def test_cel_runtime_error_names_the_claim_that_reached_it():
     sel = f'{attr("model")} == "h100"'
-    out = run([slice_("s", [dev("good", model="h100"), dev("bad")])], [dclass()],
-              [claim("c1", req("gpu", "gpu", 1, sel)), claim("c2", req("gpu", "gpu", 1, sel))])
+    out = run(
+        [slice_("s", [dev("good", model="h100"), dev("bad")])],
+        [dclass()],
+        [claim("c1", req("gpu", "gpu", 1, sel)), claim("c2", req("gpu", "gpu", 1, sel))],
+    )
     assert out.cel_errors == ["claim default/c2: selector #0: CEL runtime error: no such key: model"]

@@ -1,5 +1,6 @@
 """How the allocator is bounded: the caller's interrupt is asked at every search step,
 and a claim over the results limit is refused before any search (upstream v1.36)."""
+
 from __future__ import annotations
 
 from _dra_builders import NOW, claim, dclass, dev, first_available, node, req, slice_, sub
@@ -17,8 +18,9 @@ def exploding_pool(devices: int = 40, budget: int = 10) -> list[dict]:
         d["consumesCounters"] = [{"counterSet": "cs", "counters": {"units": {"value": "1"}}}]
         devs.append(d)
     pool = slice_("devs", devs, count=2)
-    counters = slice_("counters", [], count=2,
-                      sharedCounters=[{"name": "cs", "counters": {"units": {"value": str(budget)}}}])
+    counters = slice_(
+        "counters", [], count=2, sharedCounters=[{"name": "cs", "counters": {"units": {"value": str(budget)}}}]
+    )
     return [pool, counters]
 
 
@@ -67,4 +69,3 @@ def test_claim_limit_counts_the_smallest_first_available_alternative():
     c = claim("c2", req("a", count=31), first_available("b", sub("big", count=8), sub("two", count=2)))
     out = alloc.allocate([c], node(), AllocatedState(), NOW)
     assert out.fatal and "number of requested devices 33 exceeds the claim limit of 32" in out.reason
-

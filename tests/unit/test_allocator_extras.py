@@ -12,13 +12,17 @@ from mockkube.dra.state import AllocatedState
 
 
 def pod(containers, init=()):
-    return {"metadata": {"name": "p", "namespace": "ns", "uid": "pod-uid"},
-            "spec": {"initContainers": list(init), "containers": list(containers)}}
+    return {
+        "metadata": {"name": "p", "namespace": "ns", "uid": "pod-uid"},
+        "spec": {"initContainers": list(init), "containers": list(containers)},
+    }
 
 
 def container(name, **requests):
-    return {"name": name, "resources": {"requests": {k.replace("__", "/").replace("_", "."): v
-                                                     for k, v in requests.items()}}}
+    return {
+        "name": name,
+        "resources": {"requests": {k.replace("__", "/").replace("_", "."): v for k, v in requests.items()}},
+    }
 
 
 # -- KEP-5004
@@ -36,22 +40,33 @@ def test_extended_resource_class_mapping_explicit_and_implicit():
 
 def test_extended_resource_claim_requests_and_mappings():
     classes = [dclass("gpu", extendedResourceName="example.com/gpu")]
-    p = pod([container("a", cpu="1"), container("b", example_com__gpu="2")],
-            init=[container("init", **{"deviceclass.resource.kubernetes.io/gpu": "1"})])
+    p = pod(
+        [container("a", cpu="1"), container("b", example_com__gpu="2")],
+        init=[container("init", **{"deviceclass.resource.kubernetes.io/gpu": "1"})],
+    )
     c, mappings = extended_resource_claim(p, classes)
     assert c["metadata"]["generateName"] == "p-extended-resources-"
     assert c["metadata"]["annotations"] == {EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"}
     assert c["metadata"]["ownerReferences"][0]["uid"] == "pod-uid"
     assert c["spec"]["devices"]["requests"] == [
-        {"name": "container-0-request-0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
-                                                      "count": 1}},
-        {"name": "container-2-request-0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
-                                                      "count": 2}},
+        {
+            "name": "container-0-request-0",
+            "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1},
+        },
+        {
+            "name": "container-2-request-0",
+            "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2},
+        },
     ]
-    assert mappings[1] == {"containerName": "b", "resourceName": "example.com/gpu",
-                           "requestName": "container-2-request-0"}
-    assert extended_resource_claim_status("p-extended-resources-x", mappings)["resourceClaimName"] == \
-        "p-extended-resources-x"
+    assert mappings[1] == {
+        "containerName": "b",
+        "resourceName": "example.com/gpu",
+        "requestName": "container-2-request-0",
+    }
+    assert (
+        extended_resource_claim_status("p-extended-resources-x", mappings)["resourceClaimName"]
+        == "p-extended-resources-x"
+    )
 
 
 def test_extended_resource_from_device_plugin_node_is_not_dra():
@@ -76,8 +91,10 @@ def cpu_slice():
     cores = []
     for i in range(2):
         d = dev(f"core-{i}")
-        d["nodeAllocatableResourceMappings"] = {"cpu": {"allocationMultiplier": "2"},
-                                                "memory": {"allocationMultiplier": "1Gi"}}
+        d["nodeAllocatableResourceMappings"] = {
+            "cpu": {"allocationMultiplier": "2"},
+            "memory": {"allocationMultiplier": "1Gi"},
+        }
         cores.append(d)
     shared = dev("cpus")
     shared["allowMultipleAllocations"] = True
@@ -111,7 +128,10 @@ def test_node_allocatable_claim_status():
     demand = node_allocatable_demand({"devices": {"results": [result("core-0")]}}, [cpu_slice()])
     # containers in pod order (upstream appends them as it walks the pod), each once
     assert claim_status("c", ["b", "a", "a"], demand) == {
-        "resourceClaimName": "c", "containers": ["b", "a"], "resources": {"cpu": "2", "memory": "1Gi"}}
+        "resourceClaimName": "c",
+        "containers": ["b", "a"],
+        "resources": {"cpu": "2", "memory": "1Gi"},
+    }
 
 
 # -- AllocatedState
@@ -120,9 +140,18 @@ def test_node_allocatable_claim_status():
 def test_allocated_state_from_claims_and_shares():
     claims = [
         {"status": {"allocation": {"devices": {"results": [result("g0")]}}}},
-        {"status": {"allocation": {"devices": {"results": [
-            result("nic", shareID="s1", consumedCapacity={"bandwidth": "4G"}),
-            result("nic", shareID="s2", consumedCapacity={"bandwidth": "2G"})]}}}},
+        {
+            "status": {
+                "allocation": {
+                    "devices": {
+                        "results": [
+                            result("nic", shareID="s1", consumedCapacity={"bandwidth": "4G"}),
+                            result("nic", shareID="s2", consumedCapacity={"bandwidth": "2G"}),
+                        ]
+                    }
+                }
+            }
+        },
         {"status": {}},
     ]
     state = AllocatedState.from_claims(claims)

@@ -15,22 +15,31 @@ def run(slices, classes, claims, state=None, n=None, rules=(), **kw):
 # -- taints
 
 
-@pytest.mark.parametrize("toleration,taint,want", [
-    ({"operator": "Exists"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, True),
-    ({"key": "k", "operator": "Exists"}, {"key": "k", "value": "v", "effect": "NoExecute"}, True),
-    ({"key": "k", "operator": "Exists", "effect": "NoExecute"}, {"key": "k", "effect": "NoSchedule"}, False),
-    ({"key": "k", "value": "v"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, True),
-    ({"key": "k", "operator": "Equal", "value": "w"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, False),
-    ({"key": "other", "operator": "Exists"}, {"key": "k", "effect": "NoSchedule"}, False),
-])
+@pytest.mark.parametrize(
+    "toleration,taint,want",
+    [
+        ({"operator": "Exists"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, True),
+        ({"key": "k", "operator": "Exists"}, {"key": "k", "value": "v", "effect": "NoExecute"}, True),
+        ({"key": "k", "operator": "Exists", "effect": "NoExecute"}, {"key": "k", "effect": "NoSchedule"}, False),
+        ({"key": "k", "value": "v"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, True),
+        ({"key": "k", "operator": "Equal", "value": "w"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, False),
+        ({"key": "other", "operator": "Exists"}, {"key": "k", "effect": "NoSchedule"}, False),
+    ],
+)
 def test_tolerates(toleration, taint, want):
     assert tolerates(toleration, taint) is want
 
 
-@pytest.mark.parametrize("effect,tolerated,ok", [
-    ("NoSchedule", False, False), ("NoExecute", False, False), ("None", False, True),
-    ("NoSchedule", True, True), ("NoExecute", True, True),
-])
+@pytest.mark.parametrize(
+    "effect,tolerated,ok",
+    [
+        ("NoSchedule", False, False),
+        ("NoExecute", False, False),
+        ("None", False, True),
+        ("NoSchedule", True, True),
+        ("NoExecute", True, True),
+    ],
+)
 def test_device_taint_effects(effect, tolerated, ok):
     d = dev("g0")
     d["taints"] = [{"key": "health", "value": "bad", "effect": effect}]
@@ -42,16 +51,22 @@ def test_device_taint_effects(effect, tolerated, ok):
 
 
 def test_device_taint_rule_taints_selected_device():
-    rule = {"metadata": {"name": "r"}, "spec": {"deviceSelector": {"driver": DRIVER, "device": "g0"},
-                                                "taint": {"key": "maint", "effect": "NoSchedule"}}}
+    rule = {
+        "metadata": {"name": "r"},
+        "spec": {
+            "deviceSelector": {"driver": DRIVER, "device": "g0"},
+            "taint": {"key": "maint", "effect": "NoSchedule"},
+        },
+    }
     alloc = Allocator([slice_("s", [dev("g0"), dev("g1")])], [dclass()], [rule])
     assert picked(alloc.allocate([claim("c", req())], node(), AllocatedState(), NOW)) == ["g1"]
     alloc.remove_taint_rule("r")
     assert picked(alloc.allocate([claim("c", req())], node(), AllocatedState(), NOW)) == ["g0"]
     alloc.update_taint_rule({"metadata": {"name": "none"}, "spec": {"taint": {"key": "x", "effect": "NoExecute"}}})
     assert picked(alloc.allocate([claim("c", req())], node(), AllocatedState(), NOW)) == ["g0"]  # no selector
-    alloc.update_taint_rule({"metadata": {"name": "all"}, "spec": {"deviceSelector": {},
-                                                                  "taint": {"key": "x", "effect": "NoExecute"}}})
+    alloc.update_taint_rule(
+        {"metadata": {"name": "all"}, "spec": {"deviceSelector": {}, "taint": {"key": "x", "effect": "NoExecute"}}}
+    )
     assert not alloc.allocate([claim("c", req())], node(), AllocatedState(), NOW).ok
 
 
@@ -103,8 +118,9 @@ def ids():
 
 
 def test_capacity_shared_device_records_share_and_consumption():
-    out = run([shared_nic()], [dclass()], [claim("c", req(capacity={"requests": {"bandwidth": "4G"}}))],
-              new_share_id=ids())
+    out = run(
+        [shared_nic()], [dclass()], [claim("c", req(capacity={"requests": {"bandwidth": "4G"}}))], new_share_id=ids()
+    )
     r = out.results[0]["devices"]["results"][0]
     assert r["shareID"] == "share-0" and r["consumedCapacity"] == {"bandwidth": "4G"}
 
@@ -121,19 +137,26 @@ def test_capacity_sums_shares_until_full():
 
 
 def test_capacity_same_shared_device_twice_in_one_request():
-    out = run([shared_nic()], [dclass()], [claim("c", req(count=2, capacity={"requests": {"bandwidth": "5G"}}))],
-              new_share_id=ids())
+    out = run(
+        [shared_nic()],
+        [dclass()],
+        [claim("c", req(count=2, capacity={"requests": {"bandwidth": "5G"}}))],
+        new_share_id=ids(),
+    )
     assert picked(out) == ["nic", "nic"]
     assert [r["shareID"] for r in out.results[0]["devices"]["results"]] == ["share-0", "share-1"]
 
 
-@pytest.mark.parametrize("policy,request_,consumed", [
-    ({"default": "1G", "validRange": {"min": "1G", "step": "1G"}}, None, "1G"),
-    ({"default": "1G", "validRange": {"min": "1G", "step": "1G"}}, "1500M", "2G"),
-    ({"default": "1G", "validRange": {"min": "2G"}}, "500M", "2G"),
-    ({"default": "1G", "validValues": ["1G", "5G", "10G"]}, "2G", "5G"),
-    (None, None, "10G"),
-])
+@pytest.mark.parametrize(
+    "policy,request_,consumed",
+    [
+        ({"default": "1G", "validRange": {"min": "1G", "step": "1G"}}, None, "1G"),
+        ({"default": "1G", "validRange": {"min": "1G", "step": "1G"}}, "1500M", "2G"),
+        ({"default": "1G", "validRange": {"min": "2G"}}, "500M", "2G"),
+        ({"default": "1G", "validValues": ["1G", "5G", "10G"]}, "2G", "5G"),
+        (None, None, "10G"),
+    ],
+)
 def test_capacity_request_policy_rounding(policy, request_, consumed):
     kw = {"capacity": {"requests": {"bandwidth": request_}}} if request_ else {}
     out = run([shared_nic(policy)], [dclass()], [claim("c", req(**kw))], new_share_id=ids())
@@ -141,8 +164,11 @@ def test_capacity_request_policy_rounding(policy, request_, consumed):
 
 
 def test_capacity_policy_max_violation_skips_device():
-    out = run([shared_nic({"default": "1G", "validRange": {"min": "1G", "max": "4G"}})], [dclass()],
-              [claim("c", req(capacity={"requests": {"bandwidth": "5G"}}))])
+    out = run(
+        [shared_nic({"default": "1G", "validRange": {"min": "1G", "max": "4G"}})],
+        [dclass()],
+        [claim("c", req(capacity={"requests": {"bandwidth": "5G"}}))],
+    )
     assert not out.ok
 
 
@@ -163,8 +189,11 @@ def fabric_dev(name: str, binds: bool = True) -> dict:
 
 
 def test_binding_conditions_device_used_when_nothing_else_and_binds_to_node():
-    out = run([slice_("fabric", [fabric_dev("f0")], node_name=None, pool="fabric", allNodes=True)],
-              [dclass()], [claim("c", req())])
+    out = run(
+        [slice_("fabric", [fabric_dev("f0")], node_name=None, pool="fabric", allNodes=True)],
+        [dclass()],
+        [claim("c", req())],
+    )
     alloc = out.results[0]
     r = alloc["devices"]["results"][0]
     assert r["bindingConditions"] == ["dra.example.com/attached"]
@@ -174,8 +203,11 @@ def test_binding_conditions_device_used_when_nothing_else_and_binds_to_node():
 
 
 def test_binding_conditions_without_binds_to_node_and_all_nodes_has_no_node_selector():
-    out = run([slice_("fabric", [fabric_dev("f0", binds=False)], node_name=None, pool="fabric", allNodes=True)],
-              [dclass()], [claim("c", req())])
+    out = run(
+        [slice_("fabric", [fabric_dev("f0", binds=False)], node_name=None, pool="fabric", allNodes=True)],
+        [dclass()],
+        [claim("c", req())],
+    )
     assert "nodeSelector" not in out.results[0]
 
 

@@ -11,16 +11,22 @@ def run(slices, classes, claims, state=None):
 def test_backtracking_across_requests():
     # "any" would greedily take the only h100, starving "h100"; the search swaps them.
     devices = [dev("h", model="h100"), dev("a", model="a100")]
-    out = run([slice_("s", devices)], [dclass()],
-              [claim("c", req("any"), req("h100", "gpu", 1, f'{attr("model")} == "h100"'))])
+    out = run(
+        [slice_("s", devices)],
+        [dclass()],
+        [claim("c", req("any"), req("h100", "gpu", 1, f'{attr("model")} == "h100"'))],
+    )
     assert picked(out) == ["a", "h"]
     assert [r["request"] for r in out.results[0]["devices"]["results"]] == ["any", "h100"]
 
 
 def test_backtracking_across_claims():
     devices = [dev("h", model="h100"), dev("a", model="a100")]
-    out = run([slice_("s", devices)], [dclass()],
-              [claim("c1", req()), claim("c2", req("gpu", "gpu", 1, f'{attr("model")} == "h100"'))])
+    out = run(
+        [slice_("s", devices)],
+        [dclass()],
+        [claim("c1", req()), claim("c2", req("gpu", "gpu", 1, f'{attr("model")} == "h100"'))],
+    )
     assert picked(out, 0) == ["a"] and picked(out, 1) == ["h"]
 
 
@@ -39,8 +45,9 @@ def test_match_attribute_missing_attribute_fails():
 
 def test_match_attribute_only_named_requests():
     devices = [dev("g0", numa=0), dev("g1", numa=1), dev("g2", numa=1)]
-    c = claim("c", req("free"), req("a"), req("b"),
-              constraints=[{"requests": ["a", "b"], "matchAttribute": f"{DRIVER}/numa"}])
+    c = claim(
+        "c", req("free"), req("a"), req("b"), constraints=[{"requests": ["a", "b"], "matchAttribute": f"{DRIVER}/numa"}]
+    )
     assert picked(run([slice_("s", devices)], [dclass()], [c])) == ["g0", "g1", "g2"]
 
 
@@ -59,8 +66,7 @@ def test_constraint_with_all_mode_violation_is_fatal():
 
 def test_first_available_prefers_first_then_falls_back():
     devices = [dev("g0", model="a100"), dev("g1", model="a100")]
-    c = claim("c", first_available("gpu", sub("big", "gpu", 1, f'{attr("model")} == "h100"'),
-                                   sub("small", "gpu", 2)))
+    c = claim("c", first_available("gpu", sub("big", "gpu", 1, f'{attr("model")} == "h100"'), sub("small", "gpu", 2)))
     out = run([slice_("s", devices)], [dclass()], [c])
     assert [r["request"] for r in out.results[0]["devices"]["results"]] == ["gpu/small", "gpu/small"]
     assert out.subrequests == [{"gpu": 1}] and out.score == 7
@@ -71,8 +77,12 @@ def test_first_available_prefers_first_then_falls_back():
 
 def test_first_available_backtracks_into_later_subrequest_for_constraint():
     devices = [dev("g0", numa=0), dev("g1", numa=1), dev("g2", numa=1)]
-    c = claim("c", req("a"), first_available("b", sub("x", "gpu", 1, f'{attr("numa")} == 0'), sub("y", "gpu", 1)),
-              constraints=[{"requests": ["a", "b"], "matchAttribute": f"{DRIVER}/numa"}])
+    c = claim(
+        "c",
+        req("a"),
+        first_available("b", sub("x", "gpu", 1, f"{attr('numa')} == 0"), sub("y", "gpu", 1)),
+        constraints=[{"requests": ["a", "b"], "matchAttribute": f"{DRIVER}/numa"}],
+    )
     out = run([slice_("s", devices)], [dclass()], [c])
     # a=g0 leaves no numa-0 device for b (x or y) -> backtrack: a=g1, b/x=g0 violates, b/y=g2
     assert picked(out) == ["g1", "g2"]
@@ -81,9 +91,14 @@ def test_first_available_backtracks_into_later_subrequest_for_constraint():
 
 def test_first_available_with_subrequest_constraint_names_and_config():
     devices = [dev("g0", numa=0), dev("g1", numa=1)]
-    c = claim("c", first_available("b", sub("x", "gpu", 1, f'{attr("numa")} == 7'), sub("y", "gpu", 1)),
-              config=[{"requests": ["b/y"], "opaque": {"driver": DRIVER, "parameters": {}}},
-                      {"requests": ["b/x"], "opaque": {"driver": DRIVER, "parameters": {}}}])
+    c = claim(
+        "c",
+        first_available("b", sub("x", "gpu", 1, f"{attr('numa')} == 7"), sub("y", "gpu", 1)),
+        config=[
+            {"requests": ["b/y"], "opaque": {"driver": DRIVER, "parameters": {}}},
+            {"requests": ["b/x"], "opaque": {"driver": DRIVER, "parameters": {}}},
+        ],
+    )
     out = run([slice_("s", devices)], [dclass()], [c])
     assert [cfg["requests"] for cfg in out.results[0]["devices"]["config"]] == [["b/y"]]
 
@@ -131,20 +146,26 @@ def test_one_device_fast_path_agrees_with_full_search(monkeypatch):
     the full search does, and hands over whenever a candidate is not plain or errs."""
     import mockkube.dra.allocator as mod
 
-    used = {"devices": {"results": [{"request": "x", "driver": DRIVER, "pool": "n1", "device": d}
-                                    for d in ("g0", "g1")]}}
+    used = {
+        "devices": {"results": [{"request": "x", "driver": DRIVER, "pool": "n1", "device": d} for d in ("g0", "g1")]}
+    }
     tainted = dict(dev("g2"), taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}])
     bad = dev("g2")  # no model: the selector's lookup is a CEL runtime error
     cases = [
         ([dev("g0"), dev("g1"), dev("g2"), dev("g3")], [claim("c", req())], used),  # skips the used ones
         ([dev("g0"), dev("g1")], [claim("c", req())], used),  # all in use
         ([dev("g0"), dev("g1"), tainted, dev("g3")], [claim("c", req())], used),  # not plain: full search
-        ([dev("g0"), dev("g1"), tainted, dev("g3")],
-         [claim("c", req(tolerations=[{"operator": "Exists"}]))], used),
-        ([dev("g0", model="a"), dev("g1", model="a"), bad, dev("g3", model="a")],
-         [claim("c", req("gpu", "gpu", 1, f'{attr("model")} == "a"'))], used),  # CEL error reached
-        ([dev("g0", model="a"), bad, dev("g3", model="a")],
-         [claim("c", req("gpu", "gpu", 1, f'{attr("model")} == "a"'))], {}),  # error never reached
+        ([dev("g0"), dev("g1"), tainted, dev("g3")], [claim("c", req(tolerations=[{"operator": "Exists"}]))], used),
+        (
+            [dev("g0", model="a"), dev("g1", model="a"), bad, dev("g3", model="a")],
+            [claim("c", req("gpu", "gpu", 1, f'{attr("model")} == "a"'))],
+            used,
+        ),  # CEL error reached
+        (
+            [dev("g0", model="a"), bad, dev("g3", model="a")],
+            [claim("c", req("gpu", "gpu", 1, f'{attr("model")} == "a"'))],
+            {},
+        ),  # error never reached
     ]
 
     def outcomes():

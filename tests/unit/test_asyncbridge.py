@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from mockkube.asyncbridge import await_only, in_spawned, spawn
+from mockkube.client.asyncbridge import await_only, in_spawned, spawn
 
 
 def test_await_only_suspends_the_sync_caller_while_the_loop_runs_others():

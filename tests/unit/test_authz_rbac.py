@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.machinery.authz.authorizer import Authorizer, forbidden, parse_modes
-from mockkube.machinery.authz.rbac import Policy, covers
-from mockkube.machinery.authz.requestinfo import request_attributes
+from mockkube.apiserver.authz.authorizer import Authorizer, forbidden, parse_modes
+from mockkube.apiserver.authz.rbac import Policy, covers
+from mockkube.apiserver.authz.requestinfo import request_attributes
 
 BOB = {"username": "bob", "groups": ["devs", "system:authenticated"]}
 
@@ -15,18 +15,41 @@ def _attrs(method, path, query=None, user=BOB):
     return request_attributes(method, path, query or {}, user)
 
 
-@pytest.mark.parametrize("method,path,query,want", [
-    ("GET", "/api/v1/namespaces/ns/pods", {}, ("list", "ns", "", "pods", "", "")),
-    ("GET", "/api/v1/namespaces/ns/pods", {"watch": "true"}, ("watch", "ns", "", "pods", "", "")),
-    ("GET", "/api/v1/watch/namespaces/ns/pods", {}, ("watch", "ns", "", "pods", "", "")),
-    ("GET", "/api/v1/namespaces/ns/pods", {"fieldSelector": "metadata.name=p1"}, ("list", "ns", "", "pods", "", "p1")),
-    ("GET", "/api/v1/namespaces/ns/pods/p1/log", {}, ("get", "ns", "", "pods", "log", "p1")),
-    ("DELETE", "/apis/apps/v1/namespaces/ns/deployments", {}, ("deletecollection", "ns", "apps", "deployments", "", "")),
-    ("PATCH", "/apis/apps/v1/namespaces/ns/deployments/d/scale", {}, ("patch", "ns", "apps", "deployments", "scale", "d")),
-    ("GET", "/api/v1/namespaces/foo", {}, ("get", "foo", "", "namespaces", "", "foo")),
-    ("PUT", "/api/v1/namespaces/foo/finalize", {}, ("update", "foo", "", "namespaces", "finalize", "foo")),
-    ("POST", "/apis/resource.k8s.io/v1/resourceslices", {}, ("create", "", "resource.k8s.io", "resourceslices", "", "")),
-])
+@pytest.mark.parametrize(
+    "method,path,query,want",
+    [
+        ("GET", "/api/v1/namespaces/ns/pods", {}, ("list", "ns", "", "pods", "", "")),
+        ("GET", "/api/v1/namespaces/ns/pods", {"watch": "true"}, ("watch", "ns", "", "pods", "", "")),
+        ("GET", "/api/v1/watch/namespaces/ns/pods", {}, ("watch", "ns", "", "pods", "", "")),
+        (
+            "GET",
+            "/api/v1/namespaces/ns/pods",
+            {"fieldSelector": "metadata.name=p1"},
+            ("list", "ns", "", "pods", "", "p1"),
+        ),
+        ("GET", "/api/v1/namespaces/ns/pods/p1/log", {}, ("get", "ns", "", "pods", "log", "p1")),
+        (
+            "DELETE",
+            "/apis/apps/v1/namespaces/ns/deployments",
+            {},
+            ("deletecollection", "ns", "apps", "deployments", "", ""),
+        ),
+        (
+            "PATCH",
+            "/apis/apps/v1/namespaces/ns/deployments/d/scale",
+            {},
+            ("patch", "ns", "apps", "deployments", "scale", "d"),
+        ),
+        ("GET", "/api/v1/namespaces/foo", {}, ("get", "foo", "", "namespaces", "", "foo")),
+        ("PUT", "/api/v1/namespaces/foo/finalize", {}, ("update", "foo", "", "namespaces", "finalize", "foo")),
+        (
+            "POST",
+            "/apis/resource.k8s.io/v1/resourceslices",
+            {},
+            ("create", "", "resource.k8s.io", "resourceslices", "", ""),
+        ),
+    ],
+)
 def test_request_attributes(method, path, query, want):
     a = _attrs(method, path, query)
     assert a.resource_request
@@ -44,16 +67,29 @@ def _policy(rules, ns_rules=None, subjects=None, missing_role=False):
     roles = [{"metadata": {"name": "r", "namespace": "ns"}, "rules": ns_rules or []}]
     croles = [{"metadata": {"name": "c"}, "rules": rules}]
     rbs = [{"metadata": {"name": "rb", "namespace": "ns"}, "roleRef": {"kind": "Role", "name": "r"}, "subjects": subj}]
-    crbs = [{"metadata": {"name": "crb"}, "roleRef": {"kind": "ClusterRole", "name": "gone" if missing_role else "c"},
-             "subjects": subj}]
+    crbs = [
+        {
+            "metadata": {"name": "crb"},
+            "roleRef": {"kind": "ClusterRole", "name": "gone" if missing_role else "c"},
+            "subjects": subj,
+        }
+    ]
     return Policy.of(roles, croles, rbs, crbs)
 
 
 def test_rules_verbs_groups_resources_names_and_urls():
-    p = _policy([{"verbs": ["get"], "apiGroups": ["apps"], "resources": ["deployments", "*/scale"],
-                  "resourceNames": ["web"]},
-                 {"verbs": ["get"], "nonResourceURLs": ["/logs/*"]}],
-                ns_rules=[{"verbs": ["*"], "apiGroups": [""], "resources": ["configmaps"]}])
+    p = _policy(
+        [
+            {
+                "verbs": ["get"],
+                "apiGroups": ["apps"],
+                "resources": ["deployments", "*/scale"],
+                "resourceNames": ["web"],
+            },
+            {"verbs": ["get"], "nonResourceURLs": ["/logs/*"]},
+        ],
+        ns_rules=[{"verbs": ["*"], "apiGroups": [""], "resources": ["configmaps"]}],
+    )
     assert p.authorize(_attrs("GET", "/apis/apps/v1/namespaces/x/deployments/web"))[0]
     assert not p.authorize(_attrs("GET", "/apis/apps/v1/namespaces/x/deployments/api"))[0]
     assert p.authorize(_attrs("GET", "/apis/apps/v1/namespaces/x/statefulsets/web/scale"))[0]
@@ -66,9 +102,10 @@ def test_rules_verbs_groups_resources_names_and_urls():
 
 
 def test_subjects_groups_and_serviceaccounts():
-    p = _policy([{"verbs": ["list"], "apiGroups": [""], "resources": ["pods"]}],
-                subjects=[{"kind": "Group", "name": "devs"},
-                          {"kind": "ServiceAccount", "name": "builder", "namespace": "ci"}])
+    p = _policy(
+        [{"verbs": ["list"], "apiGroups": [""], "resources": ["pods"]}],
+        subjects=[{"kind": "Group", "name": "devs"}, {"kind": "ServiceAccount", "name": "builder", "namespace": "ci"}],
+    )
     assert p.authorize(_attrs("GET", "/api/v1/pods"))[0]
     sa = {"username": "system:serviceaccount:ci:builder", "groups": ["system:serviceaccounts"]}
     assert p.authorize(_attrs("GET", "/api/v1/pods", user=sa))[0]
@@ -84,11 +121,14 @@ def test_missing_role_is_the_reason():
 def test_forbidden_messages_as_upstream():
     a = _attrs("GET", "/api/v1/namespaces/default/pods")
     assert forbidden(a).status()["message"] == (
-        'pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "default"')
+        'pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "default"'
+    )
     a = _attrs("PATCH", "/apis/apps/v1/namespaces/ns/deployments/d/scale")
     e = forbidden(a).status()
-    assert e["message"] == ('deployments.apps "d" is forbidden: User "bob" cannot patch resource "deployments/scale" '
-                            'in API group "apps" in the namespace "ns"')
+    assert e["message"] == (
+        'deployments.apps "d" is forbidden: User "bob" cannot patch resource "deployments/scale" '
+        'in API group "apps" in the namespace "ns"'
+    )
     assert e["details"] == {"name": "d", "group": "apps", "kind": "deployments"} and e["code"] == 403
     a = _attrs("GET", "/apis/resource.k8s.io/v1/deviceclasses")
     assert forbidden(a).status()["message"].endswith('in API group "resource.k8s.io" at the cluster scope')
@@ -105,7 +145,9 @@ def test_modes_union_and_masters():
     assert az.authorize(_attrs("PUT", "/api/v1/nodes/n1/status", user=node))[0]
     assert not az.authorize(_attrs("DELETE", "/api/v1/namespaces/x/secrets/s", user=node))[0]
     assert Authorizer(["AlwaysDeny"], lambda: empty).authorize(_attrs("GET", "/version")) == (
-        False, "Everything is forbidden.")
+        False,
+        "Everything is forbidden.",
+    )
     with pytest.raises(ValueError, match="not a valid mode"):
         parse_modes("RBAC,ABAC2")
 
@@ -116,5 +158,7 @@ def test_covers_for_escalation_checks():
     assert covers(owner, {"verbs": ["get"], "apiGroups": [""], "resources": ["nodes/status"]})
     assert not covers(owner, {"verbs": ["delete"], "apiGroups": [""], "resources": ["pods"]})
     assert not covers(owner, {"verbs": ["get"], "apiGroups": ["apps"], "resources": ["pods"]})
-    assert covers([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                  {"verbs": ["get"], "apiGroups": ["x"], "resources": ["y"], "resourceNames": ["z"]})
+    assert covers(
+        [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+        {"verbs": ["get"], "apiGroups": ["x"], "resources": ["y"], "resourceNames": ["z"]},
+    )

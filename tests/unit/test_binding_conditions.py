@@ -12,8 +12,9 @@ from mockkube.testing.clock import FakeClock
 OK, BAD = "x.example.com/ready", "x.example.com/failed"
 
 
-def claim(name: str, allocated_at: float | None, *conds: tuple[str, str], device: str = "d0",
-          binding: bool = True) -> dict:
+def claim(
+    name: str, allocated_at: float | None, *conds: tuple[str, str], device: str = "d0", binding: bool = True
+) -> dict:
     result = {"request": "r", "driver": "x.example.com", "pool": "p", "device": device}
     if binding:
         result.update(bindingConditions=[OK], bindingFailureConditions=[BAD])
@@ -22,9 +23,14 @@ def claim(name: str, allocated_at: float | None, *conds: tuple[str, str], device
         alloc["allocationTimestamp"] = meta.rfc3339(allocated_at)
     st: dict = {"allocation": alloc}
     if conds:
-        st["devices"] = [{"driver": "x.example.com", "pool": "p", "device": device,
-                          "conditions": [{"type": t, "status": s, "reason": "Why", "message": "because"}
-                                         for t, s in conds]}]
+        st["devices"] = [
+            {
+                "driver": "x.example.com",
+                "pool": "p",
+                "device": device,
+                "conditions": [{"type": t, "status": s, "reason": "Why", "message": "because"} for t, s in conds],
+            }
+        ]
     return {"metadata": {"name": name, "namespace": "ns"}, "status": st}
 
 
@@ -46,9 +52,9 @@ def test_timeout_counts_from_allocation_timestamp():
     c = claim("c", 1000.0)
     assert not bc.claim_timed_out(c, 1000.0 + 600, 600)
     assert bc.claim_timed_out(c, 1000.0 + 601, 600)
-    assert not bc.claim_timed_out(claim("c", None), 10 ** 10, 600)  # no timestamp, no timeout
+    assert not bc.claim_timed_out(claim("c", None), 10**10, 600)  # no timestamp, no timeout
     assert bc.claim_unavailable(c, 1000.0 + 601, 600)
-    assert not bc.claim_unavailable(claim("c", 1000.0, (OK, "True")), 10 ** 10, 600)  # ready never times out
+    assert not bc.claim_unavailable(claim("c", 1000.0, (OK, "True")), 10**10, 600)  # ready never times out
     assert bc.claim_unavailable(claim("c", 1000.0, (BAD, "True")), 1000.0, 600)
 
 
@@ -115,8 +121,8 @@ class _Server:
 
 
 def test_binding_timeout_flag_then_profile_then_ten_minutes():
-    from mockkube.cli import build_parser
-    from mockkube.kubelet.profile import ProfileError
+    from mockkube.cli.main import build_parser
+    from mockkube.config.profile import ProfileError
     from mockkube.scheduler import binding_timeout
 
     assert build_parser().parse_args(["serve", "--binding-timeout", "90s"]).binding_timeout == 90.0

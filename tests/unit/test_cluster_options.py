@@ -12,5 +12,7 @@ def test_auth_options(tmp_path):
         Cluster(auth={"tokens": {"alice": "secret"}}, workdir=str(tmp_path))
     assert Cluster(auth=True, workdir=str(tmp_path)).auth == {"authorization_mode": "Node,RBAC"}  # as kubeadm
     assert Cluster(auth={"anonymous_auth": False}, workdir=str(tmp_path)).auth == {
-        "anonymous_auth": False, "authorization_mode": "Node,RBAC"}
+        "anonymous_auth": False,
+        "authorization_mode": "Node,RBAC",
+    }
     assert Cluster(workdir=str(tmp_path)).auth == {}

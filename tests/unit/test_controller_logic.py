@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.dra import taints as dtaints
-
 from mockkube.controllers import deployment_util as du
 from mockkube.controllers import devicetaint as dt
 from mockkube.controllers import replicaset as rsc
+from mockkube.dra import taints as dtaints
 from mockkube.machinery import meta
 
 NOW = 1_800_000_000.0
@@ -18,25 +17,34 @@ def _d(replicas: int, surge=None, unavailable=None, strategy: str = "RollingUpda
     s: dict = {"type": strategy}
     if strategy == "RollingUpdate":
         s["rollingUpdate"] = {"maxSurge": surge, "maxUnavailable": unavailable}
-    return {"metadata": {"name": "d", "generation": 1, "annotations": ann or {}},
-            "spec": {"replicas": replicas, "strategy": s, "template": {"metadata": {"labels": {"a": "b"}}}},
-            "status": {}}
+    return {
+        "metadata": {"name": "d", "generation": 1, "annotations": ann or {}},
+        "spec": {"replicas": replicas, "strategy": s, "template": {"metadata": {"labels": {"a": "b"}}}},
+        "status": {},
+    }
 
 
-def _rs(name: str, replicas: int, created: str = "2026-01-01T00:00:00Z", ann: dict | None = None,
-        available: int = 0) -> dict:
-    return {"metadata": {"name": name, "creationTimestamp": created, "annotations": ann or {}},
-            "spec": {"replicas": replicas}, "status": {"availableReplicas": available}}
+def _rs(
+    name: str, replicas: int, created: str = "2026-01-01T00:00:00Z", ann: dict | None = None, available: int = 0
+) -> dict:
+    return {
+        "metadata": {"name": name, "creationTimestamp": created, "annotations": ann or {}},
+        "spec": {"replicas": replicas},
+        "status": {"availableReplicas": available},
+    }
 
 
-@pytest.mark.parametrize("surge,unavailable,replicas,want", [
-    ("25%", "25%", 3, (1, 0)),
-    ("25%", "25%", 10, (3, 2)),
-    ("50%", "50%", 5, (3, 2)),
-    (0, 0, 5, (0, 1)),
-    ("0%", "0%", 5, (0, 1)),
-    (2, "10%", 4, (2, 0)),
-])
+@pytest.mark.parametrize(
+    "surge,unavailable,replicas,want",
+    [
+        ("25%", "25%", 3, (1, 0)),
+        ("25%", "25%", 10, (3, 2)),
+        ("50%", "50%", 5, (3, 2)),
+        (0, 0, 5, (0, 1)),
+        ("0%", "0%", 5, (0, 1)),
+        (2, "10%", 4, (2, 0)),
+    ],
+)
 def test_fenceposts_round_surge_up_and_unavailable_down(surge, unavailable, replicas, want):
     assert du.resolve_fenceposts(surge, unavailable, replicas) == want
 
@@ -97,12 +105,17 @@ def test_equal_ignore_hash():
 
 
 def test_new_rs_annotations_copy_bump_revision_and_keep_history():
-    d = _d(3, "25%", "25%", ann={"team": "a", "kubectl.kubernetes.io/last-applied-configuration": "{}",
-                                  du.REVISION: "7"})
+    d = _d(
+        3, "25%", "25%", ann={"team": "a", "kubectl.kubernetes.io/last-applied-configuration": "{}", du.REVISION: "7"}
+    )
     rs = {"metadata": {"name": "r"}}
     assert du.set_new_rs_annotations(d, rs, 1, exists=False)
-    assert rs["metadata"]["annotations"] == {"team": "a", du.REVISION: "1", du.DESIRED_REPLICAS: "3",
-                                             du.MAX_REPLICAS: "4"}
+    assert rs["metadata"]["annotations"] == {
+        "team": "a",
+        du.REVISION: "1",
+        du.DESIRED_REPLICAS: "3",
+        du.MAX_REPLICAS: "4",
+    }
     assert not du.set_new_rs_annotations(d, rs, 1, exists=True)
     assert du.set_new_rs_annotations(d, rs, 3, exists=True)  # rolled back to this template
     assert rs["metadata"]["annotations"][du.REVISION] == "3"
@@ -123,18 +136,31 @@ def test_rollout_times_out_after_the_progress_deadline():
     d = _d(2, "25%", "25%")
     d["spec"]["progressDeadlineSeconds"] = 600
     new = {"metadata": {"name": "d-1"}, "spec": {"replicas": 2}, "status": {"replicas": 2}}
-    d["status"] = {"replicas": 2, "updatedReplicas": 2, "observedGeneration": 1,
-                   "conditions": [du.new_condition("Progressing", "True", du.RS_UPDATED, "x", NOW)]}
+    d["status"] = {
+        "replicas": 2,
+        "updatedReplicas": 2,
+        "observedGeneration": 1,
+        "conditions": [du.new_condition("Progressing", "True", du.RS_UPDATED, "x", NOW)],
+    }
     st = du.rollout_status([new], new, d, NOW + 599)
     assert du.get_condition(st, "Progressing")["reason"] == du.RS_UPDATED
     st = du.rollout_status([new], new, d, NOW + 601)
     assert du.get_condition(st, "Progressing") | {} == {
-        **du.new_condition("Progressing", "False", du.TIMED_OUT, 'ReplicaSet "d-1" has timed out progressing.',
-                           NOW + 601)}
+        **du.new_condition(
+            "Progressing", "False", du.TIMED_OUT, 'ReplicaSet "d-1" has timed out progressing.', NOW + 601
+        )
+    }
 
 
-def _pod(name: str, node: str = "n1", phase: str = "Running", ready_at: float | None = None, created: float = NOW - 100,
-         cost: int | None = None, restarts: int = 0) -> dict:
+def _pod(
+    name: str,
+    node: str = "n1",
+    phase: str = "Running",
+    ready_at: float | None = None,
+    created: float = NOW - 100,
+    cost: int | None = None,
+    restarts: int = 0,
+) -> dict:
     st: dict = {"phase": phase, "containerStatuses": [{"restartCount": restarts}]}
     if ready_at is not None:
         st["conditions"] = [{"type": "Ready", "status": "True", "lastTransitionTime": meta.rfc3339(ready_at)}]
@@ -167,24 +193,51 @@ def test_doubled_up_pods_go_first():
 
 
 def test_replicaset_status_counts_and_min_ready_seconds():
-    rs = {"metadata": {"generation": 2}, "spec": {"minReadySeconds": 30, "template": {"metadata": {"labels": {"a": "b"}}}},
-          "status": {"observedGeneration": 1}}
+    rs = {
+        "metadata": {"generation": 2},
+        "spec": {"minReadySeconds": 30, "template": {"metadata": {"labels": {"a": "b"}}}},
+        "status": {"observedGeneration": 1},
+    }
     fresh, old = _pod("fresh", ready_at=NOW - 5), _pod("old", ready_at=NOW - 60)
     old["metadata"]["labels"] = fresh["metadata"]["labels"] = {"a": "b"}
     st = rsc.calculate_status(rs, [fresh, old, _pod("unready")], [_pod("gone")], NOW)
-    assert st == {"replicas": 3, "fullyLabeledReplicas": 2, "readyReplicas": 2, "availableReplicas": 1,
-                  "observedGeneration": 1, "terminatingReplicas": 1}
+    assert st == {
+        "replicas": 3,
+        "fullyLabeledReplicas": 2,
+        "readyReplicas": 2,
+        "availableReplicas": 1,
+        "observedGeneration": 1,
+        "terminatingReplicas": 1,
+    }
 
 
 def test_pod_from_template():
-    rs = {"metadata": {"name": "web-abc", "namespace": "ns", "uid": "u1"},
-          "spec": {"template": {"metadata": {"labels": {"app": "web"}, "annotations": {"x": "y"}},
-                                "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    rs = {
+        "metadata": {"name": "web-abc", "namespace": "ns", "uid": "u1"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"app": "web"}, "annotations": {"x": "y"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            }
+        },
+    }
     pod = rsc.pod_from_template(rs)
-    assert pod["metadata"] == {"generateName": "web-abc-", "namespace": "ns", "labels": {"app": "web"},
-                               "annotations": {"x": "y"},
-                               "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc",
-                                                    "uid": "u1", "controller": True, "blockOwnerDeletion": True}]}
+    assert pod["metadata"] == {
+        "generateName": "web-abc-",
+        "namespace": "ns",
+        "labels": {"app": "web"},
+        "annotations": {"x": "y"},
+        "ownerReferences": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "name": "web-abc",
+                "uid": "u1",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+    }
     assert pod["spec"] == rs["spec"]["template"]["spec"]
 
 
@@ -197,8 +250,7 @@ def _claim(tolerations: list[dict] | None = None) -> dict:
     res: dict = {"driver": "drv", "pool": "p", "device": "d0"}
     if tolerations is not None:
         res["tolerations"] = tolerations
-    return {"metadata": {"name": "c", "namespace": "ns"},
-            "status": {"allocation": {"devices": {"results": [res]}}}}
+    return {"metadata": {"name": "c", "namespace": "ns"}, "status": {"allocation": {"devices": {"results": [res]}}}}
 
 
 def _devices(driver: str, pool: str) -> dict:
@@ -209,16 +261,24 @@ def _stamp(taint: dict, ident: tuple) -> float:
     return meta.parse_time(taint["timeAdded"])
 
 
-@pytest.mark.parametrize("tolerations,want", [
-    (None, NOW),
-    ([{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}], NOW + 30),
-    ([{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30},
-      {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10}], NOW + 10),
-    ([{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": -5}], NOW),
-    ([{"key": "k", "operator": "Equal", "value": "other", "effect": "NoExecute"}], NOW),
-    ([{"key": "k", "operator": "Exists"}], NOW),  # upstream counts only tolerations naming NoExecute
-    ([{"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute"}], None),
-])
+@pytest.mark.parametrize(
+    "tolerations,want",
+    [
+        (None, NOW),
+        ([{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}], NOW + 30),
+        (
+            [
+                {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30},
+                {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10},
+            ],
+            NOW + 10,
+        ),
+        ([{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": -5}], NOW),
+        ([{"key": "k", "operator": "Equal", "value": "other", "effect": "NoExecute"}], NOW),
+        ([{"key": "k", "operator": "Exists"}], NOW),  # upstream counts only tolerations naming NoExecute
+        ([{"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute"}], None),
+    ],
+)
 def test_claim_eviction_time_from_tolerations(tolerations, want):
     ev = dt.claim_eviction(_claim(tolerations), _devices, [], _stamp)
     assert (ev.when if ev else None) == want
@@ -246,22 +306,41 @@ def test_pool_devices_use_the_newest_generation_only():
 
 
 def test_pod_claim_names_cover_templates_and_extended_resources():
-    pod = {"metadata": {"uid": "u"},
-           "spec": {"resourceClaims": [{"name": "a", "resourceClaimName": "direct"},
-                                       {"name": "b", "resourceClaimTemplateName": "t"},
-                                       {"name": "c", "resourceClaimTemplateName": "t"}]},
-           "status": {"resourceClaimStatuses": [{"name": "b", "resourceClaimName": "pod-b-xyz"}],
-                      "extendedResourceClaimStatus": {"resourceClaimName": "pod-extended-resources-abc"}}}
+    pod = {
+        "metadata": {"uid": "u"},
+        "spec": {
+            "resourceClaims": [
+                {"name": "a", "resourceClaimName": "direct"},
+                {"name": "b", "resourceClaimTemplateName": "t"},
+                {"name": "c", "resourceClaimTemplateName": "t"},
+            ]
+        },
+        "status": {
+            "resourceClaimStatuses": [{"name": "b", "resourceClaimName": "pod-b-xyz"}],
+            "extendedResourceClaimStatus": {"resourceClaimName": "pod-extended-resources-abc"},
+        },
+    }
     assert dt.pod_claim_names(pod) == [("direct", False), ("pod-b-xyz", True), ("pod-extended-resources-abc", True)]
 
 
-@pytest.mark.parametrize("pending,namespaces,evicted,want", [
-    (2, 1, 0, ("True", "PodsPendingEviction", "2 pods need to be evicted in 1 namespace.")),
-    (1, 3, 4, ("True", "PodsPendingEviction",
-               "1 pod needs to be evicted in 3 different namespaces. 4 pods evicted since starting the controller.")),
-    (0, 0, 1, ("False", "Completed", "1 pod evicted since starting the controller.")),
-    (0, 0, 0, ("False", "NotStarted", "")),
-])
+@pytest.mark.parametrize(
+    "pending,namespaces,evicted,want",
+    [
+        (2, 1, 0, ("True", "PodsPendingEviction", "2 pods need to be evicted in 1 namespace.")),
+        (
+            1,
+            3,
+            4,
+            (
+                "True",
+                "PodsPendingEviction",
+                "1 pod needs to be evicted in 3 different namespaces. 4 pods evicted since starting the controller.",
+            ),
+        ),
+        (0, 0, 1, ("False", "Completed", "1 pod evicted since starting the controller.")),
+        (0, 0, 0, ("False", "NotStarted", "")),
+    ],
+)
 def test_rule_condition_wording(pending, namespaces, evicted, want):
     rule = {"metadata": {"generation": 3}, "spec": {"taint": {"effect": "NoExecute"}}}
     c = dt.rule_condition(rule, pending, namespaces, evicted)

@@ -8,58 +8,92 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mockkube.machinery import crdcel, structural
-from mockkube.machinery.cel import CELError, compile_with
-from mockkube.api.tables_custom import PrinterColumns
+from mockkube.apiserver import crdcel
+from mockkube.apiserver.http.tables_custom import PrinterColumns
+from mockkube.apiserver.resources.apiextensions_validation import validate_crd, validate_structural
+from mockkube.apiserver.resources.customresources import served_types
+from mockkube.cel import CELError, compile_with
+from mockkube.machinery import structural
 from mockkube.machinery.customresource import version_priority
-from mockkube.resources.customresources import served_types
 from mockkube.machinery.fielderrors import Path
 from mockkube.machinery.jsonpath import find, parse
-from mockkube.resources.apiextensions_validation import validate_crd, validate_structural
 
-OBJ = {"metadata": {"name": "x", "labels": {"app.kubernetes.io/name": "web"},
-                    "creationTimestamp": "2026-01-01T00:00:00Z"},
-       "spec": {"replicas": 3, "ports": [{"name": "a", "port": 1}, {"name": "b", "port": 2}]},
-       "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "False"}]}}
+OBJ = {
+    "metadata": {"name": "x", "labels": {"app.kubernetes.io/name": "web"}, "creationTimestamp": "2026-01-01T00:00:00Z"},
+    "spec": {"replicas": 3, "ports": [{"name": "a", "port": 1}, {"name": "b", "port": 2}]},
+    "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "False"}]},
+}
 
 
-@pytest.mark.parametrize("path,want", [
-    (".spec.replicas", [3]),
-    ("{.spec.ports[1].name}", ["b"]),
-    (".spec.ports[*].port", [1, 2]),
-    ('.status.conditions[?(@.type=="Synced")].status', ["False"]),
-    (r".metadata.labels.app\.kubernetes\.io/name", ["web"]),
-    (".spec.missing", []),
-])
+@pytest.mark.parametrize(
+    "path,want",
+    [
+        (".spec.replicas", [3]),
+        ("{.spec.ports[1].name}", ["b"]),
+        (".spec.ports[*].port", [1, 2]),
+        ('.status.conditions[?(@.type=="Synced")].status', ["False"]),
+        (r".metadata.labels.app\.kubernetes\.io/name", ["web"]),
+        (".spec.missing", []),
+    ],
+)
 def test_jsonpath(path, want):
     assert find(OBJ, parse(path)) == want
 
 
 def test_printer_columns_cells_and_default_age():
     now = datetime(2026, 1, 3, tzinfo=timezone.utc)
-    p = PrinterColumns([{"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-                        {"name": "Ready", "type": "string", "jsonPath": '.status.conditions[?(@.type=="Ready")].status'},
-                        {"name": "Missing", "type": "string", "jsonPath": ".spec.nothing"},
-                        {"name": "Created", "type": "date", "jsonPath": ".metadata.creationTimestamp"}])
+    p = PrinterColumns(
+        [
+            {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+            {"name": "Ready", "type": "string", "jsonPath": '.status.conditions[?(@.type=="Ready")].status'},
+            {"name": "Missing", "type": "string", "jsonPath": ".spec.nothing"},
+            {"name": "Created", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        ]
+    )
     assert [c["name"] for c in p.columns()] == ["Name", "Replicas", "Ready", "Missing", "Created"]
     assert p.cells(OBJ, now) == ["x", 3, "True", None, "2d"]
     default = PrinterColumns([])
     assert [c["name"] for c in default.columns()] == ["Name", "Age"]
 
 
-SCHEMA = {"type": "object", "properties": {"spec": {
+SCHEMA = {
     "type": "object",
-    "x-kubernetes-validations": [
-        {"rule": "self.min <= self.max", "messageExpression": "'min ' + string(self.min) + ' > max'"},
-        {"rule": "self.max >= oldSelf.max", "reason": "FieldValueForbidden", "message": "max may not shrink",
-         "fieldPath": ".max"},
-        {"rule": "!oldSelf.hasValue() || oldSelf.value().name == self.name", "optionalOldSelf": True,
-         "reason": "FieldValueRequired", "message": "name is fixed"}],
     "properties": {
-        "min": {"type": "integer"}, "max": {"type": "integer"}, "name": {"type": "string"},
-        "items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
-                  "items": {"type": "object", "properties": {"k": {"type": "string"}, "v": {"type": "integer"}},
-                            "x-kubernetes-validations": [{"rule": "self.v >= oldSelf.v", "message": "v grows"}]}}}}}}
+        "spec": {
+            "type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.min <= self.max", "messageExpression": "'min ' + string(self.min) + ' > max'"},
+                {
+                    "rule": "self.max >= oldSelf.max",
+                    "reason": "FieldValueForbidden",
+                    "message": "max may not shrink",
+                    "fieldPath": ".max",
+                },
+                {
+                    "rule": "!oldSelf.hasValue() || oldSelf.value().name == self.name",
+                    "optionalOldSelf": True,
+                    "reason": "FieldValueRequired",
+                    "message": "name is fixed",
+                },
+            ],
+            "properties": {
+                "min": {"type": "integer"},
+                "max": {"type": "integer"},
+                "name": {"type": "string"},
+                "items": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["k"],
+                    "items": {
+                        "type": "object",
+                        "properties": {"k": {"type": "string"}, "v": {"type": "integer"}},
+                        "x-kubernetes-validations": [{"rule": "self.v >= oldSelf.v", "message": "v grows"}],
+                    },
+                },
+            },
+        }
+    },
+}
 
 
 def _msgs(obj, old=None):
@@ -73,10 +107,14 @@ def test_cel_rules_on_create():
 
 def test_cel_transition_rules_correlate_old_values():
     old = {"spec": {"min": 1, "max": 5, "name": "a", "items": [{"k": "x", "v": 3}, {"k": "y", "v": 1}]}}
-    new = {"spec": {"min": 1, "max": 4, "name": "b", "items": [{"k": "y", "v": 0}, {"k": "x", "v": 4},
-                                                              {"k": "z", "v": 0}]}}
-    assert _msgs(new, old) == ["spec.max: Forbidden: max may not shrink", "spec: Required value: name is fixed",
-                               'spec.items[0]: Invalid value: "object": v grows']
+    new = {
+        "spec": {"min": 1, "max": 4, "name": "b", "items": [{"k": "y", "v": 0}, {"k": "x", "v": 4}, {"k": "z", "v": 0}]}
+    }
+    assert _msgs(new, old) == [
+        "spec.max: Forbidden: max may not shrink",
+        "spec: Required value: name is fixed",
+        'spec.items[0]: Invalid value: "object": v grows',
+    ]
 
 
 def test_cel_rule_that_is_not_a_transition_rule_does_not_need_old():
@@ -84,35 +122,51 @@ def test_cel_rule_that_is_not_a_transition_rule_does_not_need_old():
     assert not crdcel.is_transition_rule("self.oldSelfish == 1")
 
 
-@pytest.mark.parametrize("expr,want", [
-    ("'abc123def'.find('[0-9]+')", "123"),
-    ("'a1b22'.findAll('[0-9]+')", ["1", "22"]),
-    ("url('https://example.com:8443/p?q=1').getHost()", "example.com:8443"),
-    ("url('https://example.com:8443/p').getPort()", "8443"),
-    ("isURL('not a url')", False),
-    ("ip('10.0.0.1').family()", 4),
-    ("cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))", True),
-    ("cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", True),
-    ("isCIDR('10.0.0.0/33')", False),
-    ("[1, 2, 1].lastIndexOf(1)", 2),
-    ("[1, 2, 3].isSorted() && [1, 2].sum() == 3", True),
-    ("quantity('1Gi').isGreaterThan(quantity('1Mi'))", True),
-    ("semver('1.2.3').isLessThan(semver('1.10.0'))", True),
-])
+@pytest.mark.parametrize(
+    "expr,want",
+    [
+        ("'abc123def'.find('[0-9]+')", "123"),
+        ("'a1b22'.findAll('[0-9]+')", ["1", "22"]),
+        ("url('https://example.com:8443/p?q=1').getHost()", "example.com:8443"),
+        ("url('https://example.com:8443/p').getPort()", "8443"),
+        ("isURL('not a url')", False),
+        ("ip('10.0.0.1').family()", 4),
+        ("cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))", True),
+        ("cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", True),
+        ("isCIDR('10.0.0.0/33')", False),
+        ("[1, 2, 1].lastIndexOf(1)", 2),
+        ("[1, 2, 3].isSorted() && [1, 2].sum() == 3", True),
+        ("quantity('1Gi').isGreaterThan(quantity('1Mi'))", True),
+        ("semver('1.2.3').isLessThan(semver('1.10.0'))", True),
+    ],
+)
 def test_kubernetes_cel_libraries(expr, want):
     assert compile_with(expr, ()).evaluate({}) == want
 
 
-@pytest.mark.parametrize("rule,value,ok", [
-    ("!format.dns1123Label().validate(self).hasValue()", "good-name", True),
-    ("!format.dns1123Label().validate(self).hasValue()", "Bad_Name", False),
-    ('format.named("uuid").value().validate(self).orValue([]).size() == 0',
-     "123e4567-e89b-12d3-a456-426614174000", True),
-    ('!format.named("no-such-format").hasValue()', "x", True),
-])
+@pytest.mark.parametrize(
+    "rule,value,ok",
+    [
+        ("!format.dns1123Label().validate(self).hasValue()", "good-name", True),
+        ("!format.dns1123Label().validate(self).hasValue()", "Bad_Name", False),
+        (
+            'format.named("uuid").value().validate(self).orValue([]).size() == 0',
+            "123e4567-e89b-12d3-a456-426614174000",
+            True,
+        ),
+        ('!format.named("no-such-format").hasValue()', "x", True),
+    ],
+)
 def test_cel_format_library(rule, value, ok):
-    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-        "name": {"type": "string", "x-kubernetes-validations": [{"rule": rule}]}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"name": {"type": "string", "x-kubernetes-validations": [{"rule": rule}]}},
+            }
+        },
+    }
     assert (crdcel.validate({"spec": {"name": value}}, None, schema) == []) is ok
 
 
@@ -123,32 +177,65 @@ def test_cel_compile_error_message():
 
 
 def test_prune_unknown_reports_paths_and_keeps_embedded_metadata():
-    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-        "a": {"type": "string"},
-        "tpl": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"x": {"type": "string"}}},
-        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-        "list": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "string"}}}}}}}}
-    obj = {"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "x"}, "top": 1,
-           "spec": {"a": "1", "b": 2, "tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-                                                "x": "y", "z": 1},
-                    "free": {"any": {"thing": 1}}, "list": [{"n": "a", "m": 1}]}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string"},
+                    "tpl": {
+                        "type": "object",
+                        "x-kubernetes-embedded-resource": True,
+                        "properties": {"x": {"type": "string"}},
+                    },
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    "list": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "string"}}}},
+                },
+            }
+        },
+    }
+    obj = {
+        "apiVersion": "g/v1",
+        "kind": "K",
+        "metadata": {"name": "x"},
+        "top": 1,
+        "spec": {
+            "a": "1",
+            "b": 2,
+            "tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "x": "y", "z": 1},
+            "free": {"any": {"thing": 1}},
+            "list": [{"n": "a", "m": 1}],
+        },
+    }
     found = structural.prune_unknown(obj, schema)
-    assert found == ['unknown field "top"', 'unknown field "spec.b"', 'unknown field "spec.tpl.z"',
-                     'unknown field "spec.list[0].m"']
+    assert found == [
+        'unknown field "top"',
+        'unknown field "spec.b"',
+        'unknown field "spec.tpl.z"',
+        'unknown field "spec.list[0].m"',
+    ]
     assert obj["spec"]["tpl"] == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "x": "y"}
     assert obj["spec"]["free"] == {"any": {"thing": 1}}
 
 
 def test_structural_schema_errors():
-    errs = [str(e) for e in validate_structural({
-        "properties": {"spec": {"type": "object", "properties": {"a": {}},
-                                "additionalProperties": {"type": "string"}},
-                       "l": {"type": "array", "x-kubernetes-list-type": "map", "items": {"type": "object"}},
-                       "n": {"type": "integer", "x-kubernetes-int-or-string": True}}}, Path("s"))]
+    errs = [
+        str(e)
+        for e in validate_structural(
+            {
+                "properties": {
+                    "spec": {"type": "object", "properties": {"a": {}}, "additionalProperties": {"type": "string"}},
+                    "l": {"type": "array", "x-kubernetes-list-type": "map", "items": {"type": "object"}},
+                    "n": {"type": "integer", "x-kubernetes-int-or-string": True},
+                }
+            },
+            Path("s"),
+        )
+    ]
     assert errs == [
         "s.type: Required value: must not be empty at the root",
-        "s.properties[spec].additionalProperties: Forbidden: additionalProperties and properties are mutual "
-        "exclusive",
+        "s.properties[spec].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
         "s.properties[spec].properties[a].type: Required value: must not be empty for specified object fields",
         "s.properties[l].x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type "
         "is map",
@@ -157,62 +244,126 @@ def test_structural_schema_errors():
 
 
 def _crd(**spec) -> dict:
-    base = {"group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing",
-                                                                     "listKind": "ThingList"},
-            "versions": [{"name": "v1", "served": True, "storage": True,
-                          "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+    base = {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "things", "kind": "Thing", "listKind": "ThingList"},
+        "versions": [
+            {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}
+        ],
+    }
     base.update(spec)
     return {"metadata": {"name": "things.example.com"}, "spec": base}
 
 
 def test_crd_validation_messages():
     assert validate_crd(_crd()) == []
-    errs = [str(e) for e in validate_crd(_crd(group="example", scope="Global", versions=[
-        {"name": "v1", "served": True, "storage": False},
-        {"name": "V2", "served": True, "storage": False, "schema": {"openAPIV3Schema": {"type": "object"}}}]))]
+    errs = [
+        str(e)
+        for e in validate_crd(
+            _crd(
+                group="example",
+                scope="Global",
+                versions=[
+                    {"name": "v1", "served": True, "storage": False},
+                    {"name": "V2", "served": True, "storage": False, "schema": {"openAPIV3Schema": {"type": "object"}}},
+                ],
+            )
+        )
+    ]
     assert 'metadata.name: Invalid value: "things.example.com": must be spec.names.plural+"."+spec.group' in errs
     assert 'spec.group: Invalid value: "example": should be a domain with at least one dot' in errs
     assert 'spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"' in errs
     assert "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required" in errs
-    assert any(e.startswith("spec.versions: Invalid value: ") and e.endswith(
-        "must have exactly one version marked as storage version") for e in errs)
+    assert any(
+        e.startswith("spec.versions: Invalid value: ")
+        and e.endswith("must have exactly one version marked as storage version")
+        for e in errs
+    )
     assert any(e.startswith('spec.versions[1].name: Invalid value: "V2"') for e in errs)
 
 
 def test_versions_sort_kube_aware_and_unserved_are_skipped():
-    assert sorted(["v1alpha1", "foo", "v2", "v1beta2", "v1", "v1beta1"], key=version_priority) == \
-        ["v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
-    crd = _crd(versions=[{"name": "v1beta1", "served": True, "storage": False},
-                         {"name": "v1", "served": True, "storage": True},
-                         {"name": "v1alpha1", "served": False, "storage": False}])
+    assert sorted(["v1alpha1", "foo", "v2", "v1beta2", "v1", "v1beta1"], key=version_priority) == [
+        "v2",
+        "v1",
+        "v1beta2",
+        "v1beta1",
+        "v1alpha1",
+        "foo",
+    ]
+    crd = _crd(
+        versions=[
+            {"name": "v1beta1", "served": True, "storage": False},
+            {"name": "v1", "served": True, "storage": True},
+            {"name": "v1alpha1", "served": False, "storage": False},
+        ]
+    )
     assert [rt.version for rt in served_types(crd)] == ["v1", "v1beta1"]
 
 
 def test_schema_formats_and_list_duplicates():
-    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-        "at": {"type": "string", "format": "date-time"}, "ip": {"type": "string", "format": "ipv4"},
-        "own": {"type": "string", "format": "not-a-format"},
-        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-                  "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}}}}
-    obj = {"spec": {"at": "yesterday", "ip": "::1", "own": "x", "tags": ["a", "a"],
-                    "ports": [{"name": "p"}, {"name": "p"}]}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "at": {"type": "string", "format": "date-time"},
+                    "ip": {"type": "string", "format": "ipv4"},
+                    "own": {"type": "string", "format": "not-a-format"},
+                    "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                    "ports": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": {"type": "object", "properties": {"name": {"type": "string"}}},
+                    },
+                },
+            }
+        },
+    }
+    obj = {
+        "spec": {
+            "at": "yesterday",
+            "ip": "::1",
+            "own": "x",
+            "tags": ["a", "a"],
+            "ports": [{"name": "p"}, {"name": "p"}],
+        }
+    }
     assert [str(e) for e in structural.validate(obj, schema)] == [
         'spec.at: Invalid value: "yesterday": spec.at in body must be of type date-time: "yesterday"',
-        'spec.ip: Invalid value: "::1": spec.ip in body must be of type ipv4: "::1"']
+        'spec.ip: Invalid value: "::1": spec.ip in body must be of type ipv4: "::1"',
+    ]
     assert [str(e) for e in structural.list_errors(obj, schema)] == [
         'spec.tags[1]: Duplicate value: "a"',
-        'spec.ports[1]: Duplicate value: map[string]interface {}{"name":"p"}']
+        'spec.ports[1]: Duplicate value: map[string]interface {}{"name":"p"}',
+    ]
 
 
 def test_unsupported_keywords_and_bad_defaults():
-    errs = [str(e) for e in validate_structural({"type": "object", "properties": {"spec": {
-        "type": "object", "properties": {
-            "r": {"type": "integer", "default": "x"},
-            "l": {"type": "array", "uniqueItems": True, "items": {"type": "string"}},
-            "o": {"type": "object", "additionalProperties": False},
-            "p": {"type": "object", "patternProperties": {}},
-            "u": {"type": "object", "x-kubernetes-preserve-unknown-fields": False}}}}}, Path("s"))]
+    errs = [
+        str(e)
+        for e in validate_structural(
+            {
+                "type": "object",
+                "properties": {
+                    "spec": {
+                        "type": "object",
+                        "properties": {
+                            "r": {"type": "integer", "default": "x"},
+                            "l": {"type": "array", "uniqueItems": True, "items": {"type": "string"}},
+                            "o": {"type": "object", "additionalProperties": False},
+                            "p": {"type": "object", "patternProperties": {}},
+                            "u": {"type": "object", "x-kubernetes-preserve-unknown-fields": False},
+                        },
+                    }
+                },
+            },
+            Path("s"),
+        )
+    ]
     p = "s.properties[spec].properties"
     assert errs == [
         f'{p}[r].default: Invalid value: "string": default in body must be of type integer: "string"',
@@ -226,34 +377,83 @@ def test_unsupported_keywords_and_bad_defaults():
 
 def test_transition_rules_only_on_correlatable_nodes():
     rule = {"rule": "self == oldSelf"}
-    errs = [str(e) for e in validate_structural({"type": "object", "properties": {
-        "atomic": {"type": "array", "items": {"type": "object", "x-kubernetes-validations": [rule]}},
-        "keyed": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
-                  "items": {"type": "object", "properties": {"k": {"type": "string"}},
-                            "x-kubernetes-validations": [rule]}}}}, Path("s"))]
-    assert errs == ['s.properties[atomic].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": '
-                    "oldSelf cannot be used on the uncorrelatable portion of the schema within "
-                    "s.properties[atomic].items"]
+    errs = [
+        str(e)
+        for e in validate_structural(
+            {
+                "type": "object",
+                "properties": {
+                    "atomic": {"type": "array", "items": {"type": "object", "x-kubernetes-validations": [rule]}},
+                    "keyed": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["k"],
+                        "items": {
+                            "type": "object",
+                            "properties": {"k": {"type": "string"}},
+                            "x-kubernetes-validations": [rule],
+                        },
+                    },
+                },
+            },
+            Path("s"),
+        )
+    ]
+    assert errs == [
+        's.properties[atomic].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": '
+        "oldSelf cannot be used on the uncorrelatable portion of the schema within "
+        "s.properties[atomic].items"
+    ]
 
 
 def test_cel_runtime_cost_limits():
-    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"xs": {
-        "type": "array", "items": {"type": "integer"},
-        "x-kubernetes-validations": [{"rule": "self.all(x, self.all(y, x + y >= 0))"}]}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "xs": {
+                        "type": "array",
+                        "items": {"type": "integer"},
+                        "x-kubernetes-validations": [{"rule": "self.all(x, self.all(y, x + y >= 0))"}],
+                    }
+                },
+            }
+        },
+    }
     small = {"spec": {"xs": list(range(10))}}
     assert crdcel.validate(small, None, schema) == []
     big = {"spec": {"xs": list(range(500))}}  # 250,000 inner steps of 6: over the per-call limit
     assert [str(e) for e in crdcel.validate(big, None, schema)] == [
-        'spec.xs: Invalid value: "array": rule evaluation error: operation cancelled: actual cost limit exceeded']
+        'spec.xs: Invalid value: "array": rule evaluation error: operation cancelled: actual cost limit exceeded'
+    ]
     assert [str(e) for e in crdcel.validate(big, None, schema, budget=50_000)] == [
         'spec.xs: Invalid value: "array": validation failed due to running out of cost budget, no further '
-        "validation rules will be run"]
+        "validation rules will be run"
+    ]
 
 
 def test_embedded_resources_need_api_version_and_kind():
-    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"templates": {
-        "type": "array", "items": {"type": "object", "x-kubernetes-embedded-resource": True,
-                                   "x-kubernetes-preserve-unknown-fields": True}}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "templates": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "x-kubernetes-embedded-resource": True,
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        },
+                    }
+                },
+            }
+        },
+    }
     obj = {"spec": {"templates": [{"apiVersion": "v1", "kind": "Pod"}, {"kind": "Pod"}]}}
     assert [str(e) for e in structural.embedded_errors(obj, schema)] == [
-        "spec.templates[1].apiVersion: Required value: must not be empty"]
+        "spec.templates[1].apiVersion: Required value: must not be empty"
+    ]

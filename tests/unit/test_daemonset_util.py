@@ -11,9 +11,13 @@ def node(name: str, labels: dict | None = None, taints: list | None = None) -> d
 
 def ds(spec_extra: dict | None = None, strategy: dict | None = None, gen: int = 1) -> dict:
     tpl_spec = {"containers": [{"name": "c", "image": "x"}], **(spec_extra or {})}
-    d = {"metadata": {"name": "d", "namespace": "ns", "uid": "u1", "generation": gen},
-         "spec": {"selector": {"matchLabels": {"a": "b"}},
-                  "template": {"metadata": {"labels": {"a": "b"}}, "spec": tpl_spec}}}
+    d = {
+        "metadata": {"name": "d", "namespace": "ns", "uid": "u1", "generation": gen},
+        "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": tpl_spec},
+        },
+    }
     if strategy is not None:
         d["spec"]["updateStrategy"] = strategy
     return d
@@ -21,9 +25,16 @@ def ds(spec_extra: dict | None = None, strategy: dict | None = None, gen: int = 
 
 def pod(name: str, node_name: str, hash_: str, ready: bool = True, since: str = "2020-01-01T00:00:00Z") -> dict:
     cond = {"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": since}
-    return {"metadata": {"name": name, "uid": name, "labels": {du.REVISION_HASH: hash_},
-                         "creationTimestamp": "2020-01-01T00:00:00Z"},
-            "spec": {"nodeName": node_name}, "status": {"phase": "Running", "conditions": [cond]}}
+    return {
+        "metadata": {
+            "name": name,
+            "uid": name,
+            "labels": {du.REVISION_HASH: hash_},
+            "creationTimestamp": "2020-01-01T00:00:00Z",
+        },
+        "spec": {"nodeName": node_name},
+        "status": {"phase": "Running", "conditions": [cond]},
+    }
 
 
 def test_taints_selectors_and_default_tolerations():
@@ -36,22 +47,35 @@ def test_taints_selectors_and_default_tolerations():
     assert du.node_should_run(node("n", linux, [no_sched]), d) == (False, True)  # keeps running
     assert du.node_should_run(node("n", linux, [no_exec]), d) == (False, False)
     # what every daemon pod tolerates: an unschedulable or not-ready node still runs it
-    for key, effect in (("node.kubernetes.io/unschedulable", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute")):
+    for key, effect in (
+        ("node.kubernetes.io/unschedulable", "NoSchedule"),
+        ("node.kubernetes.io/not-ready", "NoExecute"),
+    ):
         assert du.node_should_run(node("n", linux, [{"key": key, "effect": effect}]), d) == (True, True)
     tol = ds({"tolerations": [{"key": "gpu", "operator": "Exists"}]})
     assert du.node_should_run(node("n", {}, [no_exec]), tol) == (True, True)
 
 
 def test_daemon_pod_is_pinned_with_affinity_and_labelled_with_the_revision():
-    d = ds({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 1, "preference": {"matchExpressions": [{"key": "k", "operator": "Exists"}]}}]}},
-        "hostNetwork": True})
+    d = ds(
+        {
+            "affinity": {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 1, "preference": {"matchExpressions": [{"key": "k", "operator": "Exists"}]}}
+                    ]
+                }
+            },
+            "hostNetwork": True,
+        }
+    )
     p = du.daemon_pod(d, "node-1", "abc")
     assert p["metadata"]["generateName"] == "d-"
     assert p["metadata"]["labels"] == {"a": "b", du.REVISION_HASH: "abc", du.TEMPLATE_GENERATION: "1"}
     na = p["spec"]["affinity"]["nodeAffinity"]
-    assert na["requiredDuringSchedulingIgnoredDuringExecution"] == {"nodeSelectorTerms": [{"matchFields": [
-        {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}
+    assert na["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]
+    }
     assert na["preferredDuringSchedulingIgnoredDuringExecution"]  # kept
     keys = {(t["key"], t["effect"]) for t in p["spec"]["tolerations"]}
     assert ("node.kubernetes.io/network-unavailable", "NoSchedule") in keys and len(keys) == 7
@@ -66,8 +90,9 @@ def test_plan_creates_missing_deletes_extra_failed_and_misplaced():
     failed["status"]["phase"] = "Failed"
     older, newer = pod("p1", "a", "h"), pod("p2", "a", "h")
     newer["metadata"]["creationTimestamp"] = "2021-01-01T00:00:00Z"
-    plan = du.plan_nodes(d, nodes, {"a": [older, newer], "b": [failed], "c": [pod("pc", "c", "h")],
-                                    "gone": [pod("pg", "gone", "h")]})
+    plan = du.plan_nodes(
+        d, nodes, {"a": [older, newer], "b": [failed], "c": [pod("pc", "c", "h")], "gone": [pod("pg", "gone", "h")]}
+    )
     assert plan.create == []  # b's failed pod is deleted first, replaced on the next sync
     assert {p["metadata"]["name"] for p in plan.delete} == {"p2", "f", "pc", "pg"}
     assert du.plan_nodes(d, nodes, {}).create == ["a", "b"]
@@ -92,8 +117,20 @@ def test_rolling_update_respects_max_unavailable_and_surge():
 def test_status_counts():
     d = ds()
     nodes = [node("a"), node("b"), node("c", taints=[{"key": "x", "effect": "NoSchedule"}])]
-    st = du.status(d, nodes, {"a": [pod("p", "a", "h")], "b": [pod("q", "b", "old", ready=False)],
-                              "c": [pod("r", "c", "h")]}, "h", now=2e9)
-    assert st == {"currentNumberScheduled": 2, "numberMisscheduled": 1, "desiredNumberScheduled": 2,
-                  "numberReady": 1, "observedGeneration": 1, "updatedNumberScheduled": 1,
-                  "numberAvailable": 1, "numberUnavailable": 1}
+    st = du.status(
+        d,
+        nodes,
+        {"a": [pod("p", "a", "h")], "b": [pod("q", "b", "old", ready=False)], "c": [pod("r", "c", "h")]},
+        "h",
+        now=2e9,
+    )
+    assert st == {
+        "currentNumberScheduled": 2,
+        "numberMisscheduled": 1,
+        "desiredNumberScheduled": 2,
+        "numberReady": 1,
+        "observedGeneration": 1,
+        "updatedNumberScheduled": 1,
+        "numberAvailable": 1,
+        "numberUnavailable": 1,
+    }

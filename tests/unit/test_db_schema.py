@@ -12,8 +12,9 @@ from mockkube.storage.db import is_memory, make_engine, migrate
 
 def _ddl(engine) -> dict[str, str]:
     with engine.connect() as conn:
-        rows = conn.execute(text("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL "
-                                 "AND name != 'alembic_version'")).all()
+        rows = conn.execute(
+            text("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name != 'alembic_version'")
+        ).all()
     return {name: re.sub(r"\s+", " ", sql).strip() for name, sql in rows}
 
 

@@ -1,11 +1,12 @@
 """PodDisruptionBudget arithmetic (pure): desired healthy from minAvailable/maxUnavailable,
 disruptedPods pruning, and the eviction verdict."""
+
 from __future__ import annotations
 
 import pytest
 
 from mockkube.machinery import errors
-from mockkube.resources import disruption
+from mockkube.rules import disruption
 
 
 def _pod(name: str, ready: bool = True, deleting: bool = False) -> dict:
@@ -16,23 +17,32 @@ def _pod(name: str, ready: bool = True, deleting: bool = False) -> dict:
 
 
 def _pdb(**spec) -> dict:
-    return {"metadata": {"name": "b", "namespace": "d", "generation": 1},
-            "spec": {"selector": {"matchLabels": {"app": "a"}}, **spec}}
+    return {
+        "metadata": {"name": "b", "namespace": "d", "generation": 1},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}, **spec},
+    }
 
 
-@pytest.mark.parametrize("spec,expected,desired,allowed", [
-    ({"minAvailable": 1}, 4, 1, 1),
-    ({"minAvailable": 2}, 4, 2, 0),
-    ({"minAvailable": "25%"}, 4, 1, 1),
-    ({"minAvailable": "60%"}, 4, 3, 0),  # rounded up
-    ({"maxUnavailable": 3}, 4, 1, 1),
-    ({"maxUnavailable": "60%"}, 4, 1, 1),  # 4 - ceil(2.4)
-])
+@pytest.mark.parametrize(
+    "spec,expected,desired,allowed",
+    [
+        ({"minAvailable": 1}, 4, 1, 1),
+        ({"minAvailable": 2}, 4, 2, 0),
+        ({"minAvailable": "25%"}, 4, 1, 1),
+        ({"minAvailable": "60%"}, 4, 3, 0),  # rounded up
+        ({"maxUnavailable": 3}, 4, 1, 1),
+        ({"maxUnavailable": "60%"}, 4, 1, 1),  # 4 - ceil(2.4)
+    ],
+)
 def test_compute_status(spec, expected, desired, allowed):
     pods = [_pod("a"), _pod("b"), _pod("c", ready=False), _pod("d", deleting=True)]
     st = disruption.compute_status(_pdb(**spec), pods, expected, "2026-01-01T00:00:00Z")
-    assert (st["currentHealthy"], st["desiredHealthy"], st["disruptionsAllowed"], st["expectedPods"]) == \
-        (3 - 1, desired, allowed, expected)
+    assert (st["currentHealthy"], st["desiredHealthy"], st["disruptionsAllowed"], st["expectedPods"]) == (
+        3 - 1,
+        desired,
+        allowed,
+        expected,
+    )
     assert st["conditions"][0]["reason"] == ("SufficientPods" if allowed else "InsufficientPods")
 
 

@@ -5,24 +5,27 @@ import asyncio
 
 import pytest
 
+from mockkube.client.client import Client, clone
+from mockkube.config.profile import NodeSpec, load
 from mockkube.drivers import make
 from mockkube.drivers.fpga import ATTACH_FAILED, ATTACHED, FabricController
 from mockkube.drivers.publisher import Publisher
-from mockkube.kubelet.profile import NodeSpec, load
-from mockkube.storage.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 NODE = NodeSpec(name="n1")
 
 
-@pytest.mark.parametrize("driver,config,devices", [
-    ("gpu.example.com", {"count": 2}, 2),
-    ("gpu.example.com", {"count": 8, "partitions": True}, 8 * 10),
-    ("gpu.example.com", {"count": 2, "consumableMemory": True}, 2),
-    ("cpu.example.com", {"shape": "cores", "sockets": 2, "coresPerSocket": 40}, 80),
-    ("cpu.example.com", {"shape": "pool", "sockets": 2}, 2),
-    ("cpu.example.com", {"shape": "partitions", "sockets": 2, "numaPerSocket": 2}, 12),
-])
+@pytest.mark.parametrize(
+    "driver,config,devices",
+    [
+        ("gpu.example.com", {"count": 2}, 2),
+        ("gpu.example.com", {"count": 8, "partitions": True}, 8 * 10),
+        ("gpu.example.com", {"count": 2, "consumableMemory": True}, 2),
+        ("cpu.example.com", {"shape": "cores", "sockets": 2, "coresPerSocket": 40}, 80),
+        ("cpu.example.com", {"shape": "pool", "sockets": 2}, 2),
+        ("cpu.example.com", {"shape": "partitions", "sockets": 2, "numaPerSocket": 2}, 12),
+    ],
+)
 async def test_node_slices_are_accepted_by_the_api(driver, config, devices):
     async with running_server() as s:
         c = Client(s.resources, "test")
@@ -66,8 +69,9 @@ async def test_fabric_slices_use_node_selector_and_binding_conditions():
         c = Client(s.resources, "test")
         pub = Publisher(c)
         fpga = make("fpga.example.com")
-        fabric = load(None).fabric + [{"driver": "fpga.example.com", "pool": "everywhere", "devices": 2,
-                                       "allNodes": True}]
+        fabric = load(None).fabric + [
+            {"driver": "fpga.example.com", "pool": "everywhere", "devices": 2, "allNodes": True}
+        ]
         for pool, specs in fpga.publish_shared(fabric):
             pub.sync(fpga.name, pool, specs)
         by_pool = {x["spec"]["pool"]["name"]: x["spec"] for x in c.list(c.rt("resourceslices", "resource.k8s.io"))}
@@ -80,13 +84,23 @@ async def test_fabric_slices_use_node_selector_and_binding_conditions():
 
 def _allocated_claim(c: Client, name: str, results: list[dict], node: str = "") -> dict:
     rt = c.rt("resourceclaims", "resource.k8s.io")
-    claim = c.create(rt, {"metadata": {"name": name, "namespace": "default"}, "spec": {"devices": {"requests": [
-        {"name": r["request"], "exactly": {"deviceClassName": r["driver"]}} for r in results]}}})
+    claim = c.create(
+        rt,
+        {
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [{"name": r["request"], "exactly": {"deviceClassName": r["driver"]}} for r in results]
+                }
+            },
+        },
+    )
     new = clone(claim)
     alloc = {"devices": {"results": results}}
     if node:
-        alloc["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
-            {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+        alloc["nodeSelector"] = {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+        }
     new["status"] = {"allocation": alloc}
     return c.update_status(rt, new)
 
@@ -110,17 +124,33 @@ async def test_fabric_controller_reports_after_delay(faulty, expected):
         await ctl.start()
         try:
             rt = c.rt("resourceclaims", "resource.k8s.io")
-            _allocated_claim(c, "fc", [{"request": "fpga", "driver": "fpga.example.com", "pool": "fabric-a",
-                                        "device": "fpga-1", "bindingConditions": [ATTACHED],
-                                        "bindingFailureConditions": [ATTACH_FAILED]}], node="fpga-node")
+            _allocated_claim(
+                c,
+                "fc",
+                [
+                    {
+                        "request": "fpga",
+                        "driver": "fpga.example.com",
+                        "pool": "fabric-a",
+                        "device": "fpga-1",
+                        "bindingConditions": [ATTACHED],
+                        "bindingFailureConditions": [ATTACH_FAILED],
+                    }
+                ],
+                node="fpga-node",
+            )
             await _until(lambda: ctl.first_seen)
             assert not (c.get(rt, "default", "fc")["status"].get("devices"))  # not before the delay
             now[0] += 5
             ctl.queue.add(("default", "fc"))
 
             def conds():
-                return [x["type"] for d in c.get(rt, "default", "fc")["status"].get("devices") or []
-                        for x in d.get("conditions") or []]
+                return [
+                    x["type"]
+                    for d in c.get(rt, "default", "fc")["status"].get("devices") or []
+                    for x in d.get("conditions") or []
+                ]
+
             assert await _until(lambda: conds())
             assert conds() == [expected]
             assert faults == ([("fabric-a", "fpga-1")] if faulty else [])

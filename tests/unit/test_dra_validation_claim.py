@@ -2,9 +2,13 @@ import copy
 
 import pytest
 
-from mockkube.resources.dra_validation import (
-    validate_resource_claim, validate_resource_claim_status_update, validate_resource_claim_template,
-    validate_resource_claim_template_update, validate_resource_claim_update)
+from mockkube.apiserver.resources.dra_validation import (
+    validate_resource_claim,
+    validate_resource_claim_status_update,
+    validate_resource_claim_template,
+    validate_resource_claim_template_update,
+    validate_resource_claim_update,
+)
 
 
 def claim(requests=None, constraints=None, config=None, **meta):
@@ -17,7 +21,10 @@ def claim(requests=None, constraints=None, config=None, **meta):
 
 
 def exact(name, **kw):
-    return {"name": name, "exactly": dict({"deviceClassName": "gpu.example.com", "allocationMode": "ExactCount", "count": 1}, **kw)}
+    return {
+        "name": name,
+        "exactly": dict({"deviceClassName": "gpu.example.com", "allocationMode": "ExactCount", "count": 1}, **kw),
+    }
 
 
 def errs_of(obj):
@@ -25,48 +32,98 @@ def errs_of(obj):
 
 
 def test_valid_claim():
-    c = claim([exact("gpu", selectors=[{"cel": {"expression": 'device.driver == "gpu.example.com"'}}],
-                     tolerations=[{"key": "example.com/t", "operator": "Exists", "effect": "NoSchedule"}])])
+    c = claim(
+        [
+            exact(
+                "gpu",
+                selectors=[{"cel": {"expression": 'device.driver == "gpu.example.com"'}}],
+                tolerations=[{"key": "example.com/t", "operator": "Exists", "effect": "NoSchedule"}],
+            )
+        ]
+    )
     assert errs_of(c) == []
 
 
-@pytest.mark.parametrize("requests,expected", [
-    ([exact(f"r{i}") for i in range(33)], [("TooMany", "spec.devices.requests")]),
-    ([exact("a"), exact("a")], [("Duplicate", "spec.devices.requests[1]")]),
-    ([exact("Bad_Name")], [("Invalid", "spec.devices.requests[0].name")]),
-    ([{"name": "a"}], [("Required", "spec.devices.requests[0]")]),
-    ([dict(exact("a"), firstAvailable=[{"name": "s", "deviceClassName": "x", "allocationMode": "All"}])],
-     [("Invalid", "spec.devices.requests[0]")]),
-    ([{"name": "a", "firstAvailable": [{"name": f"s{i}", "deviceClassName": "x", "allocationMode": "All"} for i in range(9)]}],
-     [("TooMany", "spec.devices.requests[0].firstAvailable")]),
-    ([{"name": "a", "firstAvailable": [{"name": "s", "deviceClassName": "", "allocationMode": "Foo"}]}],
-     [("Required", "spec.devices.requests[0].firstAvailable[0].deviceClassName"),
-      ("NotSupported", "spec.devices.requests[0].firstAvailable[0].allocationMode")]),
-    ([exact("a", count=0)], [("Invalid", "spec.devices.requests[0].exactly.count")]),
-    ([exact("a", allocationMode="All", count=2)], [("Invalid", "spec.devices.requests[0].exactly.count")]),
-    ([exact("a", deviceClassName="Bad")], [("Invalid", "spec.devices.requests[0].exactly.deviceClassName")]),
-    ([exact("a", selectors=[{}])], [("Required", "spec.devices.requests[0].exactly.selectors[0].cel")]),
-    ([exact("a", tolerations=[{"key": "k", "operator": "Exists", "value": "v"}, {"operator": "Foo"},
-                              {"key": "k", "operator": "Equal", "value": "-x", "effect": "Bad"}])],
-     [("Invalid", "spec.devices.requests[0].exactly.tolerations[0].value"),
-      ("NotSupported", "spec.devices.requests[0].exactly.tolerations[1].operator"),
-      ("Invalid", "spec.devices.requests[0].exactly.tolerations[2].value"),
-      ("NotSupported", "spec.devices.requests[0].exactly.tolerations[2].effect")]),
-    ([exact("a", capacity={"requests": {"bw": "1x", "1bad": "1"}})],
-     [("Invalid", "spec.devices.requests[0].exactly.capacity.requests[bw]"),
-      ("Invalid", "spec.devices.requests[0].exactly.capacity.requests")]),
-])
+@pytest.mark.parametrize(
+    "requests,expected",
+    [
+        ([exact(f"r{i}") for i in range(33)], [("TooMany", "spec.devices.requests")]),
+        ([exact("a"), exact("a")], [("Duplicate", "spec.devices.requests[1]")]),
+        ([exact("Bad_Name")], [("Invalid", "spec.devices.requests[0].name")]),
+        ([{"name": "a"}], [("Required", "spec.devices.requests[0]")]),
+        (
+            [dict(exact("a"), firstAvailable=[{"name": "s", "deviceClassName": "x", "allocationMode": "All"}])],
+            [("Invalid", "spec.devices.requests[0]")],
+        ),
+        (
+            [
+                {
+                    "name": "a",
+                    "firstAvailable": [
+                        {"name": f"s{i}", "deviceClassName": "x", "allocationMode": "All"} for i in range(9)
+                    ],
+                }
+            ],
+            [("TooMany", "spec.devices.requests[0].firstAvailable")],
+        ),
+        (
+            [{"name": "a", "firstAvailable": [{"name": "s", "deviceClassName": "", "allocationMode": "Foo"}]}],
+            [
+                ("Required", "spec.devices.requests[0].firstAvailable[0].deviceClassName"),
+                ("NotSupported", "spec.devices.requests[0].firstAvailable[0].allocationMode"),
+            ],
+        ),
+        ([exact("a", count=0)], [("Invalid", "spec.devices.requests[0].exactly.count")]),
+        ([exact("a", allocationMode="All", count=2)], [("Invalid", "spec.devices.requests[0].exactly.count")]),
+        ([exact("a", deviceClassName="Bad")], [("Invalid", "spec.devices.requests[0].exactly.deviceClassName")]),
+        ([exact("a", selectors=[{}])], [("Required", "spec.devices.requests[0].exactly.selectors[0].cel")]),
+        (
+            [
+                exact(
+                    "a",
+                    tolerations=[
+                        {"key": "k", "operator": "Exists", "value": "v"},
+                        {"operator": "Foo"},
+                        {"key": "k", "operator": "Equal", "value": "-x", "effect": "Bad"},
+                    ],
+                )
+            ],
+            [
+                ("Invalid", "spec.devices.requests[0].exactly.tolerations[0].value"),
+                ("NotSupported", "spec.devices.requests[0].exactly.tolerations[1].operator"),
+                ("Invalid", "spec.devices.requests[0].exactly.tolerations[2].value"),
+                ("NotSupported", "spec.devices.requests[0].exactly.tolerations[2].effect"),
+            ],
+        ),
+        (
+            [exact("a", capacity={"requests": {"bw": "1x", "1bad": "1"}})],
+            [
+                ("Invalid", "spec.devices.requests[0].exactly.capacity.requests[bw]"),
+                ("Invalid", "spec.devices.requests[0].exactly.capacity.requests"),
+            ],
+        ),
+    ],
+)
 def test_requests(requests, expected):
     assert errs_of(claim(requests)) == expected
 
 
 def test_constraints_and_config_reference_requests():
-    reqs = [exact("a"), {"name": "b", "firstAvailable": [{"name": "s", "deviceClassName": "x", "allocationMode": "All"}]}]
-    ok = claim(reqs, constraints=[{"requests": ["a", "b/s"], "matchAttribute": "example.com/numa"}],
-               config=[{"requests": ["a"], "opaque": {"driver": "gpu.example.com", "parameters": {"k": 1}}}])
+    reqs = [
+        exact("a"),
+        {"name": "b", "firstAvailable": [{"name": "s", "deviceClassName": "x", "allocationMode": "All"}]},
+    ]
+    ok = claim(
+        reqs,
+        constraints=[{"requests": ["a", "b/s"], "matchAttribute": "example.com/numa"}],
+        config=[{"requests": ["a"], "opaque": {"driver": "gpu.example.com", "parameters": {"k": 1}}}],
+    )
     assert errs_of(ok) == []
-    bad = claim(reqs, constraints=[{"requests": ["x", "b/t", "a/b/c"], "matchAttribute": "numa"}, {}],
-                config=[{"opaque": {"driver": "gpu.example.com", "parameters": [1]}}, {}])
+    bad = claim(
+        reqs,
+        constraints=[{"requests": ["x", "b/t", "a/b/c"], "matchAttribute": "numa"}, {}],
+        config=[{"opaque": {"driver": "gpu.example.com", "parameters": [1]}}, {}],
+    )
     assert errs_of(bad) == [
         ("Invalid", "spec.devices.constraints[0].requests[0]"),
         ("Invalid", "spec.devices.constraints[0].requests[1]"),
@@ -80,7 +137,9 @@ def test_constraints_and_config_reference_requests():
 
 def test_cel_compile_error_names_expression():
     errs = validate_resource_claim(claim([exact("a", selectors=[{"cel": {"expression": "device.driver =="}}])]))
-    assert [(e.type, e.field) for e in errs] == [("Invalid", "spec.devices.requests[0].exactly.selectors[0].cel.expression")]
+    assert [(e.type, e.field) for e in errs] == [
+        ("Invalid", "spec.devices.requests[0].exactly.selectors[0].cel.expression")
+    ]
     assert errs[0].value == "device.driver =="
     assert errs[0].detail.startswith("compilation failed")
 
@@ -107,8 +166,15 @@ def test_spec_immutable():
 
 def allocated(results=None, reserved=None, devices=None):
     c = claim(resourceVersion="2")
-    c["status"] = {"allocation": {"devices": {"results": results if results is not None else [
-        {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]}}}
+    c["status"] = {
+        "allocation": {
+            "devices": {
+                "results": results
+                if results is not None
+                else [{"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]
+            }
+        }
+    }
     if reserved is not None:
         c["status"]["reservedFor"] = reserved
     if devices is not None:
@@ -130,10 +196,14 @@ def test_status_allocation_and_reserved_for():
     no_alloc["status"] = {"reservedFor": [POD]}
     assert status_errs(no_alloc) == [("Forbidden", "status.reservedFor")]
     assert status_errs(allocated(reserved=[POD, POD])) == [("Duplicate", "status.reservedFor[1]")]
-    assert status_errs(allocated(reserved=[dict(POD, uid=str(i)) for i in range(257)])) == [("TooMany", "status.reservedFor")]
+    assert status_errs(allocated(reserved=[dict(POD, uid=str(i)) for i in range(257)])) == [
+        ("TooMany", "status.reservedFor")
+    ]
     assert status_errs(allocated(reserved=[{}])) == [
-        ("Required", "status.reservedFor[0].resource"), ("Required", "status.reservedFor[0].name"),
-        ("Required", "status.reservedFor[0].uid")]
+        ("Required", "status.reservedFor[0].resource"),
+        ("Required", "status.reservedFor[0].name"),
+        ("Required", "status.reservedFor[0].uid"),
+    ]
 
 
 def test_status_allocation_results_validated_and_then_immutable():
@@ -143,7 +213,8 @@ def test_status_allocation_results_validated_and_then_immutable():
         ("Required", "status.allocation.devices.results[0].driver"),
         ("Required", "status.allocation.devices.results[0].pool"),
         ("Invalid", "status.allocation.devices.results[0].device"),
-        ("Invalid", "status.allocation.devices.results[0].shareID")]
+        ("Invalid", "status.allocation.devices.results[0].shareID"),
+    ]
     old = allocated()
     new = copy.deepcopy(old)
     new["status"]["allocation"]["devices"]["results"][0]["device"] = "gpu-1"
@@ -151,8 +222,14 @@ def test_status_allocation_results_validated_and_then_immutable():
 
 
 def test_status_devices_must_be_allocated():
-    dev = {"driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0",
-           "conditions": [{"type": "Ready", "status": "True", "reason": "Ok", "lastTransitionTime": "2024-01-01T00:00:00Z"}]}
+    dev = {
+        "driver": "gpu.example.com",
+        "pool": "node-1",
+        "device": "gpu-0",
+        "conditions": [
+            {"type": "Ready", "status": "True", "reason": "Ok", "lastTransitionTime": "2024-01-01T00:00:00Z"}
+        ],
+    }
     assert status_errs(allocated(devices=[dev])) == []
     assert status_errs(allocated(devices=[dict(dev, device="gpu-9")])) == [("Invalid", "status.devices[0]")]
     assert status_errs(allocated(devices=[dev, dev])) == [("Duplicate", "status.devices[1]")]
@@ -160,7 +237,8 @@ def test_status_devices_must_be_allocated():
     assert status_errs(allocated(devices=[bad_cond])) == [
         ("NotSupported", "status.devices[0].conditions[0].status"),
         ("Required", "status.devices[0].conditions[0].lastTransitionTime"),
-        ("Required", "status.devices[0].conditions[0].reason")]
+        ("Required", "status.devices[0].conditions[0].reason"),
+    ]
     net = dict(dev, networkData={"ips": ["10.0.0.1/24", "10.0.0.1"]})
     assert status_errs(allocated(devices=[net])) == [("Invalid", "status.devices[0].networkData.ips[1]")]
 
@@ -174,8 +252,7 @@ def test_no_new_reservations_while_deleting():
 
 
 def template(**spec):
-    return {"metadata": {"name": "t", "namespace": "default"},
-            "spec": dict({"spec": claim()["spec"]}, **spec)}
+    return {"metadata": {"name": "t", "namespace": "default"}, "spec": dict({"spec": claim()["spec"]}, **spec)}
 
 
 def test_template():
@@ -183,7 +260,9 @@ def test_template():
     t = template(metadata={"labels": {"a": "-"}})
     t["spec"]["spec"]["devices"]["requests"][0]["name"] = "X"
     assert [(e.type, e.field) for e in validate_resource_claim_template(t)] == [
-        ("Invalid", "spec.metadata.labels"), ("Invalid", "spec.spec.devices.requests[0].name")]
+        ("Invalid", "spec.metadata.labels"),
+        ("Invalid", "spec.spec.devices.requests[0].name"),
+    ]
     old = template()
     old["metadata"]["resourceVersion"] = "1"
     new = copy.deepcopy(old)

@@ -14,8 +14,11 @@ def run(argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
     async def write(ch: int, b: bytes) -> None:
         out[ch].append(b)
 
-    c = Container(hostname="web-0", env={"PATH": "/usr/bin", "GREETING": "hi"},
-                  files={"/etc/hostname": "web-0\n", "/dev/null": "", "/dev/nvidia0": ""})
+    c = Container(
+        hostname="web-0",
+        env={"PATH": "/usr/bin", "GREETING": "hi"},
+        files={"/etc/hostname": "web-0\n", "/dev/null": "", "/dev/nvidia0": ""},
+    )
     code = asyncio.run(Shell(c, write).exec(argv, stdin))
     return code, b"".join(out[1]).decode(errors="replace"), b"".join(out[2]).decode(errors="replace")
 
@@ -23,7 +26,11 @@ def run(argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
 def test_scripts_as_tests_send_them():
     assert run(["echo", "hi", "there"]) == (0, "hi there\n", "")
     assert run(["sh", "-c", "for i in $(seq 1 3); do echo $i; done"]) == (0, "1\n2\n3\n", "")
-    assert run(["sh", "-c", "echo $GREETING && false || echo fallback; echo done >&2"]) == (0, "hi\nfallback\n", "done\n")
+    assert run(["sh", "-c", "echo $GREETING && false || echo fallback; echo done >&2"]) == (
+        0,
+        "hi\nfallback\n",
+        "done\n",
+    )
     assert run(["sh", "-c", "exit 3"])[0] == 3
     assert run(["printenv", "GREETING"]) == (0, "hi\n", "")
     assert run(["hostname"]) == (0, "web-0\n", "")

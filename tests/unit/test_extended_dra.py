@@ -1,4 +1,5 @@
 """KEP-5004 in the scheduler: implicit names, class precedence, special claim shape."""
+
 from __future__ import annotations
 
 from tests.unit._sched_helpers import G, env

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mockkube.faults import FaultError, Faults
+from mockkube.machinery.faults import FaultError, Faults
 
 
 class Clock:
@@ -21,8 +21,16 @@ def fire(faults: Faults, verb="create", resource="pods", sub="", ns="default", u
 
 def test_scopes_match_verbs_resources_namespaces_and_users():
     faults = Faults(Clock())
-    f = faults.add({"kind": "error", "code": 503, "verbs": ["create"], "resources": ["pods"],
-                    "namespaces": ["team-a"], "users": ["alice"]})
+    f = faults.add(
+        {
+            "kind": "error",
+            "code": 503,
+            "verbs": ["create"],
+            "resources": ["pods"],
+            "namespaces": ["team-a"],
+            "users": ["alice"],
+        }
+    )
     assert fire(faults, ns="team-a", user="alice") == [f.id]
     assert fire(faults, ns="team-b", user="alice") == []
     assert fire(faults, ns="team-a", user="bob") == []
@@ -67,16 +75,19 @@ def test_watch_faults_only_on_watches_and_gone_only_on_resume():
     assert fire(faults, verb="watch", resumes=True) == [d.id, g.id]
 
 
-@pytest.mark.parametrize("spec, field", [
-    ({"kind": "explode"}, "kind"),
-    ({"kind": "error", "code": 418}, "code"),
-    ({"kind": "error", "probability": 2}, "probability"),
-    ({"kind": "latency", "delaySeconds": -1}, "delaySeconds"),
-    ({"kind": "error", "verbs": [3]}, "verbs"),
-    ({"kind": "error", "count": 0}, "count"),
-    ({"kind": "node-notready"}, "node"),
-    ({"kind": "device-unhealthy", "driver": "gpu.example.com", "pool": "n"}, "device"),
-])
+@pytest.mark.parametrize(
+    "spec, field",
+    [
+        ({"kind": "explode"}, "kind"),
+        ({"kind": "error", "code": 418}, "code"),
+        ({"kind": "error", "probability": 2}, "probability"),
+        ({"kind": "latency", "delaySeconds": -1}, "delaySeconds"),
+        ({"kind": "error", "verbs": [3]}, "verbs"),
+        ({"kind": "error", "count": 0}, "count"),
+        ({"kind": "node-notready"}, "node"),
+        ({"kind": "device-unhealthy", "driver": "gpu.example.com", "pool": "n"}, "device"),
+    ],
+)
 def test_bad_specs_name_the_field(spec, field):
     with pytest.raises(FaultError, match=f"^{field}:"):
         Faults(Clock()).add(spec)
@@ -115,4 +126,6 @@ def test_claim_faults_match_claims_and_devices():
     assert faults.match_claim("prepare-failure", "gpu.example.com", other, []) is None
     g = faults.add({"kind": "unprepare-failure", "devices": ["gpu-1"]})
     assert faults.match_claim("unprepare-failure", "gpu.example.com", other, [("gpu.example.com", "n", "gpu-1")]) is g
-    assert faults.match_claim("unprepare-failure", "gpu.example.com", other, [("gpu.example.com", "n", "gpu-2")]) is None
+    assert (
+        faults.match_claim("unprepare-failure", "gpu.example.com", other, [("gpu.example.com", "n", "gpu-2")]) is None
+    )

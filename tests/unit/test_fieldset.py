@@ -4,7 +4,13 @@ import pytest
 
 from mockkube.machinery import schema as S
 from mockkube.machinery.fieldset import (
-    FieldSet, FieldSetError, field, fields_of, key, path_str, value_element,
+    FieldSet,
+    FieldSetError,
+    field,
+    fields_of,
+    key,
+    path_str,
+    value_element,
 )
 
 CM = S.for_kind("", "v1", "ConfigMap")
@@ -17,14 +23,17 @@ def f(*names):
     return tuple(field(n) for n in names)
 
 
-@pytest.mark.parametrize("fields_v1", [
-    {"f:data": {"f:k": {}}},
-    {"f:data": {".": {}, "f:a": {}, "f:b": {}}},
-    {"f:spec": {"f:containers": {'k:{"name":"a"}': {".": {}, "f:image": {}, "f:name": {}}}}},
-    {"f:metadata": {"f:finalizers": {".": {}, 'v:"x"': {}, 'v:"y"': {}}}},
-    {"f:ports": {'k:{"containerPort":80,"protocol":"TCP"}': {}}},
-    {"f:list": {"i:0": {}, "i:2": {}}},
-])
+@pytest.mark.parametrize(
+    "fields_v1",
+    [
+        {"f:data": {"f:k": {}}},
+        {"f:data": {".": {}, "f:a": {}, "f:b": {}}},
+        {"f:spec": {"f:containers": {'k:{"name":"a"}': {".": {}, "f:image": {}, "f:name": {}}}}},
+        {"f:metadata": {"f:finalizers": {".": {}, 'v:"x"': {}, 'v:"y"': {}}}},
+        {"f:ports": {'k:{"containerPort":80,"protocol":"TCP"}': {}}},
+        {"f:list": {"i:0": {}, "i:2": {}}},
+    ],
+)
 def test_fields_v1_round_trip(fields_v1):
     assert FieldSet.from_fields_v1(fields_v1).to_fields_v1() == fields_v1
 
@@ -43,11 +52,14 @@ def test_decode_rejects_malformed_and_skips_unknown():
     assert FieldSet.from_fields_v1({"q:zz": {}, "f:a": {}}) == FieldSet([f("a")])
 
 
-@pytest.mark.parametrize("op,expected", [
-    ("union", {f("a"), f("a", "b"), f("c")}),
-    ("intersection", {f("a")}),
-    ("difference", {f("a", "b")}),
-])
+@pytest.mark.parametrize(
+    "op,expected",
+    [
+        ("union", {f("a"), f("a", "b"), f("c")}),
+        ("intersection", {f("a")}),
+        ("difference", {f("a", "b")}),
+    ],
+)
 def test_set_algebra(op, expected):
     x = FieldSet([f("a"), f("a", "b")])
     y = FieldSet([f("a"), f("c")])
@@ -60,33 +72,47 @@ def test_recursive_difference_drops_descendants():
     assert x.difference(FieldSet([f("a", "c")])) == x
 
 
-@pytest.mark.parametrize("path,text", [
-    (f("data", "k"), ".data.k"),
-    (f("metadata", "labels", "app"), ".metadata.labels.app"),
-    ((field("spec"), field("containers"), key(name="a"), field("image")), '.spec.containers[name="a"].image'),
-    ((field("ports"), key(containerPort=80, protocol="TCP")), '.ports[containerPort=80,protocol="TCP"]'),
-    ((field("finalizers"), value_element("x")), '.finalizers[="x"]'),
-])
+@pytest.mark.parametrize(
+    "path,text",
+    [
+        (f("data", "k"), ".data.k"),
+        (f("metadata", "labels", "app"), ".metadata.labels.app"),
+        ((field("spec"), field("containers"), key(name="a"), field("image")), '.spec.containers[name="a"].image'),
+        ((field("ports"), key(containerPort=80, protocol="TCP")), '.ports[containerPort=80,protocol="TCP"]'),
+        ((field("finalizers"), value_element("x")), '.finalizers[="x"]'),
+    ],
+)
 def test_path_rendering(path, text):
     assert path_str(path) == text
 
 
 def test_fields_of_configmap_map_entries_are_leaves():
-    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "labels": {"a": "b"}},
-           "data": {"k": "v"}}
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "labels": {"a": "b"}}, "data": {"k": "v"}}
     assert fields_of(obj, CM).paths == {
-        f("apiVersion"), f("kind"), f("metadata", "name"), f("metadata", "labels", "a"), f("data", "k")}
+        f("apiVersion"),
+        f("kind"),
+        f("metadata", "name"),
+        f("metadata", "labels", "a"),
+        f("data", "k"),
+    }
 
 
 def test_fields_of_pod_containers_keyed_by_name_and_atomic_lists():
-    pod = {"spec": {"containers": [{"name": "a", "image": "i", "args": ["x", "y"],
-                                    "ports": [{"containerPort": 80}]}],
-                    "nodeSelector": {"k": "v"}}}
+    pod = {
+        "spec": {
+            "containers": [{"name": "a", "image": "i", "args": ["x", "y"], "ports": [{"containerPort": 80}]}],
+            "nodeSelector": {"k": "v"},
+        }
+    }
     c = (field("spec"), field("containers"), key(name="a"))
     port = c + (field("ports"), key(containerPort=80, protocol="TCP"))
     assert fields_of(pod, POD).paths == {
-        c, c + (field("name"),), c + (field("image"),), c + (field("args"),),
-        port, port + (field("containerPort"),),
+        c,
+        c + (field("name"),),
+        c + (field("image"),),
+        c + (field("args"),),
+        port,
+        port + (field("containerPort"),),
         f("spec", "nodeSelector"),  # x-kubernetes-map-type: atomic → one leaf
     }
 
@@ -102,20 +128,30 @@ def test_fields_of_empty_struct_and_null_are_members():
 def test_fields_of_resource_claim_requests_atomic_status_devices_keyed():
     # Upstream DeviceClaim.requests is +listType=atomic; status.devices is a map keyed by
     # driver/device/pool.
-    claim = {"spec": {"devices": {
-        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "count": 2}}]}},
-        "status": {"devices": [{"driver": "d", "pool": "p", "device": "g0", "conditions": []}]}}
+    claim = {
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "count": 2}}]}
+        },
+        "status": {"devices": [{"driver": "d", "pool": "p", "device": "g0", "conditions": []}]},
+    }
     got = fields_of(claim, CLAIM).paths
     dev = f("status", "devices") + (key(driver="d", pool="p", device="g0"),)
-    assert got == {f("spec", "devices", "requests"), dev, dev + (field("driver"),),
-                   dev + (field("pool"),), dev + (field("device"),)}  # [] map-list: nothing
+    assert got == {
+        f("spec", "devices", "requests"),
+        dev,
+        dev + (field("driver"),),
+        dev + (field("pool"),),
+        dev + (field("device"),),
+    }  # [] map-list: nothing
     assert path_str(dev) == '.status.devices[device="g0",driver="d",pool="p"]'
 
 
 def test_fields_of_set_list_uses_values():
     got = fields_of({"metadata": {"finalizers": ["a", "b"]}}, CM).paths
-    assert got == {f("metadata", "finalizers") + (value_element("a"),),
-                   f("metadata", "finalizers") + (value_element("b"),)}
+    assert got == {
+        f("metadata", "finalizers") + (value_element("a"),),
+        f("metadata", "finalizers") + (value_element("b"),),
+    }
 
 
 def test_fields_of_rejects_keyless_item():

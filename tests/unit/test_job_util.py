@@ -7,9 +7,16 @@ from mockkube.controllers.ttlafterfinished import expire_at
 
 
 def job(**spec) -> dict:
-    return {"metadata": {"name": "j", "namespace": "ns", "uid": "u"},
-            "spec": {"template": {"metadata": {"labels": {"job-name": "j"}},
-                                  "spec": {"containers": [{"name": "c", "image": "x"}]}}, **spec}}
+    return {
+        "metadata": {"name": "j", "namespace": "ns", "uid": "u"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"job-name": "j"}},
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            },
+            **spec,
+        },
+    }
 
 
 def test_indexes_round_trip_in_upstream_interval_form():
@@ -29,8 +36,12 @@ def test_indexed_pods_carry_their_index_everywhere_upstream_puts_it():
     assert m["labels"][ju.INDEX_LABEL] == "3" and m["finalizers"] == [ju.TRACKING_FINALIZER]
     assert p["spec"]["hostname"] == "j-3"
     env = p["spec"]["containers"][0]["env"]
-    assert env == [{"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-        "fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}}}]
+    assert env == [
+        {
+            "name": "JOB_COMPLETION_INDEX",
+            "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}},
+        }
+    ]
     assert ju.pod_index(p) == 3
     plain = ju.job_pod(job(), None)
     assert plain["metadata"]["generateName"] == "j-" and "annotations" not in plain["metadata"]
@@ -39,27 +50,48 @@ def test_indexed_pods_carry_their_index_everywhere_upstream_puts_it():
 
 
 def failed_pod(code: int, conditions: list | None = None, anns: dict | None = None, name: str = "p") -> dict:
-    return {"metadata": {"name": name, "namespace": "ns", "uid": name, "annotations": anns or {},
-                         "creationTimestamp": "2030-01-01T00:00:00Z"},
-            "status": {"phase": "Failed", "conditions": conditions or [],
-                       "containerStatuses": [{"name": "main", "state": {"terminated": {
-                           "exitCode": code, "finishedAt": "2030-01-01T00:00:10Z"}}}]}}
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": name,
+            "annotations": anns or {},
+            "creationTimestamp": "2030-01-01T00:00:00Z",
+        },
+        "status": {
+            "phase": "Failed",
+            "conditions": conditions or [],
+            "containerStatuses": [
+                {"name": "main", "state": {"terminated": {"exitCode": code, "finishedAt": "2030-01-01T00:00:10Z"}}}
+            ],
+        },
+    }
 
 
 def test_pod_failure_policy_rules_in_order():
-    j = job(podFailurePolicy={"rules": [
-        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
-        {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [42]}},
-        {"action": "Count", "onExitCodes": {"operator": "NotIn", "values": [0, 42]}}]})
+    j = job(
+        podFailurePolicy={
+            "rules": [
+                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+                {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [42]}},
+                {"action": "Count", "onExitCodes": {"operator": "NotIn", "values": [0, 42]}},
+            ]
+        }
+    )
     msg, counts, action = ju.failure_policy_match(j, failed_pod(42))
     assert (counts, action) == (True, "FailJob")
     assert msg == "Container main for pod ns/p failed with exit code 42 matching FailJob rule at index 1"
     assert ju.failure_policy_match(j, failed_pod(1)) == (None, True, "Count")
-    assert ju.failure_policy_match(j, failed_pod(1, [{"type": "DisruptionTarget", "status": "True"}])) == \
-        (None, False, "Ignore")
+    assert ju.failure_policy_match(j, failed_pod(1, [{"type": "DisruptionTarget", "status": "True"}])) == (
+        None,
+        False,
+        "Ignore",
+    )
     assert ju.failure_policy_match(job(), failed_pod(1)) == (None, True, None)
     # exit code 0 never matches, even NotIn
-    notin = job(podFailurePolicy={"rules": [{"action": "FailJob", "onExitCodes": {"operator": "NotIn", "values": [1]}}]})
+    notin = job(
+        podFailurePolicy={"rules": [{"action": "FailJob", "onExitCodes": {"operator": "NotIn", "values": [1]}}]}
+    )
     assert ju.failure_policy_match(notin, failed_pod(0)) == (None, True, None)
 
 
@@ -79,17 +111,34 @@ def test_backoff_limit_per_index_counts_and_fail_index():
     assert ju.is_index_failed(j, second)
     replacement = ju.job_pod(j, 0, first)
     assert replacement["metadata"]["annotations"][ju.INDEX_FAILURE_COUNT] == "1"
-    fail_index = job(completionMode="Indexed", completions=3, backoffLimitPerIndex=5, podFailurePolicy={"rules": [
-        {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [7]}}]})
+    fail_index = job(
+        completionMode="Indexed",
+        completions=3,
+        backoffLimitPerIndex=5,
+        podFailurePolicy={"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [7]}}]},
+    )
     assert ju.is_index_failed(fail_index, failed_pod(7, anns={ju.INDEX_ANNOTATION: "1"}))
-    ignored = job(completionMode="Indexed", completions=3, backoffLimitPerIndex=5, podFailurePolicy={"rules": [
-        {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [7]}}]})
+    ignored = job(
+        completionMode="Indexed",
+        completions=3,
+        backoffLimitPerIndex=5,
+        podFailurePolicy={"rules": [{"action": "Ignore", "onExitCodes": {"operator": "In", "values": [7]}}]},
+    )
     assert ju.new_index_failure_counts(ignored, failed_pod(7, anns={ju.INDEX_FAILURE_COUNT: "2"})) == (2, 1)
 
 
 def test_success_policy_rules():
-    j = job(completionMode="Indexed", completions=10, successPolicy={"rules": [
-        {"succeededIndexes": "0-2"}, {"succeededCount": 5}, {"succeededIndexes": "5-9", "succeededCount": 2}]})
+    j = job(
+        completionMode="Indexed",
+        completions=10,
+        successPolicy={
+            "rules": [
+                {"succeededIndexes": "0-2"},
+                {"succeededCount": 5},
+                {"succeededIndexes": "5-9", "succeededCount": 2},
+            ]
+        },
+    )
     assert ju.match_success_policy(j, {0, 1}) is None
     assert ju.match_success_policy(j, {0, 1, 2}) == "Matched rules at index 0"
     assert ju.match_success_policy(j, {3, 4, 5}) is None
@@ -107,8 +156,15 @@ def test_backoff_doubles_from_ten_seconds_to_six_minutes_and_resets_on_success()
     f1 = failed_pod(1, name="a")
     rec = ju.next_backoff_record((0, None), [], [f1])
     assert rec[0] == 1 and rec[1] is not None
-    ok = {"metadata": {"name": "s"}, "status": {"phase": "Succeeded", "containerStatuses": [
-        {"name": "c", "state": {"terminated": {"exitCode": 0, "finishedAt": "2030-01-01T00:01:00Z"}}}]}}
+    ok = {
+        "metadata": {"name": "s"},
+        "status": {
+            "phase": "Succeeded",
+            "containerStatuses": [
+                {"name": "c", "state": {"terminated": {"exitCode": 0, "finishedAt": "2030-01-01T00:01:00Z"}}}
+            ],
+        },
+    }
     assert ju.next_backoff_record(rec, [ok], []) == (0, None)
 
 

@@ -2,6 +2,7 @@
 PreBind): the KEP's resource representations, its use cases with the totals the KEP
 states, Filter reasons, release on delete, fungible claims, sharing and pod-level
 resources (messages as upstream v1.36's nodeallocatabledynamicresources.go)."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,29 +12,37 @@ from tests.unit._sched_helpers import G, env
 
 DRA = "dra.example.com"
 XPU = "xpu.example.com"
-GI = 1024 ** 3
-MI = 1024 ** 2
+GI = 1024**3
+MI = 1024**2
 
 
 # -- builders -------------------------------------------------------------------------
 
+
 def cls(e, name: str, driver: str, expr: str = "") -> None:
     sel = f'device.driver == "{driver}"' + (f" && {expr}" if expr else "")
-    e.c.create(e.rt("deviceclasses", G), {"metadata": {"name": name},
-                                         "spec": {"selectors": [{"cel": {"expression": sel}}]}})
+    e.c.create(
+        e.rt("deviceclasses", G), {"metadata": {"name": name}, "spec": {"selectors": [{"cel": {"expression": sel}}]}}
+    )
 
 
 def rslice(e, node: str, driver: str, devices: list[dict] | None = None, name: str = "", **spec) -> None:
-    body = {"driver": driver, "nodeName": node, "pool": {"name": f"{node}-{driver}", "generation": 1,
-                                                          "resourceSliceCount": spec.pop("count", 1)}, **spec}
+    body = {
+        "driver": driver,
+        "nodeName": node,
+        "pool": {"name": f"{node}-{driver}", "generation": 1, "resourceSliceCount": spec.pop("count", 1)},
+        **spec,
+    }
     if devices is not None:
         body["devices"] = devices
     e.c.create(e.rt("resourceslices", G), {"metadata": {"name": name or f"{node}-{driver}"}, "spec": body})
 
 
 def claim(e, name: str, *requests: dict) -> None:
-    e.c.create(e.rt("resourceclaims", G), {"metadata": {"name": name, "namespace": "default"},
-                                          "spec": {"devices": {"requests": list(requests)}}})
+    e.c.create(
+        e.rt("resourceclaims", G),
+        {"metadata": {"name": name, "namespace": "default"}, "spec": {"devices": {"requests": list(requests)}}},
+    )
 
 
 def exactly(name: str, dclass: str, count: int | None = None, capacity: dict | None = None) -> dict:
@@ -57,8 +66,14 @@ def container(name: str, requests: dict | None = None, claims: tuple[str, ...] =
     return c
 
 
-def pod(e, name: str, containers: list[dict], claims: dict[str, str] | None = None,
-        templates: dict[str, str] | None = None, **spec) -> None:
+def pod(
+    e,
+    name: str,
+    containers: list[dict],
+    claims: dict[str, str] | None = None,
+    templates: dict[str, str] | None = None,
+    **spec,
+) -> None:
     rcs = [{"name": k, "resourceClaimName": v} for k, v in (claims or {}).items()]
     rcs += [{"name": k, "resourceClaimTemplateName": v} for k, v in (templates or {}).items()]
     body: dict = {"containers": containers, **spec}
@@ -82,19 +97,35 @@ def socket(name: str = "socket0", cpu: str = "128", memory: str | None = "256Gi"
     if memory:
         cap[f"{driver}/memory"] = {"value": memory}
         maps["memory"] = {"capacityKey": f"{driver}/memory"}
-    return {"name": name, "attributes": {f"{driver}/type": {"string": "socket"}}, "allowMultipleAllocations": True,
-            "capacity": cap, "nodeAllocatableResourceMappings": maps}
+    return {
+        "name": name,
+        "attributes": {f"{driver}/type": {"string": "socket"}},
+        "allowMultipleAllocations": True,
+        "capacity": cap,
+        "nodeAllocatableResourceMappings": maps,
+    }
 
 
 def cores(n: int, per_core: str = "1") -> list[dict]:
-    return [{"name": f"cpu{i}", "attributes": {"numaNode": {"int": 0}},
-             "nodeAllocatableResourceMappings": {"cpu": {"allocationMultiplier": per_core}}} for i in range(n)]
+    return [
+        {
+            "name": f"cpu{i}",
+            "attributes": {"numaNode": {"int": 0}},
+            "nodeAllocatableResourceMappings": {"cpu": {"allocationMultiplier": per_core}},
+        }
+        for i in range(n)
+    ]
 
 
 def xpu(name: str, cpu: str, memory: str) -> dict:
-    return {"name": name, "attributes": {"example.com/model": {"string": "model-x"}},
-            "nodeAllocatableResourceMappings": {"cpu": {"allocationMultiplier": cpu},
-                                                "memory": {"allocationMultiplier": memory}}}
+    return {
+        "name": name,
+        "attributes": {"example.com/model": {"string": "model-x"}},
+        "nodeAllocatableResourceMappings": {
+            "cpu": {"allocationMultiplier": cpu},
+            "memory": {"allocationMultiplier": memory},
+        },
+    }
 
 
 def partitions() -> tuple[list[dict], list[dict]]:
@@ -102,10 +133,13 @@ def partitions() -> tuple[list[dict], list[dict]]:
     key = f"{DRA}/cpu"
 
     def part(name: str, typ: str, cpus: int) -> dict:
-        return {"name": name, "attributes": {f"{DRA}/type": {"string": typ}},
-                "capacity": {key: {"value": str(cpus)}},
-                "consumesCounters": [{"counterSet": "node-cpu-counters", "counters": {"cpu": {"value": str(cpus)}}}],
-                "nodeAllocatableResourceMappings": {"cpu": {"capacityKey": key}}}
+        return {
+            "name": name,
+            "attributes": {f"{DRA}/type": {"string": typ}},
+            "capacity": {key: {"value": str(cpus)}},
+            "consumesCounters": [{"counterSet": "node-cpu-counters", "counters": {"cpu": {"value": str(cpus)}}}],
+            "nodeAllocatableResourceMappings": {"cpu": {"capacityKey": key}},
+        }
 
     devices = [part("socket-0-numa-0", "numa", 32)] + [part(f"socket-0-l3-{i}", "l3cache", 8) for i in range(4)]
     # counter names are DNS labels (the KEP's "dra.example.com/cpu" counter would not validate)
@@ -114,6 +148,7 @@ def partitions() -> tuple[list[dict], list[dict]]:
 
 
 # -- the four representations --------------------------------------------------------------
+
 
 def _individual(e):
     rslice(e, "n1", DRA, cores(8, per_core="2"))
@@ -131,8 +166,12 @@ def _pool(e):
 
 def _pool_multiplier(e):
     # capacityKey times allocationMultiplier: 8 cores consumed, 2 cpus each
-    dev = {"name": "socket0", "allowMultipleAllocations": True, "capacity": {f"{DRA}/cores": {"value": "64"}},
-           "nodeAllocatableResourceMappings": {"cpu": {"capacityKey": f"{DRA}/cores", "allocationMultiplier": "2"}}}
+    dev = {
+        "name": "socket0",
+        "allowMultipleAllocations": True,
+        "capacity": {f"{DRA}/cores": {"value": "64"}},
+        "nodeAllocatableResourceMappings": {"cpu": {"capacityKey": f"{DRA}/cores", "allocationMultiplier": "2"}},
+    }
     rslice(e, "n1", DRA, [dev])
     cls(e, "cores", DRA)
     claim(e, "c", exactly("r", "cores", capacity={f"{DRA}/cores": "8"}))
@@ -164,8 +203,9 @@ def _accelerator(e):
     return {"cpu": "4", "memory": "16Gi"}
 
 
-@pytest.mark.parametrize("setup", [_individual, _pool, _pool_multiplier, _partitions_l3, _partitions_numa,
-                                   _accelerator])
+@pytest.mark.parametrize(
+    "setup", [_individual, _pool, _pool_multiplier, _partitions_l3, _partitions_numa, _accelerator]
+)
 async def test_representations_map_to_node_allocatable_resources(setup):
     async with env() as e:
         e.node("n1", cpu="64", memory="512Gi")
@@ -180,17 +220,35 @@ async def test_representations_map_to_node_allocatable_resources(setup):
 
 # -- the KEP's use cases: effective demand and the node's requested ---------------------------
 
+
 def _use_case_1(e):
     rslice(e, "node1", DRA, [socket()])
     cls(e, "cpu-mem-socket", DRA)
-    claim(e, "cpu-mem-claim", exactly("cpu-mem-req", "cpu-mem-socket",
-                                      capacity={f"{DRA}/cpu": "4", f"{DRA}/memory": "8Gi"}))
-    pod(e, "dra-pod", [container("my-app1", {"cpu": "100m", "memory": "100Mi"}, ("my-cpu-mem-claim",)),
-                       container("my-app2", None, ("my-cpu-mem-claim",))],
-        {"my-cpu-mem-claim": "cpu-mem-claim"})
-    return "dra-pod", [{"resourceClaimName": "cpu-mem-claim", "containers": ["my-app1", "my-app2"],
-                        "resources": {"cpu": "4", "memory": "8Gi"}}], \
-        {"cpu": 4100, "memory": 8 * GI + 100 * MI}  # the KEP's "4100m, 8.1Gi"
+    claim(
+        e,
+        "cpu-mem-claim",
+        exactly("cpu-mem-req", "cpu-mem-socket", capacity={f"{DRA}/cpu": "4", f"{DRA}/memory": "8Gi"}),
+    )
+    pod(
+        e,
+        "dra-pod",
+        [
+            container("my-app1", {"cpu": "100m", "memory": "100Mi"}, ("my-cpu-mem-claim",)),
+            container("my-app2", None, ("my-cpu-mem-claim",)),
+        ],
+        {"my-cpu-mem-claim": "cpu-mem-claim"},
+    )
+    return (
+        "dra-pod",
+        [
+            {
+                "resourceClaimName": "cpu-mem-claim",
+                "containers": ["my-app1", "my-app2"],
+                "resources": {"cpu": "4", "memory": "8Gi"},
+            }
+        ],
+        {"cpu": 4100, "memory": 8 * GI + 100 * MI},
+    )  # the KEP's "4100m, 8.1Gi"
 
 
 def _use_case_3(e):
@@ -201,14 +259,27 @@ def _use_case_3(e):
     claim(e, "cpu-claim", exactly("cpu", "cpu-class", capacity={f"{DRA}/cpu": "10"}))
     claim(e, "gpu-claim", exactly("gpu", "gpu-class"))
     both = ("my-cpu-claim", "my-gpu-claim")
-    pod(e, "combined-dra-pod", [container("my-app1", {"cpu": "100m", "memory": "1Gi"}, both),
-                                container("my-app2", {"cpu": "200m", "memory": "2Gi"}, both)],
-        {"my-cpu-claim": "cpu-claim", "my-gpu-claim": "gpu-claim"})
-    return "combined-dra-pod", [
-        {"resourceClaimName": "cpu-claim", "containers": ["my-app1", "my-app2"], "resources": {"cpu": "10"}},
-        {"resourceClaimName": "gpu-claim", "containers": ["my-app1", "my-app2"],
-         "resources": {"cpu": "2", "memory": "4Gi"}}], \
-        {"cpu": 12300, "memory": 7 * GI}  # the KEP's 12.3 CPU and 7Gi
+    pod(
+        e,
+        "combined-dra-pod",
+        [
+            container("my-app1", {"cpu": "100m", "memory": "1Gi"}, both),
+            container("my-app2", {"cpu": "200m", "memory": "2Gi"}, both),
+        ],
+        {"my-cpu-claim": "cpu-claim", "my-gpu-claim": "gpu-claim"},
+    )
+    return (
+        "combined-dra-pod",
+        [
+            {"resourceClaimName": "cpu-claim", "containers": ["my-app1", "my-app2"], "resources": {"cpu": "10"}},
+            {
+                "resourceClaimName": "gpu-claim",
+                "containers": ["my-app1", "my-app2"],
+                "resources": {"cpu": "2", "memory": "4Gi"},
+            },
+        ],
+        {"cpu": 12300, "memory": 7 * GI},
+    )  # the KEP's 12.3 CPU and 7Gi
 
 
 def _use_case_4(e):
@@ -216,14 +287,23 @@ def _use_case_4(e):
     cls(e, "cpu-core", DRA)
     claim(e, "cpu-req-10-cpus", exactly("cpus", "cpu-core", count=10))
     shared = ("cpu-req-10-cpus",)
-    pod(e, "dra-pod-with-plr-besteffort-sidecars",
-        [container("my-app1", None, shared), container("my-app2", None, shared),
-         container("sidecar-container-1"), container("sidecar-container-2")],
+    pod(
+        e,
+        "dra-pod-with-plr-besteffort-sidecars",
+        [
+            container("my-app1", None, shared),
+            container("my-app2", None, shared),
+            container("sidecar-container-1"),
+            container("sidecar-container-2"),
+        ],
         {"cpu-req-10-cpus": "cpu-req-10-cpus"},
-        resources={"requests": {"cpu": "11", "memory": "10Gi"}, "limits": {"cpu": "11", "memory": "10Gi"}})
-    return "dra-pod-with-plr-besteffort-sidecars", [
-        {"resourceClaimName": "cpu-req-10-cpus", "containers": ["my-app1", "my-app2"], "resources": {"cpu": "10"}}], \
-        {"cpu": 11000, "memory": 10 * GI}  # pod-level requests take precedence: 11 CPU, 10Gi
+        resources={"requests": {"cpu": "11", "memory": "10Gi"}, "limits": {"cpu": "11", "memory": "10Gi"}},
+    )
+    return (
+        "dra-pod-with-plr-besteffort-sidecars",
+        [{"resourceClaimName": "cpu-req-10-cpus", "containers": ["my-app1", "my-app2"], "resources": {"cpu": "10"}}],
+        {"cpu": 11000, "memory": 10 * GI},
+    )  # pod-level requests take precedence: 11 CPU, 10Gi
 
 
 def _multiple_claims_per_container(e):
@@ -231,12 +311,20 @@ def _multiple_claims_per_container(e):
     cls(e, "cpu-core", DRA)
     claim(e, "claim-a", exactly("r", "cpu-core", count=4))
     claim(e, "claim-b", exactly("r", "cpu-core", count=2))
-    pod(e, "pod1", [container("c1", {"cpu": "1"}, ("a", "b")), container("c2", {"cpu": "2"}, ("a",))],
-        {"a": "claim-a", "b": "claim-b"})
-    return "pod1", [
-        {"resourceClaimName": "claim-a", "containers": ["c1", "c2"], "resources": {"cpu": "4"}},
-        {"resourceClaimName": "claim-b", "containers": ["c1"], "resources": {"cpu": "2"}}], \
-        {"cpu": 9000}  # 1 + 4 + 2 + 2: claim A counted once
+    pod(
+        e,
+        "pod1",
+        [container("c1", {"cpu": "1"}, ("a", "b")), container("c2", {"cpu": "2"}, ("a",))],
+        {"a": "claim-a", "b": "claim-b"},
+    )
+    return (
+        "pod1",
+        [
+            {"resourceClaimName": "claim-a", "containers": ["c1", "c2"], "resources": {"cpu": "4"}},
+            {"resourceClaimName": "claim-b", "containers": ["c1"], "resources": {"cpu": "2"}},
+        ],
+        {"cpu": 9000},
+    )  # 1 + 4 + 2 + 2: claim A counted once
 
 
 @pytest.mark.parametrize("setup", [_use_case_1, _use_case_3, _use_case_4, _multiple_claims_per_container])
@@ -261,12 +349,31 @@ async def test_kep_use_case_2_fungible_claim_ledger_differs_per_node():
             rslice(e, n, DRA, [socket(memory=None)])
         cls(e, "gpu-class", "gpu.example.com")
         cls(e, "cpu-class", DRA)
-        e.c.create(e.rt("resourceclaimtemplates", G), {
-            "metadata": {"name": "gpu-or-cpu-template", "namespace": "default"},
-            "spec": {"spec": {"devices": {"requests": [{"name": "gpu-or-cpu-req", "firstAvailable": [
-                {"name": "gpu", "deviceClassName": "gpu-class", "count": 1},
-                {"name": "cpu", "deviceClassName": "cpu-class",
-                 "capacity": {"requests": {f"{DRA}/cpu": "30"}}}]}]}}}})
+        e.c.create(
+            e.rt("resourceclaimtemplates", G),
+            {
+                "metadata": {"name": "gpu-or-cpu-template", "namespace": "default"},
+                "spec": {
+                    "spec": {
+                        "devices": {
+                            "requests": [
+                                {
+                                    "name": "gpu-or-cpu-req",
+                                    "firstAvailable": [
+                                        {"name": "gpu", "deviceClassName": "gpu-class", "count": 1},
+                                        {
+                                            "name": "cpu",
+                                            "deviceClassName": "cpu-class",
+                                            "capacity": {"requests": {f"{DRA}/cpu": "30"}},
+                                        },
+                                    ],
+                                }
+                            ]
+                        }
+                    }
+                },
+            },
+        )
         app = [container("my-app", {"cpu": "1", "memory": "1Gi"}, ("gpu-or-cpu",))]
         for name, where in (("on-gpu", "gpu-node"), ("on-cpu", "cpu-node")):
             pod(e, name, app, templates={"gpu-or-cpu": "gpu-or-cpu-template"}, nodeSelector={"pool": where})
@@ -277,14 +384,18 @@ async def test_kep_use_case_2_fungible_claim_ledger_differs_per_node():
         assert st["containers"] == ["my-app"] and st["resources"] == {"cpu": "30"}
         assert requested(e, "cpu-node") == {"cpu": 31000, "memory": GI}
         # on a 16-cpu node the CPU alternative does not fit; nothing else is possible there
-        pod(e, "on-small", app, templates={"gpu-or-cpu": "gpu-or-cpu-template"}, nodeSelector={"pool": "small-cpu-node"})
+        pod(
+            e, "on-small", app, templates={"gpu-or-cpu": "gpu-or-cpu-template"}, nodeSelector={"pool": "small-cpu-node"}
+        )
         ev = await e.wait(lambda: e.events("on-small"))
-        assert ev[0]["message"].startswith("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match "
-                                           "Pod's node affinity/selector.")
+        assert ev[0]["message"].startswith(
+            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector."
+        )
         assert requested(e, "small-cpu-node") == {}
 
 
 # -- Filter and the ledger ------------------------------------------------------------------
+
 
 async def test_ledger_holds_claimed_cpus_until_the_pod_goes():
     async with env() as e:
@@ -317,7 +428,8 @@ async def test_dynamicresources_filter_names_the_resource_and_counts_what_pods_r
         # 4Gi requested + 6Gi the accelerator needs > 8Gi: preemption could help
         assert ev[0]["message"] == (
             "0/1 nodes are available: 1 Insufficient memory. still not schedulable, preemption: 0/1 nodes are "
-            "available: 1 No preemption victims found for incoming pod.")
+            "available: 1 No preemption victims found for incoming pod."
+        )
         e.c.delete(e.rt("pods"), "default", "memory-hog", {"gracePeriodSeconds": 0})
         await e.wait(lambda: e.node_of("needs-host-memory"))
         assert requested(e, "n1") == {"memory": 6 * GI, "cpu": 1000}
@@ -333,7 +445,8 @@ async def test_demand_beyond_the_whole_node_is_unresolvable():
         ev = await e.wait(lambda: e.events("p"))
         assert ev[0]["message"] == (
             "0/1 nodes are available: 1 Insufficient cpu. still not schedulable, preemption: 0/1 nodes are "
-            "available: 1 Preemption is not helpful for scheduling.")
+            "available: 1 Preemption is not helpful for scheduling."
+        )
 
 
 async def test_claim_used_by_another_pod_is_unresolvable_on_its_node_and_unavailable_elsewhere():
@@ -350,8 +463,11 @@ async def test_claim_used_by_another_pod_is_unresolvable_on_its_node_and_unavail
         assert ev[0]["message"] == (
             "0/2 nodes are available: 1 node allocatable resource claim mine is already used by another pod, "
             "1 resourceclaim not available on the node. still not schedulable, preemption: 0/2 nodes are "
-            "available: 2 Preemption is not helpful for scheduling.")
-        assert e.sched.cache.nodes["n1"].claim_consumers == {("default", "mine"): {e.get_pod("first")["metadata"]["uid"]}}
+            "available: 2 Preemption is not helpful for scheduling."
+        )
+        assert e.sched.cache.nodes["n1"].claim_consumers == {
+            ("default", "mine"): {e.get_pod("first")["metadata"]["uid"]}
+        }
         e.c.delete(e.rt("pods"), "default", "first", {"gracePeriodSeconds": 0})
         await e.wait(lambda: e.node_of("second"))
         assert statuses(e, "second")[0]["resourceClaimName"] == "mine"
@@ -367,7 +483,8 @@ async def test_pod_level_budget_must_cover_the_claims():
         ev = await e.wait(lambda: e.events("tight"))
         assert ev[0]["message"].startswith(
             "0/1 nodes are available: 1 pod level request for cpu is insufficient to cover the aggregated "
-            "container and node-allocatable DRA requests.")
+            "container and node-allocatable DRA requests."
+        )
         assert "1 Preemption is not helpful for scheduling" in ev[0]["message"]
         # a budget that covers container + claim schedules, and the budget is what the node counts
         claim(e, "four-b", exactly("r", "cpu-core", count=4))
@@ -383,15 +500,20 @@ async def test_prebind_writes_the_status_before_binding():
         cls(e, "cpu-core", DRA)
         claim(e, "two", exactly("r", "cpu-core", count=2))
         seen: list[tuple[bool, bool]] = []
-        e.sched.informers["pods"].add_handler(lambda typ, obj, prev: seen.append(
-            (bool((obj.get("spec") or {}).get("nodeName")), bool((obj.get("status") or {}).get(
-                "nodeAllocatableResourceClaimStatuses")))))
-        pod(e, "p", [container("init", None, ("x",))], {"x": "two"},
-            initContainers=[container("setup", None, ("x",))])
+        e.sched.informers["pods"].add_handler(
+            lambda typ, obj, prev: seen.append(
+                (
+                    bool((obj.get("spec") or {}).get("nodeName")),
+                    bool((obj.get("status") or {}).get("nodeAllocatableResourceClaimStatuses")),
+                )
+            )
+        )
+        pod(e, "p", [container("init", None, ("x",))], {"x": "two"}, initContainers=[container("setup", None, ("x",))])
         await e.wait(lambda: e.node_of("p"))
         await e.settle()
-        assert statuses(e, "p") == [{"resourceClaimName": "two", "containers": ["setup", "init"],
-                                     "resources": {"cpu": "2"}}]
+        assert statuses(e, "p") == [
+            {"resourceClaimName": "two", "containers": ["setup", "init"], "resources": {"cpu": "2"}}
+        ]
         # the status (unbound) came before the binding
         assert (False, True) in seen and seen.index((False, True)) < seen.index((True, True))
 
@@ -414,9 +536,14 @@ async def test_unreserve_clears_the_status_when_binding_fails():
 
         e.sched.client.bind = flaky_bind
         seen: list[tuple[bool, bool]] = []
-        e.sched.informers["pods"].add_handler(lambda typ, obj, prev: seen.append(
-            (bool((obj.get("spec") or {}).get("nodeName")), bool((obj.get("status") or {}).get(
-                "nodeAllocatableResourceClaimStatuses")))))
+        e.sched.informers["pods"].add_handler(
+            lambda typ, obj, prev: seen.append(
+                (
+                    bool((obj.get("spec") or {}).get("nodeName")),
+                    bool((obj.get("status") or {}).get("nodeAllocatableResourceClaimStatuses")),
+                )
+            )
+        )
         pod(e, "p", [container("c", None, ("x",))], {"x": "two"})
         await e.wait(lambda: e.node_of("p"))
         await e.settle()

@@ -3,11 +3,11 @@
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from mockkube.api.app import SERVER_KEY, status_errors
-from mockkube.kubelet import http
+from mockkube.apiserver.http.app import SERVER_KEY, status_errors
+from mockkube.client.client import Client
+from mockkube.config.profile import load
+from mockkube.control import cluster as http
 from mockkube.kubelet.cluster import ClusterRuntime
-from mockkube.kubelet.profile import load
-from mockkube.storage.client import Client
 from mockkube.testing.cluster import running_server
 
 
@@ -31,8 +31,10 @@ async def test_endpoints():
             r = await client.get("/mockkube/v1/nodes/a/podresources")
             assert await r.json() == {"podResources": []}
             assert (await client.get("/mockkube/v1/nodes/zz/podresources")).status == 404
-            r = await client.post("/mockkube/v1/drivers/gpu.example.com/health",
-                                  json={"pool": "a", "device": "gpu-1", "healthy": False, "effect": "NoExecute"})
+            r = await client.post(
+                "/mockkube/v1/drivers/gpu.example.com/health",
+                json={"pool": "a", "device": "gpu-1", "healthy": False, "effect": "NoExecute"},
+            )
             assert (await r.json())["changed"] is True
             (sl,) = c.list(c.rt("resourceslices", "resource.k8s.io"))
             assert sl["spec"]["devices"][1]["taints"][0]["effect"] == "NoExecute"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+from mockkube.generated.pluginapi import reg_pb2
 from mockkube.kubelet.manager import health_rule_name
 from mockkube.kubelet.plugins import PluginWatcher, is_registration_socket
-from mockkube.pluginapi import reg_pb2
 
 
 def test_only_unix_sockets_that_are_not_dot_files_count(tmp_path: Path):
@@ -28,13 +28,19 @@ def test_only_unix_sockets_that_are_not_dot_files_count(tmp_path: Path):
 
 def test_validation_of_plugin_info(tmp_path: Path):
     w = PluginWatcher(tmp_path, hooks=None)  # type: ignore[arg-type]
-    ok = reg_pb2.PluginInfo(type="DRAPlugin", name="gpu.example.com", endpoint="/x/dra.sock",
-                            supported_versions=["v9.DRAPlugin", "v1beta1.DRAPlugin"])
+    ok = reg_pb2.PluginInfo(
+        type="DRAPlugin",
+        name="gpu.example.com",
+        endpoint="/x/dra.sock",
+        supported_versions=["v9.DRAPlugin", "v1beta1.DRAPlugin"],
+    )
     assert w._validate(ok) == ""
-    assert "not supported" in w._validate(reg_pb2.PluginInfo(type="CSIPlugin", name="x", endpoint="/e",
-                                                             supported_versions=["v1.DRAPlugin"]))
-    assert "none of the versions" in w._validate(reg_pb2.PluginInfo(type="DRAPlugin", name="x", endpoint="/e",
-                                                                    supported_versions=["v2.DRAPlugin"]))
+    assert "not supported" in w._validate(
+        reg_pb2.PluginInfo(type="CSIPlugin", name="x", endpoint="/e", supported_versions=["v1.DRAPlugin"])
+    )
+    assert "none of the versions" in w._validate(
+        reg_pb2.PluginInfo(type="DRAPlugin", name="x", endpoint="/e", supported_versions=["v2.DRAPlugin"])
+    )
 
 
 def test_health_rule_names_are_valid_and_distinct():

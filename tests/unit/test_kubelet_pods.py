@@ -5,29 +5,37 @@ import asyncio
 
 import pytest
 
+from mockkube.client.client import Client, clone
+from mockkube.config.profile import load
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet.cluster import ClusterRuntime
-from mockkube.kubelet.profile import load
-from mockkube.storage.client import Client, clone
 from mockkube.testing.cluster import running_server
 
 
 def _pod(annotations=None, containers=("app",), init=(), policy="Always"):
-    return {"metadata": {"name": "p", "namespace": "default", "uid": "u1", "annotations": annotations or {}},
-            "spec": {"restartPolicy": policy, "containers": [{"name": n, "image": "nginx"} for n in containers],
-                     "initContainers": [{"name": n, "image": "busybox"} for n in init]}}
+    return {
+        "metadata": {"name": "p", "namespace": "default", "uid": "u1", "annotations": annotations or {}},
+        "spec": {
+            "restartPolicy": policy,
+            "containers": [{"name": n, "image": "nginx"} for n in containers],
+            "initContainers": [{"name": n, "image": "busybox"} for n in init],
+        },
+    }
 
 
-@pytest.mark.parametrize("annotations,policy,at,phase,ready,wake", [
-    ({}, "Always", 0, "Running", True, None),
-    ({"mockkube.io/ready-after": "5s"}, "Always", 1, "Running", False, 5),
-    ({"mockkube.io/ready-after": "5s"}, "Always", 6, "Running", True, None),
-    ({"mockkube.io/exit-after": "10s"}, "Never", 3, "Running", True, 10),
-    ({"mockkube.io/exit-after": "10s"}, "Never", 10, "Succeeded", False, None),
-    ({"mockkube.io/exit-after": "1s", "mockkube.io/exit-code": "3"}, "Never", 2, "Failed", False, None),
-    ({"mockkube.io/exit-after": "1s", "mockkube.io/exit-code": "3"}, "Always", 2, "Running", False, None),
-    ({"mockkube.io/fail-start": "ErrImagePull"}, "Always", 50, "Pending", False, None),
-])
+@pytest.mark.parametrize(
+    "annotations,policy,at,phase,ready,wake",
+    [
+        ({}, "Always", 0, "Running", True, None),
+        ({"mockkube.io/ready-after": "5s"}, "Always", 1, "Running", False, 5),
+        ({"mockkube.io/ready-after": "5s"}, "Always", 6, "Running", True, None),
+        ({"mockkube.io/exit-after": "10s"}, "Never", 3, "Running", True, 10),
+        ({"mockkube.io/exit-after": "10s"}, "Never", 10, "Succeeded", False, None),
+        ({"mockkube.io/exit-after": "1s", "mockkube.io/exit-code": "3"}, "Never", 2, "Failed", False, None),
+        ({"mockkube.io/exit-after": "1s", "mockkube.io/exit-code": "3"}, "Always", 2, "Running", False, None),
+        ({"mockkube.io/fail-start": "ErrImagePull"}, "Always", 50, "Pending", False, None),
+    ],
+)
 def test_compute_status_over_time(annotations, policy, at, phase, ready, wake):
     st, nxt = lifecycle.compute_status(_pod(annotations, policy=policy), 100.0, 100.0 + at, "10.0.0.5", "172.18.0.2")
     assert st["phase"] == phase
@@ -67,11 +75,13 @@ def test_admission_counts_running_pods_and_dra_node_allocatable():
     assert admission.admit(_req("2"), alloc, [_req("2")]) is None
     reason, msg = admission.admit(_req("3"), alloc, [_req("2")])
     assert reason == "OutOfcpu"
-    assert msg == ("Pod was rejected: Node didn't have enough resource: cpu, requested: 3000, used: 2000, "
-                   "capacity: 4000")
+    assert msg == (
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 3000, used: 2000, capacity: 4000"
+    )
     dra = _req("1")
-    dra["status"] = {"nodeAllocatableResourceClaimStatuses": [
-        {"resourceClaimName": "c", "resources": {"cpu": "2", "memory": "8Gi"}}]}
+    dra["status"] = {
+        "nodeAllocatableResourceClaimStatuses": [{"resourceClaimName": "c", "resources": {"cpu": "2", "memory": "8Gi"}}]
+    }
     assert admission.admit(dra, alloc, []) is None
     assert admission.admit(dra, alloc, [_req("", "1Gi")])[0] == "OutOfmemory"
     assert admission.admit(_req("1"), {"cpu": "4", "pods": "1"}, [_req()])[0] == "OutOfpods"
@@ -136,28 +146,46 @@ async def _close(cm, env):
 
 
 def _claim(env, name, pod=None, device="gpu-0"):
-    claim = env.c.create(env.claims, {"metadata": {"name": name, "namespace": "default"}, "spec": {"devices": {
-        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}})
+    claim = env.c.create(
+        env.claims,
+        {
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+        },
+    )
     new = clone(claim)
-    new["status"] = {"allocation": {"devices": {"results": [
-        {"request": "gpu", "driver": "gpu.example.com", "pool": "gpu", "device": device}]}}}
+    new["status"] = {
+        "allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "gpu", "device": device}]}
+        }
+    }
     if pod is not None:
-        new["status"]["reservedFor"] = [{"resource": "pods", "name": pod["metadata"]["name"],
-                                         "uid": pod["metadata"]["uid"]}]
+        new["status"]["reservedFor"] = [
+            {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+        ]
     return env.c.update_status(env.claims, new)
 
 
 def _reserve(env, name, pod):
     claim = clone(env.c.get(env.claims, "default", name))
-    claim["status"]["reservedFor"] = [{"resource": "pods", "name": pod["metadata"]["name"],
-                                       "uid": pod["metadata"]["uid"]}]
+    claim["status"]["reservedFor"] = [
+        {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+    ]
     env.c.update_status(env.claims, claim)
 
 
 def _gpu_pod(env, name="p"):
-    return env.c.create(env.pods, {"metadata": {"name": name, "namespace": "default"}, "spec": {
-        "nodeName": "gpu", "resourceClaims": [{"name": "gpu", "resourceClaimName": "c1"}],
-        "containers": [{"name": "app", "image": "cuda", "resources": {"claims": [{"name": "gpu"}]}}]}})
+    return env.c.create(
+        env.pods,
+        {
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "nodeName": "gpu",
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "c1"}],
+                "containers": [{"name": "app", "image": "cuda", "resources": {"claims": [{"name": "gpu"}]}}],
+            },
+        },
+    )
 
 
 async def test_nodes_register_ready_with_leases():
@@ -180,8 +208,9 @@ async def test_claim_prepared_before_start_and_unprepared_on_delete():
     try:
         pod = _gpu_pod(env)
         _claim(env, "c1")  # allocated but not reserved for the pod yet
-        assert await _until(lambda: any(e["reason"] == "FailedPrepareDynamicResources"
-                                        for e in env.c.list(env.c.rt("events"))))
+        assert await _until(
+            lambda: any(e["reason"] == "FailedPrepareDynamicResources" for e in env.c.list(env.c.rt("events")))
+        )
         assert env.pod()["status"]["phase"] == "Pending"
         assert env.rt.kubelet.pod_resources("gpu") == {"podResources": []}
         _reserve(env, "c1", pod)
@@ -190,8 +219,10 @@ async def test_claim_prepared_before_start_and_unprepared_on_delete():
         dyn = res["containers"][0]["dynamicResources"][0]
         assert dyn["claimName"] == "c1"
         assert dyn["claimResources"][0]["cdiDevices"] == [{"name": "gpu.example.com/gpu=gpu-0"}]
-        assert any(e["reason"] == "ResourceClaimPrepared" and "gpu.example.com/gpu=gpu-0" in e["message"]
-                   for e in env.c.list(env.c.rt("events")))
+        assert any(
+            e["reason"] == "ResourceClaimPrepared" and "gpu.example.com/gpu=gpu-0" in e["message"]
+            for e in env.c.list(env.c.rt("events"))
+        )
         claim_uid = env.c.get(env.claims, "default", "c1")["metadata"]["uid"]
         assert claim_uid in env.rt.drivers["gpu.example.com"].prepared
         env.c.delete(env.pods, "default", "p")
@@ -204,9 +235,17 @@ async def test_claim_prepared_before_start_and_unprepared_on_delete():
 async def test_driver_missing_on_node_blocks_start():
     cm, env = await _env()
     try:
-        pod = env.c.create(env.pods, {"metadata": {"name": "p", "namespace": "default"}, "spec": {
-            "nodeName": "plain", "resourceClaims": [{"name": "gpu", "resourceClaimName": "c1"}],
-            "containers": [{"name": "app", "image": "cuda"}]}})
+        pod = env.c.create(
+            env.pods,
+            {
+                "metadata": {"name": "p", "namespace": "default"},
+                "spec": {
+                    "nodeName": "plain",
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": "c1"}],
+                    "containers": [{"name": "app", "image": "cuda"}],
+                },
+            },
+        )
         _claim(env, "c1", pod)
         assert await _until(lambda: any("not registered" in e["message"] for e in env.c.list(env.c.rt("events"))))
         assert env.pod()["status"]["phase"] == "Pending"
@@ -217,8 +256,16 @@ async def test_driver_missing_on_node_blocks_start():
 async def test_rejected_pod_fails_with_out_of_cpu():
     cm, env = await _env()
     try:
-        env.c.create(env.pods, {"metadata": {"name": "p", "namespace": "default"}, "spec": {
-            "nodeName": "plain", "containers": [{"name": "a", "image": "x", "resources": {"requests": {"cpu": "3"}}}]}})
+        env.c.create(
+            env.pods,
+            {
+                "metadata": {"name": "p", "namespace": "default"},
+                "spec": {
+                    "nodeName": "plain",
+                    "containers": [{"name": "a", "image": "x", "resources": {"requests": {"cpu": "3"}}}],
+                },
+            },
+        )
         assert await _until(lambda: env.pod()["status"].get("phase") == "Failed")
         assert env.pod()["status"]["reason"] == "OutOfcpu"
     finally:
@@ -229,9 +276,17 @@ async def test_graceful_deletion_waits_for_termination_delay():
     now = [5000.0]
     cm, env = await _env(lambda: now[0])
     try:
-        env.c.create(env.pods, {"metadata": {"name": "p", "namespace": "default",
-                                             "annotations": {"mockkube.io/termination-delay": "20s"}},
-                                "spec": {"nodeName": "plain", "containers": [{"name": "a", "image": "x"}]}})
+        env.c.create(
+            env.pods,
+            {
+                "metadata": {
+                    "name": "p",
+                    "namespace": "default",
+                    "annotations": {"mockkube.io/termination-delay": "20s"},
+                },
+                "spec": {"nodeName": "plain", "containers": [{"name": "a", "image": "x"}]},
+            },
+        )
         assert await _until(lambda: env.pod()["status"].get("phase") == "Running")
         env.c.delete(env.pods, "default", "p")
         await _until(lambda: False, 20)
@@ -263,8 +318,10 @@ async def test_stopped_kubelet_makes_node_unreachable_and_restart_recovers():
         now[0] += 30
         env.rt.resync()
         assert await _until(lambda: ready() == "Unknown" and taints())
-        assert taints() == [("node.kubernetes.io/unreachable", "NoExecute"),
-                            ("node.kubernetes.io/unreachable", "NoSchedule")]
+        assert taints() == [
+            ("node.kubernetes.io/unreachable", "NoExecute"),
+            ("node.kubernetes.io/unreachable", "NoSchedule"),
+        ]
         plain = {c["type"]: c["status"] for c in env.c.get(nodes, "", "plain")["status"]["conditions"]}
         assert plain["Ready"] == "True"
         env.rt.start_kubelet("gpu")
@@ -279,8 +336,10 @@ def test_container_log_waits_for_start_and_tails():
     from mockkube.kubelet.logs import container_log
     from mockkube.machinery.errors import APIError
 
-    pod = {"metadata": {"name": "p", "annotations": {"mockkube.io/log": "a\nb\nc"}},
-           "status": {"containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "ContainerCreating"}}}]}}
+    pod = {
+        "metadata": {"name": "p", "annotations": {"mockkube.io/log": "a\nb\nc"}},
+        "status": {"containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "ContainerCreating"}}}]},
+    }
     with pytest.raises(APIError) as e:
         container_log(pod, "c")
     assert e.value.code == 400 and e.value.message == 'container "c" in pod "p" is waiting to start: ContainerCreating'

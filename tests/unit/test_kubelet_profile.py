@@ -2,7 +2,7 @@
 
 import pytest
 
-from mockkube.kubelet.profile import DEMO_PROFILE, ProfileError, load, parse_duration, validate
+from mockkube.config.profile import DEMO_PROFILE, ProfileError, load, parse_duration, validate
 
 
 def test_demo_profile_passes_the_schema():
@@ -37,14 +37,17 @@ nodes:
     assert p.nodes[2].drivers == {"gpu.example.com": {"count": 8}}
 
 
-@pytest.mark.parametrize("text,line,fragment", [
-    ("nodes:\n- name: a\n  capacity:\n    cpu: lots\n", 4, "nodes[0].capacity.cpu"),
-    ("nodes:\n- name: a\n- name: b\n  drivers:\n    tpu.example.com: {}\n", 5, "tpu.example.com"),
-    ("nodes:\n- name: a\n  taints:\n  - key: k\n    effect: Sometimes\n", 5, "Sometimes"),
-    ("nodes:\n- name: a\n- name: a\n", 3, "already defined"),
-    ("nodes:\n- name: a\n  colour: blue\n", 2, "colour"),
-    ("nodes: [\n", 2, "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text,line,fragment",
+    [
+        ("nodes:\n- name: a\n  capacity:\n    cpu: lots\n", 4, "nodes[0].capacity.cpu"),
+        ("nodes:\n- name: a\n- name: b\n  drivers:\n    tpu.example.com: {}\n", 5, "tpu.example.com"),
+        ("nodes:\n- name: a\n  taints:\n  - key: k\n    effect: Sometimes\n", 5, "Sometimes"),
+        ("nodes:\n- name: a\n- name: a\n", 3, "already defined"),
+        ("nodes:\n- name: a\n  colour: blue\n", 2, "colour"),
+        ("nodes: [\n", 2, "not valid YAML"),
+    ],
+)
 def test_bad_profile_names_the_line(text, line, fragment):
     with pytest.raises(ProfileError) as ei:
         load(text)

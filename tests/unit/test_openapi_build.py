@@ -50,13 +50,18 @@ def test_every_patch_has_gvk_field_validation_and_patch_types():
             gvk = op["x-kubernetes-group-version-kind"]
             assert set(gvk) == {"group", "version", "kind"}, path
             names = {(p["name"], p["in"]) for p in op["parameters"]}
-            assert {("fieldValidation", "query"), ("fieldManager", "query"), ("dryRun", "query"),
-                    ("force", "query")} <= names, path
+            assert {
+                ("fieldValidation", "query"),
+                ("fieldManager", "query"),
+                ("dryRun", "query"),
+                ("force", "query"),
+            } <= names, path
             assert set(op["requestBody"]["content"]) == set(build_openapi.PATCH_TYPES), path
     # every served resource and every patchable subresource
     served = build_openapi.load_served()
     assert patches == sum(1 for r in served if "patch" in r["verbs"]) + sum(
-        1 for r in served for sub in r.get("subresources") or () if "patch" in sub.get("verbs", ()))
+        1 for r in served for sub in r.get("subresources") or () if "patch" in sub.get("verbs", ())
+    )
 
 
 def test_resource_operations_carry_action_and_gvk():
@@ -64,8 +69,10 @@ def test_resource_operations_carry_action_and_gvk():
         for path, method, op in _ops(doc):
             if path.endswith("/"):  # the APIResourceList discovery endpoint, as upstream
                 continue
-            assert op["x-kubernetes-action"] in {"get", "list", "post", "put", "patch", "delete",
-                                                  "deletecollection"}, (path, method)
+            assert op["x-kubernetes-action"] in {"get", "list", "post", "put", "patch", "delete", "deletecollection"}, (
+                path,
+                method,
+            )
             assert "kind" in op["x-kubernetes-group-version-kind"], (path, method)
 
 
@@ -73,8 +80,9 @@ def test_resource_operations_carry_action_and_gvk():
 def test_each_served_kind_has_a_schema_with_gvk(res):
     doc = DOCS[build_openapi.gv_filename(res["group"], res["version"])]
     want = {"group": res["group"], "version": res["version"], "kind": res["kind"]}
-    matches = [n for n, s in doc["components"]["schemas"].items()
-               if want in s.get("x-kubernetes-group-version-kind", [])]
+    matches = [
+        n for n, s in doc["components"]["schemas"].items() if want in s.get("x-kubernetes-group-version-kind", [])
+    ]
     assert len(matches) == 1
     schema = doc["components"]["schemas"][matches[0]]
     assert schema["type"] == "object" and "metadata" in schema["properties"]
@@ -89,16 +97,26 @@ def test_each_served_resource_has_all_verbs(res):
     prefix = "/api/" + res["version"] if not res["group"] else f"/apis/{res['group']}/{res['version']}"
     coll = prefix + ("/namespaces/{namespace}/" if res["namespaced"] else "/") + res["plural"]
     actions = {op["x-kubernetes-action"] for p, _, op in _ops(doc) if p in (coll, coll + "/{name}")}
-    action_of = {"list": "list", "create": "post", "deletecollection": "deletecollection", "get": "get",
-                 "update": "put", "patch": "patch", "delete": "delete"}
+    action_of = {
+        "list": "list",
+        "create": "post",
+        "deletecollection": "deletecollection",
+        "get": "get",
+        "update": "put",
+        "patch": "patch",
+        "delete": "delete",
+    }
     assert actions == {action_of[v] for v in res["verbs"] if v in action_of}
     if "list" in res["verbs"]:  # create-only kinds (access reviews) have no list
         list_op = doc["paths"][coll]["get"]
         assert "watch" in {p["name"] for p in list_op["parameters"]}
     for sub in res["subresources"]:
         item = doc["paths"][f"{coll}/{{name}}/{sub['name']}"]
-        gvk = {"group": sub.get("group", res["group"]), "version": sub.get("version", res["version"]),
-               "kind": sub.get("kind", res["kind"])}
+        gvk = {
+            "group": sub.get("group", res["group"]),
+            "version": sub.get("version", res["version"]),
+            "kind": sub.get("kind", res["kind"]),
+        }
         for verb, method in (("get", "get"), ("update", "put"), ("patch", "patch"), ("create", "post")):
             assert (method in item) == (verb in sub["verbs"]), (sub, method)
             if method in item:
@@ -134,7 +152,7 @@ def test_v3_refs_resolve_and_no_null_types(name):
     schemas = doc["components"]["schemas"]
     prefix = "#/components/schemas/"
     assert refs and all(r.startswith(prefix) for r in refs)
-    missing = {r for r in refs if r[len(prefix):] not in schemas}
+    missing = {r for r in refs if r[len(prefix) :] not in schemas}
     assert not missing
     text = json.dumps(schemas)
     assert '"null"' not in text
@@ -145,7 +163,7 @@ def test_definitions_closed_and_in_json_schema_format():
     refs: set[str] = set()
     _refs(DEFS, refs)
     assert all(r.startswith("#/$defs/") for r in refs)
-    assert {r[len("#/$defs/"):] for r in refs} <= set(DEFS)
+    assert {r[len("#/$defs/") :] for r in refs} <= set(DEFS)
     pod = DEFS["io.k8s.api.core.v1.Pod"]
     assert pod["type"] == ["object", "null"]  # upstream JSON-Schema form kept for schema.py
     containers = DEFS["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]

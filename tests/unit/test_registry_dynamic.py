@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from mockkube.apiserver.resources import registry
 from mockkube.machinery.registry import ResourceType
-from mockkube.resources import registry
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 
@@ -48,8 +48,14 @@ def test_store_keeps_objects_of_a_resource_added_after_load():
     store.load()
     try:
         rt = reg.add(widget())
-        e = store.create(rt, {"apiVersion": "example.com/v1", "kind": "Widget",
-                              "metadata": {"name": "w", "namespace": "default", "uid": "u-w"}})
+        e = store.create(
+            rt,
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": {"name": "w", "namespace": "default", "uid": "u-w"},
+            },
+        )
         assert store.get(rt, "default", "w").rv == e.rv
         assert [o["metadata"]["name"] for o in store.objects(rt)] == ["w"]
     finally:

@@ -1,4 +1,5 @@
 """ResourceClaim controller: claims from templates, status, cleanup."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,10 +8,13 @@ from mockkube.controllers.resourceclaim import generate_name
 from tests.unit._sched_helpers import G, env
 
 
-@pytest.mark.parametrize("pod,claim,want", [
-    ("web", "gpu", "web-gpu-"),
-    ("p" * 40, "c" * 30, "p" * 31 + "-" + "c" * 23),
-])
+@pytest.mark.parametrize(
+    "pod,claim,want",
+    [
+        ("web", "gpu", "web-gpu-"),
+        ("p" * 40, "c" * 30, "p" * 31 + "-" + "c" * 23),
+    ],
+)
 def test_generate_name(pod, claim, want):
     assert generate_name(pod, claim) == want
 
@@ -25,9 +29,16 @@ async def test_claim_from_template_naming_owner_annotations_and_status():
         assert len(st[0]["resourceClaimName"]) == len("web-gpu-") + 5
         claim = e.claim_of("web")
         m = claim["metadata"]
-        assert m["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "web",
-                                         "uid": pod["metadata"]["uid"], "controller": True,
-                                         "blockOwnerDeletion": True}]
+        assert m["ownerReferences"] == [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": "web",
+                "uid": pod["metadata"]["uid"],
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
         assert m["annotations"] == {"note": "x", "resource.kubernetes.io/pod-claim-name": "gpu"}
         assert m["labels"] == {"team": "ml"}
         assert claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "gpu"
@@ -71,8 +82,8 @@ async def test_finished_pod_releases_shared_claim_but_keeps_it():
 
         def released():
             c = e.c.get(e.rt("resourceclaims", G), "default", "shared")
-            return c if not (c.get("status") or {}).get("reservedFor") and \
-                "finalizers" not in c["metadata"] else None
+            return c if not (c.get("status") or {}).get("reservedFor") and "finalizers" not in c["metadata"] else None
+
         c = await e.wait(released)
         assert "allocation" not in c["status"]  # deallocated when the last consumer went
         assert pod["metadata"]["uid"]
@@ -81,10 +92,23 @@ async def test_finished_pod_releases_shared_claim_but_keeps_it():
 async def test_scheduled_pod_gets_reserved_by_controller():
     async with env(scheduler=False) as e:
         e.claim("pre")
-        e.c.update_status(e.rt("resourceclaims", G), {**e.c.get(e.rt("resourceclaims", G), "default", "pre"),
-                          "status": {"allocation": {"devices": {"results": [
-                              {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]}}}})
+        e.c.update_status(
+            e.rt("resourceclaims", G),
+            {
+                **e.c.get(e.rt("resourceclaims", G), "default", "pre"),
+                "status": {
+                    "allocation": {
+                        "devices": {
+                            "results": [
+                                {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}
+                            ]
+                        }
+                    }
+                },
+            },
+        )
         e.pod("p", claim="pre", nodeName="n1")
-        c = await e.wait(lambda: (e.c.get(e.rt("resourceclaims", G), "default", "pre").get("status") or {})
-                         .get("reservedFor"))
+        c = await e.wait(
+            lambda: (e.c.get(e.rt("resourceclaims", G), "default", "pre").get("status") or {}).get("reservedFor")
+        )
         assert c[0]["name"] == "p"

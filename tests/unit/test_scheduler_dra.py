@@ -1,5 +1,6 @@
 """Scheduler with DRA over the in-process API: devices are exclusive, pods wait for
 freed devices, firstAvailable, constraints, All mode, FailedScheduling text."""
+
 from __future__ import annotations
 
 from tests.unit._sched_helpers import DRIVER, G, env
@@ -18,8 +19,9 @@ async def test_two_pods_never_share_an_exclusive_device():
         assert sorted(e.devices_of("p0") + e.devices_of("p1")) == ["gpu-0", "gpu-1"]
         assert e.node_of("p2") is None
         claim = e.claim_of("p0")
-        assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "p0",
-                                                   "uid": e.get_pod("p0")["metadata"]["uid"]}]
+        assert claim["status"]["reservedFor"] == [
+            {"resource": "pods", "name": "p0", "uid": e.get_pod("p0")["metadata"]["uid"]}
+        ]
         assert "resource.kubernetes.io/delete-protection" in claim["metadata"]["finalizers"]
         assert claim["status"]["allocation"]["devices"]["results"][0]["driver"] == DRIVER
 
@@ -54,9 +56,15 @@ async def test_first_available_falls_back_and_scores_prefer_first():
         e.device_class()
         big = f'device.attributes["{DRIVER}"].size == "big"'
         small = f'device.attributes["{DRIVER}"].size == "small"'
-        reqs = [{"name": "gpu", "firstAvailable": [
-            {"name": "big", "deviceClassName": "gpu", "selectors": [{"cel": {"expression": big}}]},
-            {"name": "small", "deviceClassName": "gpu", "selectors": [{"cel": {"expression": small}}]}]}]
+        reqs = [
+            {
+                "name": "gpu",
+                "firstAvailable": [
+                    {"name": "big", "deviceClassName": "gpu", "selectors": [{"cel": {"expression": big}}]},
+                    {"name": "small", "deviceClassName": "gpu", "selectors": [{"cel": {"expression": small}}]},
+                ],
+            }
+        ]
         e.template("t", reqs)
         e.pod("p1", template="t")
         await e.wait(lambda: e.node_of("p1"))
@@ -72,13 +80,26 @@ async def test_match_attribute_constraint_picks_gpus_on_one_node_with_same_model
     async with env() as e:
         e.node("n1")
         e.node("n2")
-        e.slice("n1", [{"name": "a", "attributes": {"model": {"string": "x"}}},
-                       {"name": "b", "attributes": {"model": {"string": "y"}}}])
-        e.slice("n2", [{"name": "c", "attributes": {"model": {"string": "y"}}},
-                       {"name": "d", "attributes": {"model": {"string": "y"}}}])
+        e.slice(
+            "n1",
+            [
+                {"name": "a", "attributes": {"model": {"string": "x"}}},
+                {"name": "b", "attributes": {"model": {"string": "y"}}},
+            ],
+        )
+        e.slice(
+            "n2",
+            [
+                {"name": "c", "attributes": {"model": {"string": "y"}}},
+                {"name": "d", "attributes": {"model": {"string": "y"}}},
+            ],
+        )
         e.device_class()
-        e.template("t", [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 2}}],
-                   constraints=[{"matchAttribute": f"{DRIVER}/model"}])
+        e.template(
+            "t",
+            [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 2}}],
+            constraints=[{"matchAttribute": f"{DRIVER}/model"}],
+        )
         e.pod("p", template="t")
         await e.wait(lambda: e.node_of("p"))
         assert e.node_of("p") == "n2"
@@ -104,8 +125,10 @@ async def test_failed_scheduling_event_text_for_claims():
         e.template("t")
         e.pod("p", template="t")
         evs = await e.wait(lambda: e.events("p"))
-        expected = ("0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, "
-                    "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
+        expected = (
+            "0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, "
+            "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        )
         assert evs[0]["message"] == expected
         assert evs[0]["source"] == {"component": "default-scheduler"}
         assert evs[0]["reportingComponent"] == "default-scheduler"
@@ -150,13 +173,22 @@ async def test_extended_resource_backed_by_dra():
         e.node("n1")
         e.slice("n1", 2)
         e.device_class(extendedResourceName="example.com/gpu")
-        e.pod("p", requests={"example.com/gpu": "1"},
-              containers=[{"name": "c", "image": "x", "resources": {"requests": {"example.com/gpu": "1"},
-                                                                   "limits": {"example.com/gpu": "1"}}}])
+        e.pod(
+            "p",
+            requests={"example.com/gpu": "1"},
+            containers=[
+                {
+                    "name": "c",
+                    "image": "x",
+                    "resources": {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}},
+                }
+            ],
+        )
         await e.wait(lambda: e.node_of("p") == "n1")
         st = e.get_pod("p")["status"]["extendedResourceClaimStatus"]
         claim = e.c.get(e.rt("resourceclaims", G), "default", st["resourceClaimName"])
         assert claim["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"] == "true"
-        assert st["requestMappings"] == [{"containerName": "c", "resourceName": "example.com/gpu",
-                                          "requestName": "container-0-request-0"}]
+        assert st["requestMappings"] == [
+            {"containerName": "c", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
+        ]
         assert len(claim["status"]["allocation"]["devices"]["results"]) == 1

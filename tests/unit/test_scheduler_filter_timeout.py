@@ -1,5 +1,6 @@
 """DynamicResources filterTimeout (v1.36): a search that runs past it is a scheduling
 *error* naming the node, retried with backoff; the pod schedules once it can."""
+
 from __future__ import annotations
 
 from tests.unit._sched_helpers import DRIVER, G, env
@@ -7,14 +8,30 @@ from tests.unit._sched_helpers import DRIVER, G, env
 
 def exploding(e, node: str, budget: int) -> None:
     """40 devices sharing a counter of ``budget`` units: 11 of them explode the search."""
-    devs = [{"name": f"d{i}", "consumesCounters": [{"counterSet": "cs", "counters": {"units": {"value": "1"}}}]}
-            for i in range(40)]
+    devs = [
+        {"name": f"d{i}", "consumesCounters": [{"counterSet": "cs", "counters": {"units": {"value": "1"}}}]}
+        for i in range(40)
+    ]
     pool = {"name": node, "generation": 1, "resourceSliceCount": 2}
-    e.c.create(e.rt("resourceslices", G), {"metadata": {"name": f"{node}-devs"}, "spec": {
-        "driver": DRIVER, "nodeName": node, "pool": pool, "devices": devs}})
-    e.c.create(e.rt("resourceslices", G), {"metadata": {"name": f"{node}-counters"}, "spec": {
-        "driver": DRIVER, "nodeName": node, "pool": pool,
-        "sharedCounters": [{"name": "cs", "counters": {"units": {"value": str(budget)}}}]}})
+    e.c.create(
+        e.rt("resourceslices", G),
+        {
+            "metadata": {"name": f"{node}-devs"},
+            "spec": {"driver": DRIVER, "nodeName": node, "pool": pool, "devices": devs},
+        },
+    )
+    e.c.create(
+        e.rt("resourceslices", G),
+        {
+            "metadata": {"name": f"{node}-counters"},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": node,
+                "pool": pool,
+                "sharedCounters": [{"name": "cs", "counters": {"units": {"value": str(budget)}}}],
+            },
+        },
+    )
 
 
 async def test_timeout_is_a_scheduler_error_naming_the_node_and_the_pod_retries():
@@ -31,11 +48,17 @@ async def test_timeout_is_a_scheduler_error_naming_the_node_and_the_pod_retries(
         assert e.events("p")[0]["message"] == msg and e.events("p")[0]["type"] == "Warning"
         # an error goes through backoff, not the unschedulable pool: it is tried again
         attempts = e.sched.queue.entries["default/p"].attempts
-        await e.wait(lambda: "default/p" in e.sched.queue.entries
-                     and e.sched.queue.entries["default/p"].attempts > attempts, timeout=10)
+        await e.wait(
+            lambda: "default/p" in e.sched.queue.entries and e.sched.queue.entries["default/p"].attempts > attempts,
+            timeout=10,
+        )
         # enough units for 11 devices: the next attempt finds them at once
-        e.c.patch(e.rt("resourceslices", G), "", "n1-counters",
-                       {"spec": {"sharedCounters": [{"name": "cs", "counters": {"units": {"value": "20"}}}]}})
+        e.c.patch(
+            e.rt("resourceslices", G),
+            "",
+            "n1-counters",
+            {"spec": {"sharedCounters": [{"name": "cs", "counters": {"units": {"value": "20"}}}]}},
+        )
         await e.wait(lambda: e.node_of("p") == "n1", timeout=10)
         assert len(e.devices_of("p")) == 11
 

@@ -1,4 +1,5 @@
 """Priority admission, priority ordering and DefaultPreemption (cpu and DRA devices)."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,12 +26,16 @@ async def test_priority_admission_resolves_class_names():
         assert e.pod("c")["spec"]["priority"] == 0
         with pytest.raises(errors.APIError) as ei:
             e.pod("d", priorityClassName="nope")
-        assert (ei.value.code, ei.value.message) == (403, 'pods "d" is forbidden: no PriorityClass with name nope '
-                                                          'was found')
+        assert (ei.value.code, ei.value.message) == (
+            403,
+            'pods "d" is forbidden: no PriorityClass with name nope was found',
+        )
         with pytest.raises(errors.APIError) as ei:
             e.pod("f", priorityClassName="high", priority=5)
-        assert "the integer value of priority (5) must not be provided in pod spec; priority admission " \
-               "controller computed 1000 from the given PriorityClass name" in ei.value.message
+        assert (
+            "the integer value of priority (5) must not be provided in pod spec; priority admission "
+            "controller computed 1000 from the given PriorityClass name" in ei.value.message
+        )
 
 
 async def test_higher_priority_pod_preempts_on_cpu():
@@ -67,8 +72,10 @@ async def test_preemption_marks_victim_with_disruption_target():
 
 async def test_preemption_policy_never_does_not_preempt():
     async with env() as e:
-        e.c.create(e.rt("priorityclasses", "scheduling.k8s.io"),
-                   {"metadata": {"name": "polite"}, "value": 1000, "preemptionPolicy": "Never"})
+        e.c.create(
+            e.rt("priorityclasses", "scheduling.k8s.io"),
+            {"metadata": {"name": "polite"}, "value": 1000, "preemptionPolicy": "Never"},
+        )
         e.node("n1", cpu="1")
         e.pod("victim", requests={"cpu": "1"}, terminationGracePeriodSeconds=0)
         await e.wait(lambda: e.node_of("victim") == "n1")
@@ -99,14 +106,29 @@ async def test_preemption_prefers_the_node_whose_victims_no_budget_protects():
         e.node("n1", cpu="1")
         e.node("n2", cpu="1")
         pdb_rt = e.rt("poddisruptionbudgets", "policy")
-        pdb = e.c.create(pdb_rt, {"metadata": {"name": "keep", "namespace": "default"},
-                                  "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "kept"}}}})
-        e.c.update_status(pdb_rt, dict(pdb, status={"observedGeneration": 1, "disruptionsAllowed": 0,
-                                                    "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}))
+        pdb = e.c.create(
+            pdb_rt,
+            {
+                "metadata": {"name": "keep", "namespace": "default"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "kept"}}},
+            },
+        )
+        e.c.update_status(
+            pdb_rt,
+            dict(
+                pdb,
+                status={
+                    "observedGeneration": 1,
+                    "disruptionsAllowed": 0,
+                    "currentHealthy": 1,
+                    "desiredHealthy": 1,
+                    "expectedPods": 1,
+                },
+            ),
+        )
         kept = e.pod("kept", requests={"cpu": "1"}, priorityClassName="low", nodeName="n1")
         e.c.patch(e.rt("pods"), "default", "kept", {"metadata": {"labels": {"app": "kept"}}})
-        e.pod("free", requests={"cpu": "1"}, priorityClassName="low", nodeName="n2",
-              terminationGracePeriodSeconds=0)
+        e.pod("free", requests={"cpu": "1"}, priorityClassName="low", nodeName="n2", terminationGracePeriodSeconds=0)
         await e.wait(lambda: e.sched.cache.has_pod(kept["metadata"]["uid"]))
         await e.wait(lambda: len(e.sched.assigned_pods("n2")) == 1)
         e.pod("big", requests={"cpu": "1"}, priorityClassName="high")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mockkube.resources import registry
+from mockkube.apiserver.resources import registry
 
 SERVED = Path(__file__).parents[2] / "scripts" / "served_resources.json"
 NOT_IN_OPENAPI = {"log", "exec", "attach", "portforward"}  # text and streaming subresources have no object schema

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from mockkube.apiserver.resources import registry
 from mockkube.machinery import errors
-from mockkube.resources import registry
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 
@@ -21,8 +21,12 @@ def open_store(url: str = "sqlite://", window: int = 5) -> Store:
 
 
 def cm(name: str, ns: str = "default", **data) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns, "uid": "u-" + name},
-            "data": data}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": ns, "uid": "u-" + name},
+        "data": data,
+    }
 
 
 @pytest.fixture
@@ -74,15 +78,20 @@ def test_delete_missing_is_not_found(store, rt):
 def test_list_is_sorted_by_namespace_then_name(store, rt):
     for ns, name in [("b", "x"), ("a", "z"), ("a", "y")]:
         store.create(rt, cm(name, ns))
-    assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.objects(rt)] == \
-        [("a", "y"), ("a", "z"), ("b", "x")]
+    assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.objects(rt)] == [
+        ("a", "y"),
+        ("a", "z"),
+        ("b", "x"),
+    ]
     assert [o["metadata"]["name"] for o in store.objects(rt, "a")] == ["y", "z"]
 
 
 def test_selectable_field_index_follows_updates(store):
     pods = registry().get("", "v1", "pods")
-    p = store.create(pods, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"},
-                            "spec": {"nodeName": "n1"}})
+    p = store.create(
+        pods,
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"}, "spec": {"nodeName": "n1"}},
+    )
     cache = store.cache(pods)
     assert cache.keys_with("spec.nodeName", "n1", None) == [("d", "p")]
     store.update(pods, dict(p.obj, spec={"nodeName": "n2"}), p.rv)
@@ -135,7 +144,7 @@ def test_persistence_across_reopen(tmp_path, rt):
         assert s2.get(rt, "default", "kept").obj["data"] == {"x": "2"}
         assert s2.get(rt, "default", "gone") is None
         w, backlog = s2.watch(rt, None, last - 2, None)  # the event log survived too
-        assert [t for t, _ in backlog] == ["ADDED", "DELETED"][-len(backlog):]
+        assert [t for t, _ in backlog] == ["ADDED", "DELETED"][-len(backlog) :]
         w.close()
         b = s2.create(rt, cm("after"))
         assert b.rv == last + 1

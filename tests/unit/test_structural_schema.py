@@ -2,18 +2,32 @@
 
 from mockkube.machinery import structural
 
-SCHEMA = {"type": "object", "properties": {
-    "spec": {"type": "object", "required": ["size"], "properties": {
-        "size": {"type": "integer", "minimum": 1, "maximum": 10},
-        "color": {"type": "string", "enum": ["red", "blue"], "default": "red"},
-        "port": {"x-kubernetes-int-or-string": True},
-        "note": {"type": "string", "nullable": True},
-        "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "required": ["size"],
+            "properties": {
+                "size": {"type": "integer", "minimum": 1, "maximum": 10},
+                "color": {"type": "string", "enum": ["red", "blue"], "default": "red"},
+                "port": {"x-kubernetes-int-or-string": True},
+                "note": {"type": "string", "nullable": True},
+                "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            },
+        }
+    },
+}
 
 
 def test_valid_object_has_no_errors_and_gets_defaults_and_pruning():
-    obj = {"apiVersion": "x/v1", "kind": "W", "metadata": {"name": "a"},
-           "spec": {"size": 2, "port": "http", "note": None, "bogus": 1, "extra": {"any": 1}}, "junk": 1}
+    obj = {
+        "apiVersion": "x/v1",
+        "kind": "W",
+        "metadata": {"name": "a"},
+        "spec": {"size": 2, "port": "http", "note": None, "bogus": 1, "extra": {"any": 1}},
+        "junk": 1,
+    }
     assert structural.validate(obj, SCHEMA) == []
     structural.prune_object(obj, SCHEMA)
     structural.default_object(obj, SCHEMA)

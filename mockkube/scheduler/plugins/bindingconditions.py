@@ -42,8 +42,11 @@ def has_binding_conditions(claim: dict) -> bool:
 def device_status(claim: dict, result: dict) -> dict | None:
     """The claim's ``status.devices`` entry for one allocation result (getAllocatedDeviceStatus)."""
     for d in (claim.get("status") or {}).get("devices") or ():
-        if (d.get("device"), d.get("driver"), d.get("pool")) == (result.get("device"), result.get("driver"),
-                                                                 result.get("pool")):
+        if (d.get("device"), d.get("driver"), d.get("pool")) == (
+            result.get("device"),
+            result.get("driver"),
+            result.get("pool"),
+        ):
             return d
     return None
 
@@ -66,8 +69,10 @@ def claim_ready(claim: dict) -> bool:
         for typ in r.get("bindingFailureConditions") or ():
             c = _condition(st, typ)
             if c is not None and c.get("status") == "True":
-                raise BindingFailed(f'claim {claim["metadata"]["name"]} binding failed: '
-                                    f'reason={c.get("reason", "")}, message="{c.get("message", "")}"')
+                raise BindingFailed(
+                    f"claim {claim['metadata']['name']} binding failed: "
+                    f'reason={c.get("reason", "")}, message="{c.get("message", "")}"'
+                )
         for typ in r["bindingConditions"]:
             c = _condition(st, typ)
             if c is None or c.get("status") != "True":
@@ -113,15 +118,20 @@ class Metrics:
         self.allocations = registry.counter(
             "scheduler_dra_bindingconditions_allocations_total",
             "Number of allocations using devices with BindingConditions, counted per driver per scheduling attempt",
-            ["profile", "driver", "status"])
+            ["profile", "driver", "status"],
+        )
         self.prebind = registry.histogram(
             "scheduler_dra_bindingconditions_prebind_duration_seconds",
             "Time in seconds DynamicResources' PreBind took, by outcome and whether BindingConditions were required",
-            ["status", "requires_bindingconditions"], buckets=[0.1 * 2 ** i for i in range(14)])
+            ["status", "requires_bindingconditions"],
+            buckets=[0.1 * 2**i for i in range(14)],
+        )
         self.wait = registry.histogram(
             "scheduler_dra_bindingconditions_wait_duration_seconds",
             "Time in seconds spent waiting for BindingConditions to be satisfied during PreBind.",
-            ["profile", "driver", "status"], buckets=[0.1 * 2 ** i for i in range(14)])
+            ["profile", "driver", "status"],
+            buckets=[0.1 * 2**i for i in range(14)],
+        )
 
     def prebind_done(self, status: str, requires: bool, seconds: float) -> None:
         self.prebind.labels(status, "true" if requires else "false").observe(max(0.0, seconds))
@@ -148,8 +158,13 @@ class Waiting:
 class BindingWaiter:
     """Pods waiting in PreBind for their claims' binding conditions."""
 
-    def __init__(self, get_claim: Callable[[str, str], dict | None], clock: Callable[[], float],
-                 timeout: float, metrics: Metrics | None) -> None:
+    def __init__(
+        self,
+        get_claim: Callable[[str, str], dict | None],
+        clock: Callable[[], float],
+        timeout: float,
+        metrics: Metrics | None,
+    ) -> None:
         self.get_claim = get_claim
         self.clock = clock
         self.timeout = timeout
@@ -209,8 +224,13 @@ class BindingWaiter:
         for ns, name in w.claims:
             claim = self.get_claim(ns, name)
             if claim is None or (claim.get("metadata") or {}).get("deletionTimestamp"):
-                return self._finish(w, FAILURE, f'resourceclaim "{name}" not found' if claim is None
-                                    else f'resourceclaim "{name}" is being deleted')
+                return self._finish(
+                    w,
+                    FAILURE,
+                    f'resourceclaim "{name}" not found'
+                    if claim is None
+                    else f'resourceclaim "{name}" is being deleted',
+                )
             try:
                 if claim_ready(claim):
                     continue

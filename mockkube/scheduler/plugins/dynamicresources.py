@@ -22,9 +22,9 @@ from mockkube.machinery import errors
 from mockkube.machinery.selectors import node_selector_matches
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import NodeInfo
+from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins import extendedresources as extres
-from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.plugins import nodeallocatable
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
@@ -53,12 +53,12 @@ def claim_names(pod: dict) -> list[tuple[str, str | None, bool]]:
         elif pc.get("resourceClaimTemplateName"):
             st = statuses.get(name)
             if st is None:
-                raise ClaimError(f'pod "{meta.get("namespace")}/{meta.get("name")}": '
-                                 f"ResourceClaim not created yet")
+                raise ClaimError(f'pod "{meta.get("namespace")}/{meta.get("name")}": ResourceClaim not created yet')
             out.append((name, st.get("resourceClaimName") or None, True))
         else:
-            raise ClaimError(f'pod "{meta.get("namespace")}/{meta.get("name")}", spec.resourceClaim '
-                             f"{name}: API unsupported")
+            raise ClaimError(
+                f'pod "{meta.get("namespace")}/{meta.get("name")}", spec.resourceClaim {name}: API unsupported'
+            )
     return out
 
 
@@ -69,8 +69,10 @@ def is_for_pod(pod: dict, claim: dict) -> bool:
 
 def reserved_for_pod(pod: dict, claim: dict) -> bool:
     uid = (pod.get("metadata") or {}).get("uid")
-    return any(r.get("uid") == uid and r.get("resource") == "pods" and not r.get("apiGroup")
-               for r in (claim.get("status") or {}).get("reservedFor") or ())
+    return any(
+        r.get("uid") == uid and r.get("resource") == "pods" and not r.get("apiGroup")
+        for r in (claim.get("status") or {}).get("reservedFor") or ()
+    )
 
 
 def uses_dra(pod: dict, dra: DRAManager | None = None) -> bool:
@@ -87,10 +89,31 @@ def uses_dra(pod: dict, dra: DRAManager | None = None) -> bool:
 
 
 class _State:
-    __slots__ = ("claims", "to_allocate", "selectors", "allocations", "unavailable", "extended",
-                 "ext_mappings", "ext_by_node", "demand", "reserved", "written", "ext_created", "now",
-                 "alloc_claims", "allocated", "pod_claim_of", "demand_written",
-                 "binding_unavailable", "ext_index", "ext_stale", "plain", "interrupt", "deadline")
+    __slots__ = (
+        "claims",
+        "to_allocate",
+        "selectors",
+        "allocations",
+        "unavailable",
+        "extended",
+        "ext_mappings",
+        "ext_by_node",
+        "demand",
+        "reserved",
+        "written",
+        "ext_created",
+        "now",
+        "alloc_claims",
+        "allocated",
+        "pod_claim_of",
+        "demand_written",
+        "binding_unavailable",
+        "ext_index",
+        "ext_stale",
+        "plain",
+        "interrupt",
+        "deadline",
+    )
 
     def __init__(self) -> None:
         self.claims: list[dict] = []  # user claims (and an existing extended claim)
@@ -137,9 +160,17 @@ class DynamicResources(fw.Plugin):
     name = "DynamicResources"
     weight = 1
 
-    def __init__(self, dra: DRAManager, client: Any, now: Callable[[], str], filter_timeout: float = 10.0,
-                 stopping: Callable[[], bool] = lambda: False, clock: Callable[[], float] | None = None,
-                 binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT, metrics: Any = None) -> None:
+    def __init__(
+        self,
+        dra: DRAManager,
+        client: Any,
+        now: Callable[[], str],
+        filter_timeout: float = 10.0,
+        stopping: Callable[[], bool] = lambda: False,
+        clock: Callable[[], float] | None = None,
+        binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT,
+        metrics: Any = None,
+    ) -> None:
         self.dra = dra
         self.metrics = metrics
         if metrics is not None:  # served (HELP/TYPE) before the first create
@@ -166,8 +197,10 @@ class DynamicResources(fw.Plugin):
             if (claim.get("metadata") or {}).get("deletionTimestamp"):
                 raise ClaimError(f'resourceclaim "{name}" is being deleted')
             if check_owner and not is_for_pod(pod, claim):
-                raise ClaimError(f"ResourceClaim {ns}/{name} was not created for pod "
-                                 f"{ns}/{(pod.get('metadata') or {}).get('name')} (pod is not owner)")
+                raise ClaimError(
+                    f"ResourceClaim {ns}/{name} was not created for pod "
+                    f"{ns}/{(pod.get('metadata') or {}).get('name')} (pod is not owner)"
+                )
             out.append(claim)
         return out
 
@@ -199,8 +232,9 @@ class DynamicResources(fw.Plugin):
             else:
                 s.ext_stale = existing
         else:
-            claim, mappings = extended.extended_resource_claim(pod, self.dra.allocator.classes.values(),
-                                                               mapping=self.dra.extended_mapping())
+            claim, mappings = extended.extended_resource_claim(
+                pod, self.dra.allocator.classes.values(), mapping=self.dra.extended_mapping()
+            )
             if claim is not None:
                 s.extended, s.ext_mappings = self._special(pod, claim), mappings
         if not s.claims and s.extended is None and s.ext_stale is None:
@@ -219,14 +253,20 @@ class DynamicResources(fw.Plugin):
             else:
                 uid = (claim.get("metadata") or {}).get("uid", "")
                 if uid in self.dra.in_flight:
-                    return fw.unresolvable(f"resource claim {claim['metadata'].get('name')} is in the process "
-                                           f"of being allocated")
+                    return fw.unresolvable(
+                        f"resource claim {claim['metadata'].get('name')} is in the process of being allocated"
+                    )
                 s.to_allocate.append(i)
         s.alloc_claims = [s.claims[i] for i in s.to_allocate]
         s.pod_claim_of = {name: pod_claim for pod_claim, name, _ in claim_names(pod) if name}
         s.now = self.now()
-        s.plain = (not s.binding_unavailable and s.ext_stale is None and s.ext_index is None and not s.selectors
-                   and s.extended is None)
+        s.plain = (
+            not s.binding_unavailable
+            and s.ext_stale is None
+            and s.ext_index is None
+            and not s.selectors
+            and s.extended is None
+        )
         return None
 
     @staticmethod
@@ -259,8 +299,9 @@ class DynamicResources(fw.Plugin):
                 # ... and nothing but the allocation to check (the rest of _filter_allocate)
                 if s.deadline is not None:
                     s.deadline.at = time.monotonic() + self.filter_timeout
-                outcome = self.dra.allocator.allocate(s.alloc_claims, node.node, self.dra.state, s.now,
-                                                      interrupt=s.interrupt)
+                outcome = self.dra.allocator.allocate(
+                    s.alloc_claims, node.node, self.dra.state, s.now, interrupt=s.interrupt
+                )
                 if outcome.fatal or outcome.interrupted or not outcome.ok:
                     return self._rejection(outcome, node)
                 s.allocations[node.name] = outcome
@@ -328,8 +369,7 @@ class DynamicResources(fw.Plugin):
         if claims:  # results are built lazily: only KEP-5517 nodes need them during Filter
             pairs = list(zip(claims, s.allocations[node.name].results or ()))
         # KEP-5517: what the claims take from this node, checked with the pod's requests
-        demand = nodeallocatable.claim_statuses(pod, s.allocated + pairs, self.dra.slices_with_mappings,
-                                                s.pod_claim_of)
+        demand = nodeallocatable.claim_statuses(pod, s.allocated + pairs, self.dra.slices_with_mappings, s.pod_claim_of)
         if demand:
             status = nodeallocatable.check_fit(pod, node, demand, unreferenced_ok=(SPECIAL_CLAIM_NAME,))
             if status is not None:
@@ -371,8 +411,11 @@ class DynamicResources(fw.Plugin):
     # -- Score ----------------------------------------------------------------------
     def skip_score(self, state, pod):
         s: _State = state[self.name]
-        return not any(r.get("firstAvailable") for i in s.to_allocate
-                       for r in ((s.claims[i].get("spec") or {}).get("devices") or {}).get("requests") or ())
+        return not any(
+            r.get("firstAvailable")
+            for i in s.to_allocate
+            for r in ((s.claims[i].get("spec") or {}).get("devices") or {}).get("requests") or ()
+        )
 
     def score(self, state, pod, node: NodeInfo) -> int:
         s: _State = state[self.name]
@@ -419,8 +462,14 @@ class DynamicResources(fw.Plugin):
             # clearNodeAllocatableResourceClaimStatus: the pod is not going to that node
             m = pod["metadata"]
             try:
-                self.client.patch(self._pods_rt, m["namespace"], m["name"],
-                                  {"status": {"nodeAllocatableResourceClaimStatuses": None}}, "merge", "status")
+                self.client.patch(
+                    self._pods_rt,
+                    m["namespace"],
+                    m["name"],
+                    {"status": {"nodeAllocatableResourceClaimStatuses": None}},
+                    "merge",
+                    "status",
+                )
             except errors.APIError:
                 pass
             s.demand_written = False
@@ -480,12 +529,17 @@ class DynamicResources(fw.Plugin):
             st = c.setdefault("status", {})
             if allocation is not None:
                 if st.get("allocation") and _untimed(st["allocation"]) != _untimed(allocation):
-                    raise errors.conflict("resourceclaims", "resource.k8s.io", c["metadata"]["name"],
-                                          "claim got allocated elsewhere in the meantime")
+                    raise errors.conflict(
+                        "resourceclaims",
+                        "resource.k8s.io",
+                        c["metadata"]["name"],
+                        "claim got allocated elsewhere in the meantime",
+                    )
                 st["allocation"] = dict(allocation)
             elif not st.get("allocation"):
-                raise errors.conflict("resourceclaims", "resource.k8s.io", c["metadata"]["name"],
-                                      "claim got deallocated in the meantime")
+                raise errors.conflict(
+                    "resourceclaims", "resource.k8s.io", c["metadata"]["name"], "claim got deallocated in the meantime"
+                )
             rf = st.setdefault("reservedFor", [])
             if not any(r.get("uid") == ref["uid"] for r in rf):
                 rf.append(dict(ref))
@@ -532,8 +586,9 @@ class DynamicResources(fw.Plugin):
         as given first (upstream's bindClaim: it re-reads only after a conflict)."""
         last: errors.APIError | None = None
         for attempt in range(CONFLICT_RETRIES):
-            cur = claim if not (refresh or attempt) and claim["metadata"].get("resourceVersion") \
-                else self._current(claim)
+            cur = (
+                claim if not (refresh or attempt) and claim["metadata"].get("resourceVersion") else self._current(claim)
+            )
             upd = dict(cur)
             upd["status"] = json.loads(json.dumps(cur.get("status") or {}))
             change(upd)
@@ -561,7 +616,8 @@ class DynamicResources(fw.Plugin):
         created = s.ext_by_node.get("__created__")
         if created is not None:
             patch["extendedResourceClaimStatus"] = extended.extended_resource_claim_status(
-                created[0]["metadata"]["name"], created[1])
+                created[0]["metadata"]["name"], created[1]
+            )
         demand = s.demand.get(node_name)
         if demand:
             if created is not None:

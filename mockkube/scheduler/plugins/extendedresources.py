@@ -30,13 +30,14 @@ def find_existing(dra: Any, pod: dict) -> dict | None:
     extended resource has none (its requests of such resources cannot change), which spares
     a scan of every claim per scheduling attempt."""
     spec = pod.get("spec") or {}
-    if not any(extended.is_dra_extended_resource_name(k)
-               for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
-               for k in ((c.get("resources") or {}).get("requests") or {})):
+    if not any(
+        extended.is_dra_extended_resource_name(k)
+        for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+        for k in ((c.get("resources") or {}).get("requests") or {})
+    ):
         return None
     ns = (pod.get("metadata") or {}).get("namespace", "")
-    return extended.find_extended_resource_claim(
-        pod, (c for (cns, _), c in list(dra.claims.items()) if cns == ns))
+    return extended.find_extended_resource_claim(pod, (c for (cns, _), c in list(dra.claims.items()) if cns == ns))
 
 
 def mappings_for(pod: dict, claim: dict, dra: Any, node: dict | None) -> list[dict] | None:
@@ -51,9 +52,12 @@ def mappings_for(pod: dict, claim: dict, dra: Any, node: dict | None) -> list[di
 
 def create(client: Any, claims_rt: Any, metrics: Any, ext: dict) -> dict:
     """Create the special claim (with the delete-protection finalizer), counting the call."""
-    body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-            "metadata": {k: v for k, v in ext["metadata"].items() if k not in ("name", "uid", "resourceVersion")},
-            "spec": ext["spec"]}
+    body = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {k: v for k, v in ext["metadata"].items() if k not in ("name", "uid", "resourceVersion")},
+        "spec": ext["spec"],
+    }
     body["metadata"]["finalizers"] = [FINALIZER]
     counter = metrics.counter(CREATES_METRIC, CREATES_HELP, ["status"]) if metrics is not None else None
     try:

@@ -28,8 +28,9 @@ from mockkube.scheduler.cache import NodeInfo
 ERR_SHARED_BY_MANY = "node allocatable resource claim {} shared by multiple pods"
 ERR_SHARED = "node allocatable resource claim {} is already used by another pod"
 ERR_UNREFERENCED = "claim {}: node-allocatable resource claim not referenced by any container within the pod"
-ERR_POD_LEVEL = ("pod level request for {} is insufficient to cover the aggregated container and "
-                 "node-allocatable DRA requests")
+ERR_POD_LEVEL = (
+    "pod level request for {} is insufficient to cover the aggregated container and node-allocatable DRA requests"
+)
 FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
 
@@ -62,8 +63,12 @@ def _containers_by_pod_claim(pod: dict) -> dict[str, list[str]]:
     return out
 
 
-def claim_statuses(pod: dict, allocated: Iterable[tuple[dict, dict]], slices_for: Callable[[dict], list[dict]],
-                   pod_claim_of: dict[str, str]) -> list[dict]:
+def claim_statuses(
+    pod: dict,
+    allocated: Iterable[tuple[dict, dict]],
+    slices_for: Callable[[dict], list[dict]],
+    pod_claim_of: dict[str, str],
+) -> list[dict]:
     """buildNodeAllocatableDRAInfo: one entry per (claim, allocation) whose devices map
     node-allocatable resources, sorted by claim name. ``pod_claim_of`` maps a
     ResourceClaim name to the pod.spec.resourceClaims entry naming it."""

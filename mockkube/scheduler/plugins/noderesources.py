@@ -50,8 +50,10 @@ class NodeResourcesFit(fw.Plugin):
     def score_nodes(self, state, pod, nodes: list[NodeInfo]) -> dict[str, int]:
         """`score` on every node, with the pod's side computed once."""
         requests = state[self.name][0]
-        want = [(name, requests.get(name) or default)
-                for name, default in ((res.CPU, DEFAULT_MILLI_CPU), (res.MEMORY, DEFAULT_MEMORY))]
+        want = [
+            (name, requests.get(name) or default)
+            for name, default in ((res.CPU, DEFAULT_MILLI_CPU), (res.MEMORY, DEFAULT_MEMORY))
+        ]
         out = {}
         for node in nodes:
             total = 0

@@ -4,7 +4,7 @@ node-property filters with upstream's reasons and scores."""
 from __future__ import annotations
 
 from mockkube.machinery.selectors import node_selector_term_matches
-from mockkube.machinery.tolerations import toleration_matches, tolerated  # noqa: F401  (used below and by plugins)
+from mockkube.machinery.tolerations import tolerated, toleration_matches  # noqa: F401  (used below and by plugins)
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import NodeInfo
 
@@ -115,7 +115,8 @@ class TaintToleration(fw.Plugin):
                 continue
             if not tolerated(tols, taint):
                 return fw.unresolvable(
-                    f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}")
+                    f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}"
+                )
         return None
 
     def score_nodes(self, state, pod, nodes: list[NodeInfo]) -> dict[str, int]:

@@ -1,0 +1,173 @@
+"""``x-kubernetes-validations`` of custom resources: CEL rules evaluated against the object.
+
+As ``apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go``: every schema node with
+rules binds ``self`` to the value at that node and, for transition rules (those naming
+``oldSelf``), ``oldSelf`` to the correlated old value (through object fields, map keys and
+``x-kubernetes-list-type: map`` items); a transition rule is skipped when there is no old
+value unless ``optionalOldSelf`` is set (then ``oldSelf`` is an optional). A failing rule is
+a field error at the node (or at its ``fieldPath``) with the rule's ``reason``, ``message``
+or evaluated ``messageExpression``. Pure functions over dicts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mockkube.cel import CELError, compile_with
+from mockkube.cel.engine import COST_KEY
+from mockkube.cel.k8slib import FORMAT, optional_type
+from mockkube.machinery import fielderrors as fe
+
+# upstream's per-expression static cost limit (StaticEstimatedCostLimit) and per-request budget
+STATIC_COST_LIMIT = 10_000_000
+RUNTIME_COST_BUDGET = 10_000_000
+PER_CALL_LIMIT = 1_000_000  # one rule's evaluation (PerCallLimit)
+
+_OLD_SELF = re.compile(r"\boldSelf\b")
+VARIABLES = (("self", "dyn"), ("oldSelf", "dyn"), ("format", "format_lib"))
+
+
+def is_transition_rule(rule: str) -> bool:
+    return bool(_OLD_SELF.search(rule or ""))
+
+
+def compile_rule(rule: str) -> Any:
+    """The compiled rule; CELError with upstream's compilation message."""
+    return compile_with(rule, VARIABLES)
+
+
+class _Budget:
+    """What is left of the request's runtime cost budget (RuntimeCELCostBudget)."""
+
+    def __init__(self, total: int) -> None:
+        self.remaining = total
+        self.exhausted = False
+
+
+def validate(obj: dict, old: dict | None, schema: dict, budget: int = RUNTIME_COST_BUDGET) -> list[fe.FieldError]:
+    """Field errors of every failing rule in ``obj`` (``old`` on update)."""
+    errs: list[fe.FieldError] = []
+    top = dict(schema)
+    props = {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}
+    top["properties"] = props
+    _walk(obj, old, top, fe.Path(""), errs, old is not None, _Budget(budget))
+    return errs
+
+
+def _type_of(node: dict) -> str:
+    if node.get("x-kubernetes-int-or-string"):
+        return "string"
+    return node.get("type", "object")
+
+
+def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool, budget: _Budget) -> None:
+    if value is None or budget.exhausted:
+        return
+    rules = node.get("x-kubernetes-validations")
+    if rules:
+        _check(value, old, has_old, node, rules, path, errs, budget)
+    if isinstance(value, dict):
+        props = node.get("properties")
+        addl = node.get("additionalProperties")
+        for k, v in value.items():
+            sub = (props or {}).get(k) if props is not None else (addl if isinstance(addl, dict) else None)
+            if sub is None:
+                continue
+            o_has = has_old and isinstance(old, dict) and k in old
+            child = path.key(k) if props is None else path.child(k)
+            _walk(v, old[k] if o_has else None, sub, child, errs, o_has, budget)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        items = node["items"]
+        keys = node.get("x-kubernetes-list-map-keys") or []
+        old_by_key: dict = {}
+        if has_old and isinstance(old, list) and node.get("x-kubernetes-list-type") == "map" and keys:
+            for o in old:
+                if isinstance(o, dict):
+                    old_by_key[tuple(repr(o.get(k)) for k in keys)] = o
+        for i, v in enumerate(value):
+            o = None
+            if old_by_key and isinstance(v, dict):
+                o = old_by_key.get(tuple(repr(v.get(k)) for k in keys))
+            _walk(v, o, items, path.index(i), errs, o is not None, budget)
+
+
+def _check(
+    value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list, budget: _Budget
+) -> None:
+    for rule in rules:
+        if budget.exhausted:
+            return
+        expr = rule.get("rule", "")
+        transition = is_transition_rule(expr)
+        optional = bool(rule.get("optionalOldSelf"))
+        if transition and not has_old and not optional:
+            continue
+        try:
+            prog = compile_rule(expr)
+        except CELError:
+            continue  # rejected when the CRD was written
+        old_value: Any = old
+        if optional and transition:
+            old_value = optional_type(old, True) if has_old else optional_type()
+        call = [min(PER_CALL_LIMIT, budget.remaining)]
+        act = {"self": value, "oldSelf": old_value, "format": FORMAT, COST_KEY: call}
+        where = path
+        if rule.get("fieldPath"):
+            where = _field_path(path, rule["fieldPath"])
+        start = call[0]
+        try:
+            ok = prog.evaluate(act)
+        except CELError as exc:
+            budget.remaining -= start - call[0]
+            if budget.remaining <= 0 and start < PER_CALL_LIMIT:
+                budget.exhausted = True
+                errs.append(
+                    fe.invalid(
+                        str(where),
+                        _type_of(node),
+                        "validation failed due to running out of cost budget, no further validation rules will be run",
+                    )
+                )
+                return
+            errs.append(fe.invalid(str(where), _type_of(node), f"rule evaluation error: {exc}"))
+            continue
+        budget.remaining -= start - call[0]
+        if ok is True:
+            continue
+        message = rule.get("message") or f"failed rule: {_rule_text(expr)}"
+        if rule.get("messageExpression"):
+            try:
+                got = compile_with(rule["messageExpression"], VARIABLES).evaluate(act)
+                if isinstance(got, str) and got.strip() and "\n" not in got:
+                    message = got
+            except CELError:
+                pass
+        errs.append(_error(str(where), _type_of(node), value, message, rule.get("reason")))
+
+
+def _rule_text(expr: str) -> str:
+    return expr.strip()
+
+
+def _error(where: str, type_name: str, value: Any, message: str, reason: str | None) -> fe.FieldError:
+    if reason == "FieldValueForbidden":
+        return fe.forbidden(where, message)
+    if reason == "FieldValueRequired":
+        return fe.required(where, message)
+    if reason == "FieldValueDuplicate":
+        return fe.duplicate(where, type_name)
+    return fe.invalid(where, type_name, message)
+
+
+def _field_path(base: Any, rel: str) -> Any:
+    """Append a rule's ``fieldPath`` (``.spec.x``, ``.map['key']``, ``.list[0]``) to ``base``."""
+    p = base
+    for m in re.finditer(r"\.([A-Za-z0-9_\-]+)|\['([^']*)'\]|\[(\d+)\]", rel):
+        if m.group(1) is not None:
+            p = p.child(m.group(1))
+        elif m.group(2) is not None:
+            p = p.key(m.group(2))
+        else:
+            p = p.index(int(m.group(3)))
+    return p

@@ -1,0 +1,184 @@
+"""resource.k8s.io: DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice (v1)
+and DeviceTaintRule (v1beta2). Validation and defaulting live in dra_validation/dra_defaults;
+each strategy here only names its functions."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from mockkube.apiserver.resources import dra_defaults as d
+from mockkube.apiserver.resources import dra_validation as v
+from mockkube.apiserver.resources.strategies import SpecStatusStrategy
+from mockkube.machinery import fielderrors as fe
+from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
+
+GROUP = "resource.k8s.io"
+
+
+def _spec(o: dict, key: str) -> str:
+    val = (o.get("spec") or {}).get(key)
+    if val is None:
+        return ""
+    return str(val)
+
+
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+
+
+def _admin_access_paths(obj: dict, subresource: str, template: bool) -> list[str]:
+    """Where ``obj`` asks for admin access: requests in the spec, results in the status."""
+    if subresource == "status":
+        results = (((obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+        return [
+            f"status.allocation.devices.results[{i}].adminAccess"
+            for i, r in enumerate(results)
+            if isinstance(r, dict) and r.get("adminAccess")
+        ]
+    spec = (obj.get("spec") or {}).get("spec") if template else obj.get("spec")
+    requests = (((spec or {}).get("devices") or {}).get("requests")) or []
+    prefix = "spec.spec" if template else "spec"
+    return [
+        f"{prefix}.devices.requests[{i}].exactly.adminAccess"
+        for i, r in enumerate(requests)
+        if isinstance(r, dict) and isinstance(r.get("exactly"), dict) and r["exactly"].get("adminAccess")
+    ]
+
+
+def admin_access_errors(obj: dict, namespace: dict | None, subresource: str, template: bool = False) -> list:
+    """DRAAdminAccess (GA in v1.36): only namespaces labelled ``resource.kubernetes.io/admin-access:
+    "true"`` may ask for admin access (upstream AuthorizedForAdmin, reported at the first request)."""
+    paths = _admin_access_paths(obj, subresource, template)
+    if not paths:
+        return []
+    labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
+    if labels.get(ADMIN_LABEL) == "true":
+        return []
+    return [
+        fe.forbidden(
+            paths[0], f"admin access to devices requires the `{ADMIN_LABEL}: true` label on the containing namespace"
+        )
+    ]
+
+
+class _Hooks:
+    """Strategy hooks that call the given defaulting and validation functions."""
+
+    def __init__(
+        self,
+        defaults: Callable,
+        validate: Callable,
+        validate_update: Callable,
+        validate_status_update: Callable | None = None,
+        generation: bool = True,
+        admin_access: str = "",
+    ) -> None:
+        self._defaults = defaults
+        self._validate = validate
+        self._validate_update = validate_update
+        self._validate_status_update = validate_status_update
+        self.tracks_generation = generation
+        self._admin_access = admin_access  # "claim" or "template": check the namespace label
+
+    def namespace_errors(self, obj: dict, namespace: dict | None, subresource: str) -> list:
+        if not self._admin_access:
+            return []
+        return admin_access_errors(obj, namespace, subresource, self._admin_access == "template")
+
+    def default(self, obj: dict, now: str | None = None) -> None:
+        self._defaults(obj, now)
+
+    def validate(self, obj: dict):
+        return self._validate(obj)
+
+    def validate_update(self, new: dict, old: dict):
+        return self._validate_update(new, old)
+
+    def validate_status_update(self, new: dict, old: dict):
+        return self._validate_status_update(new, old) if self._validate_status_update else []
+
+
+class _Plain(_Hooks, Strategy):
+    pass
+
+
+class _WithStatus(_Hooks, SpecStatusStrategy):
+    pass
+
+
+deviceclasses = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "DeviceClass",
+        "deviceclasses",
+        namespaced=False,
+        strategy=_Plain(d.default_device_class, v.validate_device_class, v.validate_device_class_update),
+    )
+)
+
+resourceclaims = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ResourceClaim",
+        "resourceclaims",
+        namespaced=True,
+        subresources=(Subresource("status", "ResourceClaim"),),
+        strategy=_WithStatus(
+            d.default_resource_claim,
+            v.validate_resource_claim,
+            v.validate_resource_claim_update,
+            v.validate_resource_claim_status_update,
+            admin_access="claim",
+        ),
+    )
+)
+
+resourceclaimtemplates = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ResourceClaimTemplate",
+        "resourceclaimtemplates",
+        namespaced=True,
+        strategy=_Plain(
+            d.default_resource_claim_template,
+            v.validate_resource_claim_template,
+            v.validate_resource_claim_template_update,
+            generation=False,
+            admin_access="template",
+        ),
+    )
+)
+
+resourceslices = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1",
+        "ResourceSlice",
+        "resourceslices",
+        namespaced=False,
+        strategy=_Plain(d.default_resource_slice, v.validate_resource_slice, v.validate_resource_slice_update),
+        selectable_fields={
+            "spec.nodeName": lambda o: _spec(o, "nodeName"),
+            "spec.driver": lambda o: _spec(o, "driver"),
+        },
+    )
+)
+
+devicetaintrules = REGISTRY.add(
+    ResourceType(
+        GROUP,
+        "v1beta2",
+        "DeviceTaintRule",
+        "devicetaintrules",
+        namespaced=False,
+        subresources=(Subresource("status", "DeviceTaintRule"),),
+        strategy=_WithStatus(
+            d.default_device_taint_rule,
+            v.validate_device_taint_rule,
+            v.validate_device_taint_rule_update,
+            v.validate_device_taint_rule_status_update,
+        ),
+    )
+)

@@ -1,0 +1,198 @@
+"""The RBAC objects of a fresh cluster: upstream's bootstrap policy, then mockkube's own.
+
+Upstream's part comes from the golden files kube-apiserver's bootstrap policy is tested
+against (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata``), vendored in
+``bootstrappolicy/`` by scripts/update_bootstrappolicy.py (which says where each file comes
+from), plus ``v1.36-delta.yaml``: rules v1.36 has that the vendored snapshot lacks. The
+aggregated roles (``admin``, ``edit``, ``view``) ship with ``rules: null`` upstream and get
+their rules from the clusterrole-aggregation controller; they are written out here as that
+controller computes them, so a cluster without components has them too.
+
+mockkube's additions, kept apart below: the ``kubeadm:cluster-admins`` binding a kubeadm/kind
+cluster has (the default identity is in that group), and the ServiceAccount, ClusterRole and
+binding each built-in simulated DRA driver gets, as a real driver's Helm chart installs them.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+
+import yaml
+
+from mockkube.apiserver.authz.rbac import aggregated_rules
+
+GROUP = "rbac.authorization.k8s.io"
+POLICY_DIR = Path(__file__).parent / "bootstrappolicy"
+_META_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
+_AUTOUPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
+
+
+# libyaml's parser where PyYAML has it: the pure-Python one took 0.35 s of every start
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _load(path: Path):
+    return yaml.load(path.read_text(), Loader=_LOADER)
+
+
+@functools.cache
+def _items(name: str) -> tuple[dict, ...]:
+    return tuple((_load(POLICY_DIR / name) or {}).get("items") or ())
+
+
+def golden(name: str) -> list[dict]:
+    """The objects of one vendored file (fresh copies)."""
+    return copy.deepcopy(list(_items(name)))
+
+
+def _delta() -> dict:
+    return _load(POLICY_DIR / "v1.36-delta.yaml") or {}
+
+
+def upstream_cluster_roles() -> list[dict]:
+    """ClusterRoles() + ControllerRoles() of a v1.36 kube-apiserver, as the golden files have
+    them (aggregated roles with ``rules: null``), with the v1.36 delta merged in."""
+    roles = golden("cluster-roles.yaml") + golden("controller-roles.yaml")
+    extra = _delta().get("clusterRoles") or {}
+    for r in roles:
+        for rule in extra.get(r["metadata"]["name"]) or ():
+            if rule not in (r.get("rules") or []):
+                r["rules"] = [*(r.get("rules") or []), rule]
+    return roles
+
+
+def _aggregate(roles: list[dict]) -> None:
+    """Fill the aggregated roles' rules as the clusterrole-aggregation controller does
+    (repeated until stable: ``admin`` aggregates ``edit``, which aggregates ``view``)."""
+    for _ in range(len(roles)):
+        changed = False
+        for r in roles:
+            if r.get("aggregationRule"):
+                rules = aggregated_rules(r, roles)
+                if rules != r.get("rules"):
+                    r["rules"], changed = rules, True
+        if not changed:
+            return
+
+
+# -- mockkube's additions ---------------------------------------------------------------
+def _cluster_role(name: str, rules: list[dict]) -> dict:
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": name, "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
+        "rules": rules,
+    }
+
+
+def _binding(name: str, role: str, subjects: list[dict]) -> dict:
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name, "labels": dict(_META_LABELS), "annotations": dict(_AUTOUPDATE)},
+        "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": role},
+        "subjects": subjects,
+    }
+
+
+def driver_rules(driver: str, multi_node: bool = False) -> list[dict]:
+    """What a DRA driver's chart grants its ServiceAccount (kubelet plugin and controller):
+    publish ResourceSlices, read claims and classes, and write its own entries of a claim's
+    ``status.devices`` (``resourceclaims/driver`` with the driver as resource name:
+    ``associated-node:*`` from a node-bound token; ``arbitrary-node:*`` for a controller that
+    acts for devices of many nodes, such as a fabric attachment controller)."""
+    r = "resource.k8s.io"
+    scope = "arbitrary-node" if multi_node else "associated-node"
+    return [
+        {
+            "apiGroups": [r],
+            "resources": ["resourceslices"],
+            "verbs": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"],
+        },
+        {"apiGroups": [r], "resources": ["resourceclaims", "deviceclasses"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [r], "resources": ["resourceclaims/status"], "verbs": ["update", "patch"]},
+        {
+            "apiGroups": [r],
+            "resources": ["resourceclaims/driver"],
+            "resourceNames": [driver],
+            "verbs": [f"{scope}:update", f"{scope}:patch"],
+        },
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+    ]
+
+
+def driver_objects() -> tuple[list[dict], list[dict]]:
+    """(ClusterRoles, ClusterRoleBindings) of the built-in simulated drivers."""
+    from mockkube.drivers import BUILTIN
+    from mockkube.rules.identities import DRIVER_NAMESPACE, MULTI_NODE_DRIVERS, driver_service_account
+
+    roles, bindings = [], []
+    for driver in sorted(BUILTIN):
+        sa = driver_service_account(driver)
+        name = f"mockkube:dra-driver:{driver}"
+        roles.append(_cluster_role(name, driver_rules(driver, driver in MULTI_NODE_DRIVERS)))
+        bindings.append(_binding(name, name, [{"kind": "ServiceAccount", "name": sa, "namespace": DRIVER_NAMESPACE}]))
+    return roles, bindings
+
+
+def mockkube_cluster_role_bindings() -> list[dict]:
+    """kubeadm's binding of its admin group (the default identity's group) to cluster-admin."""
+    return [
+        _binding(
+            "kubeadm:cluster-admins",
+            "cluster-admin",
+            [{"apiGroup": GROUP, "kind": "Group", "name": "kubeadm:cluster-admins"}],
+        )
+    ]
+
+
+# mockkube serves resource.k8s.io/v1beta2 DeviceTaintRules, whose feature gate
+# (DRADeviceTaintRules) is off by default in v1.36: the rules upstream's policy adds with
+# that gate on (its cluster-roles-featuregates/controller-roles-featuregates golden files) to
+# the scheduler and the device-taint-eviction controller, in roles of their own
+FEATURE_ROLE = "mockkube:feature:DRADeviceTaintRules"
+
+
+def feature_objects() -> tuple[list[dict], list[dict]]:
+    read = {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules"], "verbs": ["get", "list", "watch"]}
+    status = {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules/status"], "verbs": ["patch", "update"]}
+    scheduler = {"apiGroup": GROUP, "kind": "User", "name": "system:kube-scheduler"}
+    controller = {"kind": "ServiceAccount", "name": "device-taint-eviction-controller", "namespace": "kube-system"}
+    roles, bindings = [], []
+    for who, rules, subject in (
+        ("kube-scheduler", [read], scheduler),
+        ("device-taint-eviction-controller", [status, read], controller),
+    ):
+        name = f"{FEATURE_ROLE}:{who}"
+        roles.append(_cluster_role(name, rules))
+        bindings.append(_binding(name, name, [subject]))
+    return roles, bindings
+
+
+# -- what the server creates ---------------------------------------------------------------
+def cluster_roles() -> list[dict]:
+    """Every bootstrap ClusterRole: upstream's (aggregations computed), then mockkube's."""
+    roles = upstream_cluster_roles() + feature_objects()[0] + driver_objects()[0]
+    _aggregate(roles)
+    return roles
+
+
+def cluster_role_bindings() -> list[dict]:
+    return (
+        golden("cluster-role-bindings.yaml")
+        + golden("controller-role-bindings.yaml")
+        + mockkube_cluster_role_bindings()
+        + feature_objects()[1]
+        + driver_objects()[1]
+    )
+
+
+def namespaced_roles() -> list[dict]:
+    return golden("namespace-roles.yaml")
+
+
+def namespaced_role_bindings() -> list[dict]:
+    return golden("namespace-role-bindings.yaml")

@@ -1,0 +1,1078 @@
+"""The CEL engine: parsing, type checking, cost estimation and evaluation.
+
+API machinery shared by every CEL user (DRA device selectors today). The environment
+mirrors k8s.io/dynamic-resource-allocation/cel: one variable `device` of type
+kubernetes.DRADevice {driver: string, attributes: map(string, map(string, dyn)),
+capacity: map(string, map(string, Quantity)), allowMultipleAllocations: bool}, the
+Kubernetes quantity/semver/strings/lists libraries, the standard macros and cel.bind.
+Expressions are parsed and checked once (cached by text) and compiled to Python closures,
+so evaluating one against a device costs about a microsecond.
+
+Public API:
+- `compile_expression(expr) -> CompiledExpression` (raises CELError with cel-go wording)
+- `CompiledExpression.matches(env) -> bool` (raises CELError on runtime errors)
+- `mockkube.dra.cel.device_env` builds the `device` value for a ResourceSlice device
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Any, Callable
+
+from mockkube.cel import lib
+from mockkube.cel.cost import estimate
+from mockkube.cel.lib import CELRuntimeError, Semver
+from mockkube.cel.parser import CELSyntaxError, Node, parse
+
+# Upstream resourceapi.CELSelectorExpressionMaxCost / MaxLength.
+CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
+CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+_UINT_MAX = 2**64 - 1
+
+
+class CELError(Exception):
+    """Compile or evaluation error; `.message` is the text upstream would report."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CelObject(dict):
+    """A constructed message (``Object{...}``, ``JSONPatch{...}``): a dict of the fields set,
+    with the type name it was built as."""
+
+    def __init__(self, type_name: str) -> None:
+        super().__init__()
+        self.type_name = type_name
+
+
+class UInt(int):
+    """CEL uint (distinct from int for typing and equality)."""
+
+
+class optional_type:  # noqa: N801 - the runtime type name cel-go prints
+    """A CEL optional: `obj.?f`, `m[?k]`, optional.of/none, ``oldSelf`` under ``optionalOldSelf``."""
+
+    __slots__ = ("value", "present")
+
+    def __init__(self, value: Any = None, present: bool = False) -> None:
+        self.value, self.present = value, present
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, optional_type)
+            and self.present == other.present
+            and (not self.present or cel_equals(self.value, other.value))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_NONE = optional_type()
+
+
+def _opt_non_zero(v: Any) -> optional_type:
+    return optional_type(v, True) if v not in (None, "", 0, False, [], {}, b"") else _NONE
+
+
+Fn = Callable[[dict], Any]
+T = Any  # a CEL type: "int", "dyn", ("list", T), ("map", K, V), "device", ...
+
+_DEVICE_FIELDS: dict[str, T] = {
+    "driver": "string",
+    "attributes": ("map", "string", ("map", "string", "dyn")),
+    "capacity": ("map", "string", ("map", "string", "quantity")),
+    "allowMultipleAllocations": "bool",
+}
+_NUMERIC = ("int", "uint", "double")
+
+
+def type_name(t: T) -> str:
+    """cel-go's spelling of a type, used in error messages."""
+    if isinstance(t, tuple):
+        if t[0] == "list":
+            return f"list({type_name(t[1])})"
+        return f"map({type_name(t[1])}, {type_name(t[2])})"
+    return {"device": "kubernetes.DRADevice", "quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver"}.get(
+        t, t
+    )
+
+
+def runtime_type(v: Any) -> str:
+    tv = type(v)
+    if tv is bool:
+        return "bool"
+    if tv is UInt:
+        return "uint"
+    if tv is int:
+        return "int"
+    if tv is float:
+        return "double"
+    if tv is str:
+        return "string"
+    if tv is bytes:
+        return "bytes"
+    if v is None:
+        return "null_type"
+    if isinstance(v, list):
+        return "list"
+    if isinstance(v, dict):
+        return "map"
+    if tv is Semver:
+        return "semver"
+    if isinstance(v, lib.quantity_class()):
+        return "quantity"
+    return tv.__name__
+
+
+def _kind(t: T) -> str:
+    return t[0] if isinstance(t, tuple) else t
+
+
+def _assignable(param: T, actual: T) -> bool:
+    if param == "dyn" or actual == "dyn" or param == actual:
+        return True
+    if isinstance(param, str) and param in ("list", "map"):
+        return _kind(actual) == param
+    if isinstance(param, tuple) and isinstance(actual, tuple) and param[0] == actual[0]:
+        return all(_assignable(p, a) for p, a in zip(param[1:], actual[1:]))
+    return False
+
+
+def _rt_matches(param: T, value: Any) -> bool:
+    if param == "dyn":
+        return True
+    return runtime_type(value) == _kind(param)
+
+
+# ---------------------------------------------------------------- runtime helpers
+
+
+def _check_int(v: int) -> int:
+    if v < _INT_MIN or v > _INT_MAX:
+        raise CELRuntimeError("integer overflow")
+    return v
+
+
+def _check_uint(v: int) -> UInt:
+    if v < 0 or v > _UINT_MAX:
+        raise CELRuntimeError("unsigned integer overflow")
+    return UInt(v)
+
+
+def cel_equals(a: Any, b: Any) -> bool:
+    """Heterogeneous equality: numbers compare by value, other types must match."""
+    ta, tb = type(a), type(b)
+    if ta is tb or (isinstance(a, dict) and isinstance(b, dict)):
+        if ta is list:
+            return len(a) == len(b) and all(cel_equals(x, y) for x, y in zip(a, b))
+        if isinstance(a, dict):
+            return len(a) == len(b) and all(k in b and cel_equals(v, b[k]) for k, v in a.items())
+        return a == b
+    if ta in (int, UInt, float) and tb in (int, UInt, float):
+        return a == b
+    return False
+
+
+def _compare(a: Any, b: Any) -> int:
+    ta, tb = type(a), type(b)
+    if (ta is tb and ta in (int, UInt, float, str, bytes, bool)) or (
+        ta in (int, UInt, float) and tb in (int, UInt, float)
+    ):
+        return (a > b) - (a < b)
+    raise CELRuntimeError(f"no such overload: {runtime_type(a)} < {runtime_type(b)}")
+
+
+def _add(a: Any, b: Any) -> Any:
+    ta, tb = type(a), type(b)
+    if ta is not tb:
+        raise CELRuntimeError(f"no such overload: {runtime_type(a)} + {runtime_type(b)}")
+    if ta is int:
+        return _check_int(a + b)
+    if ta is UInt:
+        return _check_uint(a + b)
+    if ta in (float, str, bytes, list):
+        return a + b
+    raise CELRuntimeError(f"no such overload: {runtime_type(a)} + {runtime_type(b)}")
+
+
+def _arith(op: str) -> Callable[[Any, Any], Any]:
+    def fn(a: Any, b: Any) -> Any:
+        ta, tb = type(a), type(b)
+        if ta is not tb or ta not in (int, UInt, float) or (op == "%" and ta is float):
+            raise CELRuntimeError(f"no such overload: {runtime_type(a)} {op} {runtime_type(b)}")
+        if op == "-":
+            r = a - b
+        elif op == "*":
+            r = a * b
+        elif op == "/":
+            if ta is float:
+                return a / b if b else (math.copysign(math.inf, a) * math.copysign(1, b) if a else math.nan)
+            if b == 0:
+                raise CELRuntimeError("division by zero")
+            r = abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1)
+        else:
+            if b == 0:
+                raise CELRuntimeError("modulus by zero")
+            r = abs(a) % abs(b) * (1 if a >= 0 else -1)
+        if ta is int:
+            return _check_int(r)
+        if ta is UInt:
+            return _check_uint(r)
+        return r
+
+    return fn
+
+
+def _index(container: Any, key: Any) -> Any:
+    if type(container) is optional_type:  # optional chaining: opt[k] is optional
+        if not container.present:
+            return _NONE
+        return _opt_index(container.value, key)
+    if isinstance(container, list):
+        if type(key) not in (int, UInt) and not (type(key) is float and key.is_integer()):
+            raise CELRuntimeError(f"no such overload: list[{runtime_type(key)}]")
+        i = int(key)
+        if i < 0 or i >= len(container):
+            raise CELRuntimeError(f"index out of range: {i}")
+        return container[i]
+    if isinstance(container, dict):
+        try:
+            return container[key]
+        except (KeyError, TypeError):
+            raise CELRuntimeError(f"no such key: {key}") from None
+    raise CELRuntimeError(f"no such overload: {runtime_type(container)}[{runtime_type(key)}]")
+
+
+def _opt_index(container: Any, key: Any) -> optional_type:
+    """`c[?k]` / `c.?k`: optional.of(c[k]) when present, else optional.none()."""
+    if type(container) is optional_type:
+        if not container.present:
+            return _NONE
+        container = container.value
+    if isinstance(container, dict):
+        try:
+            return optional_type(container[key], True) if dict.__contains__(container, key) else _NONE
+        except TypeError:
+            return _NONE
+    if isinstance(container, list):
+        if type(key) in (int, UInt) and 0 <= key < len(container):
+            return optional_type(container[key], True)
+        return _NONE
+    raise CELRuntimeError(f"no such overload: {runtime_type(container)}[?{runtime_type(key)}]")
+
+
+def _select(obj: Any, name: str) -> Any:
+    if type(obj) is optional_type:
+        if not obj.present:
+            return _NONE
+        return _opt_index(obj.value, name)
+    if isinstance(obj, dict):
+        try:
+            return obj[name]
+        except KeyError:
+            raise CELRuntimeError(f"no such key: {name}") from None
+    if hasattr(obj, "cel_select"):  # library objects with fields (authorizer.requestResource)
+        try:
+            return obj.cel_select(name)
+        except KeyError:
+            raise CELRuntimeError(f"no such key: {name}") from None
+    raise CELRuntimeError(f"no such overload: {runtime_type(obj)}.{name}")
+
+
+def _contains(container: Any, elem: Any) -> bool:
+    if isinstance(container, list):
+        return any(cel_equals(elem, x) for x in container)
+    if isinstance(container, dict):
+        try:
+            return dict.__contains__(container, elem)
+        except TypeError:
+            return False
+    raise CELRuntimeError(f"no such overload: {runtime_type(elem)} in {runtime_type(container)}")
+
+
+class DefaultEmptyMap(dict):
+    """The outer attributes/capacity map: unknown domains read as an empty map (upstream)."""
+
+    def __missing__(self, key: Any) -> dict:
+        return {}
+
+
+# ---------------------------------------------------------------- library functions
+
+
+def _to_int(v: Any) -> int:
+    if type(v) is str:
+        try:
+            return _check_int(int(v, 10))
+        except ValueError:
+            raise CELRuntimeError(f"cannot convert '{v}' to int") from None
+    if type(v) is float:
+        if math.isnan(v) or math.isinf(v) or not (_INT_MIN <= v <= _INT_MAX):
+            raise CELRuntimeError("integer overflow")
+        return int(v)
+    return _check_int(int(v))
+
+
+def _to_string(v: Any) -> str:
+    if type(v) is bool:
+        return "true" if v else "false"
+    if type(v) is bytes:
+        return v.decode("utf-8")
+    if type(v) is float:
+        return repr(v) if not v.is_integer() else f"{int(v)}"
+    if isinstance(v, lib.quantity_class()):
+        return v.canonical()
+    return str(v)
+
+
+def _q_int(q: Any) -> int:
+    d = _q_fraction(q)
+    if d.denominator != 1:
+        raise CELRuntimeError("cannot convert value to integer")
+    return _check_int(d.numerator)
+
+
+def _q_fraction(q: Any) -> Any:
+    from fractions import Fraction
+
+    m, e = q.as_exact()
+    return Fraction(m) * (Fraction(10) ** e)
+
+
+def _q_add(q: Any, other: Any) -> Any:
+    if type(other) is int:
+        other = lib.quantity_parse(str(other))
+    return q + other
+
+
+def _q_sub(q: Any, other: Any) -> Any:
+    if type(other) is int:
+        other = lib.quantity_parse(str(other))
+    return q - other
+
+
+def _list_sorted(xs: list) -> bool:
+    return all(_compare(xs[i], xs[i + 1]) <= 0 for i in range(len(xs) - 1))
+
+
+def _list_min(xs: list) -> Any:
+    if not xs:
+        raise CELRuntimeError("min(list) argument must not be empty")
+    best = xs[0]
+    for x in xs[1:]:
+        if _compare(x, best) < 0:
+            best = x
+    return best
+
+
+def _list_max(xs: list) -> Any:
+    if not xs:
+        raise CELRuntimeError("max(list) argument must not be empty")
+    best = xs[0]
+    for x in xs[1:]:
+        if _compare(x, best) > 0:
+            best = x
+    return best
+
+
+def _list_sum(xs: list) -> Any:
+    total: Any = 0
+    for x in xs:
+        total = _add(total, x) if xs else x
+    return total
+
+
+def _matches(s: str, pattern: str) -> bool:
+    try:
+        return re.search(pattern, s) is not None
+    except re.error as exc:
+        raise CELRuntimeError(f"invalid regular expression: {exc}") from None
+
+
+def _substring(s: str, start: int, end: int | None = None) -> str:
+    end = len(s) if end is None else end
+    if start < 0 or end > len(s) or start > end:
+        raise CELRuntimeError(f"index out of range: {start if start < 0 or start > len(s) else end}")
+    return s[start:end]
+
+
+def _char_at(s: str, i: int) -> str:
+    if i < 0 or i > len(s):
+        raise CELRuntimeError(f"index out of range: {i}")
+    return s[i : i + 1]
+
+
+LS = ("list", "string")
+# name -> list of (receiver type or None for global, param types, result type, impl)
+_FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
+    "size": [
+        (None, ("string",), "int", len),
+        (None, ("bytes",), "int", len),
+        (None, ("list",), "int", len),
+        (None, ("map",), "int", len),
+        ("string", (), "int", len),
+        ("bytes", (), "int", len),
+        ("list", (), "int", len),
+        ("map", (), "int", len),
+    ],
+    "int": [(None, (t,), "int", _to_int) for t in ("int", "uint", "double", "string")],
+    "uint": [(None, (t,), "uint", lambda v: _check_uint(int(v))) for t in ("int", "uint", "double")],
+    "double": [(None, (t,), "double", float) for t in ("int", "uint", "double", "string")],
+    "string": [(None, (t,), "string", _to_string) for t in ("int", "uint", "double", "string", "bytes", "bool")],
+    "bool": [(None, ("bool",), "bool", bool), (None, ("string",), "bool", lambda s: {"true": True, "false": False}[s])],
+    "bytes": [(None, ("string",), "bytes", lambda s: s.encode()), (None, ("bytes",), "bytes", bytes)],
+    "dyn": [(None, ("dyn",), "dyn", lambda v: v)],
+    "contains": [("string", ("string",), "bool", lambda s, x: x in s)],
+    "startsWith": [("string", ("string",), "bool", lambda s, x: s.startswith(x))],
+    "endsWith": [("string", ("string",), "bool", lambda s, x: s.endswith(x))],
+    "matches": [("string", ("string",), "bool", _matches), (None, ("string", "string"), "bool", _matches)],
+    "lowerAscii": [("string", (), "string", lambda s: s.lower())],
+    "upperAscii": [("string", (), "string", lambda s: s.upper())],
+    "trim": [("string", (), "string", lambda s: s.strip())],
+    "replace": [("string", ("string", "string"), "string", lambda s, a, b: s.replace(a, b))],
+    "split": [("string", ("string",), LS, lambda s, sep: s.split(sep) if sep else list(s))],
+    "substring": [("string", ("int",), "string", _substring), ("string", ("int", "int"), "string", _substring)],
+    "charAt": [("string", ("int",), "string", _char_at)],
+    "indexOf": [
+        ("string", ("string",), "int", lambda s, x: s.find(x)),
+        ("list", ("dyn",), "int", lambda xs, v: next((i for i, x in enumerate(xs) if cel_equals(x, v)), -1)),
+    ],
+    "lastIndexOf": [("string", ("string",), "int", lambda s, x: s.rfind(x))],
+    "join": [(LS, (), "string", lambda xs: "".join(xs)), (LS, ("string",), "string", lambda xs, sep: sep.join(xs))],
+    "isSorted": [("list", (), "bool", _list_sorted)],
+    "min": [("list", (), "dyn", _list_min)],
+    "max": [("list", (), "dyn", _list_max)],
+    "sum": [("list", (), "dyn", _list_sum)],
+    "quantity": [(None, ("string",), "quantity", lib.quantity_parse)],
+    "isQuantity": [(None, ("string",), "bool", lib.is_quantity)],
+    "semver": [(None, ("string",), "semver", lib.semver_parse), (None, ("string", "bool"), "semver", lib.semver_parse)],
+    "isSemver": [(None, ("string",), "bool", lib.is_semver), (None, ("string", "bool"), "bool", lib.is_semver)],
+    "sign": [("quantity", (), "int", lambda q: (_q_fraction(q) > 0) - (_q_fraction(q) < 0))],
+    "isInteger": [("quantity", (), "bool", lambda q: _q_fraction(q).denominator == 1)],
+    "asInteger": [("quantity", (), "int", _q_int)],
+    "asApproximateFloat": [("quantity", (), "double", lambda q: float(_q_fraction(q)))],
+    "add": [("quantity", ("quantity",), "quantity", _q_add), ("quantity", ("int",), "quantity", _q_add)],
+    "sub": [("quantity", ("quantity",), "quantity", _q_sub), ("quantity", ("int",), "quantity", _q_sub)],
+    "compareTo": [
+        ("quantity", ("quantity",), "int", lib.quantity_cmp),
+        ("semver", ("semver",), "int", lib.quantity_cmp),
+    ],
+    "isGreaterThan": [
+        ("quantity", ("quantity",), "bool", lambda a, b: a.cmp(b) > 0),
+        ("semver", ("semver",), "bool", lambda a, b: a > b),
+    ],
+    "isLessThan": [
+        ("quantity", ("quantity",), "bool", lambda a, b: a.cmp(b) < 0),
+        ("semver", ("semver",), "bool", lambda a, b: a < b),
+    ],
+    "or": [("optional_type", ("optional_type",), "optional_type", lambda o, p: o if o.present else p)],
+    "optional.of": [(None, ("dyn",), "optional_type", lambda v: optional_type(v, True))],
+    "optional.ofNonZeroValue": [(None, ("dyn",), "optional_type", _opt_non_zero)],
+    "optional.none": [(None, (), "optional_type", lambda: _NONE)],
+    # mutating admission policies: a map key as a JSON Pointer token
+    "jsonpatch.escapeKey": [(None, ("string",), "string", lambda k: k.replace("~", "~0").replace("/", "~1"))],
+    "major": [("semver", (), "int", lambda v: v.major)],
+    "minor": [("semver", (), "int", lambda v: v.minor)],
+    "patch": [("semver", (), "int", lambda v: v.patch)],
+}
+
+
+# ---------------------------------------------------------------- checker + compiler
+
+
+class _CheckError(Exception):
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+
+
+def _no_overload(name: str, node: Node, types: list[T], receiver: T | None = None) -> _CheckError:
+    args = ", ".join(type_name(t) for t in types)
+    applied = f"{type_name(receiver)}.({args})" if receiver is not None else f"({args})"
+    return _CheckError(f"found no matching overload for '{name}' applied to '{applied}'", node.pos)
+
+
+class _Compiler:
+    def __init__(self, scope: dict[str, T] | None = None) -> None:
+        self.scope: dict[str, T] = dict(scope) if scope is not None else {"device": "device"}
+
+    def compile(self, n: Node) -> tuple[T, Fn]:
+        k = n.kind
+        if k == "lit":
+            value = n.value
+            if n.type_name == "uint":
+                value = _check_uint(value)
+            elif n.type_name == "int" and not (_INT_MIN <= value <= _INT_MAX):
+                raise _CheckError("integer literal out of range", n.pos)
+            return n.type_name, lambda act, v=value: v
+        if k == "ident":
+            if n.name not in self.scope:
+                raise _CheckError(f"undeclared reference to '{n.name}' (in container '')", n.pos)
+            name = n.name
+            return self.scope[name], lambda act: act[name]
+        if k == "select":
+            return self._select(n)
+        if k == "index":
+            return self._index(n)
+        if k == "list":
+            items = [self.compile(a) for a in n.args]
+            elem = self._join_types([t for t, _ in items], n, "list")
+            fns = [f for _, f in items]
+            return ("list", elem), lambda act: [f(act) for f in fns]
+        if k == "map":
+            pairs = [(self.compile(a), self.compile(b)) for a, b in n.entries]
+            kt = self._join_types([p[0][0] for p in pairs], n, "map")
+            vt = self._join_types([p[1][0] for p in pairs], n, "map")
+            for (t, _), _v in pairs:
+                if t not in ("int", "uint", "string", "bool", "dyn"):
+                    raise _CheckError(f"unsupported map key type: {type_name(t)}", n.pos)
+            fp = [(a[1], b[1]) for a, b in pairs]
+
+            def build(act: dict) -> dict:
+                out: dict = {}
+                for kf, vf in fp:
+                    key = kf(act)
+                    if key in out:
+                        raise CELRuntimeError(f"Failed with repeated key: {key}")
+                    out[key] = vf(act)
+                return out
+
+            return ("map", kt, vt), build
+        if k == "message":
+            return self._message(n)
+        if k == "cond":
+            return self._cond(n)
+        return self._call(n)
+
+    def _message(self, n: Node) -> tuple[T, Fn]:
+        """A message value (Kubernetes' apply configurations ``Object...`` and ``JSONPatch``,
+        declared by the environment): a ``CelObject`` of the fields set, typed by its name;
+        ``?field: optional`` sets the field only when the optional has a value."""
+        if n.name not in self.scope.get("__messages__", ()):
+            raise _CheckError(f"undeclared reference to '{n.name}' (in container '')", n.pos)
+        fields = []
+        seen: set[str] = set()
+        for name, v in n.entries:
+            optional = name.startswith("?")
+            name = name.lstrip("?")
+            if name in seen:
+                raise _CheckError(f"field '{name}' is set more than once", v.pos)
+            seen.add(name)
+            fields.append((name, optional, self.compile(v)[1]))
+        type_name_ = n.name
+
+        def build(act: dict) -> CelObject:
+            out = CelObject(type_name_)
+            for name, optional, fn in fields:
+                value = fn(act)
+                if optional:
+                    if not isinstance(value, optional_type):
+                        raise CELRuntimeError("no such overload")
+                    if not value.present:
+                        continue
+                    value = value.value
+                if value is not None:
+                    out[name] = value
+            return out
+
+        return type_name_, build
+
+    def _join_types(self, types: list[T], n: Node, what: str) -> T:
+        if not types:
+            return "dyn"
+        first = types[0]
+        return first if all(t == first for t in types) else "dyn"
+
+    def _select(self, n: Node) -> tuple[T, Fn]:
+        tt, tf = self.compile(n.target)
+        name = n.name
+        if n.optional:
+            if tt not in ("dyn", "optional_type") and _kind(tt) != "map":
+                raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
+            return "optional_type", lambda act: _opt_index(tf(act), name)
+        if tt == "optional_type" and not n.test_only:
+            return "optional_type", lambda act: _select(tf(act), name)
+        if tt == "device":
+            if name not in _DEVICE_FIELDS:
+                raise _CheckError(f"undefined field '{name}'", n.pos)
+            if n.test_only:
+                return "bool", lambda act: True
+            return _DEVICE_FIELDS[name], lambda act: tf(act)[name]
+        if _kind(tt) == "map" or tt == "dyn":
+            if _kind(tt) == "map" and tt[1] not in ("string", "dyn"):
+                raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
+            if n.test_only:
+
+                def has(act: dict) -> bool:
+                    obj = tf(act)
+                    if isinstance(obj, dict):
+                        return dict.__contains__(obj, name)
+                    raise CELRuntimeError(f"no such overload: has({runtime_type(obj)}.{name})")
+
+                return "bool", has
+            return (tt[2] if _kind(tt) == "map" else "dyn"), lambda act: _select(tf(act), name)
+        raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
+
+    def _index(self, n: Node) -> tuple[T, Fn]:
+        (tt, tf), (it, ifn) = self.compile(n.target), self.compile(n.args[0])
+        if n.optional:
+            return "optional_type", lambda act: _opt_index(tf(act), ifn(act))
+        if tt == "optional_type":
+            return "optional_type", lambda act: _index(tf(act), ifn(act))
+        if _kind(tt) == "list" and it in ("int", "uint", "dyn"):
+            rt = tt[1]
+        elif _kind(tt) == "map" and _assignable(tt[1], it):
+            rt = tt[2]
+        elif tt == "dyn":
+            rt = "dyn"
+        else:
+            raise _no_overload("_[_]", n, [tt, it])
+        return rt, lambda act: _index(tf(act), ifn(act))
+
+    def _cond(self, n: Node) -> tuple[T, Fn]:
+        (ct, cf), (at, af), (bt, bf) = (self.compile(a) for a in n.args)
+        if ct not in ("bool", "dyn"):
+            raise _no_overload("_?_:_", n, [ct, at, bt])
+        if at == bt:
+            rt = at
+        elif "dyn" in (at, bt) or "null_type" in (at, bt):
+            rt = "dyn"
+        elif _assignable(at, bt):
+            rt = at
+        else:
+            raise _no_overload("_?_:_", n, [ct, at, bt])
+
+        def cond(act: dict) -> Any:
+            c = cf(act)
+            if type(c) is not bool:
+                raise CELRuntimeError(f"no such overload: {runtime_type(c)} ? _ : _")
+            return af(act) if c else bf(act)
+
+        return rt, cond
+
+    # -- calls
+
+    def _call(self, n: Node) -> tuple[T, Fn]:
+        name = n.name
+        if n.target is None:
+            if name == "has":
+                if len(n.args) != 1 or n.args[0].kind != "select":
+                    raise _CheckError("invalid argument to has() macro", n.pos)
+                sel = n.args[0]
+                return self._select(Node("select", sel.pos, name=sel.name, target=sel.target, test_only=True))
+            if name in ("_&&_", "_||_"):
+                return self._logic(n)
+            if name.startswith("_") or name in ("!_", "-_", "@in"):
+                return self._operator(n)
+        else:
+            if name in ("all", "exists", "exists_one", "map", "filter") and n.args and n.args[0].kind == "ident":
+                return self._comprehension(n)
+            if name == "bind" and n.target.kind == "ident" and n.target.name == "cel" and "cel" not in self.scope:
+                return self._bind(n)
+            if n.target.kind == "ident" and n.target.name == "optional" and "optional" not in self.scope:
+                return self._function(Node("call", n.pos, name="optional." + name, args=n.args))
+            if n.target.kind == "ident" and n.target.name == "jsonpatch" and "jsonpatch" not in self.scope:
+                return self._function(Node("call", n.pos, name="jsonpatch." + name, args=n.args))
+        return self._function(n)
+
+    def _logic(self, n: Node) -> tuple[T, Fn]:
+        (at, af), (bt, bf) = self.compile(n.args[0]), self.compile(n.args[1])
+        for t in (at, bt):
+            if t not in ("bool", "dyn"):
+                raise _no_overload(n.name, n, [at, bt])
+        short = n.name == "_||_"  # value that decides the result on its own
+
+        def logic(act: dict) -> bool:
+            err: Exception | None = None
+            try:
+                a = af(act)
+                if type(a) is not bool:
+                    raise CELRuntimeError(f"no such overload: {runtime_type(a)} {'||' if short else '&&'} _")
+                if a is short:
+                    return short
+            except CELRuntimeError as exc:
+                err = exc
+            b = bf(act)
+            if type(b) is not bool:
+                raise CELRuntimeError(f"no such overload: _ {'||' if short else '&&'} {runtime_type(b)}")
+            if b is short:
+                return short
+            if err is not None:
+                raise err
+            return not short
+
+        return "bool", logic
+
+    def _operator(self, n: Node) -> tuple[T, Fn]:
+        compiled = [self.compile(a) for a in n.args]
+        types = [t for t, _ in compiled]
+        fns = [f for _, f in compiled]
+        name = n.name
+        display = "@in" if name == "@in" else name
+        if name == "!_":
+            if types[0] not in ("bool", "dyn"):
+                raise _no_overload(display, n, types)
+            f0 = fns[0]
+
+            def not_(act: dict) -> bool:
+                v = f0(act)
+                if type(v) is not bool:
+                    raise CELRuntimeError(f"no such overload: !{runtime_type(v)}")
+                return not v
+
+            return "bool", not_
+        if name == "-_":
+            if types[0] not in ("int", "double", "dyn"):
+                raise _no_overload(display, n, types)
+            f0 = fns[0]
+
+            def neg(act: dict) -> Any:
+                v = f0(act)
+                if type(v) is int:
+                    return _check_int(-v)
+                if type(v) is float:
+                    return -v
+                raise CELRuntimeError(f"no such overload: -{runtime_type(v)}")
+
+            return types[0], neg
+        a, b = types
+        fa, fb = fns
+        dyn = "dyn" in (a, b)
+        if name in ("_==_", "_!=_"):
+            if not (dyn or _assignable(a, b) or "null_type" in (a, b)):
+                raise _no_overload(display, n, types)
+            if name == "_==_":
+                return "bool", lambda act: cel_equals(fa(act), fb(act))
+            return "bool", lambda act: not cel_equals(fa(act), fb(act))
+        if name in ("_<_", "_<=_", "_>_", "_>=_"):
+            ok = dyn or (a in _NUMERIC and b in _NUMERIC) or (a == b and a in ("string", "bytes", "bool"))
+            if not ok:
+                raise _no_overload(display, n, types)
+            test = {"_<_": lambda c: c < 0, "_<=_": lambda c: c <= 0, "_>_": lambda c: c > 0, "_>=_": lambda c: c >= 0}[
+                name
+            ]
+            return "bool", lambda act: test(_compare(fa(act), fb(act)))
+        if name == "@in":
+            if not (
+                b == "dyn"
+                or (_kind(b) == "list" and _assignable(b[1], a))
+                or (_kind(b) == "map" and _assignable(b[1], a))
+            ):
+                raise _no_overload(display, n, types)
+            return "bool", lambda act: _contains(fb(act), fa(act))
+        if name == "_+_":
+            ok = dyn or (a == b and _kind(a) in ("int", "uint", "double", "string", "bytes", "list"))
+            if not ok and not (_kind(a) == "list" == _kind(b)):
+                raise _no_overload(display, n, types)
+            rt = b if a == "dyn" else a
+            if _kind(a) == "list" and a != b:
+                rt = ("list", "dyn")
+            return rt, lambda act: _add(fa(act), fb(act))
+        op = {"_-_": "-", "_*_": "*", "_/_": "/", "_%_": "%"}[name]
+        allowed = ("int", "uint") if op == "%" else _NUMERIC
+        if not (dyn or (a == b and a in allowed)):
+            raise _no_overload(display, n, types)
+        fn = _arith(op)
+        return (b if a == "dyn" else a), lambda act: fn(fa(act), fb(act))
+
+    def _function(self, n: Node) -> tuple[T, Fn]:
+        name = n.name
+        overloads = _FUNCTIONS.get(name)
+        receiver = None
+        rf = None
+        if n.target is not None:
+            receiver, rf = self.compile(n.target)
+        if overloads is None:
+            if n.target is None:
+                raise _CheckError(f"undeclared reference to '{name}' (in container '')", n.pos)
+            raise _no_overload(name, n, [self.compile(a)[0] for a in n.args], receiver)
+        compiled = [self.compile(a) for a in n.args]
+        types = [t for t, _ in compiled]
+        fns = [f for _, f in compiled]
+        candidates = []
+        for recv_t, params, result, impl in overloads:
+            if (recv_t is None) != (n.target is None) or len(params) != len(types):
+                continue
+            if recv_t is not None and not _assignable(recv_t, receiver):
+                continue
+            if all(_assignable(p, t) for p, t in zip(params, types)):
+                candidates.append((recv_t, params, result, impl))
+        if not candidates:
+            raise _no_overload(name, n, types, receiver)
+        results = {c[2] if not isinstance(c[2], tuple) else type_name(c[2]) for c in candidates}
+        rt = candidates[0][2] if len(results) == 1 else "dyn"
+        if rt == "dyn" and name in ("min", "max", "sum") and _kind(receiver) == "list":
+            rt = receiver[1]
+        if len(candidates) == 1 and "dyn" not in types and receiver != "dyn":
+            impl = candidates[0][3]
+        else:
+            impl = self._dispatcher(name, candidates, n.target is not None)
+        if rf is not None:
+            if not fns:
+                return rt, lambda act: _guard(impl, rf(act))
+            if len(fns) == 1:
+                f0 = fns[0]
+                return rt, lambda act: _guard(impl, rf(act), f0(act))
+            return rt, lambda act: _guard(impl, rf(act), *[f(act) for f in fns])
+        if len(fns) == 1:
+            f0 = fns[0]
+            return rt, lambda act: _guard(impl, f0(act))
+        return rt, lambda act: _guard(impl, *[f(act) for f in fns])
+
+    @staticmethod
+    def _dispatcher(name: str, candidates: list, member: bool) -> Callable:
+        def dispatch(*values: Any) -> Any:
+            recv = values[0] if member else None
+            args = values[1:] if member else values
+            for recv_t, params, _result, impl in candidates:
+                if member and not _rt_matches(recv_t, recv):
+                    continue
+                if all(_rt_matches(p, v) for p, v in zip(params, args)):
+                    return impl(*values)
+            raise CELRuntimeError(f"no such overload: {name}")
+
+        return dispatch
+
+    def _comprehension(self, n: Node) -> tuple[T, Fn]:
+        macro = n.name
+        tt, tf = self.compile(n.target)
+        var = n.args[0].name
+        if _kind(tt) == "list":
+            vt = tt[1]
+        elif _kind(tt) == "map":
+            vt = tt[1]
+        elif tt == "dyn":
+            vt = "dyn"
+        else:
+            raise _CheckError(
+                f"expression of type '{type_name(tt)}' cannot be the range of a "
+                f"comprehension (must be list, map, or dynamic)",
+                n.target.pos,
+            )
+        expected = {"all": 2, "exists": 2, "exists_one": 2, "filter": 2, "map": (2, 3)}[macro]
+        if len(n.args) not in (expected if isinstance(expected, tuple) else (expected,)):
+            raise _CheckError(f"no matching overload for macro '{macro}'", n.pos)
+        saved = self.scope.get(var)
+        self.scope[var] = vt
+        try:
+            bodies = [self.compile(a) for a in n.args[1:]]
+        finally:
+            if saved is None:
+                del self.scope[var]
+            else:
+                self.scope[var] = saved
+        if macro in ("all", "exists", "exists_one", "filter") or (macro == "map" and len(bodies) == 2):
+            pt = bodies[0][0]
+            if pt not in ("bool", "dyn"):
+                raise _no_overload("_&&_" if macro == "all" else "_||_", n.args[1], ["bool", pt])
+
+        step_cost = 1 + sum(_node_count(a) for a in n.args[1:])
+
+        def items(act: dict) -> Any:
+            r = tf(act)
+            if isinstance(r, (list, dict)):
+                budget = act.get(COST_KEY)
+                return r if budget is None else _charged(r, budget, step_cost)
+            raise CELRuntimeError(f"expression of type '{runtime_type(r)}' cannot be range of a comprehension")
+
+        pf = bodies[0][1]
+        if macro in ("all", "exists"):
+            want = macro == "exists"
+
+            def quant(act: dict) -> bool:
+                err = None
+                scope = dict(act)
+                for x in items(act):
+                    scope[var] = x
+                    try:
+                        v = pf(scope)
+                        if type(v) is not bool:
+                            raise CELRuntimeError(f"no such overload: {runtime_type(v)} as bool")
+                        if v is want:
+                            return want
+                    except CELRuntimeError as exc:
+                        err = err or exc
+                if err is not None:
+                    raise err
+                return not want
+
+            return "bool", quant
+        if macro == "exists_one":
+
+            def one(act: dict) -> bool:
+                scope = dict(act)
+                count = 0
+                for x in items(act):
+                    scope[var] = x
+                    if pf(scope) is True:
+                        count += 1
+                return count == 1
+
+            return "bool", one
+        if macro == "filter":
+
+            def filt(act: dict) -> list:
+                scope = dict(act)
+                out = []
+                for x in items(act):
+                    scope[var] = x
+                    if pf(scope) is True:
+                        out.append(x)
+                return out
+
+            return ("list", vt), filt
+        mt, mf = bodies[-1]
+
+        def mapper(act: dict) -> list:
+            scope = dict(act)
+            out = []
+            for x in items(act):
+                scope[var] = x
+                if len(bodies) == 3 and pf(scope) is not True:
+                    continue
+                out.append(mf(scope))
+            return out
+
+        return ("list", mt), mapper
+
+    def _bind(self, n: Node) -> tuple[T, Fn]:
+        if len(n.args) != 3 or n.args[0].kind != "ident":
+            raise _CheckError("cel.bind() variable name must be a simple identifier", n.pos)
+        var = n.args[0].name
+        it, ifn = self.compile(n.args[1])
+        saved = self.scope.get(var)
+        self.scope[var] = it
+        try:
+            bt, bf = self.compile(n.args[2])
+        finally:
+            if saved is None:
+                del self.scope[var]
+            else:
+                self.scope[var] = saved
+
+        def bind(act: dict) -> Any:
+            scope = dict(act)
+            scope[var] = ifn(act)
+            return bf(scope)
+
+        return bt, bind
+
+
+# an activation may carry a runtime cost budget: ``{COST_KEY: [remaining]}`` (CRD rules do);
+# every comprehension step charges the size of its body, as cel-go's actual cost tracks
+COST_KEY = "@cost"
+
+
+def _node_count(n: Node) -> int:
+    out = 1
+    if n.target is not None:
+        out += _node_count(n.target)
+    for a in n.args:
+        out += _node_count(a)
+    for k, v in n.entries:
+        out += _node_count(k) + _node_count(v)
+    return out
+
+
+def _charged(items: Any, budget: list, step: int) -> Any:
+    for x in items:
+        budget[0] -= step
+        if budget[0] < 0:
+            raise CELRuntimeError("operation cancelled: actual cost limit exceeded")
+        yield x
+
+
+def _guard(impl: Callable, *args: Any) -> Any:
+    try:
+        return impl(*args)
+    except CELRuntimeError:
+        raise
+    except (KeyError, ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+        raise CELRuntimeError(str(exc) or type(exc).__name__) from None
+
+
+# ---------------------------------------------------------------- public API
+
+
+def _format_issue(expression: str, message: str, pos: int) -> str:
+    before = expression[:pos]
+    line = before.count("\n") + 1
+    col = pos - (before.rfind("\n") + 1)
+    text = expression.split("\n")[line - 1]
+    return f"ERROR: <input>:{line}:{col + 1}: {message}\n | {text}\n | {'.' * col}^"
+
+
+class CompiledExpression:
+    """A checked selector expression; `matches` evaluates it against one device env.
+
+    `max_cost` is the estimated worst-case cost; upstream validation rejects a selector
+    with max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST ("too complex, exceeds cost limit").
+    """
+
+    __slots__ = ("expression", "output_type", "_fn", "max_cost")
+
+    def __init__(self, expression: str, output_type: T, fn: Fn, max_cost: int = 0) -> None:
+        self.expression = expression
+        self.output_type = output_type
+        self._fn = fn
+        self.max_cost = max_cost
+
+    @property
+    def exceeds_cost_limit(self) -> bool:
+        return self.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST
+
+    def evaluate(self, activation: dict) -> Any:
+        """The value with the given variables bound; CELError on runtime errors."""
+        try:
+            return self._fn(activation)
+        except CELRuntimeError as exc:
+            raise CELError(exc.message) from None
+        except RecursionError:
+            raise CELError("operation cancelled: actual cost limit exceeded") from None
+
+    def matches(self, device_env: dict) -> bool:
+        """Evaluate with `device` bound to `device_env`; CELError on runtime errors."""
+        try:
+            result = self._fn({"device": device_env})
+        except CELRuntimeError as exc:
+            raise CELError(exc.message) from None
+        except RecursionError:
+            raise CELError("operation cancelled: actual cost limit exceeded") from None
+        if type(result) is not bool:
+            raise CELError(f"CEL result of type {runtime_type(result)} could not be converted to bool")
+        return result
+
+
+@lru_cache(maxsize=8192)
+def compile_expression(expression: str) -> CompiledExpression:
+    """Parse, type-check and compile a selector; CELError carries upstream's message."""
+    try:
+        ast = parse(expression)
+        out_type, fn = _Compiler().compile(ast)
+    except (CELSyntaxError, _CheckError) as exc:
+        raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
+    except RecursionError:
+        raise CELError("compilation failed: expression nesting exceeds limit") from None
+    if out_type not in ("bool", "dyn"):
+        raise CELError(f"must evaluate to bool or the unknown type, not {type_name(out_type)}")
+    return CompiledExpression(expression, out_type, fn, estimate(ast))
+
+
+@lru_cache(maxsize=8192)
+def compile_with(expression: str, variables: tuple[tuple[str, T], ...]) -> CompiledExpression:
+    """Parse, type-check and compile an expression over the given (name, type) variables
+    (``dyn`` for values whose type comes from an object, as CRD rules' ``self``)."""
+    try:
+        ast = parse(expression)
+        out_type, fn = _Compiler(dict(variables)).compile(ast)
+    except (CELSyntaxError, _CheckError) as exc:
+        raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
+    except RecursionError:
+        raise CELError("compilation failed: expression nesting exceeds limit") from None
+    return CompiledExpression(expression, out_type, fn, estimate(ast))

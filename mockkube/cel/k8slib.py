@@ -1,0 +1,304 @@
+"""More Kubernetes CEL libraries: regex, urls, ip/cidr, list extras and optionals.
+
+Registered into the engine's one function table on import (``mockkube.cel``
+imports this), so DRA selectors, CRD rules and admission policies see the same set.
+Names, receivers and results follow ``k8s.io/apiserver/pkg/cel/library``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from mockkube.cel import engine
+from mockkube.cel.lib import CELRuntimeError
+
+optional_type = engine.optional_type  # the engine owns it: `.?f` and `[?k]` build optionals
+
+
+def _opt_value(o: optional_type) -> Any:
+    if not o.present:
+        raise CELRuntimeError("optional.none() dereference")
+    return o.value
+
+
+# -- urls ------------------------------------------------------------------------------------
+
+
+class URL:
+    __slots__ = ("parts",)
+
+    def __init__(self, text: str) -> None:
+        if not _is_url(text):
+            raise CELRuntimeError(f"URL parse error during conversion from string: {text}")
+        self.parts = urlsplit(text)
+
+
+URL.__name__ = "url"
+
+
+def _is_url(text: str) -> bool:
+    try:
+        p = urlsplit(text)
+    except ValueError:
+        return False
+    return bool(p.scheme) or text.startswith("/")
+
+
+def _hostname(u: URL) -> str:
+    h = u.parts.hostname or ""
+    return h
+
+
+def _port(u: URL) -> str:
+    net = u.parts.netloc.rsplit("@", 1)[-1]
+    if net.startswith("["):
+        return net.rsplit("]:", 1)[1] if "]:" in net else ""
+    return net.rsplit(":", 1)[1] if ":" in net else ""
+
+
+def _query(u: URL) -> dict:
+    out: dict[str, list[str]] = {}
+    from urllib.parse import parse_qsl
+
+    for k, v in parse_qsl(u.parts.query, keep_blank_values=True):
+        out.setdefault(k, []).append(v)
+    return out
+
+
+# -- ip / cidr -------------------------------------------------------------------------------
+
+
+class IP:
+    __slots__ = ("addr",)
+
+    def __init__(self, text: str) -> None:
+        try:
+            if "%" in text:
+                raise ValueError
+            self.addr = ipaddress.ip_address(text)
+        except ValueError:
+            raise CELRuntimeError(f"IP Address '{text}' parse error during conversion from string") from None
+        if self.addr.version == 6 and self.addr.ipv4_mapped is not None:
+            raise CELRuntimeError(f"IPv4-mapped IPv6 address '{text}' is not allowed")
+
+
+IP.__name__ = "net.IP"
+
+
+class CIDR:
+    __slots__ = ("net", "ip")
+
+    def __init__(self, text: str) -> None:
+        try:
+            self.net = ipaddress.ip_network(text, strict=False)
+            self.ip = ipaddress.ip_address(text.split("/")[0])
+        except ValueError:
+            raise CELRuntimeError(f"network address parse error during conversion from string: {text}") from None
+
+
+CIDR.__name__ = "net.CIDR"
+
+
+def _ok(ctor: Any, text: str) -> bool:
+    try:
+        ctor(text)
+        return True
+    except CELRuntimeError:
+        return False
+
+
+def _ip_eq(a: Any, b: Any) -> bool:
+    return a.addr == b.addr
+
+
+def _list_last_index(xs: list, v: Any) -> int:
+    for i in range(len(xs) - 1, -1, -1):
+        if engine.cel_equals(xs[i], v):
+            return i
+    return -1
+
+
+def _find(s: str, pattern: str) -> str:
+    m = re.search(pattern, s)
+    return m.group(0) if m else ""
+
+
+def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
+    out = [m.group(0) for m in re.finditer(pattern, s)]
+    return out if n < 0 else out[:n]
+
+
+# -- format ----------------------------------------------------------------------------------
+
+
+class FormatLibrary:
+    """The ``format`` variable: ``format.dns1123Label()``, ``format.named("uuid")``."""
+
+
+FormatLibrary.__name__ = "format_lib"
+FORMAT = FormatLibrary()
+
+
+class NamedFormat:
+    __slots__ = ("name", "check")
+
+    def __init__(self, name: str, check: Any) -> None:
+        self.name, self.check = name, check
+
+    def validate(self, value: str) -> optional_type:
+        errs = self.check(value)
+        return optional_type(errs, True) if errs else optional_type()
+
+
+NamedFormat.__name__ = "kubernetes.NamedFormat"
+
+
+def _format_checks() -> dict:
+    import base64
+    import binascii
+
+    from mockkube.machinery import names
+
+    def prefixed(fn: Any) -> Any:
+        return lambda v: fn(v + "a" if v.endswith("-") else v) if v else fn(v)
+
+    def uri(v: str) -> list[str]:
+        return [] if _is_url(v) else ["an URI"]
+
+    def uuid(v: str) -> list[str]:
+        ok = re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", v)
+        return [] if ok else ["does not match the UUID format"]
+
+    def byte(v: str) -> list[str]:
+        try:
+            base64.b64decode(v, validate=True)
+            return []
+        except (binascii.Error, ValueError):
+            return ["invalid base64"]
+
+    def date(v: str) -> list[str]:
+        return [] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else ["invalid date"]
+
+    def datetime_(v: str) -> list[str]:
+        ok = re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})", v)
+        return [] if ok else ["invalid datetime"]
+
+    return {
+        "dns1123Label": names.dns1123_label,
+        "dns1123Subdomain": names.dns1123_subdomain,
+        "dns1035Label": names.dns1035_label,
+        "qualifiedName": names.qualified_name,
+        "dns1123LabelPrefix": prefixed(names.dns1123_label),
+        "dns1123SubdomainPrefix": prefixed(names.dns1123_subdomain),
+        "dns1035LabelPrefix": prefixed(names.dns1035_label),
+        "labelValue": names.label_value,
+        "uri": uri,
+        "uuid": uuid,
+        "byte": byte,
+        "date": date,
+        "datetime": datetime_,
+    }
+
+
+def _named(_lib: Any, name: str) -> optional_type:
+    check = _format_checks().get(name)
+    return optional_type(NamedFormat(name, check), True) if check else optional_type()
+
+
+def _format_functions() -> dict:
+    out: dict = {
+        "named": [("format_lib", ("string",), "optional_type", _named)],
+        "validate": [("kubernetes.NamedFormat", ("string",), "optional_type", lambda f, v: f.validate(v))],
+    }
+    for name in (
+        "dns1123Label",
+        "dns1123Subdomain",
+        "dns1035Label",
+        "qualifiedName",
+        "dns1123LabelPrefix",
+        "dns1123SubdomainPrefix",
+        "dns1035LabelPrefix",
+        "labelValue",
+        "uri",
+        "uuid",
+        "byte",
+        "date",
+        "datetime",
+    ):
+        out[name] = [
+            ("format_lib", (), "kubernetes.NamedFormat", lambda _lib, n=name: NamedFormat(n, _format_checks()[n]))
+        ]
+    return out
+
+
+_MORE = {
+    "hasValue": [("optional_type", (), "bool", lambda o: o.present)],
+    "value": [("optional_type", (), "dyn", _opt_value)],
+    "orValue": [("optional_type", ("dyn",), "dyn", lambda o, d: o.value if o.present else d)],
+    "find": [("string", ("string",), "string", _find)],
+    "findAll": [
+        ("string", ("string",), ("list", "string"), _find_all),
+        ("string", ("string", "int"), ("list", "string"), _find_all),
+    ],
+    "url": [(None, ("string",), "url", URL)],
+    "isURL": [(None, ("string",), "bool", _is_url)],
+    "getScheme": [("url", (), "string", lambda u: u.parts.scheme)],
+    "getHost": [("url", (), "string", lambda u: u.parts.netloc.rsplit("@", 1)[-1])],
+    "getHostname": [("url", (), "string", _hostname)],
+    "getPort": [("url", (), "string", _port)],
+    "getEscapedPath": [("url", (), "string", lambda u: u.parts.path)],
+    "getQuery": [("url", (), ("map", "string", ("list", "string")), _query)],
+    "ip": [(None, ("string",), "net.IP", IP), ("net.CIDR", (), "net.IP", lambda c: IP(str(c.ip)))],
+    "isIP": [(None, ("string",), "bool", lambda s: _ok(IP, s))],
+    "family": [("net.IP", (), "int", lambda i: i.addr.version)],
+    "isUnspecified": [("net.IP", (), "bool", lambda i: i.addr.is_unspecified)],
+    "isLoopback": [("net.IP", (), "bool", lambda i: i.addr.is_loopback)],
+    "isLinkLocalMulticast": [("net.IP", (), "bool", lambda i: i.addr.is_multicast and i.addr.is_link_local)],
+    "isLinkLocalUnicast": [("net.IP", (), "bool", lambda i: i.addr.is_link_local and not i.addr.is_multicast)],
+    "isGlobalUnicast": [("net.IP", (), "bool", lambda i: i.addr.is_global and not i.addr.is_multicast)],
+    "cidr": [(None, ("string",), "net.CIDR", CIDR)],
+    "isCIDR": [(None, ("string",), "bool", lambda s: _ok(CIDR, s))],
+    "containsIP": [
+        ("net.CIDR", ("net.IP",), "bool", lambda c, i: i.addr in c.net),
+        ("net.CIDR", ("string",), "bool", lambda c, s: IP(s).addr in c.net),
+    ],
+    "containsCIDR": [
+        (
+            "net.CIDR",
+            ("net.CIDR",),
+            "bool",
+            lambda c, o: o.net.subnet_of(c.net) if o.net.version == c.net.version else False,
+        ),
+        (
+            "net.CIDR",
+            ("string",),
+            "bool",
+            lambda c, s: CIDR(s).net.subnet_of(c.net) if CIDR(s).net.version == c.net.version else False,
+        ),
+    ],
+    "prefixLength": [("net.CIDR", (), "int", lambda c: c.net.prefixlen)],
+    "masked": [("net.CIDR", (), "net.CIDR", lambda c: CIDR(str(c.net)))],
+}
+
+
+def register() -> None:
+    """Add the libraries to the engine's function table (idempotent)."""
+    for name, overloads in list(_MORE.items()) + list(_format_functions().items()):
+        have = engine._FUNCTIONS.setdefault(name, [])
+        for o in overloads:
+            if o not in have:
+                have.append(o)
+    have = engine._FUNCTIONS.setdefault("lastIndexOf", [])
+    extra = ("list", ("dyn",), "int", _list_last_index)
+    if extra not in have:
+        have.append(extra)
+    have = engine._FUNCTIONS.setdefault("isCanonical", [])
+    canon = (None, ("string",), "bool", lambda s: _ok(IP, s) and str(IP(s).addr) == s)
+    if not have:
+        have.append(canon)
+
+
+register()

@@ -1,0 +1,44 @@
+"""``mockkube reset`` and ``mockkube clock``: thin HTTP clients of /mockkube/v1/reset and
+/mockkube/v1/clock (mockkube.control.reset), for test suites not written in Python."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from mockkube.cli.driver import post, request
+
+
+def reset(args: argparse.Namespace) -> int:
+    return post(args.server.rstrip("/") + "/mockkube/v1/reset", b"", "application/json")
+
+
+def clock(args: argparse.Namespace) -> int:
+    url = args.server.rstrip("/") + "/mockkube/v1/clock"
+    action = args.action
+    if action == "show":
+        return request("GET", url)
+    if action in ("advance", "set") and not args.value:
+        import sys
+
+        print(f"mockkube: clock {action} needs a value (advance 10m, set 2030-01-01T00:00:00Z)", file=sys.stderr)
+        return 2
+    body = {
+        "advance": {"advance": args.value},
+        "set": {"set": args.value},
+        "freeze": {"freeze": True},
+        "unfreeze": {"freeze": False},
+        "reset": {"reset": True},
+    }[action]
+    return post(url, json.dumps(body).encode(), "application/json")
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("reset", help="return a running cluster to the state it settled into after start")
+    r.add_argument("--server", default="http://127.0.0.1:6443")
+    r.set_defaults(fn=reset)
+    c = sub.add_parser("clock", help="show, freeze or move a running cluster's clock")
+    c.add_argument("action", choices=("show", "advance", "set", "freeze", "unfreeze", "reset"))
+    c.add_argument("value", nargs="?", help="advance: a duration such as 10m or 1h30m; set: an RFC 3339 time")
+    c.add_argument("--server", default="http://127.0.0.1:6443")
+    c.set_defaults(fn=clock)

@@ -1,0 +1,65 @@
+"""Reading a kubeconfig the way a client does: the current context's server, and how to
+reach it (the CA to trust, a client certificate or a bearer token). The writing side is
+``mockkube.server.server.kubeconfig``."""
+
+from __future__ import annotations
+
+import base64
+import os
+import ssl
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+
+@dataclass
+class Credentials:
+    server: str
+    headers: dict = field(default_factory=dict)
+    ssl: ssl.SSLContext | None = None
+
+
+def load(path: str | Path) -> Credentials:
+    cfg = yaml.safe_load(Path(path).read_text()) or {}
+    ctx_name = cfg.get("current-context")
+    contexts = cfg.get("contexts") or [{"context": {}}]
+    ctx = next((c["context"] for c in contexts if c.get("name") == ctx_name), contexts[0].get("context") or {})
+    clusters = cfg.get("clusters") or [{"cluster": {}}]
+    cluster = next((c["cluster"] for c in clusters if c.get("name") == ctx.get("cluster")), clusters[0]["cluster"])
+    user = next((u.get("user") or {} for u in cfg.get("users") or () if u.get("name") == ctx.get("user")), {})
+    server = (cluster.get("server") or "").rstrip("/")
+    creds = Credentials(server)
+    if user.get("token"):
+        creds.headers["Authorization"] = f"Bearer {user['token']}"
+    if server.startswith("https"):
+        creds.ssl = _context(cluster, user)
+    return creds
+
+
+def _context(cluster: dict, user: dict) -> ssl.SSLContext:
+    ca = cluster.get("certificate-authority-data")
+    ctx = ssl.create_default_context(
+        cadata=base64.b64decode(ca).decode() if ca else None,
+        cafile=None if ca else cluster.get("certificate-authority"),
+    )
+    if user.get("client-certificate-data"):
+        with tempfile.TemporaryDirectory() as d:
+            crt, key = Path(d, "c.crt"), Path(d, "c.key")
+            crt.write_bytes(base64.b64decode(user["client-certificate-data"]))
+            key.write_bytes(base64.b64decode(user["client-key-data"]))
+            ctx.load_cert_chain(str(crt), str(key))
+    elif user.get("client-certificate"):
+        ctx.load_cert_chain(user["client-certificate"], user.get("client-key"))
+    return ctx
+
+
+def for_url(url: str) -> Credentials | None:
+    """The credentials of $KUBECONFIG (else ~/.kube/config) when its server is ``url``'s."""
+    path = (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
+    try:
+        creds = load(path)
+    except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError):
+        return None
+    return creds if creds.server and url.startswith(creds.server) else None

@@ -1,0 +1,267 @@
+"""The client of a component in a process of its own: the in-process ``Client``'s verbs
+over HTTP to the API, reads from a ``Replica`` (its informers' caches).
+
+A write made from synchronous code running under ``asyncbridge.spawn`` (the scheduler's
+binding cycle) is awaited there, so the event loop goes on with other work while the API
+answers; elsewhere it blocks on a keep-alive connection of its own. Events are sent
+without waiting, as upstream's event broadcaster does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import logging
+import ssl
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+import aiohttp
+
+from mockkube.client import asyncbridge
+from mockkube.client.client import Client
+from mockkube.client.kubeconfigs import Credentials
+from mockkube.machinery import errors, jsoncodec
+from mockkube.machinery.registry import Registry, ResourceType
+
+log = logging.getLogger("mockkube.remote")
+
+PATCH_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+
+def path_of(rt: ResourceType, namespace: str = "", name: str = "", subresource: str = "") -> str:
+    base = f"/api/{rt.version}" if not rt.group else f"/apis/{rt.group}/{rt.version}"
+    if rt.namespaced and namespace:
+        base += f"/namespaces/{quote(namespace, safe='')}"
+    base += f"/{rt.plural}"
+    if name:
+        base += f"/{quote(name, safe='')}"
+    if subresource:
+        base += f"/{subresource}"
+    return base
+
+
+def status_error(status: int, body: bytes) -> errors.APIError:
+    """The APIError of a non-2xx answer, from its Status body."""
+    try:
+        st = jsoncodec.loads(body)
+    except ValueError:
+        st = {}
+    if not isinstance(st, dict):
+        st = {}
+    return errors.APIError(
+        status, st.get("reason") or "Unknown", st.get("message") or body.decode(errors="replace"), st.get("details")
+    )
+
+
+class HTTP:
+    """One API server: a blocking keep-alive connection and an aiohttp session."""
+
+    def __init__(self, creds: Credentials, user_agent: str) -> None:
+        self.creds = creds
+        u = urlsplit(creds.server)
+        self._host, self._port, self._tls = u.hostname or "127.0.0.1", u.port, u.scheme == "https"
+        self.headers = {**creds.headers, "User-Agent": user_agent, "Accept": "application/json"}
+        self._conn: http.client.HTTPConnection | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._pending: set[asyncio.Task] = set()
+
+    # -- blocking ----------------------------------------------------------------------
+    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        data = None if body is None else jsoncodec.dumps(body)
+        headers = dict(self.headers)
+        if data is not None:
+            headers["Content-Type"] = content_type
+        for attempt in (0, 1):  # a keep-alive connection the server closed is reopened once
+            if self._conn is None:
+                self._conn = (
+                    http.client.HTTPSConnection(
+                        self._host, self._port, context=self.creds.ssl or ssl.create_default_context(), timeout=60
+                    )
+                    if self._tls
+                    else http.client.HTTPConnection(self._host, self._port, timeout=60)
+                )
+            try:
+                self._conn.request(method, path, data, headers)
+                r = self._conn.getresponse()
+                payload = r.read()
+                break
+            except (http.client.HTTPException, ConnectionError, OSError):
+                self._conn.close()
+                self._conn = None
+                if attempt:
+                    raise
+        if r.status >= 300:
+            raise status_error(r.status, payload)
+        return jsoncodec.loads(payload) if payload else None
+
+    # -- async ---------------------------------------------------------------------------
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                headers=self.headers,
+                connector=aiohttp.TCPConnector(ssl=self.creds.ssl or False, limit=32),
+                timeout=aiohttp.ClientTimeout(total=60),
+            )
+        return self._session
+
+    async def arequest(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        data = None if body is None else jsoncodec.dumps(body)
+        headers = {"Content-Type": content_type} if data is not None else None
+        async with self.session().request(method, self.creds.server + path, data=data, headers=headers) as r:
+            payload = await r.read()
+            if r.status >= 300:
+                raise status_error(r.status, payload)
+            return jsoncodec.loads(payload) if payload else None
+
+    def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        """Awaited when the caller runs under ``asyncbridge.spawn``, else blocking."""
+        if asyncbridge.in_spawned():
+            return asyncbridge.await_only(self.arequest(method, path, body, content_type))
+        return self.request(method, path, body, content_type)
+
+    def send_later(self, method: str, path: str, body: Any) -> None:
+        """Fire and forget (events): failures are logged, as the event broadcaster does."""
+
+        async def send() -> None:
+            try:
+                await self.arequest(method, path, body)
+            except Exception as e:  # noqa: BLE001 - an event is best effort
+                log.debug("event not written: %s", e)
+
+        try:
+            task = asyncio.get_running_loop().create_task(send())
+        except RuntimeError:
+            try:
+                self.request(method, path, body)
+            except errors.APIError as e:
+                log.debug("event not written: %s", e)
+            return
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def close(self) -> None:
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+        if self._session is not None:
+            await self._session.close()
+        if self._conn is not None:
+            self._conn.close()
+
+
+class RemoteClient(Client):
+    """``Client`` over HTTP; ``store`` is the process's replica (reads never leave it)."""
+
+    def __init__(self, http_: HTTP, store: Any, registry: Registry, manager: str) -> None:
+        self.http = http_
+        self.res = None
+        self.store = store
+        self.registry = registry
+        self.manager = manager
+
+    def _q(self, **extra: Any) -> str:
+        return "?" + urlencode({"fieldManager": self.manager, **extra})
+
+    def get(self, rt: ResourceType, namespace: str, name: str) -> dict | None:
+        if self.store.follows(rt):
+            return super().get(rt, namespace, name)
+        return self.read(rt, namespace, name)
+
+    def read(self, rt: ResourceType, namespace: str, name: str) -> dict | None:
+        """A GET to the API: the replica may not have delivered the latest write yet."""
+        try:
+            return self.http.call("GET", path_of(rt, namespace, name))
+        except errors.APIError as e:
+            if e.code == 404:
+                return None
+            raise
+
+    def list(
+        self, rt: ResourceType, namespace: str | None = None, label_selector: str = "", field_selector: str = ""
+    ) -> list[dict]:
+        if self.store.follows(rt) and not label_selector and not field_selector:
+            return self.store.objects(rt, namespace)
+        q = urlencode({k: v for k, v in (("labelSelector", label_selector), ("fieldSelector", field_selector)) if v})
+        out = self.http.call("GET", path_of(rt, namespace or "") + (f"?{q}" if q else ""))
+        items = out.get("items") or []
+        kind = out.get("kind", "").removesuffix("List")
+        for it in items:  # list items carry no kind/apiVersion on the wire
+            it.setdefault("kind", kind)
+            it.setdefault("apiVersion", out.get("apiVersion", ""))
+        return items
+
+    def create(self, rt: ResourceType, obj: dict, namespace: str | None = None) -> dict:
+        ns = namespace if namespace is not None else obj.get("metadata", {}).get("namespace", "")
+        path = path_of(rt, ns) + self._q(fieldValidation="Ignore")
+        if rt.plural == "events" and rt.group in ("", "events.k8s.io"):
+            self.http.send_later("POST", path, obj)
+            return obj
+        return self.http.call("POST", path, obj)
+
+    def update(self, rt: ResourceType, obj: dict) -> dict:
+        m = obj["metadata"]
+        return self.http.call(
+            "PUT", path_of(rt, m.get("namespace", ""), m["name"]) + self._q(fieldValidation="Ignore"), obj
+        )
+
+    def update_status(self, rt: ResourceType, obj: dict) -> dict:
+        m = obj["metadata"]
+        return self.http.call(
+            "PUT", path_of(rt, m.get("namespace", ""), m["name"], "status") + self._q(fieldValidation="Ignore"), obj
+        )
+
+    def patch(
+        self, rt: ResourceType, namespace: str, name: str, body: Any, patch_type: str = "merge", subresource: str = ""
+    ) -> dict:
+        return self.http.call(
+            "PATCH",
+            path_of(rt, namespace, name, subresource) + self._q(fieldValidation="Ignore"),
+            body,
+            PATCH_TYPES[patch_type],
+        )
+
+    def apply(self, rt: ResourceType, obj: dict, force: bool = True, subresource: str = "") -> dict:
+        m = obj["metadata"]
+        q = self._q(force="true") if force else self._q()
+        return self.http.call(
+            "PATCH", path_of(rt, m.get("namespace", ""), m["name"], subresource) + q, obj, PATCH_TYPES["apply"]
+        )
+
+    def delete(self, rt: ResourceType, namespace: str, name: str, options: dict | None = None) -> dict | None:
+        try:
+            out = self.http.call("DELETE", path_of(rt, namespace, name), options)
+        except errors.APIError as e:
+            if e.code == 404:
+                return None
+            raise
+        meta_ = (out or {}).get("metadata") or {}
+        return (
+            out
+            if out and out.get("kind") != "Status" and meta_.get("deletionTimestamp") and meta_.get("finalizers")
+            else None
+        )
+
+    def bind(self, namespace: str, name: str, node: str) -> dict:
+        pods = self.rt("pods")
+        current = self.get(pods, namespace, name) or {"metadata": {"namespace": namespace, "name": name}}
+        self.http.call(
+            "POST",
+            path_of(pods, namespace, name, "binding"),
+            {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": name, "namespace": namespace, "uid": current["metadata"].get("uid")},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+            },
+        )
+        bound = dict(current)
+        bound["spec"] = {**(current.get("spec") or {}), "nodeName": node}
+        return bound
+
+    def finalize_delete(self, rt: ResourceType, namespace: str, name: str) -> None:
+        raise NotImplementedError("finalize_delete is the kubelet's, which runs beside the API")

@@ -1,9 +1,0 @@
-"""CEL for the API: one engine (parser, checker, cost model, Kubernetes libraries)
-shared by DRA selectors and any other CEL user."""
-
-from mockkube.machinery.cel.engine import CELError, CompiledExpression, compile_expression, compile_with
-
-__all__ = ["CELError", "CompiledExpression", "compile_expression", "compile_with"]
-
-from mockkube.machinery.cel import k8slib as _k8slib  # noqa: E402,F401  (registers regex, urls, ip/cidr, optionals)
-from mockkube.machinery.cel import authz as _authz  # noqa: E402,F401  (registers the authorizer library)

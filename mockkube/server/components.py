@@ -1,0 +1,48 @@
+"""The in-process actors a cluster runs beside the API (controllers, scheduler, kubelets,
+drivers). Each is a client of the store (principle 2 of DESIGN.md).
+
+Every module in ``COMPONENTS`` exposes ``async def start(server) -> list`` returning
+started components, each with ``async stop()``. They start in this order and stop in
+reverse.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mockkube.server.server import Server
+
+COMPONENTS: list[str] = [
+    "mockkube.controllers.serviceaccount",
+    "mockkube.controllers.tokens",
+    "mockkube.controllers.clusterroleaggregation",
+    "mockkube.controllers.namespace",
+    "mockkube.controllers.garbagecollector",
+    "mockkube.controllers.resourceclaim",
+    "mockkube.controllers.resourcequota",
+    "mockkube.controllers.replicaset",
+    "mockkube.controllers.replicationcontroller",
+    "mockkube.controllers.deployment",
+    "mockkube.controllers.daemonset",
+    "mockkube.controllers.statefulset",
+    "mockkube.controllers.job",
+    "mockkube.controllers.ttlafterfinished",
+    "mockkube.controllers.cronjob",
+    "mockkube.controllers.devicetaint",
+    "mockkube.controllers.disruption",
+    "mockkube.controllers.storage",
+    "mockkube.controllers.endpoints",
+    "mockkube.controllers.rootcacert",
+    "mockkube.scheduler",
+    "mockkube.kubelet",
+]
+
+
+async def start_all(server: "Server") -> list:
+    started: list = []
+    for name in COMPONENTS:
+        mod = importlib.import_module(name)
+        started.extend(await mod.start(server))
+    return started

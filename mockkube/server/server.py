@@ -1,0 +1,580 @@
+"""Assembles one mockkube process: database, store, generic registry, HTTP app and the
+in-process components, with start and stop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import yaml
+from aiohttp import web
+
+from mockkube.apiserver.http.app import SERVER_KEY, build_app
+from mockkube.apiserver.resources import registry
+from mockkube.apiserver.rest import Resources
+from mockkube.machinery.clock import Clock
+from mockkube.machinery.metrics import Metrics
+from mockkube.storage.db import make_engine, migrate
+from mockkube.storage.store import Store
+
+log = logging.getLogger("mockkube")
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def kubeconfig(
+    url: str, token: str = "mockkube", ca_pem: bytes | None = None, client: tuple[bytes, bytes] | None = None
+) -> dict:
+    """A kubeconfig whose cluster, user and context are all named ``mockkube``: trusting
+    ``ca_pem`` and authenticating with the ``client`` (certificate, key) PEMs or ``token``."""
+    import base64
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    cluster: dict = {"server": url}
+    if ca_pem:
+        cluster["certificate-authority-data"] = b64(ca_pem)
+    user: dict = (
+        {"client-certificate-data": b64(client[0]), "client-key-data": b64(client[1])} if client else {"token": token}
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "mockkube", "cluster": cluster}],
+        "users": [{"name": "mockkube", "user": user}],
+        "contexts": [
+            {"name": "mockkube", "context": {"cluster": "mockkube", "user": "mockkube", "namespace": "default"}}
+        ],
+        "current-context": "mockkube",
+        "preferences": {},
+    }
+
+
+def write_kubeconfig(
+    path: str | Path,
+    url: str,
+    token: str = "mockkube",
+    ca_pem: bytes | None = None,
+    client: tuple[bytes, bytes] | None = None,
+) -> None:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(yaml.safe_dump(kubeconfig(url, token, ca_pem, client), sort_keys=False))
+    p.chmod(0o600)
+
+
+class Server:
+    """One cluster: ``await start()`` returns its URL, ``await stop()`` ends it cleanly."""
+
+    def __init__(
+        self,
+        address: str = "127.0.0.1",
+        port: int = 6443,
+        db_url: str | None = None,
+        kubeconfig_path: str | None = None,
+        cluster: str | None = None,
+        clock: Callable[[], float] | None = None,
+        components: bool = True,
+        event_window: int | None = None,
+        component_thread: bool = True,
+        filter_timeout: float | None = None,
+        binding_timeout: float | None = None,
+        authorization_mode: str = "AlwaysAllow",
+        service_account_key_file: str | None = None,
+        service_account_issuer: str | None = None,
+        token_auth_file: str | None = None,
+        anonymous_auth: bool = True,
+        authentication: bool | None = None,
+        tls: bool = False,
+        tls_cert_file: str | None = None,
+        tls_private_key_file: str | None = None,
+        client_ca_file: str | None = None,
+        cert_dir: str | None = None,
+        service_addresses: dict[str, str] | list[str] | None = None,
+        scheduler_process: bool = False,
+    ) -> None:
+        self.address = address
+        self.port = port
+        self.db_url = db_url
+        self.kubeconfig_path = kubeconfig_path
+        self.cluster = cluster
+        # what every time-based behaviour reads; a Clock can be frozen and moved at run time
+        self.clock = clock if clock is not None else Clock()
+        self.with_components = components
+        # components on their own loop and thread (the default, as `mockkube serve` runs);
+        # False keeps them on the caller's loop, for asyncio tests that reach into them
+        self.component_thread = component_thread
+        self._component_loop = None
+        # the scheduler as a process of its own (`mockkube serve`'s default): it works on the
+        # machine's other core and reaches the API over HTTP, as kube-scheduler does
+        self.scheduler_process = scheduler_process and components
+        self.scheduler_child = None  # mockkube.server.schedulerprocess.Child while it runs
+        # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
+        self.filter_timeout = filter_timeout
+        self.event_window = event_window
+        self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
+        self.temp_dirs: list[str] = []  # removed when the server stops
+        from mockkube.apiserver.webhookclient import parse_service_address
+
+        # where webhook ``service`` references go (simulated pods have no network):
+        # {"NS/NAME": "HOST:PORT"} or ["NS/NAME=HOST:PORT", ...] (--service-address)
+        pairs = (
+            service_addresses.items()
+            if isinstance(service_addresses, dict)
+            else [tuple(x.split("=", 1)) for x in service_addresses or ()]
+        )
+        self.service_addresses = dict(parse_service_address(f"{k}={v}") for k, v in pairs)
+        from mockkube.apiserver.authz.authorizer import parse_modes
+
+        self.authorization_modes = parse_modes(authorization_mode)  # --authorization-mode
+        from mockkube.rules.satoken import ISSUER, Signer
+
+        key = Path(service_account_key_file).read_bytes() if service_account_key_file else None
+        self.sa_signer = Signer(key, service_account_issuer or ISSUER)  # ServiceAccount tokens
+        from mockkube.apiserver.http import authn
+
+        # authentication is on when any flag asks for it (or ``authentication=True``); off, every
+        # request is the default admin, as before
+        self.token_auth_file = token_auth_file
+        self.anonymous_auth = anonymous_auth
+        self.static_tokens = authn.read_token_file(token_auth_file) if token_auth_file else {}
+        enabled = (
+            authentication
+            if authentication is not None
+            else bool(
+                token_auth_file
+                or not anonymous_auth
+                or client_ca_file
+                or tls
+                or tls_cert_file
+                or self.authorization_modes != ["AlwaysAllow"]
+            )
+        )
+        self.authn = authn.Authentication(enabled=enabled, anonymous=anonymous_auth)
+        # clients send credentials only over TLS (client-go drops them on http://): whatever
+        # turns authentication on serves HTTPS, as kube-apiserver always does
+        from mockkube.apiserver.tlsconfig import TLSConfig
+
+        self.tls = TLSConfig.choose(
+            enabled or tls, tls_cert_file, tls_private_key_file, client_ca_file, cert_dir, self.temp_dirs
+        )
+        # the credential the written kubeconfig holds: an admin token (system:masters) when
+        # authentication is on, as kind's kubeconfig holds an admin certificate
+        self.admin_token = "mockkube"
+        if enabled:
+            import secrets
+
+            from mockkube.apiserver.authz.authorizer import MASTERS
+
+            self.admin_token = secrets.token_urlsafe(32)
+            self.static_tokens[self.admin_token] = {"username": "kubernetes-admin", "groups": [MASTERS]}
+        self.registry = registry().child()  # this server also serves what is defined at run time
+        self.metrics = Metrics()
+        from mockkube.machinery.faults import Faults
+
+        self.faults = Faults(self.clock, self.metrics)  # injected faults (docs/faults.md); cleared by reset
+        from mockkube.server import controllermetrics
+
+        controllermetrics.register(self)  # workqueue depth/adds per controller, simulated nodes
+        self.store: Store | None = None
+        self.resources: Resources | None = None
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+        self.components: list = []
+        self.profile = None  # the cluster profile, loaded when the components start
+        self.cleanups: list[threading.Thread] = []  # clean-up still running after stop()
+        self.baseline = None  # mockkube.storage.reset.Baseline: what a reset returns to
+        self._baseline_task: asyncio.Task | None = None
+        self._reset_hooks: list[Callable] = []
+
+    def open_store(self) -> None:
+        engine = make_engine(self.db_url)
+        migrate(engine)
+        self.store = Store(engine, self.registry, **({"event_window": self.event_window} if self.event_window else {}))
+        from mockkube.apiserver.resources import apiextensions
+
+        # custom resources defined before a restart are served again before the caches fill
+        apiextensions.load_stored(self.registry, self.store.stored_objects(apiextensions.STORAGE_KEY))
+        self.store.load()
+        self.resources = Resources(self.store, self.registry, self.clock)
+        self.resources.webhooks.services = lambda ns, name: self.service_addresses.get((ns, name))
+        crds = apiextensions.CRDServing(self.resources)
+        self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly
+        from mockkube.rules.quota import QuotaAdmission
+
+        self.resources.admission.append(QuotaAdmission(self.resources))
+        self._bootstrap()
+
+    def _bootstrap(self) -> None:
+        """What a fresh kube-apiserver creates: the system namespaces and the ``kubernetes`` Service."""
+        ns_rt = self.registry.get("", "v1", "namespaces")
+        for ns in SYSTEM_NAMESPACES:
+            if self.store.get(ns_rt, "", ns) is None:
+                self.resources.create(ns_rt, "", {"metadata": {"name": ns}})
+        svc_rt = self.registry.get("", "v1", "services")
+        if self.store.get(svc_rt, "default", "kubernetes") is None:
+            self.resources.create(
+                svc_rt,
+                "default",
+                {
+                    "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+                    "spec": {
+                        "clusterIP": "10.96.0.1",
+                        "sessionAffinity": "None",
+                        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+                    },
+                },
+            )
+        from mockkube.apiserver.resources.builtin import bootstrap_objects
+
+        for rt, ns, obj in bootstrap_objects(self.registry):
+            if self.store.get(rt, ns, obj["metadata"]["name"]) is None:
+                for c in (obj.get("status") or {}).get("conditions") or ():
+                    c["lastTransitionTime"] = self.resources.now()
+                self.resources.create(rt, ns, obj)
+
+    async def start(self) -> str:
+        if self.store is None:
+            self.open_store()
+        app = build_app(self.resources, self.registry, self.metrics)
+        app[SERVER_KEY] = self
+        self._setup_auth(app)
+        from mockkube import kubelet
+        from mockkube.control import reset as control
+
+        kubelet.setup(app)  # /mockkube/v1/...: profiles, node pod resources, driver health
+        control.setup(app)  # /mockkube/v1/reset and /mockkube/v1/clock
+        from mockkube.apiserver.http import oidc
+
+        oidc.setup(app)  # ServiceAccount issuer discovery
+        from mockkube.control import explain as scheduler_http
+
+        scheduler_http.setup(app)  # /mockkube/v1/namespaces/NS/pods/NAME/explain
+        from mockkube.control import faults as faults_http
+
+        faults_http.setup(app)  # /mockkube/v1/faults and the injecting middleware
+        from mockkube.control import ui
+
+        ui.setup(app)  # /mockkube/ui: the live dashboard
+        self.app = app
+        # kube-apiserver takes long request lines (huge label selectors); aiohttp stops at 8 KiB
+        self._runner = web.AppRunner(
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=2.0,
+            max_line_size=1 << 20,
+            max_field_size=1 << 20,
+        )
+        await self._runner.setup()
+        sock = socket.socket(socket.AF_INET6 if ":" in self.address else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.address, self.port))
+        self.port = sock.getsockname()[1]
+        site = web.SockSite(self._runner, sock, ssl_context=self.tls.server_context(self.address) if self.tls else None)
+        await site.start()
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        self.url = f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+        if self.kubeconfig_path:
+            self.write_kubeconfig(self.kubeconfig_path)
+        if self.with_components:
+            await self._start_components()
+        self._baseline_task = asyncio.get_running_loop().create_task(self._take_baseline())
+        return self.url
+
+    def _setup_auth(self, app: web.Application) -> None:
+        from mockkube.apiserver.authz.authorizer import Authorizer
+        from mockkube.apiserver.http.app import API_KEY
+        from mockkube.apiserver.http.authz import AUTHORIZER, StorePolicy
+        from mockkube.apiserver.resources.serviceaccount_tokens import ServiceAccountTokens
+
+        self.authorizer = Authorizer(self.authorization_modes, StorePolicy(self.store, self.registry))
+        # in-process components' writes are authorized too, only when something is enforced
+        self.store.authorizer = self.authorizer if self.authorizer.enforcing else None
+        self.sa_tokens = ServiceAccountTokens(self.resources, self.sa_signer)
+        app[AUTHORIZER] = self.authorizer
+        self.resources.authorize = self._cel_authorize
+        from mockkube.apiserver.http import authn
+
+        if self.tls:
+            self.authn.request_authenticators[:] = [self.tls.authenticate]
+        self.authn.token_authenticators[:] = [
+            authn.static_tokens(self.static_tokens),
+            lambda token: self.sa_tokens.authenticate(token)[0],
+        ]
+        app[authn.AUTHN] = self.authn
+        if not getattr(self, "_escalation_checked", False):  # one check per store, across restarts
+            from mockkube.apiserver.authz import node
+            from mockkube.apiserver.authz.escalation import EscalationCheck
+
+            self.resources.validating.append(EscalationCheck(lambda: self.authorizer, self._role_rules).validate)
+            self.resources.validating.append(lambda a, warnings: node.restrict(a))  # NodeRestriction
+            from mockkube.apiserver.authz.draclaims import ClaimStatusAuthorization
+
+            self.resources.validating.append(ClaimStatusAuthorization(lambda: self.authorizer).validate)
+            self._escalation_checked = True
+        auth = app[API_KEY].auth
+        auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token
+
+    def client(self, manager: str):
+        """An in-process client writing as ``manager`` (what components use)."""
+        from mockkube.client.client import Client
+
+        return Client(self.resources, manager)
+
+    def write_kubeconfig(self, path: str | Path) -> None:
+        """A kubeconfig for this server's admin: with TLS it trusts the CA and holds a client
+        certificate for ``kubernetes-admin`` in ``system:masters`` (as kind's does) when the
+        server made its CA, else the admin token."""
+        ca = self.tls.ca_pem if self.tls else None
+        client = self.tls.admin_client() if self.tls else None
+        write_kubeconfig(path, self.url, self.admin_token, ca, client)
+
+    def ca_certificate(self) -> str:
+        """The cluster CA as pods see it (kube-root-ca.crt, token Secrets): the serving CA with
+        TLS, else a fixed placeholder certificate."""
+        if self.tls and self.tls.ca_pem:
+            return self.tls.ca_pem.decode()
+        from mockkube.controllers.rootcacert import CA_CERTIFICATE
+
+        return CA_CERTIFICATE
+
+    def add_token(self, user: str, groups: list[str] | None = None, uid: str = "") -> str:
+        """A new static bearer token for ``user`` (as a line of --token-auth-file would give)."""
+        import secrets
+
+        token = secrets.token_urlsafe(24)
+        info: dict = {"username": user, "uid": uid}
+        if groups:
+            info["groups"] = list(groups)
+        self.static_tokens[token] = info
+        return token
+
+    def _cel_authorize(self, user: dict, attrs: dict) -> tuple[bool, str]:
+        """CEL's ``authorizer`` checks (admission policies) through this server's authorizer."""
+        from mockkube.apiserver.authz.requestinfo import Attributes
+
+        if "path" in attrs:
+            a = Attributes(user=user, verb=attrs.get("verb", ""), resource_request=False, path=attrs["path"])
+        else:
+            a = Attributes(
+                user=user,
+                verb=attrs.get("verb", ""),
+                api_group=attrs.get("group", ""),
+                resource=attrs.get("resource", ""),
+                subresource=attrs.get("subresource", ""),
+                namespace=attrs.get("namespace", ""),
+                name=attrs.get("name", ""),
+            )
+        return self.authorizer.authorize(a)
+
+    def _role_rules(self, ref: dict, namespace: str) -> list[dict]:
+        """The rules of a binding's roleRef (404 when the role does not exist)."""
+        from mockkube.machinery import errors
+
+        cluster = ref.get("kind") == "ClusterRole"
+        rt = self.registry.get("rbac.authorization.k8s.io", "v1", "clusterroles" if cluster else "roles")
+        entry = self.store.get(rt, "" if cluster else namespace, ref.get("name", ""))
+        if entry is None:
+            raise errors.not_found(rt.plural, rt.group, ref.get("name", ""))
+        return list(entry.obj.get("rules") or [])
+
+    def authenticate_token(self, token: str, audiences: list[str] | None = None) -> tuple[dict | None, list[str]]:
+        """(userInfo, audiences) of a bearer token this cluster accepts, else (None, [])."""
+        user = self.static_tokens.get(token)
+        if user is not None:
+            from mockkube.apiserver.http.authn import with_authenticated
+
+            return with_authenticated(user), list(audiences or self.sa_tokens.audiences)
+        return self.sa_tokens.authenticate(token, audiences)
+
+    async def _take_baseline(self) -> None:
+        from mockkube.storage.reset import Baseline, quiesce
+
+        if self.components:
+            await self.on_cluster(quiesce, self.components)
+        self.baseline = Baseline.take(self.store)
+
+    async def settled(self) -> None:
+        """Wait until the cluster has settled after start (components idle) and its
+        baseline for ``reset()`` is taken."""
+        if self._baseline_task is not None:
+            await asyncio.shield(self._baseline_task)
+
+    def on_reset(self, hook: Callable) -> None:
+        """Run ``hook()`` (sync or async, on the components' side) at every reset: for state
+        outside the store, such as injected faults."""
+        self._reset_hooks.append(hook)
+
+    async def reset(self) -> dict:
+        """Back to the settled state after start without a restart (see mockkube/storage/reset.py):
+        returns what was changed and how long it took."""
+        from mockkube.server import components as comps
+        from mockkube.storage.reset import quiesce, restore
+
+        t0 = time.perf_counter()
+        await self.settled()
+        await self.on_cluster(self.faults.clear)  # undo cluster faults while the components run
+        if self.components:
+            await self.on_cluster(self._stop_components)
+            self.components = []
+        counts = restore(self.store, self.baseline)
+        if hasattr(self.clock, "reset"):
+            self.clock.reset()
+        for hook in list(self._reset_hooks):
+            await self.on_cluster(hook)
+        if self.with_components:
+            if self._component_loop is not None:
+                self.components = await self._component_loop.submit(comps.start_all, self)
+            else:
+                self.components = await comps.start_all(self)
+            await self.on_cluster(quiesce, self.components)
+        return {
+            "deleted": counts.deleted,
+            "created": counts.created,
+            "updated": counts.updated,
+            "seconds": round(time.perf_counter() - t0, 4),
+        }
+
+    def clock_changed(self) -> int:
+        """Ask every component with ``resync()`` to look again at time-based state (call on
+        the components' side after moving the clock)."""
+        n = 0
+        for c in list(self.components):
+            fn = getattr(c, "resync", None)
+            if callable(fn):
+                fn()
+                n += 1
+        return n
+
+    async def move_clock(self, change: Callable[[], object]) -> dict:
+        """Apply ``change()`` to the clock where the components live, then resync them."""
+
+        def apply() -> dict:
+            change()
+            self.clock_changed()
+            return self.clock.state() if hasattr(self.clock, "state") else {"now": self.clock(), "frozen": False}
+
+        return await self.on_cluster(apply)
+
+    async def _start_components(self) -> None:
+        from mockkube.kubelet.cluster import load_profile
+        from mockkube.server import components
+
+        self.profile = load_profile(self.cluster)
+
+        if self.component_thread:
+            from mockkube.server.componentloop import ComponentLoop
+
+            self._component_loop = ComponentLoop()
+            self.components = await self._component_loop.submit(components.start_all, self)
+        else:
+            self.components = await components.start_all(self)
+
+    async def _stop_components(self) -> None:
+        for c in reversed(self.components):
+            try:
+                await c.stop()
+            except Exception:  # pragma: no cover - shutdown must go on
+                log.exception("component stop failed")
+
+    async def on_cluster(self, fn: Callable, *args):
+        """Run ``fn(*args)`` where the components live and return its result.
+
+        HTTP handlers that read or change component state (profiles, driver health,
+        clocks, faults) go through here rather than touching that state directly, so
+        the components may run on a loop of their own."""
+        cl = self._component_loop
+        if cl is not None and not cl.on_loop:
+            return await cl.submit(fn, *args)
+        out = fn(*args)
+        if asyncio.iscoroutine(out):
+            out = await out
+        return out
+
+    def run_on_cluster(self, fn: Callable, *args, timeout: float | None = 60):
+        """``on_cluster`` for synchronous callers on another thread (tests, scripts)."""
+        cl = self._component_loop
+        if cl is None:
+            raise RuntimeError("components run on the server's own loop; call them there")
+        return cl.run(fn, *args, timeout=timeout)
+
+    async def stop(self) -> None:
+        """Stop within about two seconds whatever the components are doing: first every
+        component is asked to drop long work (a running allocation stops at its next
+        step), then stopped on its own loop."""
+        for c in self.components:
+            request_stop = getattr(c, "request_stop", None)
+            if request_stop is not None:
+                request_stop()
+        if self._baseline_task is not None and not self._baseline_task.done():
+            self._baseline_task.cancel()
+        t0 = time.perf_counter()
+        cl, self._component_loop = self._component_loop, None
+        if cl is not None:
+            try:
+                await asyncio.wait_for(cl.submit(self._stop_components), 1.0)
+            except (asyncio.TimeoutError, RuntimeError):
+                log.warning("components did not stop within 1 s; leaving them to the process exit")
+            cl.close(0.3)
+        elif self.components:
+            await self._stop_components()
+        self.components = []
+        t1 = time.perf_counter()
+        for d in self.temp_dirs:
+            _remove_later(d)
+        self.temp_dirs = []
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        log.info("stopped: components %.3fs, http and store %.3fs", t1 - t0, time.perf_counter() - t1)
+
+
+def _remove_later(path: str) -> None:
+    """Remove a directory tree in a detached process: thousands of node directories take a
+    second or more, and SIGTERM must not wait for them."""
+    import subprocess
+    import sys
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], True)", path],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+async def serve_forever(server: Server, ready_line: bool = True) -> None:
+    from mockkube.server import gctuning
+
+    gctuning.tune()
+    url = await server.start()
+    # once the start-up burst is over (not before the ready line: a full collection takes a while)
+    asyncio.get_running_loop().call_later(1.0, gctuning.settle)
+    if ready_line:
+        print(f"mockkube ready at {url}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except NotImplementedError:  # pragma: no cover
+            pass
+    await stop.wait()
+    await server.stop()
