@@ -380,10 +380,7 @@ class Resources:
                     "result. You can start a new list without the continue parameter."
                 )
         elif resource_version and resource_version != "0":
-            try:
-                want = int(resource_version)
-            except ValueError:
-                raise errors.bad_request(f"invalid resource version: {resource_version}")
+            want = parse_resource_version(resource_version)
             if want > self.store.rv:
                 raise errors.too_large_rv(want, self.store.rv)
         cache = self.store.cache(rt)
@@ -1016,3 +1013,12 @@ def _reset_fields(rt: ResourceType, subresource: str) -> tuple[str, ...]:
 class Predicate:
     fn: Callable[[dict], bool] | None
     indexed_field: tuple[str, str] | None
+
+
+def parse_resource_version(rv: str) -> int:
+    """The storage versioner's strconv.ParseUint(rv, 10, 64): digits only, within uint64
+    (Python's int() would take " 1", "+1", "1_0" or a number past 2**64 and answer a 504
+    Too large resource version for what upstream calls invalid)."""
+    if not rv or not rv.isascii() or not rv.isdigit() or int(rv) >= 2**64:
+        raise errors.bad_request(f"invalid resource version: {rv}")
+    return int(rv)

@@ -282,11 +282,7 @@ class API:
         raw = await _read(request)
         body = None
         if raw.strip():
-            body = encoding.decode_body(raw, request.headers.get("Content-Type"))
-            if not isinstance(body, dict):
-                raise errors.bad_request("DeleteOptions must be an object")
-            if body.get("kind") not in (None, "DeleteOptions"):
-                raise errors.bad_request(f"DeleteOptions expected, got kind {body.get('kind')!r}")
+            body = params.delete_options_body(encoding.decode_body(raw, request.headers.get("Content-Type")))
         return params.delete_options(request.query, body)
 
     async def delete(self, request: web.Request, t: Target) -> web.Response:
@@ -302,8 +298,8 @@ class API:
         return json_response(dumps(status_success(t.rt, entry.obj)), 200, warnings)
 
     async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
+        p = params.list_params(request.query)  # upstream decodes the ListOptions first
         opts, dry = await self._delete_options(request)
-        p = params.list_params(request.query)
         result = self.res.list(t.rt, t.namespace or None, p.label_selector, p.field_selector)
         items = []
         for e in result.entries:

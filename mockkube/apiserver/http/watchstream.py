@@ -103,10 +103,9 @@ def _start_rv(p: "ListParams") -> int | None:
     """None = start from now with synthetic ADDED events; N = replay after N."""
     if p.resource_version in ("", "0"):
         return None
-    try:
-        return int(p.resource_version)
-    except ValueError:
-        raise errors.bad_request(f"invalid resource version: {p.resource_version}")
+    from mockkube.apiserver.rest import parse_resource_version
+
+    return parse_resource_version(p.resource_version)
 
 
 async def serve(api: "API", request: web.Request, t: "Target", p: "ListParams", wanted: Wanted) -> web.StreamResponse:
