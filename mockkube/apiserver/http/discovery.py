@@ -141,6 +141,19 @@ def api_group_list(reg: Registry) -> dict:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+def root_paths(reg: Registry, served: list[str]) -> dict:
+    """``GET /`` (and ``/index.html``): genericapiserver's ``routes.Index``, the sorted union of
+    the listed paths: every API root, group and group-version (``/apis/`` as the aggregator
+    lists it), ``/openapi/v3/`` (a prefix handler) and the other plain paths in ``served``."""
+    paths = {"/api", "/api/v1", "/apis", "/apis/", "/openapi/v3/"}
+    for g, versions in _groups(reg).items():
+        if g:
+            paths.add(f"/apis/{g}")
+            paths.update(f"/apis/{g}/{v}" for v in versions)
+    paths.update(served)
+    return {"paths": sorted(paths)}
+
+
 def _agg_resource(rt: ResourceType) -> dict:
     r = {
         "resource": rt.plural,
