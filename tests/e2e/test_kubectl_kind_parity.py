@@ -33,3 +33,23 @@ def test_get_raw_version_with_trailing_slash(kubectl):
     assert json.loads(kubectl("get", "--raw", "/version/").stdout) == json.loads(
         kubectl("get", "--raw", "/version").stdout
     )
+
+
+def test_api_resources_lists_bindings_and_componentstatuses(kubectl):
+    rows = {line.split()[0]: line.split() for line in kubectl("api-resources", "--api-group=").stdout.splitlines()[1:]}
+    assert rows["bindings"] == ["bindings", "v1", "true", "Binding"]
+    assert rows["componentstatuses"] == ["componentstatuses", "cs", "v1", "false", "ComponentStatus"]
+
+
+def test_get_cs_prints_healthy_components_and_the_deprecation_warning(kubectl):
+    p = kubectl("get", "cs")
+    assert "Warning: v1 ComponentStatus is deprecated in v1.19+" in p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "MESSAGE", "ERROR"]
+    assert sorted(line.split() for line in lines[1:]) == [
+        ["controller-manager", "Healthy", "ok"],
+        ["etcd-0", "Healthy", "ok"],
+        ["scheduler", "Healthy", "ok"],
+    ]
+    p = kubectl("get", "componentstatus", "kubelet", check=False)
+    assert p.returncode != 0 and "Error from server: Component not found: kubelet" in p.stderr

@@ -73,7 +73,8 @@ def resource_list(reg: Registry, group: str, version: str) -> dict:
             entry["shortNames"] = list(rt.short_names)
         if rt.categories:
             entry["categories"] = list(rt.categories)
-        entry["storageVersionHash"] = _hash(rt)
+        if _stored(rt):  # only a storage that has a storage version (StorageVersionProvider) gives one
+            entry["storageVersionHash"] = _hash(rt)
         out.append(entry)
         for sub in rt.subresources:
             se = {
@@ -88,6 +89,11 @@ def resource_list(reg: Registry, group: str, version: str) -> dict:
                 se["version"] = sub.version
             out.append(se)
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
+
+
+def _stored(rt: ResourceType) -> bool:
+    st = rt.strategy
+    return not any(getattr(st, a, False) for a in ("virtual", "computed", "legacy_binding"))
 
 
 def _hash(rt: ResourceType) -> str:
