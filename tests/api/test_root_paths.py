@@ -69,3 +69,19 @@ async def test_root_lists_the_served_paths(api, path):
         assert p in paths
     assert not {"/", "/index.html", "/version/"} & set(paths)
     assert not [p for p in paths if p.startswith("/mockkube") or "{" in p]
+
+
+async def test_root_and_version_slash_under_rbac():
+    import aiohttp
+
+    from mockkube.testing.cluster import running_server
+    from tests.api.conftest import Api
+
+    async with running_server(authorization_mode="RBAC") as server:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=server.tls.client_context())) as s:
+            rbac = Api(s, server.url, server)
+            bob = {"Impersonate-User": "bob"}
+            assert (await rbac.get("/version/", headers=bob))[0] == 200  # system:public-info-viewer lists /version/
+            code, body, _ = await rbac.get("/", headers=bob)  # no bootstrap role covers "/"
+            assert code == 403 and body["message"] == 'forbidden: User "bob" cannot get path "/"'
+            assert (await rbac.get("/"))[0] == 200  # the admin
