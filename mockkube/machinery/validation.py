@@ -15,6 +15,7 @@ objects so that a check is a single walk over the object.
 
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import dataclass, field
 
@@ -296,8 +297,14 @@ class _Walker:
                 bad = gobase64.error(value)
                 if bad:
                     self.saved.append(bad)
-            elif isinstance(value, list):
-                return  # Go decodes a JSON array of numbers into []byte too
+            elif isinstance(value, list):  # Go decodes a JSON array of numbers into []byte too
+                for el in value:
+                    if el is None:
+                        continue
+                    if isinstance(el, bool) or not isinstance(el, (int, float)):
+                        self.saved.append(self.type_error(json_kind(el), "uint8", struct, stack))
+                    elif isinstance(el, float) or not 0 <= el <= 255:
+                        self.saved.append(self.type_error(f"number {_number_text(el)}", "uint8", struct, stack))
             else:
                 self.saved.append(self.type_error(json_kind(value), "[]uint8", struct, stack))
             return
@@ -381,6 +388,8 @@ def check_structure(obj: dict, root: Node, canonicalize: bool = False, prune: bo
             v = container[key]
             if isinstance(v, str):
                 container[key] = gobase64.canonical(v)
+            elif isinstance(v, list):  # the bytes of a JSON array encode back as base64
+                container[key] = base64.b64encode(bytes(el or 0 for el in v)).decode("ascii")
     if prune and not walker.saved:
         for container, key in walker.unknown_refs:
             container.pop(key, None)

@@ -101,3 +101,15 @@ async def test_bad_base64_is_a_400_status_at_goes_offset(api, value, offset):
     assert body["message"] == (
         f'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte {offset}'
     )
+
+
+async def test_a_json_array_of_bytes_is_stored_as_base64(api):
+    code, body, _ = await api.post("/api/v1/namespaces/default/secrets", _secret("arr", [104, 105]))
+    assert code == 201, body
+    assert body["data"]["blob"] == "aGk="
+    code, body, _ = await api.post("/api/v1/namespaces/default/secrets", _secret("arr2", [104, 300]))
+    assert code == 400, body
+    assert body["message"] == (
+        'Secret in version "v1" cannot be handled as a Secret: '
+        "json: cannot unmarshal number 300 into Go struct field Secret.data of type uint8"
+    )
