@@ -53,3 +53,20 @@ def test_get_cs_prints_healthy_components_and_the_deprecation_warning(kubectl):
     ]
     p = kubectl("get", "componentstatus", "kubelet", check=False)
     assert p.returncode != 0 and "Error from server: Component not found: kubelet" in p.stderr
+
+
+def test_create_a_binding_from_a_manifest(kubectl):
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: hand-bound\nspec:\n  schedulerName: by-hand\n"
+        "  containers:\n  - name: c\n    image: busybox\n"
+    )
+    kubectl("apply", "-f", "-", input=pod)
+    binding = (
+        "apiVersion: v1\nkind: Binding\nmetadata:\n  name: hand-bound\n"
+        "target:\n  apiVersion: v1\n  kind: Node\n  name: some-node\n"
+    )
+    out = kubectl("create", "-f", "-", input=binding)
+    # the API answers a Binding with a Status (LegacyBindingREST), which kubectl prints as such
+    assert out.stdout == "status/<unknown> created\n"
+    assert kubectl("get", "pod", "hand-bound", "-o", "jsonpath={.spec.nodeName}").stdout == "some-node"
+    kubectl("delete", "pod", "hand-bound", "--wait=false")
