@@ -70,3 +70,9 @@ def test_create_a_binding_from_a_manifest(kubectl):
     assert out.stdout == "status/<unknown> created\n"
     assert kubectl("get", "pod", "hand-bound", "-o", "jsonpath={.spec.nodeName}").stdout == "some-node"
     kubectl("delete", "pod", "hand-bound", "--wait=false")
+
+
+def test_explain_componentstatuses_and_bindings(kubectl):
+    out = kubectl("explain", "cs").stdout
+    assert "KIND:       ComponentStatus" in out and "conditions" in out
+    assert "KIND:       Binding" in kubectl("explain", "bindings").stdout
