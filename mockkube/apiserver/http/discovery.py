@@ -92,8 +92,7 @@ def resource_list(reg: Registry, group: str, version: str) -> dict:
 
 
 def _stored(rt: ResourceType) -> bool:
-    st = rt.strategy
-    return not any(getattr(st, a, False) for a in ("virtual", "computed", "legacy_binding"))
+    return not getattr(rt.strategy, "virtual", False)  # reviews, bindings, componentstatuses
 
 
 def _hash(rt: ResourceType) -> str:

@@ -31,6 +31,7 @@ class ComponentStatuses(Strategy):
     """Answered from probes, never stored (``computed``): get, list (selectors filter as
     upstream's predicate does, there being no labels), no watch."""
 
+    virtual = True  # never stored
     computed = True
     warnings = (DEPRECATION_WARNING,)
 
@@ -48,6 +49,7 @@ class LegacyBinding(Strategy):
     """``POST /api/v1/namespaces/{ns}/bindings``: pods/binding for the pod the Binding names
     (LegacyBindingREST)."""
 
+    virtual = True  # never stored: it writes the pod
     legacy_binding = True
 
 
