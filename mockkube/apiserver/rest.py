@@ -935,12 +935,13 @@ class Resources:
         entry = self.store.must_get(rt, ns, name)
         pod = entry.obj
         if pod["metadata"].get("deletionTimestamp"):
+            # a plain error in the update func: assignPod makes it a Conflict on pods/binding
             raise errors.conflict(
-                rt.plural, rt.group, name, f"pod {name} is being deleted, cannot be assigned to a host"
+                "pods/binding", "", name, f"pod {name} is being deleted, cannot be assigned to a host"
             )
         current = pod.get("spec", {}).get("nodeName")
         if current:
-            raise errors.conflict(rt.plural, rt.group, name, f'pod {name} is already assigned to node "{current}"')
+            raise errors.conflict("pods/binding", "", name, f'pod {name} is already assigned to node "{current}"')
         # copies of what changes only (the stored pod is read-only, so the rest is shared)
         new = dict(
             pod, metadata=dict(pod["metadata"]), spec=dict(pod.get("spec") or {}), status=dict(pod.get("status") or {})

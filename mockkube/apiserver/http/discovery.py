@@ -73,7 +73,8 @@ def resource_list(reg: Registry, group: str, version: str) -> dict:
             entry["shortNames"] = list(rt.short_names)
         if rt.categories:
             entry["categories"] = list(rt.categories)
-        entry["storageVersionHash"] = _hash(rt)
+        if _stored(rt):  # only a storage that has a storage version (StorageVersionProvider) gives one
+            entry["storageVersionHash"] = _hash(rt)
         out.append(entry)
         for sub in rt.subresources:
             se = {
@@ -88,6 +89,10 @@ def resource_list(reg: Registry, group: str, version: str) -> dict:
                 se["version"] = sub.version
             out.append(se)
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
+
+
+def _stored(rt: ResourceType) -> bool:
+    return not getattr(rt.strategy, "virtual", False)  # reviews, bindings, componentstatuses
 
 
 def _hash(rt: ResourceType) -> str:
@@ -139,6 +144,19 @@ def api_group_list(reg: Registry) -> dict:
         g.pop("kind")
         g.pop("apiVersion")
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def root_paths(reg: Registry, served: list[str]) -> dict:
+    """``GET /`` (and ``/index.html``): genericapiserver's ``routes.Index``, the sorted union of
+    the listed paths: every API root, group and group-version (``/apis/`` as the aggregator
+    lists it), ``/openapi/v3/`` (a prefix handler) and the other plain paths in ``served``."""
+    paths = {"/api", "/api/v1", "/apis", "/apis/", "/openapi/v3/"}
+    for g, versions in _groups(reg).items():
+        if g:
+            paths.add(f"/apis/{g}")
+            paths.update(f"/apis/{g}/{v}" for v in versions)
+    paths.update(served)
+    return {"paths": sorted(paths)}
 
 
 def _agg_resource(rt: ResourceType) -> dict:

@@ -100,6 +100,10 @@ class API:
         admission_identity.set_user(identity.request_user(request))
         m = request.method
         _require_verb(m, target)
+        if getattr(target.rt.strategy, "computed", False):  # componentstatuses: probed, not stored
+            return self.computed(request, target)
+        if getattr(target.rt.strategy, "legacy_binding", False) and m == "POST" and not target.name:
+            return await subresources.legacy_binding(self, request, target)
         if not target.name:
             if m == "GET":
                 return await self.list_or_watch(request, target)
@@ -165,6 +169,41 @@ class API:
                 raw_as(entry, rt.api_version, getattr(rt.strategy, "converter", None)), status, warnings
             )
         return json_response(entry.raw or dumps(entry.obj), status, warnings)
+
+    def computed(self, request: web.Request, t: Target) -> web.Response:
+        """get and list of a kind answered by its strategy (``items()``, ``get(name)``),
+        with the kind's deprecation warning on every answer, errors included."""
+        rt = t.rt
+        warnings = list(getattr(rt.strategy, "warnings", ()))
+        try:
+            if request.method != "GET" or t.sub:
+                raise _not_allowed(request.method, t)
+            p = params.list_params(request.query)
+            if not t.name and p.watch:
+                raise errors.APIError(
+                    405,
+                    "MethodNotAllowed",
+                    f'watch is not supported on resources of kind "{rt.plural}"',
+                    {"group": rt.group, "kind": rt.plural},
+                )
+            if t.name:
+                objs, meta = [rt.strategy.get(t.name)], None
+            else:
+                pred = self.res.predicate(rt, p.label_selector, p.field_selector)
+                objs, meta = [o for o in rt.strategy.items() if pred.fn is None or pred.fn(o)], {}
+        except errors.APIError as e:
+            return json_response(dumps(e.status()), e.code, warnings)
+        wanted = encoding.negotiate(request.headers.get("Accept"))
+        if wanted.table:
+            from mockkube.apiserver.http import tables
+
+            tbl = tables.make_table(rt.group, rt.plural, objs, p.include_object, datetime.now(timezone.utc), {})
+            return json_response(dumps(tbl), 200, warnings)
+        if meta is None:
+            return json_response(dumps(objs[0]), 200, warnings)
+        return json_response(
+            dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": objs}), 200, warnings
+        )
 
     # -- verbs -----------------------------------------------------------------
     def get(self, request: web.Request, t: Target) -> web.Response:
@@ -238,7 +277,7 @@ class API:
     async def create(self, request: web.Request, t: Target) -> web.Response:
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
         obj = await self._body(request)
-        if getattr(t.rt.strategy, "virtual", False):  # reviews: answered, never stored
+        if getattr(t.rt.strategy, "review", None):  # reviews: answered, never stored
             from mockkube.apiserver.http.identity import request_user
 
             if not isinstance(obj, dict):

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
 from mockkube.generated.proto_types import KINDS, MESSAGES
+from mockkube.machinery import gobase64
 from mockkube.machinery.errors import APIError, bad_request
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -422,8 +423,8 @@ def _enc_scalar(number: int, typ: str, value: Any) -> bytes:
         return _tag_bytes(number, value.encode("utf-8"))
     if typ == "bytes":
         try:
-            return _tag_bytes(number, base64.b64decode(value, validate=True))
-        except (ValueError, TypeError):
+            return _tag_bytes(number, gobase64.decode(value))
+        except (ValueError, TypeError, AttributeError):
             raise bad_request(f"illegal base64 data: {value!r}") from None
     if typ == "bool":
         return _tag_varint(number, 1 if value else 0)

@@ -124,6 +124,23 @@ def _typed(body: dict, group: str, version: str, kind: str) -> None:
         raise validation.decode_error(kind, version, errs)
 
 
+async def legacy_binding(api: "API", request: web.Request, t: "Target") -> web.Response:
+    """``POST /api/v1/namespaces/{ns}/bindings`` (LegacyBindingREST): pods/binding for the
+    pod named by the Binding's own metadata.name."""
+    from dataclasses import replace
+
+    opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
+    body = await api._body(request)
+    if not isinstance(body, dict) or body.get("kind") not in (None, "Binding"):
+        raise errors.bad_request("a Binding object is required")
+    name = (body.get("metadata") or {}).get("name", "") if isinstance(body.get("metadata"), dict) else ""
+    pods = api.reg.get("", "v1", "pods")
+    bind(api, replace(t, rt=pods, name=name, sub="binding"), body, opts.dry_run)
+    return json_response(
+        _dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}), 201
+    )
+
+
 def bind(api: "API", t: "Target", body: dict, dry_run: bool = False) -> Entry:
     """pods/binding: set spec.nodeName once, as the scheduler's Bind does."""
     if not isinstance(body, dict) or body.get("kind") not in (None, "Binding"):

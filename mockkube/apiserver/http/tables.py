@@ -80,6 +80,12 @@ def _build_columns() -> dict[tuple[str, str], list[dict]]:
             _col("Container-Runtime", _doc(_CORE + "NodeSystemInfo", "containerRuntimeVersion"), priority=1),
         ],
         ("", "namespaces"): [_name_col(), _col("Status", "The status of the namespace"), _age_col()],
+        ("", "componentstatuses"): [
+            _name_col(),
+            _col("Status", "Status of the component conditions"),
+            _col("Message", "Message of the component conditions"),
+            _col("Error", "Error of the component conditions"),
+        ],
         ("", "events"): events,
         ("events.k8s.io", "events"): [dict(c) for c in events],
         ("", "configmaps"): [_name_col(), _col("Data", _doc(_CORE + "ConfigMap", "data")), _age_col()],
@@ -553,6 +559,7 @@ _CELLS: dict[tuple[str, str], Callable[[Obj, datetime], list]] = {
         (o.get("status") or {}).get("phase", ""),
         _age(o, now),
     ],
+    ("", "componentstatuses"): lambda o, now: [_meta(o).get("name", ""), *_component_status_cells(o)],
     ("", "events"): _event_cells,
     ("events.k8s.io", "events"): lambda o, now: _event_cells(events_v1_as_core(o), now),
     ("", "configmaps"): lambda o, now: [
@@ -590,6 +597,14 @@ _CELLS: dict[tuple[str, str], Callable[[Obj, datetime], list]] = {
     ("apps", "deployments"): _deployment_cells,
     ("apps", "replicasets"): _replicaset_cells,
 }
+
+
+def _component_status_cells(o: Obj) -> list:
+    """printComponentStatus: the Healthy condition's status, message and error."""
+    for c in o.get("conditions") or ():
+        if c.get("type") == "Healthy":
+            return ["Healthy" if c.get("status") == "True" else "Unhealthy", c.get("message", ""), c.get("error", "")]
+    return ["Unknown", "", ""]
 
 
 def _add_workloads() -> None:

@@ -11,6 +11,7 @@ from mockkube.apiserver.resources import (  # noqa: F401
     apps,
     authreviews,
     batch,
+    componentstatus,
     coordination,
     core,
     core_cluster,
