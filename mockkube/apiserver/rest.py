@@ -228,6 +228,14 @@ class Resources:
             return
         from mockkube.machinery import apply, schema
 
+        stored = getattr(rt.strategy, "storage_api_version", None)
+        if stored and stored != rt.api_version and new.get("apiVersion") == stored:
+            # a built-in resource written through another version (autoscaling/v1): fields are
+            # tracked on the stored form, as the stored version's
+            group, _, version = stored.rpartition("/")
+            srt = self.registry.get(group, version, rt.plural)
+            if srt is not None:
+                rt, api_version = srt, stored
         root = schema.for_type(rt)
         if root is None:
             return
@@ -994,12 +1002,17 @@ def _active(step: Callable) -> bool:
 
 
 def _as_version(rt: ResourceType, obj: dict) -> dict:
-    """A stored custom resource as the version it is written through (conversion None)."""
-    if rt.schema is not None and obj.get("apiVersion") != rt.api_version:
+    """A stored object as the version it is written through (a custom resource's conversion,
+    or a built-in resource's own converter: autoscaling/v1 HorizontalPodAutoscalers)."""
+    if obj.get("apiVersion") != rt.api_version and (rt.schema is not None or _converter(rt) is not None):
         from mockkube.machinery.customresource import convert
 
         return convert(obj, rt.api_version, getattr(rt.strategy, "converter", None))
     return obj
+
+
+def _converter(rt: ResourceType) -> Any:
+    return getattr(rt.strategy, "converter", None)
 
 
 def _reset_fields(rt: ResourceType, subresource: str) -> tuple[str, ...]:

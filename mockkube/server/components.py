@@ -32,6 +32,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.cronjob",
     "mockkube.controllers.devicetaint",
     "mockkube.controllers.disruption",
+    "mockkube.controllers.podautoscaler",
     "mockkube.controllers.storage",
     "mockkube.controllers.endpoints",
     "mockkube.controllers.rootcacert",

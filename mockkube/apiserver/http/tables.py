@@ -662,9 +662,10 @@ def make_table(
 
 
 def _register_more() -> None:
-    from mockkube.apiserver.http import tables_admission, tables_cluster
+    from mockkube.apiserver.http import tables_admission, tables_apis, tables_cluster
 
     tables_cluster.register(__import__(__name__, fromlist=["_CELLS"]))
+    tables_apis.register(__import__(__name__, fromlist=["_CELLS"]))
     tables_admission.register(__import__(__name__, fromlist=["_CELLS"]))
 
 

@@ -10,6 +10,7 @@ from mockkube.apiserver.resources import (  # noqa: F401
     apiregistration,
     apps,
     authreviews,
+    autoscaling,
     batch,
     coordination,
     core,

@@ -1,0 +1,106 @@
+"""Table columns and cells (printers.go) for HorizontalPodAutoscalers, CertificateSigningRequests,
+API Priority and Fairness objects, storage capacities, volume attributes classes, ServiceCIDRs
+and IPAddresses. Registered into ``mockkube.apiserver.http.tables``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable
+
+from mockkube.apiserver.http.tablecells import _age, _age_col, _col, _doc, _meta, _name_col
+
+Obj = dict[str, Any]
+_HPA = "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"
+
+
+def _q(v: Any) -> str:
+    """A quantity as resource.Quantity.String() prints it."""
+    if v is None:
+        return "<nil>"
+    try:
+        from mockkube.machinery.quantity import parse_quantity
+
+        return str(parse_quantity(v))
+    except (ValueError, TypeError):
+        return str(v)
+
+
+def format_hpa_metrics(specs: list, statuses: list) -> str:
+    """printers.go formatHPAMetrics."""
+    if not specs:
+        return "<none>"
+    out: list[str] = []
+    for i, spec in enumerate(specs):
+        st = statuses[i] if i < len(statuses) and isinstance(statuses[i], dict) else {}
+        typ = spec.get("type")
+        if typ in ("External", "Object"):
+            key = typ.lower()
+            src, cur = spec.get(key) or {}, (st.get(key) or {}).get("current") if st.get(key) else None
+            target = src.get("target") or {}
+            if target.get("averageValue") is not None:
+                current = _q(cur["averageValue"]) if cur and cur.get("averageValue") is not None else "<unknown>"
+                out.append(f"{current}/{_q(target['averageValue'])} (avg)")
+            else:
+                current = _q(cur.get("value")) if cur is not None else "<unknown>"
+                out.append(f"{current}/{_q(target.get('value'))}")
+        elif typ == "Pods":
+            cur = (st.get("pods") or {}).get("current") if st.get("pods") else None
+            current = _q(cur.get("averageValue")) if cur is not None else "<unknown>"
+            out.append(f"{current}/{_q(((spec.get('pods') or {}).get('target') or {}).get('averageValue'))}")
+        elif typ in ("Resource", "ContainerResource"):
+            key = "resource" if typ == "Resource" else "containerResource"
+            src = spec.get(key) or {}
+            target = src.get("target") or {}
+            cur = (st.get(key) or {}).get("current") if st.get(key) else None
+            if target.get("averageValue") is not None:
+                current = _q(cur.get("averageValue")) if cur is not None else "<unknown>"
+                out.append(f"{src.get('name', '')}: {current}/{_q(target['averageValue'])}")
+            else:
+                current = "<unknown>"
+                if cur is not None and cur.get("averageUtilization") is not None:
+                    current = f"{cur['averageUtilization']}%"
+                tgt = f"{target['averageUtilization']}%" if target.get("averageUtilization") is not None else "<auto>"
+                out.append(f"{src.get('name', '')}: {current}/{tgt}")
+        else:
+            out.append("<unknown type>")
+    if len(out) > 2:
+        return ", ".join(out[:2]) + f" + {len(out) - 2} more..."
+    return ", ".join(out)
+
+
+def _columns(t) -> dict[tuple[str, str], list[dict]]:
+    return {
+        ("autoscaling", "horizontalpodautoscalers"): [
+            _name_col(),
+            _col("Reference", _doc(_HPA + "Spec", "scaleTargetRef")),
+            _col("Targets", _doc(_HPA + "Spec", "metrics")),
+            _col("MinPods", _doc(_HPA + "Spec", "minReplicas")),
+            _col("MaxPods", _doc(_HPA + "Spec", "maxReplicas"), type="integer"),
+            _col("Replicas", _doc(_HPA + "Status", "currentReplicas"), type="integer"),
+            _age_col(),
+        ],
+    }
+
+
+def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
+    def hpa(o: Obj, now: datetime) -> list:
+        s, st = o.get("spec") or {}, o.get("status") or {}
+        ref = s.get("scaleTargetRef") or {}
+        mn = s.get("minReplicas")
+        return [
+            _meta(o).get("name", ""),
+            f"{ref.get('kind', '')}/{ref.get('name', '')}",
+            format_hpa_metrics(s.get("metrics") or [], st.get("currentMetrics") or []),
+            "<unset>" if mn is None else str(mn),
+            s.get("maxReplicas", 0),
+            st.get("currentReplicas", 0),
+            _age(o, now),
+        ]
+
+    return {("autoscaling", "horizontalpodautoscalers"): hpa}
+
+
+def register(t) -> None:
+    """Add these kinds' columns and cells to the tables module ``t``."""
+    t.COLUMNS.update(_columns(t))
+    t._CELLS.update(_cells(t))
