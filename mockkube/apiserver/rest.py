@@ -624,6 +624,8 @@ class Resources:
             rt.strategy.prepare_status_update(new, old)
         elif subresource == "resize":
             rt.strategy.prepare_resize_update(new, old)
+        elif subresource:  # another subresource written as the object (certificatesigningrequests/approval)
+            getattr(rt.strategy, f"prepare_{subresource}_update")(new, old)
         else:
             rt.strategy.default(new, self.now())
             rt.strategy.admit(new, old, self)
@@ -631,6 +633,9 @@ class Resources:
             changed = getattr(rt.strategy, "generation_changed", meta.spec_changed)
             if getattr(rt.strategy, "tracks_generation", False) and changed(new, old):
                 m["generation"] = om.get("generation", 0) + 1
+        stamp = getattr(rt.strategy, "stamp_update", None)
+        if stamp is not None:
+            stamp(new, old, self.now(), subresource)
         mutated = self._admit_mutating(
             rt,
             "UPDATE",
@@ -668,6 +673,8 @@ class Resources:
             )
         elif subresource == "resize":
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_resize_update(new, old)
+        elif subresource:
+            errs = self._meta_errors(rt, new, old) + getattr(rt.strategy, f"validate_{subresource}_update")(new, old)
         else:
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_update(new, old)
         self._validate(rt, new, errs)
@@ -1022,6 +1029,8 @@ def _reset_fields(rt: ResourceType, subresource: str) -> tuple[str, ...]:
     if subresource == "status":
         extra = ("metadata.deletionTimestamp", "metadata.ownerReferences") if rt.kind == "Pod" else ()
         return ("spec", *extra)
+    if subresource == "approval":
+        return ("spec", "status.certificate")
     return ("status",)
 
 

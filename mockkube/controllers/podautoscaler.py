@@ -22,7 +22,7 @@ from mockkube.client import recorder
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
-from mockkube.machinery.customresource import set_path, value_at
+from mockkube.machinery.customresource import value_at
 from mockkube.machinery.meta import clone
 
 if TYPE_CHECKING:
@@ -227,12 +227,7 @@ class HorizontalPodAutoscalerController(Controller):
                 return
         if desired != current:
             try:
-                if paths is None:
-                    self.client.patch(rt, ns, ref["name"], {"spec": {"replicas": desired}})
-                else:
-                    new = clone(target)
-                    set_path(new, spec_path, desired)
-                    self.client.update(rt, new)
+                self.client.update_scale(rt, ns, ref["name"], desired, spec_path)
             except errors.APIError as e:
                 set_condition(
                     status,

@@ -36,6 +36,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.storage",
     "mockkube.controllers.endpoints",
     "mockkube.controllers.rootcacert",
+    "mockkube.controllers.csrsigning",
     "mockkube.scheduler",
     "mockkube.kubelet",
 ]

@@ -337,6 +337,19 @@ class Server:
 
         return CA_CERTIFICATE
 
+    def signing_ca(self) -> tuple[bytes, bytes]:
+        """(certificate, key) PEMs the csrsigning controller signs with: the cluster CA when
+        the server made it (--tls), so an issued client certificate authenticates; else a CA
+        made for this server (nothing verifies against it; docs/compatibility.md)."""
+        if self.tls and self.tls.ca is not None:
+            return self.tls.ca.cert_pem, self.tls.ca.key_pem
+        if getattr(self, "_signing_ca", None) is None:
+            from mockkube.apiserver import certs
+
+            ca = certs.make_ca()
+            self._signing_ca = (ca.cert_pem, ca.key_pem)
+        return self._signing_ca
+
     def add_token(self, user: str, groups: list[str] | None = None, uid: str = "") -> str:
         """A new static bearer token for ``user`` (as a line of --token-auth-file would give)."""
         import secrets

@@ -146,3 +146,45 @@ async def test_discovery(api):
             True,
         )
         assert [r["name"] for r in body["resources"]] == ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]
+
+
+async def test_controller_rescales_within_bounds_under_rbac():
+    """The horizontal-pod-autoscaler controller acts as its upstream ServiceAccount (RBAC
+    enforced): it writes the target's scale and the HPA's status, and with no metrics API
+    says so in ScalingActive."""
+    from mockkube.client.client import Client
+    from mockkube.testing.cluster import running_server
+
+    async with running_server(
+        components=True, authorization_mode="Node,RBAC", cluster="nodes: []\ndeviceClasses: false\n"
+    ) as server:
+        c = Client(server.resources, "test")
+        c.create(
+            c.rt("deployments", "apps"),
+            {
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {
+                    "replicas": 5,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                    },
+                },
+            },
+        )
+        hpa_rt = c.rt("horizontalpodautoscalers", "autoscaling", "v2")
+        c.create(hpa_rt, _v2("web"), "default")
+        await server.settled()
+        assert c.get(c.rt("deployments", "apps"), "default", "web")["spec"]["replicas"] == 3
+        hpa = c.get(hpa_rt, "default", "web")
+        conds = {x["type"]: x for x in hpa["status"]["conditions"]}
+        assert hpa["status"]["currentReplicas"] == 3 and hpa["status"]["desiredReplicas"] == 3
+        assert hpa["status"]["currentMetrics"] == [{"type": ""}]
+        assert (conds["AbleToScale"]["status"], conds["AbleToScale"]["reason"]) == ("True", "SucceededGetScale")
+        assert conds["ScalingActive"]["message"] == (
+            "the HPA was unable to compute the replica count: unable to get metrics for resource cpu: unable to "
+            "fetch metrics from resource metrics API: the server could not find the requested resource "
+            "(get pods.metrics.k8s.io)"
+        )
+        assert "lastScaleTime" in hpa["status"]

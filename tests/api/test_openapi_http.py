@@ -36,6 +36,7 @@ async def test_index_lists_every_group_version_with_hash():
             "apis/apps/v1",
             "apis/autoscaling/v1",
             "apis/autoscaling/v2",
+            "apis/certificates.k8s.io/v1",
             "apis/coordination.k8s.io/v1",
             "apis/events.k8s.io/v1",
             "apis/resource.k8s.io/v1",

@@ -1,12 +1,17 @@
 """kubectl against the APIs every kind cluster serves beyond workloads: `kubectl autoscale`
-and HorizontalPodAutoscalers (v2 and v1), and `kubectl api-resources` listing them."""
+and HorizontalPodAutoscalers (v2 and v1), `kubectl certificate approve|deny` and the issued
+certificate authenticating, and `kubectl api-resources` listing them."""
 
 from __future__ import annotations
 
+import base64
 import json
+import subprocess
+import sys
 import time
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.e2e
 
@@ -73,3 +78,104 @@ def test_api_resources_lists_the_kind_apis(mockkube_fresh):
         parts = line.split()
         rows[parts[0]] = parts[1:]
     assert rows["horizontalpodautoscalers"] == ["hpa", "autoscaling/v2", "true", "HorizontalPodAutoscaler"]
+    assert rows["certificatesigningrequests"] == ["csr", "certificates.k8s.io/v1", "false", "CertificateSigningRequest"]
+
+
+def _csr_manifest(name: str, cn: str, orgs: tuple[str, ...], key) -> str:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.x509.oid import NameOID
+
+    attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs]
+    req = (
+        x509.CertificateSigningRequestBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn), *attrs]))
+        .sign(key, hashes.SHA256())
+    )
+    return json.dumps(
+        {
+            "apiVersion": "certificates.k8s.io/v1",
+            "kind": "CertificateSigningRequest",
+            "metadata": {"name": name},
+            "spec": {
+                "request": base64.b64encode(req.public_bytes(serialization.Encoding.PEM)).decode(),
+                "signerName": "kubernetes.io/kube-apiserver-client",
+                "expirationSeconds": 86400,
+                "usages": ["client auth"],
+            },
+        }
+    )
+
+
+def test_certificate_approve_issues_a_client_certificate_that_authenticates(tmp_path):
+    """kind's flow for a new user: a CSR, `kubectl certificate approve`, the issued
+    certificate in a kubeconfig; on a server with TLS and RBAC the user is who the CN says."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from mockkube.testing import binaries
+
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("nodes: []\ndeviceClasses: false\n")
+    kc = tmp_path / "kubeconfig"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mockkube", "serve", "--port", "0", "--kubeconfig", str(kc), "--cluster", str(profile)]
+        + ["--tls", "--authorization-mode=RBAC", "--cert-dir", str(tmp_path / "pki")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert p.stdout.readline().startswith("mockkube ready at https://")
+
+        def k(*args, config=str(kc), input=None):
+            return subprocess.run(
+                [binaries.kubectl(), "--kubeconfig", config, *args],
+                capture_output=True,
+                text=True,
+                input=input,
+                timeout=60,
+            )
+
+        key = ec.generate_private_key(ec.SECP256R1())
+        assert k("apply", "-f", "-", input=_csr_manifest("alice", "alice", ("devs",), key)).returncode == 0
+        assert k("apply", "-f", "-", input=_csr_manifest("bob", "bob", (), key)).returncode == 0
+        table = k("get", "csr").stdout.splitlines()
+        assert table[0].split() == ["NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"]
+        assert table[1].split()[2:] == ["kubernetes.io/kube-apiserver-client", "kubernetes-admin", "24h", "Pending"]
+        out = k("certificate", "approve", "alice")
+        assert out.stdout.strip() == "certificatesigningrequest.certificates.k8s.io/alice approved", out.stderr
+        assert (
+            k("certificate", "deny", "bob").stdout.strip() == "certificatesigningrequest.certificates.k8s.io/bob denied"
+        )
+        cert = _until(lambda: k("get", "csr", "alice", "-o", "jsonpath={.status.certificate}").stdout.strip())
+        rows = {line.split()[0]: line.split()[-1] for line in k("get", "csr", "--no-headers").stdout.splitlines()}
+        assert rows == {"alice": "Approved,Issued", "bob": "Denied"}
+        conds = json.loads(k("get", "csr", "alice", "-o", "json").stdout)["status"]["conditions"]
+        assert [(c["type"], c["reason"], c["message"]) for c in conds] == [
+            ("Approved", "KubectlApprove", "This CSR was approved by kubectl certificate approve.")
+        ]
+        config = yaml.safe_load(kc.read_text())
+        config["users"] = [
+            {
+                "name": config["users"][0]["name"],
+                "user": {
+                    "client-certificate-data": cert,
+                    "client-key-data": base64.b64encode(
+                        key.private_bytes(
+                            serialization.Encoding.PEM,
+                            serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption(),
+                        )
+                    ).decode(),
+                },
+            }
+        ]
+        (tmp_path / "alice").write_text(yaml.safe_dump(config))
+        who = k("auth", "whoami", "-o", "json", config=str(tmp_path / "alice"))
+        info = json.loads(who.stdout)["status"]["userInfo"]
+        assert info["username"] == "alice" and "devs" in info["groups"]
+        r = k("get", "pods", config=str(tmp_path / "alice"))
+        assert r.returncode == 1 and 'User "alice" cannot list resource "pods"' in r.stderr
+    finally:
+        p.terminate()
+        p.wait(10)

@@ -108,7 +108,7 @@ class API:
             if m == "DELETE":
                 return await self.delete_collection(request, target)
             raise _not_allowed(m, target)
-        if target.sub and target.sub not in ("status", "resize"):
+        if target.sub and target.sub not in ("status", "resize", "approval"):
             return await subresources.handle(self, request, target)
         if m == "GET":
             return self.get(request, target)

@@ -7,10 +7,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable
 
-from mockkube.apiserver.http.tablecells import _age, _age_col, _col, _doc, _meta, _name_col
+from mockkube.apiserver.http.tablecells import _age, _age_col, _col, _doc, _meta, _name_col, human_duration
 
 Obj = dict[str, Any]
 _HPA = "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"
+_CSR = "io.k8s.api.certificates.v1.CertificateSigningRequest"
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 def _q(v: Any) -> str:
@@ -68,8 +70,27 @@ def format_hpa_metrics(specs: list, statuses: list) -> str:
     return ", ".join(out)
 
 
+def csr_condition(csr: Obj) -> str:
+    """printers.go extractCSRStatus."""
+    types = {c.get("type") for c in (csr.get("status") or {}).get("conditions") or ()}
+    out = "Denied" if "Denied" in types else "Approved" if "Approved" in types else "Pending"
+    if "Failed" in types:
+        out += ",Failed"
+    if (csr.get("status") or {}).get("certificate"):
+        out += ",Issued"
+    return out
+
+
 def _columns(t) -> dict[tuple[str, str], list[dict]]:
     return {
+        ("certificates.k8s.io", "certificatesigningrequests"): [
+            _name_col(),
+            _age_col(),
+            _col("SignerName", _doc(_CSR + "Spec", "signerName")),
+            _col("Requestor", _doc(_CSR + "Spec", "request")),
+            _col("RequestedDuration", _doc(_CSR + "Spec", "expirationSeconds")),
+            _col("Condition", _doc(_CSR + "Status", "conditions")),
+        ],
         ("autoscaling", "horizontalpodautoscalers"): [
             _name_col(),
             _col("Reference", _doc(_HPA + "Spec", "scaleTargetRef")),
@@ -97,7 +118,22 @@ def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
             _age(o, now),
         ]
 
-    return {("autoscaling", "horizontalpodautoscalers"): hpa}
+    def csr(o: Obj, now: datetime) -> list:
+        s = o.get("spec") or {}
+        exp = s.get("expirationSeconds")
+        return [
+            _meta(o).get("name", ""),
+            _age(o, now),
+            s.get("signerName") or "<none>",
+            s.get("username", ""),
+            "<none>" if exp is None else human_duration(exp * 1_000_000_000),
+            csr_condition(o),
+        ]
+
+    return {
+        ("autoscaling", "horizontalpodautoscalers"): hpa,
+        ("certificates.k8s.io", "certificatesigningrequests"): csr,
+    }
 
 
 def register(t) -> None:

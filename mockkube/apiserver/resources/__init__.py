@@ -12,6 +12,7 @@ from mockkube.apiserver.resources import (  # noqa: F401
     authreviews,
     autoscaling,
     batch,
+    certificates,
     coordination,
     core,
     core_cluster,
