@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from mockkube.server.server import Server
 
 COMPONENTS: list[str] = [
+    "mockkube.controllers.apfconfig",
     "mockkube.controllers.serviceaccount",
     "mockkube.controllers.tokens",
     "mockkube.controllers.clusterroleaggregation",

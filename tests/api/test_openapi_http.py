@@ -37,6 +37,7 @@ async def test_index_lists_every_group_version_with_hash():
             "apis/autoscaling/v1",
             "apis/autoscaling/v2",
             "apis/certificates.k8s.io/v1",
+            "apis/flowcontrol.apiserver.k8s.io/v1",
             "apis/coordination.k8s.io/v1",
             "apis/events.k8s.io/v1",
             "apis/resource.k8s.io/v1",

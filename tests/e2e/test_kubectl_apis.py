@@ -72,6 +72,33 @@ def test_kubectl_autoscale(mockkube_fresh):
     assert "spec.maxReplicas: Invalid value: 3: must be greater than or equal to `minReplicas`" in r.stderr
 
 
+def test_flow_control_as_kubectl_shows_it(mockkube_fresh):
+    c = mockkube_fresh
+    table = c.kubectl("get", "flowschemas").stdout.splitlines()
+    assert table[0].split() == [
+        "NAME",
+        "PRIORITYLEVEL",
+        "MATCHINGPRECEDENCE",
+        "DISTINGUISHERMETHOD",
+        "AGE",
+        "MISSINGPL",
+    ]
+    rows = {line.split()[0]: line.split() for line in table[1:]}
+    assert len(rows) == 11
+    assert rows["exempt"][1:4] == ["exempt", "1", "<none>"] and rows["exempt"][-1] == "False"
+    assert rows["catch-all"][1:4] == ["catch-all", "10000", "ByUser"]
+    table = c.kubectl("get", "prioritylevelconfigurations").stdout.splitlines()
+    assert table[0].split() == [
+        "NAME",
+        "TYPE",
+        "NOMINALCONCURRENCYSHARES",
+        "QUEUES",
+        "HANDSIZE",
+        "QUEUELENGTHLIMIT",
+        "AGE",
+    ]
+
+
 def test_api_resources_lists_the_kind_apis(mockkube_fresh):
     rows = {}
     for line in mockkube_fresh.kubectl("api-resources", "--no-headers").stdout.splitlines():
@@ -79,6 +106,12 @@ def test_api_resources_lists_the_kind_apis(mockkube_fresh):
         rows[parts[0]] = parts[1:]
     assert rows["horizontalpodautoscalers"] == ["hpa", "autoscaling/v2", "true", "HorizontalPodAutoscaler"]
     assert rows["certificatesigningrequests"] == ["csr", "certificates.k8s.io/v1", "false", "CertificateSigningRequest"]
+    assert rows["flowschemas"] == ["flowcontrol.apiserver.k8s.io/v1", "false", "FlowSchema"]
+    assert rows["prioritylevelconfigurations"] == [
+        "flowcontrol.apiserver.k8s.io/v1",
+        "false",
+        "PriorityLevelConfiguration",
+    ]
 
 
 def _csr_manifest(name: str, cn: str, orgs: tuple[str, ...], key) -> str:

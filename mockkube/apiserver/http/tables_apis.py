@@ -13,6 +13,7 @@ Obj = dict[str, Any]
 _HPA = "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"
 _CSR = "io.k8s.api.certificates.v1.CertificateSigningRequest"
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+_FC = "io.k8s.api.flowcontrol.v1."
 
 
 def _q(v: Any) -> str:
@@ -83,6 +84,25 @@ def csr_condition(csr: Obj) -> str:
 
 def _columns(t) -> dict[tuple[str, str], list[dict]]:
     return {
+        ("flowcontrol.apiserver.k8s.io", "flowschemas"): [
+            _name_col(),
+            _col("PriorityLevel", _doc(_FC + "PriorityLevelConfigurationReference", "name")),
+            _col("MatchingPrecedence", _doc(_FC + "FlowSchemaSpec", "matchingPrecedence")),
+            _col("DistinguisherMethod", _doc(_FC + "FlowSchemaSpec", "distinguisherMethod")),
+            _age_col(),
+            _col("MissingPL", "references a broken or non-existent PriorityLevelConfiguration"),
+        ],
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): [
+            _name_col(),
+            _col("Type", _doc(_FC + "PriorityLevelConfigurationSpec", "type")),
+            _col(
+                "NominalConcurrencyShares", _doc(_FC + "LimitedPriorityLevelConfiguration", "nominalConcurrencyShares")
+            ),
+            _col("Queues", _doc(_FC + "QueuingConfiguration", "queues")),
+            _col("HandSize", _doc(_FC + "QueuingConfiguration", "handSize")),
+            _col("QueueLengthLimit", _doc(_FC + "QueuingConfiguration", "queueLengthLimit")),
+            _age_col(),
+        ],
         ("certificates.k8s.io", "certificatesigningrequests"): [
             _name_col(),
             _age_col(),
@@ -130,7 +150,43 @@ def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
             csr_condition(o),
         ]
 
+    def flowschema(o: Obj, now: datetime) -> list:
+        s = o.get("spec") or {}
+        dm = s.get("distinguisherMethod")
+        missing = next(
+            (
+                c.get("status", "")
+                for c in (o.get("status") or {}).get("conditions") or ()
+                if c.get("type") == "Dangling"
+            ),
+            "?",
+        )
+        return [
+            _meta(o).get("name", ""),
+            (s.get("priorityLevelConfiguration") or {}).get("name", ""),
+            s.get("matchingPrecedence", 0),
+            dm.get("type", "") if dm is not None else "<none>",
+            _age(o, now),
+            missing,
+        ]
+
+    def prioritylevel(o: Obj, now: datetime) -> list:
+        s = o.get("spec") or {}
+        ncs: Any = "<none>"
+        queues: Any = "<none>"
+        hand: Any = "<none>"
+        qll: Any = "<none>"
+        lim = s.get("limited")
+        if lim is not None:
+            ncs = lim.get("nominalConcurrencyShares", 0)
+            q = (lim.get("limitResponse") or {}).get("queuing")
+            if q is not None:
+                queues, hand, qll = q.get("queues", 0), q.get("handSize", 0), q.get("queueLengthLimit", 0)
+        return [_meta(o).get("name", ""), s.get("type", ""), ncs, queues, hand, qll, _age(o, now)]
+
     return {
+        ("flowcontrol.apiserver.k8s.io", "flowschemas"): flowschema,
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): prioritylevel,
         ("autoscaling", "horizontalpodautoscalers"): hpa,
         ("certificates.k8s.io", "certificatesigningrequests"): csr,
     }

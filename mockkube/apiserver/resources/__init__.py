@@ -19,6 +19,7 @@ from mockkube.apiserver.resources import (  # noqa: F401
     discovery,
     dra,
     events,
+    flowcontrol,
     networking,
     node,
     policy,
