@@ -26,6 +26,7 @@ from mockkube.storage.store import Store
 log = logging.getLogger("mockkube")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SERVICE_CIDR = "10.96.0.0/12"  # kubeadm's default --service-cluster-ip-range, as the ClusterIPs always were
 
 
 def kubeconfig(
@@ -210,6 +211,9 @@ class Server:
         from mockkube.apiserver.resources.quota import QuotaAdmission
 
         self.resources.admission.append(QuotaAdmission(self.resources))
+        from mockkube.apiserver.resources import ipallocation
+
+        self.resources.after_commit.append(ipallocation.after_commit(self.resources))  # one IPAddress per ClusterIP
         self._bootstrap()
 
     def _bootstrap(self) -> None:
@@ -218,6 +222,26 @@ class Server:
         for ns in SYSTEM_NAMESPACES:
             if self.store.get(ns_rt, "", ns) is None:
                 self.resources.create(ns_rt, "", {"metadata": {"name": ns}})
+        cidr_rt = self.registry.get("networking.k8s.io", "v1", "servicecidrs")
+        if self.store.get(cidr_rt, "", "kubernetes") is None:
+            # the default ServiceCIDR (--service-cluster-ip-range) and its Ready condition, as
+            # kube-apiserver's default-servicecidr-repair-controller writes them
+            made = self.resources.create(
+                cidr_rt, "", {"metadata": {"name": "kubernetes"}, "spec": {"cidrs": [SERVICE_CIDR]}}
+            )
+            ready = dict(made.obj)
+            ready["status"] = {
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "True",
+                        "lastTransitionTime": self.resources.now(),
+                        "reason": "",
+                        "message": "Kubernetes default Service CIDR is ready",
+                    }
+                ]
+            }
+            self.resources.update(cidr_rt, "", "kubernetes", ready, subresource="status")
         svc_rt = self.registry.get("", "v1", "services")
         if self.store.get(svc_rt, "default", "kubernetes") is None:
             self.resources.create(

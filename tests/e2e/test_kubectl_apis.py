@@ -99,6 +99,22 @@ def test_flow_control_as_kubectl_shows_it(mockkube_fresh):
     ]
 
 
+def test_service_ips_come_from_the_service_cidr(mockkube_fresh):
+    c = mockkube_fresh
+    c.kubectl("create", "service", "clusterip", "web", "--tcp=80:8080")
+    vip = c.kubectl("get", "service", "web", "-o", "jsonpath={.spec.clusterIP}").stdout
+    table = c.kubectl("get", "ipaddresses").stdout.splitlines()
+    assert table[0].split() == ["NAME", "PARENTREF", "AGE"]
+    rows = {line.split()[0]: line.split()[1] for line in table[1:]}
+    assert rows[vip] == "services/default/web" and rows["10.96.0.1"] == "services/default/kubernetes"
+    assert c.kubectl("get", "servicecidr", "kubernetes", "--no-headers").stdout.split()[:2] == [
+        "kubernetes",
+        "10.96.0.0/12",
+    ]
+    c.kubectl("delete", "service", "web")
+    assert vip not in c.kubectl("get", "ip", "-o", "name").stdout
+
+
 def test_api_resources_lists_the_kind_apis(mockkube_fresh):
     rows = {}
     for line in mockkube_fresh.kubectl("api-resources", "--no-headers").stdout.splitlines():
@@ -107,6 +123,10 @@ def test_api_resources_lists_the_kind_apis(mockkube_fresh):
     assert rows["horizontalpodautoscalers"] == ["hpa", "autoscaling/v2", "true", "HorizontalPodAutoscaler"]
     assert rows["certificatesigningrequests"] == ["csr", "certificates.k8s.io/v1", "false", "CertificateSigningRequest"]
     assert rows["flowschemas"] == ["flowcontrol.apiserver.k8s.io/v1", "false", "FlowSchema"]
+    assert rows["csistoragecapacities"] == ["storage.k8s.io/v1", "true", "CSIStorageCapacity"]
+    assert rows["volumeattributesclasses"] == ["vac", "storage.k8s.io/v1", "false", "VolumeAttributesClass"]
+    assert rows["servicecidrs"] == ["networking.k8s.io/v1", "false", "ServiceCIDR"]
+    assert rows["ipaddresses"] == ["ip", "networking.k8s.io/v1", "false", "IPAddress"]
     assert rows["prioritylevelconfigurations"] == [
         "flowcontrol.apiserver.k8s.io/v1",
         "false",

@@ -84,6 +84,26 @@ def csr_condition(csr: Obj) -> str:
 
 def _columns(t) -> dict[tuple[str, str], list[dict]]:
     return {
+        ("networking.k8s.io", "servicecidrs"): [
+            _name_col(),
+            _col("CIDRs", _doc("io.k8s.api.networking.v1.ServiceCIDRSpec", "cidrs")),
+            _age_col(),
+        ],
+        ("networking.k8s.io", "ipaddresses"): [
+            _name_col(),
+            _col("ParentRef", _doc("io.k8s.api.networking.v1.IPAddressSpec", "parentRef")),
+            _age_col(),
+        ],
+        ("storage.k8s.io", "csistoragecapacities"): [
+            _name_col(),
+            _col("StorageClassName", _doc("io.k8s.api.storage.v1.CSIStorageCapacity", "storageClassName")),
+            _col("Capacity", _doc("io.k8s.api.storage.v1.CSIStorageCapacity", "capacity")),
+        ],
+        ("storage.k8s.io", "volumeattributesclasses"): [
+            _name_col(),
+            _col("DriverName", _doc("io.k8s.api.storage.v1.VolumeAttributesClass", "driverName")),
+            _age_col(),
+        ],
         ("flowcontrol.apiserver.k8s.io", "flowschemas"): [
             _name_col(),
             _col("PriorityLevel", _doc(_FC + "PriorityLevelConfigurationReference", "name")),
@@ -184,7 +204,33 @@ def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
                 queues, hand, qll = q.get("queues", 0), q.get("handSize", 0), q.get("queueLengthLimit", 0)
         return [_meta(o).get("name", ""), s.get("type", ""), ncs, queues, hand, qll, _age(o, now)]
 
+    def ipaddress(o: Obj, now: datetime) -> list:
+        ref = (o.get("spec") or {}).get("parentRef")
+        parent = "<none>"
+        if ref is not None:
+            parent = (ref.get("resource", "") + ("." + ref["group"] if ref.get("group") else "")).lower()
+            if ref.get("namespace"):
+                parent += "/" + ref["namespace"]
+            parent += "/" + ref.get("name", "")
+        return [_meta(o).get("name", ""), parent, _age(o, now)]
+
     return {
+        ("networking.k8s.io", "servicecidrs"): lambda o, now: [
+            _meta(o).get("name", ""),
+            ",".join((o.get("spec") or {}).get("cidrs") or ()),
+            _age(o, now),
+        ],
+        ("networking.k8s.io", "ipaddresses"): ipaddress,
+        ("storage.k8s.io", "csistoragecapacities"): lambda o, now: [
+            _meta(o).get("name", ""),
+            o.get("storageClassName", ""),
+            "<unset>" if o.get("capacity") is None else _q(o["capacity"]),
+        ],
+        ("storage.k8s.io", "volumeattributesclasses"): lambda o, now: [
+            _meta(o).get("name", ""),
+            o.get("driverName", ""),
+            _age(o, now),
+        ],
         ("flowcontrol.apiserver.k8s.io", "flowschemas"): flowschema,
         ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): prioritylevel,
         ("autoscaling", "horizontalpodautoscalers"): hpa,
