@@ -334,6 +334,9 @@ class Server:
             from mockkube.apiserver.authz.draclaims import ClaimStatusAuthorization
 
             self.resources.validating.append(ClaimStatusAuthorization(lambda: self.authorizer).validate)
+            from mockkube.apiserver.authz.certificates import SignerAuthorization
+
+            self.resources.validating.append(SignerAuthorization(lambda: self.authorizer).validate)  # approve/sign
             self._escalation_checked = True
         auth = app[API_KEY].auth
         auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token

@@ -190,3 +190,51 @@ async def test_discovery(api):
         ("certificatesigningrequests/approval", None, False),
         ("certificatesigningrequests/status", None, False),
     ]
+
+
+async def test_approval_needs_approve_on_the_signer():
+    """CertificateApproval: /approval needs `approve` on signers (by name or `<domain>/*`)."""
+    async with running_server(authorization_mode="RBAC") as server:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=server.tls.client_context())) as s:
+            api = Api(s, server.url, server)
+            bob = {"Impersonate-User": "bob"}
+            rbac = "/apis/rbac.authorization.k8s.io/v1"
+            role = {
+                "metadata": {"name": "csr-approver"},
+                "rules": [
+                    {
+                        "verbs": ["get", "update"],
+                        "apiGroups": ["certificates.k8s.io"],
+                        "resources": ["certificatesigningrequests", "certificatesigningrequests/approval"],
+                    }
+                ],
+            }
+            assert (await api.post(f"{rbac}/clusterroles", role))[0] == 201
+            binding = {
+                "metadata": {"name": "bob-approves"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "csr-approver"},
+                "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "bob"}],
+            }
+            assert (await api.post(f"{rbac}/clusterrolebindings", binding))[0] == 201
+            assert (await api.post(CSRS, csr("c", request_pem("carol"))))[0] == 201
+            st, obj, _ = await api.get(f"{CSRS}/c", headers=bob)
+            obj["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "R"}]}
+            st, body, _ = await api.put(f"{CSRS}/c/approval", obj, headers=bob)
+            assert (st, body["message"]) == (
+                403,
+                'certificatesigningrequests.certificates.k8s.io "c" is forbidden: user not permitted to approve '
+                'requests with signerName "kubernetes.io/kube-apiserver-client"',
+            )
+            role["rules"].append(
+                {
+                    "verbs": ["approve"],
+                    "apiGroups": ["certificates.k8s.io"],
+                    "resources": ["signers"],
+                    "resourceNames": ["kubernetes.io/*"],
+                }
+            )
+            st, cur, _ = await api.get(f"{rbac}/clusterroles/csr-approver")
+            cur["rules"] = role["rules"]
+            assert (await api.put(f"{rbac}/clusterroles/csr-approver", cur))[0] == 200
+            st, body, _ = await api.put(f"{CSRS}/c/approval", obj, headers=bob)
+            assert st == 200, body
