@@ -4,6 +4,9 @@ defaults, validation as upstream's, the status subresource, discovery and the Ta
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 V2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
 V1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
 
@@ -65,6 +68,10 @@ async def test_v1_and_v2_are_one_object(api):
     # v1 lists and watches convert too
     st, lst, _ = await api.get(V1)
     assert [i["apiVersion"] for i in lst["items"]] == ["autoscaling/v1"] and lst["apiVersion"] == "autoscaling/v1"
+    async with api.s.get(api.url + V1, params={"watch": "true", "resourceVersion": "0"}) as r:
+        ev = json.loads(await asyncio.wait_for(r.content.readline(), 5))
+    assert ev["type"] == "ADDED" and ev["object"]["apiVersion"] == "autoscaling/v1"
+    assert ev["object"]["spec"]["targetCPUUtilizationPercentage"] == 50
 
 
 async def test_v1_create_defaults_cpu(api):
