@@ -70,6 +70,7 @@ CONTROLLERS = (
     "resourcequota-controller",
     "root-ca-cert-publisher",
     "serviceaccount-controller",
+    "service-cidrs-controller",
     "statefulset-controller",
     "ttl-after-finished-controller",
 )

@@ -36,6 +36,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.podautoscaler",
     "mockkube.controllers.storage",
     "mockkube.controllers.endpoints",
+    "mockkube.controllers.servicecidrs",
     "mockkube.controllers.rootcacert",
     "mockkube.controllers.csrsigning",
     "mockkube.scheduler",

@@ -154,3 +154,43 @@ async def test_service_cidr_and_ip_address_validation(api):
     res = {r["name"]: r for r in body["resources"]}
     assert res["ipaddresses"]["shortNames"] == ["ip"] and "shortNames" not in res["servicecidrs"]
     assert "servicecidrs/status" in res
+
+
+async def test_service_cidr_deletion_waits_for_its_addresses():
+    """The servicecidrs controller: a finalizer and Ready on every ServiceCIDR; deleting one
+    waits (Ready=False, Terminating) until no IPAddress depends on it alone."""
+    import aiohttp
+
+    from mockkube.testing.cluster import running_server
+    from tests.api.conftest import Api
+
+    async with running_server(components=True, cluster="nodes: []\ndeviceClasses: false\n") as server:
+        async with aiohttp.ClientSession() as s:
+            api = Api(s, server.url, server)
+            assert (await api.post(CIDRS, {"metadata": {"name": "extra"}, "spec": {"cidrs": ["10.200.0.0/24"]}}))[
+                0
+            ] == 201
+            await server.settled()
+            st, cidr, _ = await api.get(f"{CIDRS}/extra")
+            assert cidr["metadata"]["finalizers"] == ["networking.k8s.io/service-cidr-finalizer"]
+            assert [(c["type"], c["status"], c["message"]) for c in cidr["status"]["conditions"]] == [
+                ("Ready", "True", "Kubernetes Service CIDR is ready")
+            ]
+            st, default, _ = await api.get(f"{CIDRS}/kubernetes")
+            assert default["status"]["conditions"][0]["message"] == "Kubernetes default Service CIDR is ready"
+            svc = {"metadata": {"name": "in-extra"}, "spec": {"clusterIP": "10.200.0.5", "ports": [{"port": 80}]}}
+            assert (await api.post(SVCS, svc))[0] == 201
+            assert (await api.delete(f"{CIDRS}/extra"))[0] == 202  # pending: the finalizer holds it
+            await server.settled()
+            st, cidr, _ = await api.get(f"{CIDRS}/extra")
+            assert st == 200 and cidr["metadata"]["deletionTimestamp"]
+            [cond] = cidr["status"]["conditions"]
+            assert (cond["status"], cond["reason"]) == ("False", "Terminating")
+            # no new IP comes from a ServiceCIDR being deleted
+            st, body, _ = await api.post(
+                SVCS, {"metadata": {"name": "late"}, "spec": {"clusterIP": "10.200.0.6", "ports": [{"port": 80}]}}
+            )
+            assert st == 422 and "is not in the valid range" in body["message"]
+            assert (await api.delete(f"{SVCS}/in-extra"))[0] == 200
+            await server.settled()
+            assert (await api.get(f"{CIDRS}/extra"))[0] == 404
