@@ -116,6 +116,14 @@ def test_service_ips_come_from_the_service_cidr(mockkube_fresh):
 
 
 def test_api_resources_lists_the_kind_apis(mockkube_fresh):
+    """Each kind listed as upstream lists it, and explained from the served OpenAPI."""
+    k = mockkube_fresh.kubectl
+    assert "scaleDown" in k("explain", "hpa.spec.behavior").stdout
+    assert "targetCPUUtilizationPercentage" in k("explain", "hpa.spec", "--api-version=autoscaling/v1").stdout
+    assert "expirationSeconds" in k("explain", "csr.spec").stdout
+    assert "matchingPrecedence" in k("explain", "flowschemas.spec").stdout
+    assert "parentRef" in k("explain", "ipaddresses.spec").stdout
+    assert "maximumVolumeSize" in k("explain", "csistoragecapacities").stdout
     rows = {}
     for line in mockkube_fresh.kubectl("api-resources", "--no-headers").stdout.splitlines():
         parts = line.split()
