@@ -112,7 +112,7 @@ async def test_default_service_cidr_and_allocation(api):
     assert (await api.delete(f"{SVCS}/web"))[0] == 200
     assert (await api.get(f"{IPS}/{vip}"))[0] == 404
     st, tbl, _ = await api.get(f"{IPS}/10.96.0.10", headers=TABLE)
-    assert [c["name"] for c in tbl["columnDefinitions"]] == ["Name", "ParentRef", "Age"]
+    assert [c["name"] for c in tbl["columnDefinitions"]] == ["Name", "ParentRef"]
     assert tbl["rows"][0]["cells"][:2] == ["10.96.0.10", "services/default/fixed"]
     st, tbl, _ = await api.get(CIDRS, headers=TABLE)
     assert [c["name"] for c in tbl["columnDefinitions"]] == ["Name", "CIDRs", "Age"]

@@ -83,10 +83,22 @@ def test_flow_control_as_kubectl_shows_it(mockkube_fresh):
         "AGE",
         "MISSINGPL",
     ]
-    rows = {line.split()[0]: line.split() for line in table[1:]}
-    assert len(rows) == 11
-    assert rows["exempt"][1:4] == ["exempt", "1", "<none>"] and rows["exempt"][-1] == "False"
-    assert rows["catch-all"][1:4] == ["catch-all", "10000", "ByUser"]
+    rows = [line.split() for line in table[1:]]
+    assert [r[0] for r in rows] == [  # printFlowSchemaList: by matching precedence, then name
+        "exempt",
+        "probes",
+        "system-leader-election",
+        "system-node-high",
+        "system-nodes",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kube-system-service-accounts",
+        "service-accounts",
+        "global-default",
+        "catch-all",
+    ]
+    assert rows[0][1:4] == ["exempt", "1", "<none>"] and rows[0][-1] == "False"
+    assert rows[-1][1:4] == ["catch-all", "10000", "ByUser"]
     table = c.kubectl("get", "prioritylevelconfigurations").stdout.splitlines()
     assert table[0].split() == [
         "NAME",
@@ -104,7 +116,7 @@ def test_service_ips_come_from_the_service_cidr(mockkube_fresh):
     c.kubectl("create", "service", "clusterip", "web", "--tcp=80:8080")
     vip = c.kubectl("get", "service", "web", "-o", "jsonpath={.spec.clusterIP}").stdout
     table = c.kubectl("get", "ipaddresses").stdout.splitlines()
-    assert table[0].split() == ["NAME", "PARENTREF", "AGE"]
+    assert table[0].split() == ["NAME", "PARENTREF"]  # printers.go declares no Age column for IPAddresses
     rows = {line.split()[0]: line.split()[1] for line in table[1:]}
     assert rows[vip] == "services/default/web" and rows["10.96.0.1"] == "services/default/kubernetes"
     assert c.kubectl("get", "servicecidr", "kubernetes", "--no-headers").stdout.split()[:2] == [

@@ -602,6 +602,10 @@ def _add_workloads() -> None:
 _add_workloads()
 
 
+# kinds whose list printer orders the rows itself (printFlowSchemaList sorts by precedence)
+ROW_ORDER: dict[tuple[str, str], Callable[[list[Obj]], list[Obj]]] = {}
+
+
 def row_cells(group: str, plural: str, obj: Obj, now: datetime) -> list:
     """The cells of one row, exactly as printers.go renders them (wide columns included)."""
     return _CELLS.get((group, plural), _name_age)(obj, now)
@@ -640,6 +644,9 @@ def make_table(
         from mockkube.apiserver.http.tables_custom import printer as custom_printer
 
         printer = custom_printer(printer)
+    order = ROW_ORDER.get((group, plural)) if printer is None else None
+    if order is not None:
+        objects = order(objects)
     rows = []
     for obj in objects:
         cells = printer.cells(obj, now) if printer is not None else row_cells(group, plural, obj, now)

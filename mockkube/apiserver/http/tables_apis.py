@@ -89,10 +89,10 @@ def _columns(t) -> dict[tuple[str, str], list[dict]]:
             _col("CIDRs", _doc("io.k8s.api.networking.v1.ServiceCIDRSpec", "cidrs")),
             _age_col(),
         ],
+        # two columns, three cells (the age too), as printers.go has it
         ("networking.k8s.io", "ipaddresses"): [
             _name_col(),
             _col("ParentRef", _doc("io.k8s.api.networking.v1.IPAddressSpec", "parentRef")),
-            _age_col(),
         ],
         ("storage.k8s.io", "csistoragecapacities"): [
             _name_col(),
@@ -136,8 +136,8 @@ def _columns(t) -> dict[tuple[str, str], list[dict]]:
             _col("Reference", _doc(_HPA + "Spec", "scaleTargetRef")),
             _col("Targets", _doc(_HPA + "Spec", "metrics")),
             _col("MinPods", _doc(_HPA + "Spec", "minReplicas")),
-            _col("MaxPods", _doc(_HPA + "Spec", "maxReplicas"), type="integer"),
-            _col("Replicas", _doc(_HPA + "Status", "currentReplicas"), type="integer"),
+            _col("MaxPods", _doc(_HPA + "Spec", "maxReplicas")),
+            _col("Replicas", _doc(_HPA + "Status", "currentReplicas")),
             _age_col(),
         ],
     }
@@ -238,7 +238,13 @@ def _cells(t) -> dict[tuple[str, str], Callable[[Obj, datetime], list]]:
     }
 
 
+def flow_schema_order(objs: list[Obj]) -> list[Obj]:
+    """apihelpers.FlowSchemaSequence: by matchingPrecedence, then name."""
+    return sorted(objs, key=lambda o: ((o.get("spec") or {}).get("matchingPrecedence", 0), _meta(o).get("name", "")))
+
+
 def register(t) -> None:
     """Add these kinds' columns and cells to the tables module ``t``."""
     t.COLUMNS.update(_columns(t))
     t._CELLS.update(_cells(t))
+    t.ROW_ORDER[("flowcontrol.apiserver.k8s.io", "flowschemas")] = flow_schema_order
