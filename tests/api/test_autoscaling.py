@@ -141,6 +141,8 @@ async def test_status_subresource_and_table(api):
 
 
 async def test_discovery(api):
+    st, svc, _ = await api.get("/apis/apiregistration.k8s.io/v1/apiservices/v2.autoscaling")
+    assert (svc["spec"]["groupPriorityMinimum"], svc["spec"]["versionPriority"]) == (17500, 30)
     st, body, _ = await api.get("/apis/autoscaling")
     assert [v["version"] for v in body["versions"]] == ["v2", "v1"] and body["preferredVersion"]["version"] == "v2"
     for v in ("v1", "v2"):
