@@ -228,6 +228,14 @@ class Resources:
             return
         from mockkube.machinery import apply, schema
 
+        stored = getattr(rt.strategy, "storage_api_version", None)
+        if stored and stored != rt.api_version and new.get("apiVersion") == stored:
+            # a built-in resource written through another version (autoscaling/v1): fields are
+            # tracked on the stored form, as the stored version's
+            group, _, version = stored.rpartition("/")
+            srt = self.registry.get(group, version, rt.plural)
+            if srt is not None:
+                rt, api_version = srt, stored
         root = schema.for_type(rt)
         if root is None:
             return
@@ -613,6 +621,8 @@ class Resources:
             rt.strategy.prepare_status_update(new, old)
         elif subresource == "resize":
             rt.strategy.prepare_resize_update(new, old)
+        elif subresource:  # another subresource written as the object (certificatesigningrequests/approval)
+            getattr(rt.strategy, f"prepare_{subresource}_update")(new, old)
         else:
             rt.strategy.default(new, self.now())
             rt.strategy.admit(new, old, self)
@@ -620,6 +630,9 @@ class Resources:
             changed = getattr(rt.strategy, "generation_changed", meta.spec_changed)
             if getattr(rt.strategy, "tracks_generation", False) and changed(new, old):
                 m["generation"] = om.get("generation", 0) + 1
+        stamp = getattr(rt.strategy, "stamp_update", None)
+        if stamp is not None:
+            stamp(new, old, self.now(), subresource)
         mutated = self._admit_mutating(
             rt,
             "UPDATE",
@@ -657,6 +670,8 @@ class Resources:
             )
         elif subresource == "resize":
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_resize_update(new, old)
+        elif subresource:
+            errs = self._meta_errors(rt, new, old) + getattr(rt.strategy, f"validate_{subresource}_update")(new, old)
         else:
             errs = self._meta_errors(rt, new, old) + rt.strategy.validate_update(new, old)
         self._validate(rt, new, errs)
@@ -992,12 +1007,17 @@ def _active(step: Callable) -> bool:
 
 
 def _as_version(rt: ResourceType, obj: dict) -> dict:
-    """A stored custom resource as the version it is written through (conversion None)."""
-    if rt.schema is not None and obj.get("apiVersion") != rt.api_version:
+    """A stored object as the version it is written through (a custom resource's conversion,
+    or a built-in resource's own converter: autoscaling/v1 HorizontalPodAutoscalers)."""
+    if obj.get("apiVersion") != rt.api_version and (rt.schema is not None or _converter(rt) is not None):
         from mockkube.machinery.customresource import convert
 
         return convert(obj, rt.api_version, getattr(rt.strategy, "converter", None))
     return obj
+
+
+def _converter(rt: ResourceType) -> Any:
+    return getattr(rt.strategy, "converter", None)
 
 
 def _reset_fields(rt: ResourceType, subresource: str) -> tuple[str, ...]:
@@ -1007,6 +1027,8 @@ def _reset_fields(rt: ResourceType, subresource: str) -> tuple[str, ...]:
     if subresource == "status":
         extra = ("metadata.deletionTimestamp", "metadata.ownerReferences") if rt.kind == "Pod" else ()
         return ("spec", *extra)
+    if subresource == "approval":
+        return ("spec", "status.certificate")
     return ("status",)
 
 

@@ -13,7 +13,7 @@ AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscover
 
 
 # preferred version first; resource.k8s.io serves v1 (and v1beta2 for DeviceTaintRule)
-_VERSION_ORDER = {"resource.k8s.io": ["v1", "v1beta2"]}
+_VERSION_ORDER = {"resource.k8s.io": ["v1", "v1beta2"], "autoscaling": ["v2", "v1"]}
 
 
 def version_info() -> dict:
@@ -99,7 +99,10 @@ def _hash(rt: ResourceType) -> str:
     import base64
     import hashlib
 
-    h = hashlib.sha256(f"{rt.group}/{rt.version}/{rt.kind}".encode()).digest()
+    # a built-in resource served at several versions has one hash, its storage version's
+    stored = (getattr(rt.strategy, "storage_api_version", "") if rt.schema is None else "") or rt.api_version
+    group, _, version = stored.rpartition("/")
+    h = hashlib.sha256(f"{group}/{version}/{rt.kind}".encode()).digest()
     return base64.b64encode(h[:8]).decode()
 
 

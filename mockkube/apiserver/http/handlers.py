@@ -112,7 +112,7 @@ class API:
             if m == "DELETE":
                 return await self.delete_collection(request, target)
             raise _not_allowed(m, target)
-        if target.sub and target.sub not in ("status", "resize"):
+        if target.sub and target.sub not in ("status", "resize", "approval"):
             return await subresources.handle(self, request, target)
         if m == "GET":
             return self.get(request, target)
@@ -162,7 +162,7 @@ class API:
             return json_response(dumps(t), status, warnings)
         if wanted.partial:
             return json_response(dumps(_partial(entry.obj)), status, warnings)
-        if rt.schema is not None and entry.obj.get("apiVersion") != rt.api_version:
+        if entry.obj.get("apiVersion") != rt.api_version and (rt.schema is not None or rt.strategy_converts):
             from mockkube.machinery.customresource import raw_as
 
             return json_response(
@@ -247,7 +247,9 @@ class API:
             }
             return json_response(dumps(body))
         head = dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})[:-1]
-        if rt.schema is not None and any(e.obj.get("apiVersion") != rt.api_version for e in result.entries):
+        if (rt.schema is not None or rt.strategy_converts) and any(
+            e.obj.get("apiVersion") != rt.api_version for e in result.entries
+        ):
             # custom resources stored at another version: converted, all in one review
             from mockkube.machinery.customresource import convert_all
             from mockkube.machinery.customresource import dumps as cr_dumps

@@ -301,7 +301,11 @@ def _decode_duration(data: bytes) -> str:
 
 
 # authentication/authorization ExtraValue: a Go []string carried as a message of strings
-_EXTRA_VALUES = ("k8s.io.api.authentication.v1.ExtraValue", "k8s.io.api.authorization.v1.ExtraValue")
+_EXTRA_VALUES = (
+    "k8s.io.api.authentication.v1.ExtraValue",
+    "k8s.io.api.authorization.v1.ExtraValue",
+    "k8s.io.api.certificates.v1.ExtraValue",
+)
 
 
 def _decode_extra_value(data: bytes) -> list[str]:

@@ -617,6 +617,10 @@ def _add_workloads() -> None:
 _add_workloads()
 
 
+# kinds whose list printer orders the rows itself (printFlowSchemaList sorts by precedence)
+ROW_ORDER: dict[tuple[str, str], Callable[[list[Obj]], list[Obj]]] = {}
+
+
 def row_cells(group: str, plural: str, obj: Obj, now: datetime) -> list:
     """The cells of one row, exactly as printers.go renders them (wide columns included)."""
     return _CELLS.get((group, plural), _name_age)(obj, now)
@@ -655,6 +659,9 @@ def make_table(
         from mockkube.apiserver.http.tables_custom import printer as custom_printer
 
         printer = custom_printer(printer)
+    order = ROW_ORDER.get((group, plural)) if printer is None else None
+    if order is not None:
+        objects = order(objects)
     rows = []
     for obj in objects:
         cells = printer.cells(obj, now) if printer is not None else row_cells(group, plural, obj, now)
@@ -677,9 +684,10 @@ def make_table(
 
 
 def _register_more() -> None:
-    from mockkube.apiserver.http import tables_admission, tables_cluster
+    from mockkube.apiserver.http import tables_admission, tables_apis, tables_cluster
 
     tables_cluster.register(__import__(__name__, fromlist=["_CELLS"]))
+    tables_apis.register(__import__(__name__, fromlist=["_CELLS"]))
     tables_admission.register(__import__(__name__, fromlist=["_CELLS"]))
 
 

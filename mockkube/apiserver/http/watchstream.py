@@ -65,7 +65,9 @@ class _Encoder:
                 "metadata": entry.obj.get("metadata", {}),
             }
             return _event_bytes(typ, json.dumps(obj, separators=(",", ":")).encode())
-        if self.t.rt.schema is not None and entry.obj.get("apiVersion") != self.t.rt.api_version:
+        if entry.obj.get("apiVersion") != self.t.rt.api_version and (
+            self.t.rt.schema is not None or self.t.rt.strategy_converts
+        ):
             from mockkube.machinery.customresource import raw_as
 
             return _event_bytes(
