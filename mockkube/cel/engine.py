@@ -21,10 +21,11 @@ import re
 from functools import lru_cache
 from typing import Any, Callable
 
-from mockkube.cel import lib
+from mockkube.cel import celtypes, lib
+from mockkube.cel.celtypes import CelType, Duration, Timestamp
 from mockkube.cel.cost import estimate
 from mockkube.cel.lib import CELRuntimeError, Semver
-from mockkube.cel.parser import CELSyntaxError, Node, parse
+from mockkube.cel.parser import CELSyntaxError, Node, _qualified, parse
 
 # Upstream resourceapi.CELSelectorExpressionMaxCost / MaxLength.
 CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
@@ -89,6 +90,22 @@ _DEVICE_FIELDS: dict[str, T] = {
     "allowMultipleAllocations": "bool",
 }
 _NUMERIC = ("int", "uint", "double")
+TIMESTAMP, DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
+_TIME = (Timestamp, Duration)
+_ORDERED = ("string", "bytes", "bool", TIMESTAMP, DURATION)
+_TIME_OPS = {
+    ("_+_", TIMESTAMP, DURATION): TIMESTAMP,
+    ("_+_", DURATION, TIMESTAMP): TIMESTAMP,
+    ("_+_", DURATION, DURATION): DURATION,
+    ("_-_", TIMESTAMP, DURATION): TIMESTAMP,
+    ("_-_", TIMESTAMP, TIMESTAMP): DURATION,
+    ("_-_", DURATION, DURATION): DURATION,
+}
+# the type names an expression may use as values (``type(x) == int``)
+TYPE_NAMES = frozenset(
+    ("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn")
+    + (TIMESTAMP, DURATION, "optional_type")
+)
 
 
 def type_name(t: T) -> str:
@@ -96,6 +113,8 @@ def type_name(t: T) -> str:
     if isinstance(t, tuple):
         if t[0] == "list":
             return f"list({type_name(t[1])})"
+        if t[0] == "type":
+            return f"type({type_name(t[1])})"
         return f"map({type_name(t[1])}, {type_name(t[2])})"
     return {"device": "kubernetes.DRADevice", "quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver"}.get(
         t, t
@@ -124,9 +143,20 @@ def runtime_type(v: Any) -> str:
         return "map"
     if tv is Semver:
         return "semver"
+    if tv is Timestamp:
+        return TIMESTAMP
+    if tv is Duration:
+        return DURATION
+    if tv is CelType:
+        return "type"
     if isinstance(v, lib.quantity_class()):
         return "quantity"
     return tv.__name__
+
+
+def type_of(v: Any) -> CelType:
+    """``type(v)``: the type value of a runtime value, spelled as cel-go spells it."""
+    return CelType(type_name(runtime_type(v)))
 
 
 def _kind(t: T) -> str:
@@ -139,6 +169,8 @@ def _assignable(param: T, actual: T) -> bool:
     if isinstance(param, str) and param in ("list", "map"):
         return _kind(actual) == param
     if isinstance(param, tuple) and isinstance(actual, tuple) and param[0] == actual[0]:
+        if param[0] == "type":
+            return True
         return all(_assignable(p, a) for p, a in zip(param[1:], actual[1:]))
     return False
 
@@ -180,7 +212,7 @@ def cel_equals(a: Any, b: Any) -> bool:
 
 def _compare(a: Any, b: Any) -> int:
     ta, tb = type(a), type(b)
-    if (ta is tb and ta in (int, UInt, float, str, bytes, bool)) or (
+    if (ta is tb and ta in (int, UInt, float, str, bytes, bool, Timestamp, Duration)) or (
         ta in (int, UInt, float) and tb in (int, UInt, float)
     ):
         return (a > b) - (a < b)
@@ -190,6 +222,8 @@ def _compare(a: Any, b: Any) -> int:
 def _add(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
     if ta is not tb:
+        if ta in _TIME and tb in _TIME:
+            return celtypes.add(a, b)
         raise CELRuntimeError(f"no such overload: {runtime_type(a)} + {runtime_type(b)}")
     if ta is int:
         return _check_int(a + b)
@@ -197,12 +231,18 @@ def _add(a: Any, b: Any) -> Any:
         return _check_uint(a + b)
     if ta in (float, str, bytes, list):
         return a + b
+    if ta is Duration:
+        return celtypes.add(a, b)
     raise CELRuntimeError(f"no such overload: {runtime_type(a)} + {runtime_type(b)}")
 
 
 def _arith(op: str) -> Callable[[Any, Any], Any]:
     def fn(a: Any, b: Any) -> Any:
         ta, tb = type(a), type(b)
+        if op == "-" and ta in _TIME and tb in _TIME:
+            r = celtypes.sub(a, b)
+            if r is not NotImplemented:
+                return r
         if ta is not tb or ta not in (int, UInt, float) or (op == "%" and ta is float):
             raise CELRuntimeError(f"no such overload: {runtime_type(a)} {op} {runtime_type(b)}")
         if op == "-":
@@ -306,6 +346,10 @@ class DefaultEmptyMap(dict):
 
 
 def _to_int(v: Any) -> int:
+    if type(v) is Timestamp:
+        return celtypes.timestamp_seconds(v)
+    if type(v) is Duration:
+        return v.ns
     if type(v) is str:
         try:
             return _check_int(int(v, 10))
@@ -325,6 +369,10 @@ def _to_string(v: Any) -> str:
         return v.decode("utf-8")
     if type(v) is float:
         return repr(v) if not v.is_integer() else f"{int(v)}"
+    if type(v) is Timestamp:
+        return celtypes.timestamp_string(v)
+    if type(v) is Duration:
+        return celtypes.duration_string(v)
     if isinstance(v, lib.quantity_class()):
         return v.canonical()
     return str(v)
@@ -420,10 +468,22 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
         ("list", (), "int", len),
         ("map", (), "int", len),
     ],
-    "int": [(None, (t,), "int", _to_int) for t in ("int", "uint", "double", "string")],
+    "int": [(None, (t,), "int", _to_int) for t in ("int", "uint", "double", "string", TIMESTAMP, DURATION)],
     "uint": [(None, (t,), "uint", lambda v: _check_uint(int(v))) for t in ("int", "uint", "double")],
     "double": [(None, (t,), "double", float) for t in ("int", "uint", "double", "string")],
-    "string": [(None, (t,), "string", _to_string) for t in ("int", "uint", "double", "string", "bytes", "bool")],
+    "string": [
+        (None, (t,), "string", _to_string)
+        for t in ("int", "uint", "double", "string", "bytes", "bool", TIMESTAMP, DURATION)
+    ],
+    "timestamp": [
+        (None, ("string",), TIMESTAMP, celtypes.parse_timestamp),
+        (None, ("int",), TIMESTAMP, celtypes.timestamp_from_seconds),
+        (None, (TIMESTAMP,), TIMESTAMP, lambda t: t),
+    ],
+    "duration": [
+        (None, ("string",), DURATION, celtypes.parse_duration),
+        (None, (DURATION,), DURATION, lambda d: d),
+    ],
     "bool": [(None, ("bool",), "bool", bool), (None, ("string",), "bool", lambda s: {"true": True, "false": False}[s])],
     "bytes": [(None, ("string",), "bytes", lambda s: s.encode()), (None, ("bytes",), "bytes", bytes)],
     "dyn": [(None, ("dyn",), "dyn", lambda v: v)],
@@ -476,6 +536,11 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     "optional.none": [(None, (), "optional_type", lambda: _NONE)],
     # mutating admission policies: a map key as a JSON Pointer token
     "jsonpatch.escapeKey": [(None, ("string",), "string", lambda k: k.replace("~", "~0").replace("/", "~1"))],
+    **{
+        name: [(TIMESTAMP, (), "int", fn), (TIMESTAMP, ("string",), "int", fn)]
+        + ([(DURATION, (), "int", celtypes.DURATION_ACCESSORS[name])] if name in celtypes.DURATION_ACCESSORS else [])
+        for name, fn in celtypes.TIMESTAMP_ACCESSORS.items()
+    },
     "major": [("semver", (), "int", lambda v: v.major)],
     "minor": [("semver", (), "int", lambda v: v.minor)],
     "patch": [("semver", (), "int", lambda v: v.patch)],
@@ -512,6 +577,8 @@ class _Compiler:
                 raise _CheckError("integer literal out of range", n.pos)
             return n.type_name, lambda act, v=value: v
         if k == "ident":
+            if n.name not in self.scope and n.name in TYPE_NAMES:
+                return self._type_constant(n.name)
             if n.name not in self.scope:
                 raise _CheckError(f"undeclared reference to '{n.name}' (in container '')", n.pos)
             name = n.name
@@ -589,7 +656,15 @@ class _Compiler:
         first = types[0]
         return first if all(t == first for t in types) else "dyn"
 
+    def _type_constant(self, name: str) -> tuple[T, Fn]:
+        value = CelType(name)
+        return ("type", name), lambda act: value
+
     def _select(self, n: Node) -> tuple[T, Fn]:
+        if not n.test_only and not n.optional:
+            qualified = _qualified(n)
+            if qualified in TYPE_NAMES and qualified.split(".", 1)[0] not in self.scope:
+                return self._type_constant(qualified)
         tt, tf = self.compile(n.target)
         name = n.name
         if n.optional:
@@ -668,6 +743,9 @@ class _Compiler:
                 return self._select(Node("select", sel.pos, name=sel.name, target=sel.target, test_only=True))
             if name in ("_&&_", "_||_"):
                 return self._logic(n)
+            if name == "type" and len(n.args) == 1 and "type" not in self.scope:
+                at, af = self.compile(n.args[0])
+                return ("type", at), lambda act: type_of(af(act))
             if name.startswith("_") or name in ("!_", "-_", "@in"):
                 return self._operator(n)
         else:
@@ -751,7 +829,7 @@ class _Compiler:
                 return "bool", lambda act: cel_equals(fa(act), fb(act))
             return "bool", lambda act: not cel_equals(fa(act), fb(act))
         if name in ("_<_", "_<=_", "_>_", "_>=_"):
-            ok = dyn or (a in _NUMERIC and b in _NUMERIC) or (a == b and a in ("string", "bytes", "bool"))
+            ok = dyn or (a in _NUMERIC and b in _NUMERIC) or (a == b and a in _ORDERED)
             if not ok:
                 raise _no_overload(display, n, types)
             test = {"_<_": lambda c: c < 0, "_<=_": lambda c: c <= 0, "_>_": lambda c: c > 0, "_>=_": lambda c: c >= 0}[
@@ -766,6 +844,9 @@ class _Compiler:
             ):
                 raise _no_overload(display, n, types)
             return "bool", lambda act: _contains(fb(act), fa(act))
+        if (name, a, b) in _TIME_OPS:
+            fn = _add if name == "_+_" else _arith("-")
+            return _TIME_OPS[(name, a, b)], lambda act: fn(fa(act), fb(act))
         if name == "_+_":
             ok = dyn or (a == b and _kind(a) in ("int", "uint", "double", "string", "bytes", "list"))
             if not ok and not (_kind(a) == "list" == _kind(b)):
