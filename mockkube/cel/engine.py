@@ -456,6 +456,7 @@ def _char_at(s: str, i: int) -> str:
 
 
 LS = ("list", "string")
+_NAMESPACES = ("optional", "jsonpatch", "strings")
 # name -> list of (receiver type or None for global, param types, result type, impl)
 _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     "size": [
@@ -753,10 +754,13 @@ class _Compiler:
                 return self._comprehension(n)
             if name == "bind" and n.target.kind == "ident" and n.target.name == "cel" and "cel" not in self.scope:
                 return self._bind(n)
-            if n.target.kind == "ident" and n.target.name == "optional" and "optional" not in self.scope:
-                return self._function(Node("call", n.pos, name="optional." + name, args=n.args))
-            if n.target.kind == "ident" and n.target.name == "jsonpatch" and "jsonpatch" not in self.scope:
-                return self._function(Node("call", n.pos, name="jsonpatch." + name, args=n.args))
+            if (
+                n.target.kind == "ident"
+                and n.target.name in _NAMESPACES
+                and n.target.name not in self.scope
+                and f"{n.target.name}.{name}" in _FUNCTIONS
+            ):
+                return self._function(Node("call", n.pos, name=f"{n.target.name}.{name}", args=n.args))
         return self._function(n)
 
     def _logic(self, n: Node) -> tuple[T, Fn]:
