@@ -457,6 +457,7 @@ def _char_at(s: str, i: int) -> str:
 
 LS = ("list", "string")
 _NAMESPACES = ("optional", "jsonpatch", "strings")
+_TWO_VAR_MACROS = ("all", "exists", "existsOne", "transformList", "transformMap", "transformMapEntry")
 # name -> list of (receiver type or None for global, param types, result type, impl)
 _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     "size": [
@@ -750,7 +751,19 @@ class _Compiler:
             if name.startswith("_") or name in ("!_", "-_", "@in"):
                 return self._operator(n)
         else:
-            if name in ("all", "exists", "exists_one", "map", "filter") and n.args and n.args[0].kind == "ident":
+            if (
+                name in _TWO_VAR_MACROS
+                and len(n.args) >= 3
+                and n.args[0].kind == "ident"
+                and n.args[1].kind == "ident"
+                and (name not in ("all", "exists") or len(n.args) == 3)
+            ):
+                return self._comprehension2(n)
+            if (
+                name in ("all", "exists", "exists_one", "existsOne", "map", "filter")
+                and n.args
+                and n.args[0].kind == "ident"
+            ):
                 return self._comprehension(n)
             if name == "bind" and n.target.kind == "ident" and n.target.name == "cel" and "cel" not in self.scope:
                 return self._bind(n)
@@ -925,7 +938,7 @@ class _Compiler:
         return dispatch
 
     def _comprehension(self, n: Node) -> tuple[T, Fn]:
-        macro = n.name
+        macro = "exists_one" if n.name == "existsOne" else n.name
         tt, tf = self.compile(n.target)
         var = n.args[0].name
         if _kind(tt) == "list":
@@ -1019,12 +1032,147 @@ class _Compiler:
             out = []
             for x in items(act):
                 scope[var] = x
-                if len(bodies) == 3 and pf(scope) is not True:
+                if len(bodies) == 2 and pf(scope) is not True:
                     continue
                 out.append(mf(scope))
             return out
 
         return ("list", mt), mapper
+
+    def _comprehension2(self, n: Node) -> tuple[T, Fn]:
+        """The two-variable comprehensions (cel-go ext.TwoVarComprehensions): ``all``,
+        ``exists``, ``existsOne``, ``transformList``, ``transformMap`` and
+        ``transformMapEntry`` with (index, value) over a list or (key, value) over a map."""
+        macro = n.name
+        tt, tf = self.compile(n.target)
+        v1, v2 = n.args[0].name, n.args[1].name
+        if v1 == v2:
+            raise _CheckError(f"duplicate variable name: {v1}", n.args[1].pos)
+        if _kind(tt) == "list":
+            t1, t2 = "int", tt[1]
+        elif _kind(tt) == "map":
+            t1, t2 = tt[1], tt[2]
+        elif tt == "dyn":
+            t1, t2 = "dyn", "dyn"
+        else:
+            raise _CheckError(
+                f"expression of type '{type_name(tt)}' cannot be the range of a "
+                f"comprehension (must be list, map, or dynamic)",
+                n.target.pos,
+            )
+        if macro in ("all", "exists", "existsOne") and len(n.args) != 3 or len(n.args) > 4:
+            raise _CheckError(f"no matching overload for macro '{macro}'", n.pos)
+        saved = {v: self.scope.get(v) for v in (v1, v2)}
+        self.scope[v1], self.scope[v2] = t1, t2
+        try:
+            bodies = [self.compile(a) for a in n.args[2:]]
+        finally:
+            for v, t in saved.items():
+                if t is None:
+                    del self.scope[v]
+                else:
+                    self.scope[v] = t
+        filtered = len(bodies) == 2
+        if macro in ("all", "exists", "existsOne") or filtered:
+            pt = bodies[0][0]
+            if pt not in ("bool", "dyn"):
+                raise _no_overload("_&&_" if macro == "all" else "_||_", n.args[2], ["bool", pt])
+        step_cost = 1 + sum(_node_count(a) for a in n.args[2:])
+
+        def pairs(act: dict) -> Any:
+            r = tf(act)
+            if isinstance(r, list):
+                it: Any = enumerate(r)
+            elif isinstance(r, dict):
+                it = r.items()
+            else:
+                raise CELRuntimeError(f"expression of type '{runtime_type(r)}' cannot be range of a comprehension")
+            budget = act.get(COST_KEY)
+            return it if budget is None else _charged(it, budget, step_cost)
+
+        pf = bodies[0][1]
+        if macro in ("all", "exists"):
+            want = macro == "exists"
+
+            def quant(act: dict) -> bool:
+                err = None
+                scope = dict(act)
+                for a, b in pairs(act):
+                    scope[v1], scope[v2] = a, b
+                    try:
+                        v = pf(scope)
+                        if type(v) is not bool:
+                            raise CELRuntimeError(f"no such overload: {runtime_type(v)} as bool")
+                        if v is want:
+                            return want
+                    except CELRuntimeError as exc:
+                        err = err or exc
+                if err is not None:
+                    raise err
+                return not want
+
+            return "bool", quant
+        if macro == "existsOne":
+
+            def one(act: dict) -> bool:
+                scope = dict(act)
+                count = 0
+                for a, b in pairs(act):
+                    scope[v1], scope[v2] = a, b
+                    v = pf(scope)
+                    if type(v) is not bool:
+                        raise CELRuntimeError(f"no such overload: {runtime_type(v)} as bool")
+                    count += v
+                return count == 1
+
+            return "bool", one
+        et, ef = bodies[-1]
+        if macro == "transformList":
+
+            def tlist(act: dict) -> list:
+                scope = dict(act)
+                out = []
+                for a, b in pairs(act):
+                    scope[v1], scope[v2] = a, b
+                    if filtered and pf(scope) is not True:
+                        continue
+                    out.append(ef(scope))
+                return out
+
+            return ("list", et), tlist
+        if macro == "transformMap":
+
+            def tmap(act: dict) -> dict:
+                scope = dict(act)
+                out = {}
+                for a, b in pairs(act):
+                    scope[v1], scope[v2] = a, b
+                    if filtered and pf(scope) is not True:
+                        continue
+                    out[a] = ef(scope)
+                return out
+
+            return ("map", t1, et), tmap
+        if _kind(et) not in ("map", "dyn"):
+            raise _no_overload("transformMapEntry", n.args[-1], [et])
+
+        def tentry(act: dict) -> dict:
+            scope = dict(act)
+            out: dict = {}
+            for a, b in pairs(act):
+                scope[v1], scope[v2] = a, b
+                if filtered and pf(scope) is not True:
+                    continue
+                entry = ef(scope)
+                if not isinstance(entry, dict):
+                    raise CELRuntimeError(f"no such overload: transformMapEntry({runtime_type(entry)})")
+                for k, v in entry.items():
+                    if k in out:
+                        raise CELRuntimeError(f"insert failed: key {_to_string(k)} already exists")
+                    out[k] = v
+            return out
+
+        return (et if _kind(et) == "map" else "dyn"), tentry
 
     def _bind(self, n: Node) -> tuple[T, Fn]:
         if len(n.args) != 3 or n.args[0].kind != "ident":
