@@ -103,7 +103,7 @@ _TIME_OPS = {
 }
 # the type names an expression may use as values (``type(x) == int``)
 TYPE_NAMES = frozenset(
-    ("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn")
+    ("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type")
     + (TIMESTAMP, DURATION, "optional_type")
 )
 
@@ -206,15 +206,24 @@ def cel_equals(a: Any, b: Any) -> bool:
             return len(a) == len(b) and all(k in b and cel_equals(v, b[k]) for k, v in a.items())
         return a == b
     if ta in (int, UInt, float) and tb in (int, UInt, float):
+        if ta is float and tb is not float:
+            return a == float(b)
+        if tb is float and ta is not float:
+            return float(a) == b
         return a == b
     return False
 
 
 def _compare(a: Any, b: Any) -> int:
     ta, tb = type(a), type(b)
-    if (ta is tb and ta in (int, UInt, float, str, bytes, bool, Timestamp, Duration)) or (
-        ta in (int, UInt, float) and tb in (int, UInt, float)
-    ):
+    if ta is tb and ta in (int, UInt, float, str, bytes, bool, Timestamp, Duration):
+        return (a > b) - (a < b)
+    if ta in (int, UInt, float) and tb in (int, UInt, float):
+        # cel-go compares an integer with a double as doubles (lossy at the int64 limits)
+        if ta is float and tb is not float:
+            b = float(b)
+        elif tb is float and ta is not float:
+            a = float(a)
         return (a > b) - (a < b)
     raise CELRuntimeError(f"no such overload: {runtime_type(a)} < {runtime_type(b)}")
 
@@ -356,17 +365,61 @@ def _to_int(v: Any) -> int:
         except ValueError:
             raise CELRuntimeError(f"cannot convert '{v}' to int") from None
     if type(v) is float:
-        if math.isnan(v) or math.isinf(v) or not (_INT_MIN <= v <= _INT_MAX):
+        # cel-go: strictly inside (MinInt64, MaxInt64) as doubles, so -2^63 itself overflows
+        if math.isnan(v) or not (-9.223372036854775808e18 < v < 9.223372036854775808e18):
             raise CELRuntimeError("integer overflow")
         return int(v)
     return _check_int(int(v))
+
+
+def _to_uint(v: Any) -> UInt:
+    if type(v) is str:
+        try:
+            n = int(v, 10)
+        except ValueError:
+            raise CELRuntimeError(f'strconv.ParseUint: parsing "{v}": invalid syntax') from None
+        return _check_uint(n)
+    if type(v) is float:
+        if math.isnan(v) or not (-1.0 < v < 1.8446744073709551616e19):
+            raise CELRuntimeError("unsigned integer overflow")
+        return UInt(int(v))
+    return _check_uint(int(v))
+
+
+_BOOL_STRINGS = {
+    "1": True,
+    "t": True,
+    "T": True,
+    "TRUE": True,
+    "true": True,
+    "True": True,
+    "0": False,
+    "f": False,
+    "F": False,
+    "FALSE": False,
+    "false": False,
+    "False": False,
+}
+
+
+def _to_bool(v: Any) -> bool:
+    """Go's strconv.ParseBool, as cel-go's bool(string)."""
+    if type(v) is bool:
+        return v
+    try:
+        return _BOOL_STRINGS[v]
+    except KeyError:
+        raise CELRuntimeError(f'strconv.ParseBool: parsing "{v}": invalid syntax') from None
 
 
 def _to_string(v: Any) -> str:
     if type(v) is bool:
         return "true" if v else "false"
     if type(v) is bytes:
-        return v.decode("utf-8")
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CELRuntimeError("invalid UTF-8 in bytes, cannot convert to string") from None
     if type(v) is float:
         return repr(v) if not v.is_integer() else f"{int(v)}"
     if type(v) is Timestamp:
@@ -471,7 +524,7 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
         ("map", (), "int", len),
     ],
     "int": [(None, (t,), "int", _to_int) for t in ("int", "uint", "double", "string", TIMESTAMP, DURATION)],
-    "uint": [(None, (t,), "uint", lambda v: _check_uint(int(v))) for t in ("int", "uint", "double")],
+    "uint": [(None, (t,), "uint", _to_uint) for t in ("int", "uint", "double", "string")],
     "double": [(None, (t,), "double", float) for t in ("int", "uint", "double", "string")],
     "string": [
         (None, (t,), "string", _to_string)
@@ -486,7 +539,7 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
         (None, ("string",), DURATION, celtypes.parse_duration),
         (None, (DURATION,), DURATION, lambda d: d),
     ],
-    "bool": [(None, ("bool",), "bool", bool), (None, ("string",), "bool", lambda s: {"true": True, "false": False}[s])],
+    "bool": [(None, ("bool",), "bool", _to_bool), (None, ("string",), "bool", _to_bool)],
     "bytes": [(None, ("string",), "bytes", lambda s: s.encode()), (None, ("bytes",), "bytes", bytes)],
     "dyn": [(None, ("dyn",), "dyn", lambda v: v)],
     "contains": [("string", ("string",), "bool", lambda s, x: x in s)],

@@ -133,6 +133,31 @@ def _unescape(body: str, pos: int) -> str:
     return "".join(out)
 
 
+def _unescape_bytes(body: str, pos: int) -> bytes:
+    """A bytes literal's body: ``\\xFF`` and octal escapes are single bytes, other
+    characters (and ``\\u`` escapes) their UTF-8 encoding."""
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out += c.encode("utf-8")
+            i += 1
+            continue
+        nxt = body[i + 1] if i + 1 < len(body) else ""
+        if nxt in "xX":
+            out.append(int(body[i + 2 : i + 4], 16))
+            i += 4
+        elif nxt.isdigit():
+            out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            j = i + (10 if nxt == "U" else 6 if nxt == "u" else 2)
+            out += _unescape(body[i:j], pos).encode("utf-8")
+            i = j
+    return bytes(out)
+
+
 def tokenize(src: str) -> list[Token]:
     tokens: list[Token] = []
     pos = 0
@@ -158,11 +183,12 @@ def tokenize(src: str) -> list[Token]:
             quoted = text[len(prefix) :]
             q = 3 if quoted[:3] in ('"""', "'''") else 1
             body = quoted[q:-q]
-            value = body if "r" in prefix.lower() else _unescape(body, pos)
+            raw = "r" in prefix.lower()
             if "b" in prefix.lower():
-                tokens.append(Token("bytes", text, pos, value.encode("utf-8")))
+                data = body.encode("utf-8") if raw else _unescape_bytes(body, pos)
+                tokens.append(Token("bytes", text, pos, data))
             else:
-                tokens.append(Token("string", text, pos, value))
+                tokens.append(Token("string", text, pos, body if raw else _unescape(body, pos)))
         elif kind == "ident":
             tokens.append(Token("ident", text, pos))
         else:
