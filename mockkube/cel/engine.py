@@ -644,11 +644,15 @@ class _Compiler:
             return self._index(n)
         if k == "list":
             items = [self.compile(a) for a in n.args]
+            if n.optional_at:
+                return self._optional_list(n, items)
             elem = self._join_types([t for t, _ in items], n, "list")
             fns = [f for _, f in items]
             return ("list", elem), lambda act: [f(act) for f in fns]
         if k == "map":
             pairs = [(self.compile(a), self.compile(b)) for a, b in n.entries]
+            if n.optional_at:
+                return self._optional_map(n, pairs)
             kt = self._join_types([p[0][0] for p in pairs], n, "map")
             vt = self._join_types([p[1][0] for p in pairs], n, "map")
             for (t, _), _v in pairs:
@@ -671,6 +675,56 @@ class _Compiler:
         if k == "cond":
             return self._cond(n)
         return self._call(n)
+
+    def _optional_list(self, n: Node, items: list[tuple[T, Fn]]) -> tuple[T, Fn]:
+        """``[a, ?b]``: an optional element is added only when it has a value."""
+        for i in n.optional_at:
+            if items[i][0] not in ("optional_type", "dyn"):
+                raise _no_overload("optional element", n.args[i], [items[i][0]])
+        types = [t for i, (t, _) in enumerate(items) if i not in n.optional_at]
+        elem = self._join_types(types, n, "list") if len(types) == len(items) else "dyn"
+        parts = [(i in n.optional_at, f) for i, (_, f) in enumerate(items)]
+
+        def build(act: dict) -> list:
+            out = []
+            for optional, f in parts:
+                v = f(act)
+                if optional:
+                    if type(v) is not optional_type:
+                        raise CELRuntimeError(f"no such overload: optional element of type {runtime_type(v)}")
+                    if not v.present:
+                        continue
+                    v = v.value
+                out.append(v)
+            return out
+
+        return ("list", elem), build
+
+    def _optional_map(self, n: Node, pairs: list) -> tuple[T, Fn]:
+        """``{?k: v}``: an optional entry is set only when its value has one."""
+        for i in n.optional_at:
+            if pairs[i][1][0] not in ("optional_type", "dyn"):
+                raise _no_overload("optional entry", n.entries[i][1], [pairs[i][1][0]])
+        kt = self._join_types([p[0][0] for p in pairs], n, "map")
+        fp = [(i in n.optional_at, a[1], b[1]) for i, (a, b) in enumerate(pairs)]
+
+        def build(act: dict) -> dict:
+            out: dict = {}
+            for optional, kf, vf in fp:
+                key = kf(act)
+                v = vf(act)
+                if optional:
+                    if type(v) is not optional_type:
+                        raise CELRuntimeError(f"no such overload: optional entry of type {runtime_type(v)}")
+                    if not v.present:
+                        continue
+                    v = v.value
+                if key in out:
+                    raise CELRuntimeError(f"Failed with repeated key: {key}")
+                out[key] = v
+            return out
+
+        return ("map", kt, "dyn"), build
 
     def _message(self, n: Node) -> tuple[T, Fn]:
         """A message value (Kubernetes' apply configurations ``Object...`` and ``JSONPatch``,
@@ -728,6 +782,19 @@ class _Compiler:
             return "optional_type", lambda act: _opt_index(tf(act), name)
         if tt == "optional_type" and not n.test_only:
             return "optional_type", lambda act: _select(tf(act), name)
+        if tt == "optional_type":  # has(opt.f): false for none, else has() on the value
+
+            def has_opt(act: dict) -> bool:
+                obj = tf(act)
+                if type(obj) is optional_type:
+                    if not obj.present:
+                        return False
+                    obj = obj.value
+                if isinstance(obj, dict):
+                    return dict.__contains__(obj, name)
+                raise CELRuntimeError(f"no such overload: has({runtime_type(obj)}.{name})")
+
+            return "bool", has_opt
         if tt == "device":
             if name not in _DEVICE_FIELDS:
                 raise _CheckError(f"undefined field '{name}'", n.pos)
@@ -812,6 +879,8 @@ class _Compiler:
                 and (name not in ("all", "exists") or len(n.args) == 3)
             ):
                 return self._comprehension2(n)
+            if name in ("optMap", "optFlatMap") and len(n.args) == 2 and n.args[0].kind == "ident":
+                return self._opt_map(n)
             if (
                 name in ("all", "exists", "exists_one", "existsOne", "map", "filter")
                 and n.args
@@ -1226,6 +1295,43 @@ class _Compiler:
             return out
 
         return (et if _kind(et) == "map" else "dyn"), tentry
+
+    def _opt_map(self, n: Node) -> tuple[T, Fn]:
+        """``opt.optMap(v, expr)`` / ``opt.optFlatMap(v, optExpr)`` (cel-go's optional
+        library): none stays none, a value is bound to ``v`` and mapped."""
+        tt, tf = self.compile(n.target)
+        if tt not in ("optional_type", "dyn"):
+            raise _no_overload(n.name, n, [tt])
+        var = n.args[0].name
+        saved = self.scope.get(var)
+        self.scope[var] = "dyn"
+        try:
+            bt, bf = self.compile(n.args[1])
+        finally:
+            if saved is None:
+                del self.scope[var]
+            else:
+                self.scope[var] = saved
+        flat = n.name == "optFlatMap"
+        if flat and bt not in ("optional_type", "dyn"):
+            raise _no_overload("optFlatMap", n.args[1], [bt])
+
+        def opt_map(act: dict) -> optional_type:
+            o = tf(act)
+            if type(o) is not optional_type:
+                raise CELRuntimeError(f"no such overload: {runtime_type(o)}.{n.name}")
+            if not o.present:
+                return _NONE
+            scope = dict(act)
+            scope[var] = o.value
+            r = bf(scope)
+            if flat:
+                if type(r) is not optional_type:
+                    raise CELRuntimeError(f"no such overload: optFlatMap({runtime_type(r)})")
+                return r
+            return optional_type(r, True)
+
+        return "optional_type", opt_map
 
     def _bind(self, n: Node) -> tuple[T, Fn]:
         if len(n.args) != 3 or n.args[0].kind != "ident":

@@ -44,6 +44,8 @@ class Node:
     type_name: str = ""
     test_only: bool = False
     optional: bool = False  # `.?field` / `[?key]` (CEL optional syntax, enabled for Kubernetes)
+    # list / map literals: the positions of optional elements / entries (`[?x]`, `{?k: v}`)
+    optional_at: tuple[int, ...] = ()
 
 
 _TOKEN_RE = re.compile(
@@ -360,11 +362,13 @@ class Parser:
                 break
         return Node("message", brace.pos, name=_qualified(type_node), entries=fields)
 
-    def args(self, close: str) -> list[Node]:
+    def args(self, close: str, optional_at: list[int] | None = None) -> list[Node]:
         out: list[Node] = []
         if self.accept(close) is not None:
             return out
         while True:
+            if optional_at is not None and self.accept("?") is not None:
+                optional_at.append(len(out))
             out.append(self.expr())
             if self.accept(",") is not None:
                 if self.accept(close) is not None:
@@ -405,11 +409,16 @@ class Parser:
                 self.expect(")")
                 return inner
             if tok.text == "[":
-                return Node("list", tok.pos, args=self.args("]"))
+                optional_at: list[int] = []
+                items = self.args("]", optional_at)
+                return Node("list", tok.pos, args=items, optional_at=tuple(optional_at))
             if tok.text == "{":
                 entries: list[tuple[Node, Node]] = []
+                optional_keys: list[int] = []
                 if self.accept("}") is None:
                     while True:
+                        if self.accept("?") is not None:
+                            optional_keys.append(len(entries))
                         key = self.expr()
                         self.expect(":")
                         entries.append((key, self.expr()))
@@ -419,7 +428,7 @@ class Parser:
                             continue
                         self.expect("}")
                         break
-                return Node("map", tok.pos, entries=entries)
+                return Node("map", tok.pos, entries=entries, optional_at=tuple(optional_keys))
         if tok.kind == "eof":
             raise CELSyntaxError(
                 "Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', "
