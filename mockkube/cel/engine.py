@@ -104,7 +104,7 @@ _TIME_OPS = {
 # the type names an expression may use as values (``type(x) == int``)
 TYPE_NAMES = frozenset(
     ("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type")
-    + (TIMESTAMP, DURATION, "optional_type")
+    + (TIMESTAMP, DURATION, "optional_type", "net.IP", "net.CIDR")
 )
 
 
@@ -509,7 +509,7 @@ def _char_at(s: str, i: int) -> str:
 
 
 LS = ("list", "string")
-_NAMESPACES = ("optional", "jsonpatch", "strings")
+_NAMESPACES = ("optional", "jsonpatch", "strings", "ip")
 _TWO_VAR_MACROS = ("all", "exists", "existsOne", "transformList", "transformMap", "transformMapEntry")
 # name -> list of (receiver type or None for global, param types, result type, impl)
 _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {

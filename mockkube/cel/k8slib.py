@@ -71,18 +71,34 @@ def _query(u: URL) -> dict:
 # -- ip / cidr -------------------------------------------------------------------------------
 
 
+def _q(text: str) -> str:
+    """Go's %q of a string (Kubernetes' error messages quote the input so)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 class IP:
     __slots__ = ("addr",)
 
     def __init__(self, text: str) -> None:
+        if "%" in text:
+            raise CELRuntimeError(f"IP address {_q(text)} with zone value is not allowed")
         try:
-            if "%" in text:
-                raise ValueError
             self.addr = ipaddress.ip_address(text)
         except ValueError:
-            raise CELRuntimeError(f"IP Address '{text}' parse error during conversion from string") from None
+            raise CELRuntimeError(
+                f"IP Address {_q(text)} parse error during conversion from string: ParseAddr({_q(text)})"
+            ) from None
         if self.addr.version == 6 and self.addr.ipv4_mapped is not None:
-            raise CELRuntimeError(f"IPv4-mapped IPv6 address '{text}' is not allowed")
+            raise CELRuntimeError(f"IPv4-mapped IPv6 address {_q(text)} is not allowed")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is IP and other.addr == self.addr
+
+    def __hash__(self) -> int:
+        return hash(self.addr)
+
+    def __str__(self) -> str:
+        return str(self.addr)
 
 
 IP.__name__ = "net.IP"
@@ -92,14 +108,49 @@ class CIDR:
     __slots__ = ("net", "ip")
 
     def __init__(self, text: str) -> None:
+        if "%" in text:
+            raise CELRuntimeError(f"CIDR {_q(text)} with zone value is not allowed")
         try:
             self.net = ipaddress.ip_network(text, strict=False)
             self.ip = ipaddress.ip_address(text.split("/")[0])
         except ValueError:
-            raise CELRuntimeError(f"network address parse error during conversion from string: {text}") from None
+            raise CELRuntimeError(
+                "network address parse error during conversion from string: "
+                f"network address parse error during conversion from string: netip.ParsePrefix({_q(text)})"
+            ) from None
+        if self.ip.version == 6 and self.ip.ipv4_mapped is not None:
+            raise CELRuntimeError(f"IPv4-mapped IPv6 address {_q(text)} is not allowed")
+
+    def __eq__(self, other: object) -> bool:
+        # netip.Prefix equality: the address as written and the prefix length
+        return type(other) is CIDR and other.ip == self.ip and other.net.prefixlen == self.net.prefixlen
+
+    def __hash__(self) -> int:
+        return hash((self.ip, self.net.prefixlen))
+
+    def __str__(self) -> str:
+        return f"{self.ip}/{self.net.prefixlen}"
 
 
 CIDR.__name__ = "net.CIDR"
+
+
+_LINK_LOCAL_MC4 = ipaddress.ip_network("224.0.0.0/24")
+
+
+def _is_global_unicast(i: IP) -> bool:
+    """Go's netip.Addr.IsGlobalUnicast: private ranges count, the special ones do not."""
+    a = i.addr
+    if a.version == 4 and int(a) == 0xFFFFFFFF:
+        return False
+    return not (a.is_unspecified or a.is_loopback or a.is_multicast or a.is_link_local)
+
+
+def _is_link_local_multicast(i: IP) -> bool:
+    a = i.addr
+    if a.version == 4:
+        return a in _LINK_LOCAL_MC4
+    return (int(a) >> 112) & 0xFF0F == 0xFF02
 
 
 def _ok(ctor: Any, text: str) -> bool:
@@ -256,9 +307,10 @@ _MORE = {
     "family": [("net.IP", (), "int", lambda i: i.addr.version)],
     "isUnspecified": [("net.IP", (), "bool", lambda i: i.addr.is_unspecified)],
     "isLoopback": [("net.IP", (), "bool", lambda i: i.addr.is_loopback)],
-    "isLinkLocalMulticast": [("net.IP", (), "bool", lambda i: i.addr.is_multicast and i.addr.is_link_local)],
+    "isLinkLocalMulticast": [("net.IP", (), "bool", _is_link_local_multicast)],
     "isLinkLocalUnicast": [("net.IP", (), "bool", lambda i: i.addr.is_link_local and not i.addr.is_multicast)],
-    "isGlobalUnicast": [("net.IP", (), "bool", lambda i: i.addr.is_global and not i.addr.is_multicast)],
+    "isGlobalUnicast": [("net.IP", (), "bool", _is_global_unicast)],
+    "ip.isCanonical": [(None, ("string",), "bool", lambda s: str(IP(s)) == s)],
     "cidr": [(None, ("string",), "net.CIDR", CIDR)],
     "isCIDR": [(None, ("string",), "bool", lambda s: _ok(CIDR, s))],
     "containsIP": [
@@ -295,10 +347,10 @@ def register() -> None:
     extra = ("list", ("dyn",), "int", _list_last_index)
     if extra not in have:
         have.append(extra)
-    have = engine._FUNCTIONS.setdefault("isCanonical", [])
-    canon = (None, ("string",), "bool", lambda s: _ok(IP, s) and str(IP(s).addr) == s)
-    if not have:
-        have.append(canon)
+    have = engine._FUNCTIONS.setdefault("string", [])
+    for t in ("net.IP", "net.CIDR"):
+        if not any(o[1] == (t,) for o in have):
+            have.append((None, (t,), "string", str))
 
 
 register()
