@@ -92,6 +92,7 @@ _DEVICE_FIELDS: dict[str, T] = {
 _NUMERIC = ("int", "uint", "double")
 TIMESTAMP, DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
 _TIME = (Timestamp, Duration)
+_KEY_TYPES = (int, UInt, str, bool)
 _ORDERED = ("string", "bytes", "bool", TIMESTAMP, DURATION)
 _TIME_OPS = {
     ("_+_", TIMESTAMP, DURATION): TIMESTAMP,
@@ -621,6 +622,7 @@ def _no_overload(name: str, node: Node, types: list[T], receiver: T | None = Non
 class _Compiler:
     def __init__(self, scope: dict[str, T] | None = None) -> None:
         self.scope: dict[str, T] = dict(scope) if scope is not None else {"device": "device"}
+        self.declared = frozenset(self.scope)
 
     def compile(self, n: Node) -> tuple[T, Fn]:
         k = n.kind
@@ -664,6 +666,8 @@ class _Compiler:
                 out: dict = {}
                 for kf, vf in fp:
                     key = kf(act)
+                    if type(key) not in _KEY_TYPES:
+                        raise CELRuntimeError(f"unsupported key type: {runtime_type(key)}")
                     if key in out:
                         raise CELRuntimeError(f"Failed with repeated key: {key}")
                     out[key] = vf(act)
@@ -719,6 +723,8 @@ class _Compiler:
                     if not v.present:
                         continue
                     v = v.value
+                if type(key) not in _KEY_TYPES:
+                    raise CELRuntimeError(f"unsupported key type: {runtime_type(key)}")
                 if key in out:
                     raise CELRuntimeError(f"Failed with repeated key: {key}")
                 out[key] = v
@@ -772,6 +778,12 @@ class _Compiler:
     def _select(self, n: Node) -> tuple[T, Fn]:
         if not n.test_only and not n.optional:
             qualified = _qualified(n)
+            if (
+                qualified
+                and qualified in self.scope
+                and qualified.split(".", 1)[0] not in self.scope.keys() - self.declared
+            ):  # a dotted variable name (the longest prefix wins; comprehension variables shadow)
+                return self.scope[qualified], lambda act: act[qualified]
             if qualified in TYPE_NAMES and qualified.split(".", 1)[0] not in self.scope:
                 return self._type_constant(qualified)
         tt, tf = self.compile(n.target)
@@ -1456,13 +1468,33 @@ def compile_expression(expression: str) -> CompiledExpression:
     return CompiledExpression(expression, out_type, fn, estimate(ast))
 
 
+class _UncheckedCompiler(_Compiler):
+    """cel-go with type checking off: every expression is dyn, and what the checker would
+    reject (an undeclared variable or function, an overload no argument types fit) fails
+    only when evaluated, so ``x || true`` and ``false && 32`` are true and false."""
+
+    def compile(self, n: Node) -> tuple[T, Fn]:
+        try:
+            _t, fn = super().compile(n)
+        except _CheckError as exc:
+            message = exc.message
+
+            def fail(act: dict) -> Any:
+                raise CELRuntimeError(message)
+
+            return "dyn", fail
+        return "dyn", fn
+
+
 @lru_cache(maxsize=8192)
-def compile_with(expression: str, variables: tuple[tuple[str, T], ...]) -> CompiledExpression:
+def compile_with(expression: str, variables: tuple[tuple[str, T], ...], checked: bool = True) -> CompiledExpression:
     """Parse, type-check and compile an expression over the given (name, type) variables
-    (``dyn`` for values whose type comes from an object, as CRD rules' ``self``)."""
+    (``dyn`` for values whose type comes from an object, as CRD rules' ``self``).
+    ``checked=False`` compiles as cel-go does with checking off (the conformance tests'
+    ``disable_check``); Kubernetes always checks."""
     try:
         ast = parse(expression)
-        out_type, fn = _Compiler(dict(variables)).compile(ast)
+        out_type, fn = (_Compiler if checked else _UncheckedCompiler)(dict(variables)).compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
     except RecursionError:

@@ -56,6 +56,7 @@ _TOKEN_RE = re.compile(
   | (?P<int>\d+[uU]?)
   | (?P<string>[rRbB]{0,2}(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
   | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
+  | (?P<quoted>`[_a-zA-Z0-9./~-]+`)
   | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%!<>?:.,()\[\]{}])
     """,
     re.VERBOSE | re.DOTALL,
@@ -193,6 +194,8 @@ def tokenize(src: str) -> list[Token]:
                 tokens.append(Token("string", text, pos, body if raw else _unescape(body, pos)))
         elif kind == "ident":
             tokens.append(Token("ident", text, pos))
+        elif kind == "quoted":  # a backquoted field name: m.`content-type`
+            tokens.append(Token("quoted", text, pos, text[1:-1]))
         else:
             tokens.append(Token("op", text, pos))
         pos = m.end()
@@ -321,6 +324,9 @@ class Parser:
             if (dot := self.accept(".")) is not None:
                 opt = self.accept("?") is not None
                 name_tok = self.next()
+                if name_tok.kind == "quoted":
+                    node = Node("select", dot.pos, name=name_tok.value, target=node, optional=opt)
+                    continue
                 if name_tok.kind != "ident":
                     raise CELSyntaxError(
                         f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER", name_tok.pos
