@@ -434,9 +434,14 @@ def _to_string(v: Any) -> str:
 
 def _q_int(q: Any) -> int:
     d = _q_fraction(q)
-    if d.denominator != 1:
+    if d.denominator != 1 or not _INT_MIN <= d.numerator <= _INT_MAX:  # Quantity.AsInt64 fails
         raise CELRuntimeError("cannot convert value to integer")
-    return _check_int(d.numerator)
+    return d.numerator
+
+
+def _q_is_int(q: Any) -> bool:
+    d = _q_fraction(q)
+    return d.denominator == 1 and _INT_MIN <= d.numerator <= _INT_MAX
 
 
 def _q_fraction(q: Any) -> Any:
@@ -569,7 +574,7 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     "semver": [(None, ("string",), "semver", lib.semver_parse), (None, ("string", "bool"), "semver", lib.semver_parse)],
     "isSemver": [(None, ("string",), "bool", lib.is_semver), (None, ("string", "bool"), "bool", lib.is_semver)],
     "sign": [("quantity", (), "int", lambda q: (_q_fraction(q) > 0) - (_q_fraction(q) < 0))],
-    "isInteger": [("quantity", (), "bool", lambda q: _q_fraction(q).denominator == 1)],
+    "isInteger": [("quantity", (), "bool", _q_is_int)],
     "asInteger": [("quantity", (), "int", _q_int)],
     "asApproximateFloat": [("quantity", (), "double", lambda q: float(_q_fraction(q)))],
     "add": [("quantity", ("quantity",), "quantity", _q_add), ("quantity", ("int",), "quantity", _q_add)],

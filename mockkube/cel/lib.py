@@ -107,10 +107,15 @@ def quantity_class() -> type:
     return _quantity_module().Quantity
 
 
+_QUANTITY_SHAPE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+
+
 def quantity_parse(text: Any) -> Any:
     try:
         return _quantity_module().parse_quantity(text)
-    except Exception:  # noqa: BLE001 - any parse failure is the CEL error below
+    except Exception:  # noqa: BLE001 - any parse failure is one of the CEL errors below
+        if isinstance(text, str) and _QUANTITY_SHAPE.match(text):
+            raise CELRuntimeError("unable to parse quantity's suffix") from None  # resource.ErrSuffix
         raise CELRuntimeError(
             "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
         ) from None
