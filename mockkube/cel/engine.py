@@ -628,6 +628,7 @@ class _Compiler:
     def __init__(self, scope: dict[str, T] | None = None) -> None:
         self.scope: dict[str, T] = dict(scope) if scope is not None else {"device": "device"}
         self.declared = frozenset(self.scope)
+        self.dotted = any("." in k for k in self.scope)  # variables named like `a.b.c`
 
     def compile(self, n: Node) -> tuple[T, Fn]:
         k = n.kind
@@ -781,7 +782,13 @@ class _Compiler:
         return ("type", name), lambda act: value
 
     def _select(self, n: Node) -> tuple[T, Fn]:
-        if not n.test_only and not n.optional:
+        t = n.target
+        if (
+            not n.test_only
+            and not n.optional
+            and (self.dotted or t.kind != "ident" or t.name not in self.scope)
+            and t.kind in ("ident", "select")
+        ):
             qualified = _qualified(n)
             if (
                 qualified
