@@ -625,10 +625,28 @@ def _no_overload(name: str, node: Node, types: list[T], receiver: T | None = Non
 
 
 class _Compiler:
-    def __init__(self, scope: dict[str, T] | None = None) -> None:
+    def __init__(self, scope: dict[str, T] | None = None, container: str = "") -> None:
         self.scope: dict[str, T] = dict(scope) if scope is not None else {"device": "device"}
         self.declared = frozenset(self.scope)
         self.dotted = any("." in k for k in self.scope)  # variables named like `a.b.c`
+        self.container = container
+        self.locals: list[str] = []  # comprehension and bind variables in scope, innermost last
+        # cel-go's resolution order in container "a.b": a.b.x, a.x, x
+        parts = container.split(".") if container else []
+        self.prefixes = [".".join(parts[:i]) + "." for i in range(len(parts), 0, -1)]
+
+    def _resolve(self, name: str, rooted: bool = False) -> str | None:
+        """The variable a (possibly dotted) name refers to: a comprehension variable, else the
+        first declared one of the container's candidates; None when there is none."""
+        if not rooted and name in self.locals:
+            return name
+        if not rooted:
+            for prefix in self.prefixes:
+                if prefix + name in self.declared and prefix + name in self.scope:
+                    return prefix + name
+        if name in self.declared and (rooted or name not in self.locals):
+            return name
+        return None
 
     def compile(self, n: Node) -> tuple[T, Fn]:
         k = n.kind
@@ -640,11 +658,11 @@ class _Compiler:
                 raise _CheckError("integer literal out of range", n.pos)
             return n.type_name, lambda act, v=value: v
         if k == "ident":
-            if n.name not in self.scope and n.name in TYPE_NAMES:
-                return self._type_constant(n.name)
-            if n.name not in self.scope:
-                raise _CheckError(f"undeclared reference to '{n.name}' (in container '')", n.pos)
-            name = n.name
+            name = self._resolve(n.name, n.rooted) if self.prefixes or n.rooted else n.name
+            if name is None or name not in self.scope:
+                if n.name in TYPE_NAMES:
+                    return self._type_constant(n.name)
+                raise _CheckError(f"undeclared reference to '{n.name}' (in container '{self.container}')", n.pos)
             return self.scope[name], lambda act: act[name]
         if k == "select":
             return self._select(n)
@@ -790,12 +808,13 @@ class _Compiler:
             and t.kind in ("ident", "select")
         ):
             qualified = _qualified(n)
-            if (
-                qualified
-                and qualified in self.scope
-                and qualified.split(".", 1)[0] not in self.scope.keys() - self.declared
-            ):  # a dotted variable name (the longest prefix wins; comprehension variables shadow)
-                return self.scope[qualified], lambda act: act[qualified]
+            root = n
+            while root.kind == "select":
+                root = root.target
+            local = not root.rooted and root.name in self.locals
+            found = self._resolve(qualified, root.rooted) if qualified and not local else None
+            if found is not None:  # a dotted variable name (the longest prefix wins; comprehension variables shadow)
+                return self.scope[found], lambda act: act[found]
             if qualified in TYPE_NAMES and qualified.split(".", 1)[0] not in self.scope:
                 return self._type_constant(qualified)
         tt, tf = self.compile(n.target)
@@ -1104,9 +1123,11 @@ class _Compiler:
             raise _CheckError(f"no matching overload for macro '{macro}'", n.pos)
         saved = self.scope.get(var)
         self.scope[var] = vt
+        self.locals.append(var)
         try:
             bodies = [self.compile(a) for a in n.args[1:]]
         finally:
+            self.locals.pop()
             if saved is None:
                 del self.scope[var]
             else:
@@ -1210,9 +1231,11 @@ class _Compiler:
             raise _CheckError(f"no matching overload for macro '{macro}'", n.pos)
         saved = {v: self.scope.get(v) for v in (v1, v2)}
         self.scope[v1], self.scope[v2] = t1, t2
+        self.locals += [v1, v2]
         try:
             bodies = [self.compile(a) for a in n.args[2:]]
         finally:
+            del self.locals[-2:]
             for v, t in saved.items():
                 if t is None:
                     del self.scope[v]
@@ -1329,9 +1352,11 @@ class _Compiler:
         var = n.args[0].name
         saved = self.scope.get(var)
         self.scope[var] = "dyn"
+        self.locals.append(var)
         try:
             bt, bf = self.compile(n.args[1])
         finally:
+            self.locals.pop()
             if saved is None:
                 del self.scope[var]
             else:
@@ -1364,9 +1389,11 @@ class _Compiler:
         it, ifn = self.compile(n.args[1])
         saved = self.scope.get(var)
         self.scope[var] = it
+        self.locals.append(var)
         try:
             bt, bf = self.compile(n.args[2])
         finally:
+            self.locals.pop()
             if saved is None:
                 del self.scope[var]
             else:
@@ -1499,14 +1526,17 @@ class _UncheckedCompiler(_Compiler):
 
 
 @lru_cache(maxsize=8192)
-def compile_with(expression: str, variables: tuple[tuple[str, T], ...], checked: bool = True) -> CompiledExpression:
+def compile_with(
+    expression: str, variables: tuple[tuple[str, T], ...], checked: bool = True, container: str = ""
+) -> CompiledExpression:
     """Parse, type-check and compile an expression over the given (name, type) variables
     (``dyn`` for values whose type comes from an object, as CRD rules' ``self``).
     ``checked=False`` compiles as cel-go does with checking off (the conformance tests'
-    ``disable_check``); Kubernetes always checks."""
+    ``disable_check``); Kubernetes always checks. ``container`` is cel-go's container: names
+    resolve in it first (``x.y`` for ``y`` in container ``x``); Kubernetes sets none."""
     try:
         ast = parse(expression)
-        out_type, fn = (_Compiler if checked else _UncheckedCompiler)(dict(variables)).compile(ast)
+        out_type, fn = (_Compiler if checked else _UncheckedCompiler)(dict(variables), container).compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
     except RecursionError:

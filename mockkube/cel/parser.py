@@ -46,6 +46,7 @@ class Node:
     optional: bool = False  # `.?field` / `[?key]` (CEL optional syntax, enabled for Kubernetes)
     # list / map literals: the positions of optional elements / entries (`[?x]`, `{?k: v}`)
     optional_at: tuple[int, ...] = ()
+    rooted: bool = False  # `.name`: resolved from the root, past the container and local variables
 
 
 _TOKEN_RE = re.compile(
@@ -385,10 +386,14 @@ class Parser:
 
     def primary(self) -> Node:
         tok = self.next()
+        rooted = False
         if tok.kind == "op" and tok.text == ".":
             tok = self.next()
+            rooted = True
             if tok.kind != "ident":
                 raise CELSyntaxError(f"Syntax error: mismatched input '{tok.text}' expecting IDENTIFIER", tok.pos)
+        if tok.kind == "ident" and rooted and tok.text not in ("true", "false", "null") and self.peek().text != "(":
+            return Node("ident", tok.pos, name=tok.text, rooted=True)
         if tok.kind == "ident":
             if tok.text in ("true", "false"):
                 return Node("lit", tok.pos, value=tok.text == "true", type_name="bool")

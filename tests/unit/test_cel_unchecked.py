@@ -75,3 +75,21 @@ def test_map_key_types() -> None:
     for expr in ("{3.3: 15.15, 1.0: 5}[1.0]", "{null: false}[null]"):
         with pytest.raises(engine.CELError, match="unsupported"):
             ev(expr, checked=False)
+
+
+def test_container_resolution() -> None:
+    # namespace.textproto: in container "x", y names x.y first; a leading dot skips the container
+    decls = {"x.y": "bool", "y": "string"}
+    act = {"x.y": True, "y": "root"}
+    prog = engine.compile_with("y", tuple(sorted(decls.items())), True, "x")
+    assert prog.evaluate(act) is True
+    assert engine.compile_with(".y", tuple(sorted(decls.items())), True, "x").evaluate(act) == "root"
+    assert engine.compile_with("y", tuple(sorted(decls.items()))).evaluate(act) == "root"
+    with pytest.raises(engine.CELError, match="undeclared reference to 'z' \\(in container 'com.example'\\)"):
+        engine.compile_with("z", (), True, "com.example")
+
+
+def test_comprehension_variables_shadow() -> None:
+    # namespace.textproto comprehension_shadowing_nesting: the inner y is the inner one
+    assert ev("[1].exists(y, [0].exists(y, y == 0))", {"y": 5}) is True
+    assert ev("[1].exists(y, y == 1) && y == 5", {"y": 5}) is True

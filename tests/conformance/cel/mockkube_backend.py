@@ -91,7 +91,9 @@ class MockkubeBackend:
             for name in case.bindings:
                 variables.setdefault(name, "dyn")
         try:
-            compiled = engine.compile_with(case.expr, tuple(sorted(variables.items())), not case.disable_check)
+            compiled = engine.compile_with(
+                case.expr, tuple(sorted(variables.items())), not case.disable_check, case.container
+            )
         except engine.CELError as exc:
             return Outcome("check", error=exc.message)
         except Exception as exc:  # noqa: BLE001 - an engine bug is a result here
