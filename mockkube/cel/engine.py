@@ -90,6 +90,8 @@ _DEVICE_FIELDS: dict[str, T] = {
     "allowMultipleAllocations": "bool",
 }
 _NUMERIC = ("int", "uint", "double")
+OPT = "optional_type"
+FREE = "*"  # the free type parameter of optional.none() (optional_type(T) until joined)
 TIMESTAMP, DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
 _TIME = (Timestamp, Duration)
 _KEY_TYPES = (int, UInt, str, bool)
@@ -114,12 +116,15 @@ def type_name(t: T) -> str:
     if isinstance(t, tuple):
         if t[0] == "list":
             return f"list({type_name(t[1])})"
-        if t[0] == "type":
-            return f"type({type_name(t[1])})"
+        if t[0] in ("type", OPT):
+            return f"{t[0]}({type_name(t[1])})"
         return f"map({type_name(t[1])}, {type_name(t[2])})"
-    return {"device": "kubernetes.DRADevice", "quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver"}.get(
-        t, t
-    )
+    return {
+        "device": "kubernetes.DRADevice",
+        "quantity": "kubernetes.Quantity",
+        "semver": "kubernetes.Semver",
+        FREE: "dyn",
+    }.get(t, t)
 
 
 def runtime_type(v: Any) -> str:
@@ -165,15 +170,50 @@ def _kind(t: T) -> str:
 
 
 def _assignable(param: T, actual: T) -> bool:
-    if param == "dyn" or actual == "dyn" or param == actual:
+    if param == "dyn" or actual == "dyn" or param == actual or FREE in (param, actual):
         return True
-    if isinstance(param, str) and param in ("list", "map"):
+    if isinstance(param, str) and param in ("list", "map", OPT):
         return _kind(actual) == param
+    if param == OPT and actual == OPT:
+        return True
     if isinstance(param, tuple) and isinstance(actual, tuple) and param[0] == actual[0]:
         if param[0] == "type":
             return True
         return all(_assignable(p, a) for p, a in zip(param[1:], actual[1:]))
     return False
+
+
+def _merge(a: T, b: T) -> T | None:
+    if a == b:
+        return a
+    if a == FREE:
+        return b
+    if b == FREE:
+        return a
+    if a == "dyn" or b == "dyn":
+        return "dyn"
+    if a == "null_type" and _kind(b) == OPT:  # legacy nullable: null joins an optional
+        return b
+    if b == "null_type" and _kind(a) == OPT:
+        return a
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] and len(a) == len(b):
+        parts = [_merge(x, y) for x, y in zip(a[1:], b[1:])]
+        if any(p is None for p in parts):
+            return None
+        return (a[0], *parts)
+    return None
+
+
+def _opt_param(t: T) -> T:
+    """The value type of an optional type (dyn when unknown or free)."""
+    if isinstance(t, tuple) and t[0] == OPT and t[1] != FREE:
+        return t[1]
+    return "dyn"
+
+
+def _field_type(t: T) -> T:
+    """The type a field selection or index on a value of type t yields."""
+    return t[2] if _kind(t) == "map" else "dyn"
 
 
 def _rt_matches(param: T, value: Any) -> bool:
@@ -516,6 +556,15 @@ def _char_at(s: str, i: int) -> str:
 
 LS = ("list", "string")
 _NAMESPACES = ("optional", "jsonpatch", "strings", "ip")
+# the optional library's generic result types: optional_type(T) from its arguments
+_OPT_RESULTS: dict[str, Callable[[T, list], T]] = {
+    "optional.of": lambda r, a: (OPT, a[0]),
+    "optional.ofNonZeroValue": lambda r, a: (OPT, a[0]),
+    "optional.none": lambda r, a: (OPT, FREE),
+    "value": lambda r, a: _opt_param(r) if _kind(r) == OPT else "dyn",
+    "orValue": lambda r, a: (_merge(_opt_param(r), a[0]) or "dyn") if _kind(r) == OPT else "dyn",
+    "or": lambda r, a: (_merge(r, a[0]) or "dyn") if _kind(r) == OPT else "dyn",
+}
 _TWO_VAR_MACROS = ("all", "exists", "existsOne", "transformList", "transformMap", "transformMapEntry")
 # name -> list of (receiver type or None for global, param types, result type, impl)
 _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
@@ -707,10 +756,10 @@ class _Compiler:
     def _optional_list(self, n: Node, items: list[tuple[T, Fn]]) -> tuple[T, Fn]:
         """``[a, ?b]``: an optional element is added only when it has a value."""
         for i in n.optional_at:
-            if items[i][0] not in ("optional_type", "dyn"):
+            if _kind(items[i][0]) not in (OPT, "dyn"):
                 raise _no_overload("optional element", n.args[i], [items[i][0]])
-        types = [t for i, (t, _) in enumerate(items) if i not in n.optional_at]
-        elem = self._join_types(types, n, "list") if len(types) == len(items) else "dyn"
+        types = [t if i not in n.optional_at else _opt_param(t) for i, (t, _) in enumerate(items)]
+        elem = self._join_types(types, n, "list")
         parts = [(i in n.optional_at, f) for i, (_, f) in enumerate(items)]
 
         def build(act: dict) -> list:
@@ -731,9 +780,12 @@ class _Compiler:
     def _optional_map(self, n: Node, pairs: list) -> tuple[T, Fn]:
         """``{?k: v}``: an optional entry is set only when its value has one."""
         for i in n.optional_at:
-            if pairs[i][1][0] not in ("optional_type", "dyn"):
+            if _kind(pairs[i][1][0]) not in (OPT, "dyn"):
                 raise _no_overload("optional entry", n.entries[i][1], [pairs[i][1][0]])
         kt = self._join_types([p[0][0] for p in pairs], n, "map")
+        vt = self._join_types(
+            [_opt_param(b[0]) if i in n.optional_at else b[0] for i, (_a, b) in enumerate(pairs)], n, "map"
+        )
         fp = [(i in n.optional_at, a[1], b[1]) for i, (a, b) in enumerate(pairs)]
 
         def build(act: dict) -> dict:
@@ -754,7 +806,7 @@ class _Compiler:
                 out[key] = v
             return out
 
-        return ("map", kt, "dyn"), build
+        return ("map", kt, vt), build
 
     def _message(self, n: Node) -> tuple[T, Fn]:
         """A message value (Kubernetes' apply configurations ``Object...`` and ``JSONPatch``,
@@ -790,10 +842,16 @@ class _Compiler:
         return type_name_, build
 
     def _join_types(self, types: list[T], n: Node, what: str) -> T:
+        """cel-go's joinTypes for literal elements: the most general of mutually assignable
+        types (a free optional parameter takes the other's, dyn wins), else dyn."""
         if not types:
             return "dyn"
-        first = types[0]
-        return first if all(t == first for t in types) else "dyn"
+        out = types[0]
+        for t in types[1:]:
+            out = _merge(out, t)
+            if out is None:
+                return "dyn"
+        return out
 
     def _type_constant(self, name: str) -> tuple[T, Fn]:
         value = CelType(name)
@@ -820,12 +878,13 @@ class _Compiler:
         tt, tf = self.compile(n.target)
         name = n.name
         if n.optional:
-            if tt not in ("dyn", "optional_type") and _kind(tt) != "map":
+            if tt != "dyn" and _kind(tt) not in (OPT, "map"):
                 raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
-            return "optional_type", lambda act: _opt_index(tf(act), name)
-        if tt == "optional_type" and not n.test_only:
-            return "optional_type", lambda act: _select(tf(act), name)
-        if tt == "optional_type":  # has(opt.f): false for none, else has() on the value
+            inner = _opt_param(tt) if _kind(tt) == OPT else tt
+            return (OPT, _field_type(inner)), lambda act: _opt_index(tf(act), name)
+        if _kind(tt) == OPT and not n.test_only:
+            return (OPT, _field_type(_opt_param(tt))), lambda act: _select(tf(act), name)
+        if _kind(tt) == OPT:  # has(opt.f): false for none, else has() on the value
 
             def has_opt(act: dict) -> bool:
                 obj = tf(act)
@@ -862,9 +921,13 @@ class _Compiler:
     def _index(self, n: Node) -> tuple[T, Fn]:
         (tt, tf), (it, ifn) = self.compile(n.target), self.compile(n.args[0])
         if n.optional:
-            return "optional_type", lambda act: _opt_index(tf(act), ifn(act))
-        if tt == "optional_type":
-            return "optional_type", lambda act: _index(tf(act), ifn(act))
+            inner = _opt_param(tt) if _kind(tt) == OPT else tt
+            et = inner[1] if _kind(inner) == "list" else _field_type(inner)
+            return (OPT, et), lambda act: _opt_index(tf(act), ifn(act))
+        if _kind(tt) == OPT:
+            inner = _opt_param(tt)
+            et = inner[1] if _kind(inner) == "list" else _field_type(inner)
+            return (OPT, et), lambda act: _index(tf(act), ifn(act))
         if _kind(tt) == "list" and it in ("int", "uint", "dyn"):
             rt = tt[1]
         elif _kind(tt) == "map" and _assignable(tt[1], it):
@@ -881,6 +944,8 @@ class _Compiler:
             raise _no_overload("_?_:_", n, [ct, at, bt])
         if at == bt:
             rt = at
+        elif _kind(at) == OPT and _kind(bt) == OPT:
+            rt = _merge(at, bt) or "dyn"
         elif "dyn" in (at, bt) or "null_type" in (at, bt):
             rt = "dyn"
         elif _assignable(at, bt):
@@ -1072,6 +1137,8 @@ class _Compiler:
         rt = candidates[0][2] if len(results) == 1 else "dyn"
         if rt == "dyn" and name in ("min", "max", "sum") and _kind(receiver) == "list":
             rt = receiver[1]
+        if name in _OPT_RESULTS:
+            rt = _OPT_RESULTS[name](receiver, types)
         if len(candidates) == 1 and "dyn" not in types and receiver != "dyn":
             impl = candidates[0][3]
         else:
@@ -1347,11 +1414,11 @@ class _Compiler:
         """``opt.optMap(v, expr)`` / ``opt.optFlatMap(v, optExpr)`` (cel-go's optional
         library): none stays none, a value is bound to ``v`` and mapped."""
         tt, tf = self.compile(n.target)
-        if tt not in ("optional_type", "dyn"):
+        if _kind(tt) not in (OPT, "dyn"):
             raise _no_overload(n.name, n, [tt])
         var = n.args[0].name
         saved = self.scope.get(var)
-        self.scope[var] = "dyn"
+        self.scope[var] = _opt_param(tt)
         self.locals.append(var)
         try:
             bt, bf = self.compile(n.args[1])
@@ -1362,7 +1429,7 @@ class _Compiler:
             else:
                 self.scope[var] = saved
         flat = n.name == "optFlatMap"
-        if flat and bt not in ("optional_type", "dyn"):
+        if flat and _kind(bt) not in (OPT, "dyn"):
             raise _no_overload("optFlatMap", n.args[1], [bt])
 
         def opt_map(act: dict) -> optional_type:
@@ -1380,7 +1447,7 @@ class _Compiler:
                 return r
             return optional_type(r, True)
 
-        return "optional_type", opt_map
+        return (bt if flat else (OPT, bt)), opt_map
 
     def _bind(self, n: Node) -> tuple[T, Fn]:
         if len(n.args) != 3 or n.args[0].kind != "ident":

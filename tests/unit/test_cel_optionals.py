@@ -140,3 +140,28 @@ def test_optional_values() -> None:
     assert ev("{'a': 1, ?'b': optional.none()}") == {"a": 1}
     with pytest.raises(engine.CELError, match="found no matching overload for 'optFlatMap'"):
         engine.compile_with("optional.of(1).optFlatMap(x, x + 1)", ())
+
+
+# cel-spec type_deduction.textproto flexible_type_parameter_assignment / legacy_nullable_types:
+# the checker's type of optional expressions, spelled as cel-go spells it
+CHECKER_TYPES = [
+    ("optional.of(1)", "optional_type(int)"),
+    ("optional.none()", "optional_type(dyn)"),
+    ("[optional.none(), optional.of(1)]", "list(optional_type(int))"),
+    ("[optional.of(1), optional.none()]", "list(optional_type(int))"),
+    ("[optional.of(1), optional.of(dyn(1))]", "list(optional_type(dyn))"),
+    ("[optional.of(dyn(1)), optional.of(1)]", "list(optional_type(dyn))"),
+    ("true ? optional.of(dyn(1)) : optional.of(1)", "optional_type(dyn)"),
+    ("[optional.of(1), null][0]", "optional_type(int)"),
+    ("{'a': 1}.?a", "optional_type(int)"),
+    ("{'a': 1}.?a.value()", "int"),
+    ("{'a': 1}.?a.orValue(2)", "int"),
+    ("[1, 2][?0]", "optional_type(int)"),
+    ("optional.of('x').optMap(s, size(s))", "optional_type(int)"),
+    ("[1, ?optional.of(2)]", "list(int)"),
+]
+
+
+@pytest.mark.parametrize(("expr", "want"), CHECKER_TYPES)
+def test_checker_types(expr: str, want: str) -> None:
+    assert engine.type_name(engine.compile_with(expr, ()).output_type) == want
