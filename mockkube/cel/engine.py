@@ -673,6 +673,11 @@ def _no_overload(name: str, node: Node, types: list[T], receiver: T | None = Non
     return _CheckError(f"found no matching overload for '{name}' applied to '{applied}'", node.pos)
 
 
+def _prefixes(container: str) -> tuple[str, ...]:
+    parts = container.split(".")
+    return tuple(".".join(parts[:i]) + "." for i in range(len(parts), 0, -1))
+
+
 class _Compiler:
     def __init__(self, scope: dict[str, T] | None = None, container: str = "") -> None:
         self.scope: dict[str, T] = dict(scope) if scope is not None else {"device": "device"}
@@ -681,8 +686,7 @@ class _Compiler:
         self.container = container
         self.locals: list[str] = []  # comprehension and bind variables in scope, innermost last
         # cel-go's resolution order in container "a.b": a.b.x, a.x, x
-        parts = container.split(".") if container else []
-        self.prefixes = [".".join(parts[:i]) + "." for i in range(len(parts), 0, -1)]
+        self.prefixes = _prefixes(container) if container else ()
 
     def _resolve(self, name: str, rooted: bool = False) -> str | None:
         """The variable a (possibly dotted) name refers to: a comprehension variable, else the
@@ -877,14 +881,15 @@ class _Compiler:
                 return self._type_constant(qualified)
         tt, tf = self.compile(n.target)
         name = n.name
+        kt = tt[0] if type(tt) is tuple else tt
         if n.optional:
-            if tt != "dyn" and _kind(tt) not in (OPT, "map"):
+            if kt not in (OPT, "map", "dyn"):
                 raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
-            inner = _opt_param(tt) if _kind(tt) == OPT else tt
+            inner = _opt_param(tt) if kt == OPT else tt
             return (OPT, _field_type(inner)), lambda act: _opt_index(tf(act), name)
-        if _kind(tt) == OPT and not n.test_only:
+        if kt == OPT and not n.test_only:
             return (OPT, _field_type(_opt_param(tt))), lambda act: _select(tf(act), name)
-        if _kind(tt) == OPT:  # has(opt.f): false for none, else has() on the value
+        if kt == OPT:  # has(opt.f): false for none, else has() on the value
 
             def has_opt(act: dict) -> bool:
                 obj = tf(act)
@@ -903,8 +908,8 @@ class _Compiler:
             if n.test_only:
                 return "bool", lambda act: True
             return _DEVICE_FIELDS[name], lambda act: tf(act)[name]
-        if _kind(tt) == "map" or tt == "dyn":
-            if _kind(tt) == "map" and tt[1] not in ("string", "dyn"):
+        if kt == "map" or tt == "dyn":
+            if kt == "map" and tt[1] not in ("string", "dyn"):
                 raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
             if n.test_only:
 
@@ -915,7 +920,7 @@ class _Compiler:
                     raise CELRuntimeError(f"no such overload: has({runtime_type(obj)}.{name})")
 
                 return "bool", has
-            return (tt[2] if _kind(tt) == "map" else "dyn"), lambda act: _select(tf(act), name)
+            return (tt[2] if kt == "map" else "dyn"), lambda act: _select(tf(act), name)
         raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
 
     def _index(self, n: Node) -> tuple[T, Fn]:
