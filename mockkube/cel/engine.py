@@ -91,7 +91,7 @@ _DEVICE_FIELDS: dict[str, T] = {
 }
 _NUMERIC = ("int", "uint", "double")
 OPT = "optional_type"
-FREE = "*"  # the free type parameter of optional.none() (optional_type(T) until joined)
+FREE = "*"  # a free type parameter: of optional.none() and [] (until joined; spelled dyn)
 TIMESTAMP, DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
 _TIME = (Timestamp, Duration)
 _KEY_TYPES = (int, UInt, str, bool)
@@ -202,6 +202,11 @@ def _merge(a: T, b: T) -> T | None:
             return None
         return (a[0], *parts)
     return None
+
+
+def _elem(t: T) -> T:
+    """The element type of a list type (dyn for the free one of ``[]``)."""
+    return "dyn" if t[1] == FREE else t[1]
 
 
 def _opt_param(t: T) -> T:
@@ -725,7 +730,7 @@ class _Compiler:
             items = [self.compile(a) for a in n.args]
             if n.optional_at:
                 return self._optional_list(n, items)
-            elem = self._join_types([t for t, _ in items], n, "list")
+            elem = self._join_types([t for t, _ in items], n, "list") if items else FREE
             fns = [f for _, f in items]
             return ("list", elem), lambda act: [f(act) for f in fns]
         if k == "map":
@@ -927,14 +932,14 @@ class _Compiler:
         (tt, tf), (it, ifn) = self.compile(n.target), self.compile(n.args[0])
         if n.optional:
             inner = _opt_param(tt) if _kind(tt) == OPT else tt
-            et = inner[1] if _kind(inner) == "list" else _field_type(inner)
+            et = _elem(inner) if _kind(inner) == "list" else _field_type(inner)
             return (OPT, et), lambda act: _opt_index(tf(act), ifn(act))
         if _kind(tt) == OPT:
             inner = _opt_param(tt)
-            et = inner[1] if _kind(inner) == "list" else _field_type(inner)
+            et = _elem(inner) if _kind(inner) == "list" else _field_type(inner)
             return (OPT, et), lambda act: _index(tf(act), ifn(act))
         if _kind(tt) == "list" and it in ("int", "uint", "dyn"):
-            rt = tt[1]
+            rt = _elem(tt)
         elif _kind(tt) == "map" and _assignable(tt[1], it):
             rt = tt[2]
         elif tt == "dyn":
@@ -1141,7 +1146,7 @@ class _Compiler:
         results = {c[2] if not isinstance(c[2], tuple) else type_name(c[2]) for c in candidates}
         rt = candidates[0][2] if len(results) == 1 else "dyn"
         if rt == "dyn" and name in ("min", "max", "sum") and _kind(receiver) == "list":
-            rt = receiver[1]
+            rt = _elem(receiver)
         if name in _OPT_RESULTS:
             rt = _OPT_RESULTS[name](receiver, types)
         if len(candidates) == 1 and "dyn" not in types and receiver != "dyn":
@@ -1179,7 +1184,7 @@ class _Compiler:
         tt, tf = self.compile(n.target)
         var = n.args[0].name
         if _kind(tt) == "list":
-            vt = tt[1]
+            vt = _elem(tt)
         elif _kind(tt) == "map":
             vt = tt[1]
         elif tt == "dyn":
@@ -1288,7 +1293,7 @@ class _Compiler:
         if v1 == v2:
             raise _CheckError(f"duplicate variable name: {v1}", n.args[1].pos)
         if _kind(tt) == "list":
-            t1, t2 = "int", tt[1]
+            t1, t2 = "int", _elem(tt)
         elif _kind(tt) == "map":
             t1, t2 = tt[1], tt[2]
         elif tt == "dyn":

@@ -165,3 +165,18 @@ CHECKER_TYPES = [
 @pytest.mark.parametrize(("expr", "want"), CHECKER_TYPES)
 def test_checker_types(expr: str, want: str) -> None:
     assert engine.type_name(engine.compile_with(expr, ()).output_type) == want
+
+
+# the free element type of [] joins the other elements' (type_deduction list_parameter)
+LIST_TYPES = [
+    ("[]", "list(dyn)"),
+    ("[[], [1]]", "list(list(int))"),
+    ("[[], [[]], [[[]]], [[[[]]]]]", "list(list(list(list(list(dyn)))))"),
+    ("[[[[[]]]], [], [[[]]]]", "list(list(list(list(list(dyn)))))"),
+    ("[].map(x, x)", "list(dyn)"),
+]
+
+
+@pytest.mark.parametrize(("expr", "want"), LIST_TYPES)
+def test_list_literal_types(expr: str, want: str) -> None:
+    assert engine.type_name(engine.compile_with(expr, ()).output_type) == want
