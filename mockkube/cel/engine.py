@@ -678,6 +678,9 @@ def _no_overload(name: str, node: Node, types: list[T], receiver: T | None = Non
     return _CheckError(f"found no matching overload for '{name}' applied to '{applied}'", node.pos)
 
 
+_DRA_DECLARED = frozenset(("device",))
+
+
 def _prefixes(container: str) -> tuple[str, ...]:
     parts = container.split(".")
     return tuple(".".join(parts[:i]) + "." for i in range(len(parts), 0, -1))
@@ -685,9 +688,13 @@ def _prefixes(container: str) -> tuple[str, ...]:
 
 class _Compiler:
     def __init__(self, scope: dict[str, T] | None = None, container: str = "") -> None:
-        self.scope: dict[str, T] = dict(scope) if scope is not None else {"device": "device"}
-        self.declared = frozenset(self.scope)
-        self.dotted = any("." in k for k in self.scope)  # variables named like `a.b.c`
+        if scope is None:  # the DRA selector environment
+            self.scope: dict[str, T] = {"device": "device"}
+            self.declared, self.dotted = _DRA_DECLARED, False
+        else:
+            self.scope = dict(scope)
+            self.declared = frozenset(self.scope)
+            self.dotted = any("." in k for k in self.scope)  # variables named like `a.b.c`
         self.container = container
         self.locals: list[str] = []  # comprehension and bind variables in scope, innermost last
         # cel-go's resolution order in container "a.b": a.b.x, a.x, x
