@@ -66,14 +66,17 @@ class Duration:
 
 
 class Timestamp:
-    """An instant in nanoseconds since the Unix epoch, years 1 to 9999 (UTC)."""
+    """An instant in nanoseconds since the Unix epoch, years 1 to 9999, with the UTC offset
+    (seconds east) it was written with: as Go's time.Time in cel-go, the accessors without
+    a time zone and string() read it in that offset; equality and order are the instant's."""
 
-    __slots__ = ("ns",)
+    __slots__ = ("ns", "offset")
 
-    def __init__(self, ns: int) -> None:
+    def __init__(self, ns: int, offset: int = 0) -> None:
         if ns < MIN_UNIX * _NS or ns > MAX_UNIX * _NS + _NS - 1:
             raise CELRuntimeError("timestamp out of range")
         self.ns = ns
+        self.offset = offset
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Timestamp and other.ns == self.ns
@@ -99,9 +102,9 @@ def add(a: Any, b: Any) -> Any:
     if ta is Duration and tb is Duration:
         return _duration(a.ns + b.ns, "duration overflow")
     if ta is Timestamp and tb is Duration:
-        return _timestamp(a.ns + b.ns)
+        return _timestamp(a.ns + b.ns, a.offset)
     if ta is Duration and tb is Timestamp:
-        return _timestamp(a.ns + b.ns)
+        return _timestamp(a.ns + b.ns, b.offset)
     return NotImplemented
 
 
@@ -110,7 +113,7 @@ def sub(a: Any, b: Any) -> Any:
     if ta is Duration and tb is Duration:
         return _duration(a.ns - b.ns, "duration overflow")
     if ta is Timestamp and tb is Duration:
-        return _timestamp(a.ns - b.ns)
+        return _timestamp(a.ns - b.ns, a.offset)
     if ta is Timestamp and tb is Timestamp:
         return _duration(a.ns - b.ns, "duration overflow")
     return NotImplemented
@@ -122,10 +125,10 @@ def _duration(ns: int, message: str) -> Duration:
     return Duration(ns)
 
 
-def _timestamp(ns: int) -> Timestamp:
+def _timestamp(ns: int, offset: int = 0) -> Timestamp:
     if ns < MIN_UNIX * _NS or ns > MAX_UNIX * _NS + _NS - 1:
         raise CELRuntimeError("timestamp overflow")
-    return Timestamp(ns)
+    return Timestamp(ns, offset)
 
 
 # ---------------------------------------------------------------- parsing and formatting
@@ -175,12 +178,14 @@ def parse_timestamp(text: str) -> Timestamp:
     frac = m.group(7) or ""
     nanos = int((frac + "000000000")[:9])
     seconds = _days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s
+    offset = 0
     if m.group(9):
         offset = int(m.group(10)) * 3600 + int(m.group(11)) * 60
-        seconds -= offset if m.group(9) == "+" else -offset
+        offset = offset if m.group(9) == "+" else -offset
+        seconds -= offset
     if seconds < MIN_UNIX or seconds > MAX_UNIX:
         raise CELRuntimeError("timestamp out of range")
-    return Timestamp(seconds * _NS + nanos)
+    return Timestamp(seconds * _NS + nanos, offset)
 
 
 def timestamp_from_seconds(seconds: int) -> Timestamp:
@@ -193,8 +198,11 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _datetime(t: Timestamp, tz: tzinfo | None = None) -> datetime:
+    """The wall clock of t in ``tz``, or in its own offset when None."""
     seconds, nanos = divmod(t.ns, _NS)
     dt = _EPOCH + timedelta(seconds=seconds)
+    if tz is None and t.offset:
+        tz = timezone(timedelta(seconds=t.offset))
     if tz is not None:
         try:
             dt = dt.astimezone(tz)
@@ -203,14 +211,20 @@ def _datetime(t: Timestamp, tz: tzinfo | None = None) -> datetime:
     return dt
 
 
-def timestamp_string(t: Timestamp) -> str:
-    """Go's RFC3339Nano in UTC: fraction without trailing zeros, ``Z``."""
-    dt = _datetime(t)
+def timestamp_string(t: Timestamp, utc: bool = False) -> str:
+    """Go's RFC3339Nano: the fraction without trailing zeros, the timestamp's own offset
+    (``Z`` when zero) unless ``utc``."""
+    offset = 0 if utc else t.offset
+    dt = _datetime(Timestamp(t.ns) if utc else t)
     nanos = t.ns % _NS
     out = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
     if nanos:
         out += "." + f"{nanos:09d}".rstrip("0")
-    return out + "Z"
+    if not offset:
+        return out + "Z"
+    sign = "+" if offset > 0 else "-"
+    hours, minutes = divmod(abs(offset) // 60, 60)
+    return f"{out}{sign}{hours:02d}:{minutes:02d}"
 
 
 def timestamp_seconds(t: Timestamp) -> int:

@@ -139,7 +139,7 @@ def _string_clause(v: Any) -> str:
     if t is Duration:
         return duration_string(v)
     if t is Timestamp:
-        return timestamp_string(v)
+        return timestamp_string(v, utc=True)  # cel-go formats timestamps in UTC
     if t is CelType:
         return v.name
     if isinstance(v, list):

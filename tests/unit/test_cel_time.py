@@ -96,7 +96,15 @@ VALUES = [
     ("duration('0') == duration('0s')", True),
     # conversions.textproto: timestamp from int / string with an offset
     ("timestamp(1000000000) == timestamp('2001-09-09T01:46:40Z')", True),
-    ("string(timestamp('2009-02-13T23:31:30+01:00'))", "2009-02-13T22:31:30Z"),
+    # cel-go keeps the offset a timestamp was written with (Go's time.Time location): string()
+    # and the accessors without a time zone read the wall clock there; "%s" formats in UTC
+    ("string(timestamp('2009-02-13T23:31:30+01:00'))", "2009-02-13T23:31:30+01:00"),
+    ("string(timestamp('2009-02-13T23:31:30.5-02:30') + duration('1h'))", "2009-02-14T00:31:30.5-02:30"),
+    ("timestamp('2009-02-13T23:31:30+01:00').getHours()", 23),
+    ("timestamp('2009-02-13T23:31:30+01:00').getHours('UTC')", 22),
+    ("timestamp('2009-02-13T23:31:30+01:00') == timestamp('2009-02-13T22:31:30Z')", True),
+    ("'%s'.format([timestamp('2009-02-13T23:31:30+01:00')])", "2009-02-13T22:31:30Z"),
+    ("string(timestamp('2009-02-13T23:31:30+00:00'))", "2009-02-13T23:31:30Z"),
     ("timestamp(timestamp('2009-02-13T23:31:30Z')) == timestamp('2009-02-13T23:31:30Z')", True),
     ("duration(duration('1s')) == duration('1s')", True),
     # type values

@@ -504,3 +504,5 @@ def test_cel_rules_see_date_time_duration_date_and_byte_formats_typed():
     got = crdcel.cel_value({"spec": spec}, FORMATTED)
     assert crdcel.cel_value(spec, {"type": "object"}) is spec
     assert got["spec"]["blob"] == b"abc" and got["spec"]["windows"][0].ns == 300 * 10**9
+    # a date-time keeps the offset it was written with, as Go's time.Time does
+    assert got["spec"]["expiry"].offset == 3600
