@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mockkube.cel import engine
+from mockkube.cel.celtypes import parse_timestamp
 from mockkube.cel.lib import CELRuntimeError
 
 optional_type = engine.optional_type  # the engine owns it: `.?f` and `[?k]` build optionals
@@ -203,6 +204,12 @@ class NamedFormat:
         errs = self.check(value)
         return optional_type(errs, True) if errs else optional_type()
 
+    def __eq__(self, other: object) -> bool:  # format.named("x").value() == format.x()
+        return type(other) is NamedFormat and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
 
 NamedFormat.__name__ = "kubernetes.NamedFormat"
 
@@ -214,7 +221,8 @@ def _format_checks() -> dict:
     from mockkube.machinery import names
 
     def prefixed(fn: Any) -> Any:
-        return lambda v: fn(v + "a" if v.endswith("-") else v) if v else fn(v)
+        # apimachinery's maskTrailingDash: "name-" validates as "nama" (the last two characters)
+        return lambda v: fn(v[:-2] + "a" if len(v) > 1 and v.endswith("-") else v)
 
     def uri(v: str) -> list[str]:
         return [] if _is_url(v) else ["an URI"]
@@ -230,12 +238,19 @@ def _format_checks() -> dict:
         except (binascii.Error, ValueError):
             return ["invalid base64"]
 
-    def date(v: str) -> list[str]:
-        return [] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else ["invalid date"]
+    def parses(fn: Any, v: str) -> bool:
+        try:
+            fn(v)
+            return True
+        except CELRuntimeError:
+            return False
+
+    def date(v: str) -> list[str]:  # a calendar date (2020-01-32 is not)
+        ok = re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) and parses(parse_timestamp, v + "T00:00:00Z")
+        return [] if ok else ["invalid date"]
 
     def datetime_(v: str) -> list[str]:
-        ok = re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})", v)
-        return [] if ok else ["invalid datetime"]
+        return [] if parses(parse_timestamp, v) else ["invalid datetime"]
 
     return {
         "dns1123Label": names.dns1123_label,
