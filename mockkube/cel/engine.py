@@ -192,6 +192,8 @@ def _merge(a: T, b: T) -> T | None:
         return a
     if a == "dyn" or b == "dyn":
         return "dyn"
+    if (a == OPT and _kind(b) == OPT) or (b == OPT and _kind(a) == OPT):  # an unparametrized optional
+        return OPT
     if a == "null_type" and _kind(b) == OPT:  # legacy nullable: null joins an optional
         return b
     if b == "null_type" and _kind(a) == OPT:
