@@ -15,8 +15,10 @@ import re
 from typing import Any
 
 from mockkube.cel import CELError, compile_with
+from mockkube.cel.celtypes import parse_duration, parse_timestamp
 from mockkube.cel.engine import COST_KEY
 from mockkube.cel.k8slib import FORMAT, optional_type
+from mockkube.cel.lib import CELRuntimeError
 from mockkube.machinery import fielderrors as fe
 
 # upstream's per-expression static cost limit (StaticEstimatedCostLimit) and per-request budget
@@ -61,6 +63,71 @@ def _type_of(node: dict) -> str:
     return node.get("type", "object")
 
 
+_TYPED_FORMATS = ("date-time", "date", "duration", "byte")
+_FORMATTED: dict[int, tuple[dict, bool]] = {}  # id(schema node) -> (node, has a typed format below)
+
+
+def _has_formats(node: Any) -> bool:
+    if not isinstance(node, dict):
+        return False
+    hit = _FORMATTED.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    found = (node.get("type") == "string" and node.get("format") in _TYPED_FORMATS) or any(
+        _has_formats(sub)
+        for sub in [*(node.get("properties") or {}).values(), node.get("additionalProperties"), node.get("items")]
+    )
+    _FORMATTED[id(node)] = (node, found)  # the node is kept, so its id is not reused
+    return found
+
+
+def _string_value(text: str, fmt: str) -> Any:
+    """A string of a typed format as Kubernetes' UnstructuredToVal gives it to CEL."""
+    try:
+        if fmt == "date-time":
+            t = text.replace(" ", "T", 1)
+            if len(t) == 19:  # no zone: strfmt reads it as UTC
+                t += "Z"
+            return parse_timestamp(t)
+        if fmt == "date":
+            return parse_timestamp(text + "T00:00:00Z")
+        if fmt == "duration":
+            return parse_duration(text)
+        if fmt == "byte":
+            import base64
+            import binascii
+
+            try:
+                return base64.b64decode(text, validate=True)
+            except (binascii.Error, ValueError):
+                return text
+    except CELRuntimeError:
+        return text  # schema validation reports the bad format
+    return text
+
+
+def cel_value(value: Any, node: dict) -> Any:
+    """``value`` as rules see it: strings of format date-time/date are timestamps, duration
+    durations, byte bytes (upstream's UnstructuredToVal); the value itself when the schema
+    below ``node`` has none of those formats."""
+    if not _has_formats(node):
+        return value
+    if isinstance(value, str):
+        fmt = node.get("format")
+        return _string_value(value, fmt) if node.get("type") == "string" and fmt in _TYPED_FORMATS else value
+    if isinstance(value, dict):
+        props = node.get("properties")
+        addl = node.get("additionalProperties")
+        out = {}
+        for k, v in value.items():
+            sub = (props or {}).get(k) if props is not None else (addl if isinstance(addl, dict) else None)
+            out[k] = cel_value(v, sub) if isinstance(sub, dict) else v
+        return out
+    if isinstance(value, list) and isinstance(node.get("items"), dict):
+        return [cel_value(v, node["items"]) for v in value]
+    return value
+
+
 def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool, budget: _Budget) -> None:
     if value is None or budget.exhausted:
         return
@@ -95,6 +162,8 @@ def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool
 def _check(
     value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list, budget: _Budget
 ) -> None:
+    cel_self = cel_value(value, node)
+    cel_old = cel_value(old, node) if has_old else old
     for rule in rules:
         if budget.exhausted:
             return
@@ -107,11 +176,11 @@ def _check(
             prog = compile_rule(expr)
         except CELError:
             continue  # rejected when the CRD was written
-        old_value: Any = old
+        old_value: Any = cel_old
         if optional and transition:
             old_value = optional_type(old, True) if has_old else optional_type()
         call = [min(PER_CALL_LIMIT, budget.remaining)]
-        act = {"self": value, "oldSelf": old_value, "format": FORMAT, COST_KEY: call}
+        act = {"self": cel_self, "oldSelf": old_value, "format": FORMAT, COST_KEY: call}
         where = path
         if rule.get("fieldPath"):
             where = _field_path(path, rule["fieldPath"])

@@ -7,3 +7,4 @@ __all__ = ["CELError", "CompiledExpression", "compile_expression", "compile_with
 
 from mockkube.cel import authz as _authz  # noqa: E402,F401  (registers the authorizer library)
 from mockkube.cel import k8slib as _k8slib  # noqa: E402,F401  (registers regex, urls, ip/cidr, optionals)
+from mockkube.cel import stringslib as _stringslib  # noqa: E402,F401  (registers the strings extension)

@@ -88,6 +88,9 @@ _FUNCTIONS = {
     "subresource": [("ResourceCheck", ("string",), "ResourceCheck", lambda c, s: c.with_("subresource", s))],
     "namespace": [("ResourceCheck", ("string",), "ResourceCheck", lambda c, s: c.with_("namespace", s))],
     "name": [("ResourceCheck", ("string",), "ResourceCheck", lambda c, s: c.with_("name", s))],
+    # Kubernetes 1.31+ (AuthorizeWithSelectors): the selectors reach the authorizer's attributes
+    "fieldSelector": [("ResourceCheck", ("string",), "ResourceCheck", lambda c, s: c.with_("fieldSelector", s))],
+    "labelSelector": [("ResourceCheck", ("string",), "ResourceCheck", lambda c, s: c.with_("labelSelector", s))],
     "check": [("ResourceCheck", ("string",), "Decision", _check), ("PathCheck", ("string",), "Decision", _check)],
     "allowed": [("Decision", (), "bool", lambda d: d.allowed)],
     "reason": [("Decision", (), "string", lambda d: d.reason)],

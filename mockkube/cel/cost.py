@@ -44,7 +44,17 @@ _STRING_FUNCS = {
     "isSemver",
     "string",
 }
-_COMPREHENSIONS = {"all", "exists", "exists_one", "map", "filter"}
+_COMPREHENSIONS = {
+    "all",
+    "exists",
+    "exists_one",
+    "existsOne",
+    "map",
+    "filter",
+    "transformList",
+    "transformMap",
+    "transformMapEntry",
+}
 
 
 def _tenth(n: int) -> int:
@@ -96,7 +106,11 @@ def _est(n: Node, scope: dict[str, int]) -> tuple[int, int]:
         rcost, rsize = _est(n.target, scope)
         inner = dict(scope)
         inner[n.args[0].name] = MAX_STRING
-        body = sum(_est(a, inner)[0] for a in n.args[1:])
+        first = 1
+        if len(n.args) >= 3 and n.args[1].kind == "ident" and n.name != "map":  # two variables
+            inner[n.args[1].name] = MAX_STRING
+            first = 2
+        body = sum(_est(a, inner)[0] for a in n.args[first:])
         return rcost + rsize * (body + 2) + 1, rsize
     if (
         n.target is not None

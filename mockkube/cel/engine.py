@@ -21,10 +21,11 @@ import re
 from functools import lru_cache
 from typing import Any, Callable
 
-from mockkube.cel import lib
+from mockkube.cel import celtypes, lib
+from mockkube.cel.celtypes import CelType, Duration, Timestamp
 from mockkube.cel.cost import estimate
 from mockkube.cel.lib import CELRuntimeError, Semver
-from mockkube.cel.parser import CELSyntaxError, Node, parse
+from mockkube.cel.parser import CELSyntaxError, Node, _qualified, parse
 
 # Upstream resourceapi.CELSelectorExpressionMaxCost / MaxLength.
 CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
@@ -89,6 +90,25 @@ _DEVICE_FIELDS: dict[str, T] = {
     "allowMultipleAllocations": "bool",
 }
 _NUMERIC = ("int", "uint", "double")
+OPT = "optional_type"
+FREE = "*"  # a free type parameter: of optional.none() and [] (until joined; spelled dyn)
+TIMESTAMP, DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
+_TIME = (Timestamp, Duration)
+_KEY_TYPES = (int, UInt, str, bool)
+_ORDERED = ("string", "bytes", "bool", TIMESTAMP, DURATION)
+_TIME_OPS = {
+    ("_+_", TIMESTAMP, DURATION): TIMESTAMP,
+    ("_+_", DURATION, TIMESTAMP): TIMESTAMP,
+    ("_+_", DURATION, DURATION): DURATION,
+    ("_-_", TIMESTAMP, DURATION): TIMESTAMP,
+    ("_-_", TIMESTAMP, TIMESTAMP): DURATION,
+    ("_-_", DURATION, DURATION): DURATION,
+}
+# the type names an expression may use as values (``type(x) == int``)
+TYPE_NAMES = frozenset(
+    ("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type")
+    + (TIMESTAMP, DURATION, "optional_type", "net.IP", "net.CIDR")
+)
 
 
 def type_name(t: T) -> str:
@@ -96,10 +116,15 @@ def type_name(t: T) -> str:
     if isinstance(t, tuple):
         if t[0] == "list":
             return f"list({type_name(t[1])})"
+        if t[0] in ("type", OPT):
+            return f"{t[0]}({type_name(t[1])})"
         return f"map({type_name(t[1])}, {type_name(t[2])})"
-    return {"device": "kubernetes.DRADevice", "quantity": "kubernetes.Quantity", "semver": "kubernetes.Semver"}.get(
-        t, t
-    )
+    return {
+        "device": "kubernetes.DRADevice",
+        "quantity": "kubernetes.Quantity",
+        "semver": "kubernetes.Semver",
+        FREE: "dyn",
+    }.get(t, t)
 
 
 def runtime_type(v: Any) -> str:
@@ -124,9 +149,20 @@ def runtime_type(v: Any) -> str:
         return "map"
     if tv is Semver:
         return "semver"
+    if tv is Timestamp:
+        return TIMESTAMP
+    if tv is Duration:
+        return DURATION
+    if tv is CelType:
+        return "type"
     if isinstance(v, lib.quantity_class()):
         return "quantity"
     return tv.__name__
+
+
+def type_of(v: Any) -> CelType:
+    """``type(v)``: the type value of a runtime value, spelled as cel-go spells it."""
+    return CelType(type_name(runtime_type(v)))
 
 
 def _kind(t: T) -> str:
@@ -134,13 +170,57 @@ def _kind(t: T) -> str:
 
 
 def _assignable(param: T, actual: T) -> bool:
-    if param == "dyn" or actual == "dyn" or param == actual:
+    if param == "dyn" or actual == "dyn" or param == actual or FREE in (param, actual):
         return True
-    if isinstance(param, str) and param in ("list", "map"):
+    if isinstance(param, str) and param in ("list", "map", OPT):
         return _kind(actual) == param
+    if param == OPT and actual == OPT:
+        return True
     if isinstance(param, tuple) and isinstance(actual, tuple) and param[0] == actual[0]:
+        if param[0] == "type":
+            return True
         return all(_assignable(p, a) for p, a in zip(param[1:], actual[1:]))
     return False
+
+
+def _merge(a: T, b: T) -> T | None:
+    if a == b:
+        return a
+    if a == FREE:
+        return b
+    if b == FREE:
+        return a
+    if a == "dyn" or b == "dyn":
+        return "dyn"
+    if (a == OPT and _kind(b) == OPT) or (b == OPT and _kind(a) == OPT):  # an unparametrized optional
+        return OPT
+    if a == "null_type" and _kind(b) == OPT:  # legacy nullable: null joins an optional
+        return b
+    if b == "null_type" and _kind(a) == OPT:
+        return a
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] and len(a) == len(b):
+        parts = [_merge(x, y) for x, y in zip(a[1:], b[1:])]
+        if any(p is None for p in parts):
+            return None
+        return (a[0], *parts)
+    return None
+
+
+def _elem(t: T) -> T:
+    """The element type of a list type (dyn for the free one of ``[]``)."""
+    return "dyn" if t[1] == FREE else t[1]
+
+
+def _opt_param(t: T) -> T:
+    """The value type of an optional type (dyn when unknown or free)."""
+    if isinstance(t, tuple) and t[0] == OPT and t[1] != FREE:
+        return t[1]
+    return "dyn"
+
+
+def _field_type(t: T) -> T:
+    """The type a field selection or index on a value of type t yields."""
+    return t[2] if _kind(t) == "map" else "dyn"
 
 
 def _rt_matches(param: T, value: Any) -> bool:
@@ -174,15 +254,24 @@ def cel_equals(a: Any, b: Any) -> bool:
             return len(a) == len(b) and all(k in b and cel_equals(v, b[k]) for k, v in a.items())
         return a == b
     if ta in (int, UInt, float) and tb in (int, UInt, float):
+        if ta is float and tb is not float:
+            return a == float(b)
+        if tb is float and ta is not float:
+            return float(a) == b
         return a == b
     return False
 
 
 def _compare(a: Any, b: Any) -> int:
     ta, tb = type(a), type(b)
-    if (ta is tb and ta in (int, UInt, float, str, bytes, bool)) or (
-        ta in (int, UInt, float) and tb in (int, UInt, float)
-    ):
+    if ta is tb and ta in (int, UInt, float, str, bytes, bool, Timestamp, Duration):
+        return (a > b) - (a < b)
+    if ta in (int, UInt, float) and tb in (int, UInt, float):
+        # cel-go compares an integer with a double as doubles (lossy at the int64 limits)
+        if ta is float and tb is not float:
+            b = float(b)
+        elif tb is float and ta is not float:
+            a = float(a)
         return (a > b) - (a < b)
     raise CELRuntimeError(f"no such overload: {runtime_type(a)} < {runtime_type(b)}")
 
@@ -190,6 +279,8 @@ def _compare(a: Any, b: Any) -> int:
 def _add(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
     if ta is not tb:
+        if ta in _TIME and tb in _TIME:
+            return celtypes.add(a, b)
         raise CELRuntimeError(f"no such overload: {runtime_type(a)} + {runtime_type(b)}")
     if ta is int:
         return _check_int(a + b)
@@ -197,12 +288,18 @@ def _add(a: Any, b: Any) -> Any:
         return _check_uint(a + b)
     if ta in (float, str, bytes, list):
         return a + b
+    if ta is Duration:
+        return celtypes.add(a, b)
     raise CELRuntimeError(f"no such overload: {runtime_type(a)} + {runtime_type(b)}")
 
 
 def _arith(op: str) -> Callable[[Any, Any], Any]:
     def fn(a: Any, b: Any) -> Any:
         ta, tb = type(a), type(b)
+        if op == "-" and ta in _TIME and tb in _TIME:
+            r = celtypes.sub(a, b)
+            if r is not NotImplemented:
+                return r
         if ta is not tb or ta not in (int, UInt, float) or (op == "%" and ta is float):
             raise CELRuntimeError(f"no such overload: {runtime_type(a)} {op} {runtime_type(b)}")
         if op == "-":
@@ -306,25 +403,77 @@ class DefaultEmptyMap(dict):
 
 
 def _to_int(v: Any) -> int:
+    if type(v) is Timestamp:
+        return celtypes.timestamp_seconds(v)
+    if type(v) is Duration:
+        return v.ns
     if type(v) is str:
         try:
             return _check_int(int(v, 10))
         except ValueError:
             raise CELRuntimeError(f"cannot convert '{v}' to int") from None
     if type(v) is float:
-        if math.isnan(v) or math.isinf(v) or not (_INT_MIN <= v <= _INT_MAX):
+        # cel-go: strictly inside (MinInt64, MaxInt64) as doubles, so -2^63 itself overflows
+        if math.isnan(v) or not (-9.223372036854775808e18 < v < 9.223372036854775808e18):
             raise CELRuntimeError("integer overflow")
         return int(v)
     return _check_int(int(v))
+
+
+def _to_uint(v: Any) -> UInt:
+    if type(v) is str:
+        try:
+            n = int(v, 10)
+        except ValueError:
+            raise CELRuntimeError(f'strconv.ParseUint: parsing "{v}": invalid syntax') from None
+        return _check_uint(n)
+    if type(v) is float:
+        if math.isnan(v) or not (-1.0 < v < 1.8446744073709551616e19):
+            raise CELRuntimeError("unsigned integer overflow")
+        return UInt(int(v))
+    return _check_uint(int(v))
+
+
+_BOOL_STRINGS = {
+    "1": True,
+    "t": True,
+    "T": True,
+    "TRUE": True,
+    "true": True,
+    "True": True,
+    "0": False,
+    "f": False,
+    "F": False,
+    "FALSE": False,
+    "false": False,
+    "False": False,
+}
+
+
+def _to_bool(v: Any) -> bool:
+    """Go's strconv.ParseBool, as cel-go's bool(string)."""
+    if type(v) is bool:
+        return v
+    try:
+        return _BOOL_STRINGS[v]
+    except KeyError:
+        raise CELRuntimeError(f'strconv.ParseBool: parsing "{v}": invalid syntax') from None
 
 
 def _to_string(v: Any) -> str:
     if type(v) is bool:
         return "true" if v else "false"
     if type(v) is bytes:
-        return v.decode("utf-8")
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CELRuntimeError("invalid UTF-8 in bytes, cannot convert to string") from None
     if type(v) is float:
         return repr(v) if not v.is_integer() else f"{int(v)}"
+    if type(v) is Timestamp:
+        return celtypes.timestamp_string(v)
+    if type(v) is Duration:
+        return celtypes.duration_string(v)
     if isinstance(v, lib.quantity_class()):
         return v.canonical()
     return str(v)
@@ -332,9 +481,14 @@ def _to_string(v: Any) -> str:
 
 def _q_int(q: Any) -> int:
     d = _q_fraction(q)
-    if d.denominator != 1:
+    if d.denominator != 1 or not _INT_MIN <= d.numerator <= _INT_MAX:  # Quantity.AsInt64 fails
         raise CELRuntimeError("cannot convert value to integer")
-    return _check_int(d.numerator)
+    return d.numerator
+
+
+def _q_is_int(q: Any) -> bool:
+    d = _q_fraction(q)
+    return d.denominator == 1 and _INT_MIN <= d.numerator <= _INT_MAX
 
 
 def _q_fraction(q: Any) -> Any:
@@ -408,6 +562,17 @@ def _char_at(s: str, i: int) -> str:
 
 
 LS = ("list", "string")
+_NAMESPACES = ("optional", "jsonpatch", "strings", "ip")
+# the optional library's generic result types: optional_type(T) from its arguments
+_OPT_RESULTS: dict[str, Callable[[T, list], T]] = {
+    "optional.of": lambda r, a: (OPT, a[0]),
+    "optional.ofNonZeroValue": lambda r, a: (OPT, a[0]),
+    "optional.none": lambda r, a: (OPT, FREE),
+    "value": lambda r, a: _opt_param(r) if _kind(r) == OPT else "dyn",
+    "orValue": lambda r, a: (_merge(_opt_param(r), a[0]) or "dyn") if _kind(r) == OPT else "dyn",
+    "or": lambda r, a: (_merge(r, a[0]) or "dyn") if _kind(r) == OPT else "dyn",
+}
+_TWO_VAR_MACROS = ("all", "exists", "existsOne", "transformList", "transformMap", "transformMapEntry")
 # name -> list of (receiver type or None for global, param types, result type, impl)
 _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     "size": [
@@ -420,11 +585,23 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
         ("list", (), "int", len),
         ("map", (), "int", len),
     ],
-    "int": [(None, (t,), "int", _to_int) for t in ("int", "uint", "double", "string")],
-    "uint": [(None, (t,), "uint", lambda v: _check_uint(int(v))) for t in ("int", "uint", "double")],
+    "int": [(None, (t,), "int", _to_int) for t in ("int", "uint", "double", "string", TIMESTAMP, DURATION)],
+    "uint": [(None, (t,), "uint", _to_uint) for t in ("int", "uint", "double", "string")],
     "double": [(None, (t,), "double", float) for t in ("int", "uint", "double", "string")],
-    "string": [(None, (t,), "string", _to_string) for t in ("int", "uint", "double", "string", "bytes", "bool")],
-    "bool": [(None, ("bool",), "bool", bool), (None, ("string",), "bool", lambda s: {"true": True, "false": False}[s])],
+    "string": [
+        (None, (t,), "string", _to_string)
+        for t in ("int", "uint", "double", "string", "bytes", "bool", TIMESTAMP, DURATION)
+    ],
+    "timestamp": [
+        (None, ("string",), TIMESTAMP, celtypes.parse_timestamp),
+        (None, ("int",), TIMESTAMP, celtypes.timestamp_from_seconds),
+        (None, (TIMESTAMP,), TIMESTAMP, lambda t: t),
+    ],
+    "duration": [
+        (None, ("string",), DURATION, celtypes.parse_duration),
+        (None, (DURATION,), DURATION, lambda d: d),
+    ],
+    "bool": [(None, ("bool",), "bool", _to_bool), (None, ("string",), "bool", _to_bool)],
     "bytes": [(None, ("string",), "bytes", lambda s: s.encode()), (None, ("bytes",), "bytes", bytes)],
     "dyn": [(None, ("dyn",), "dyn", lambda v: v)],
     "contains": [("string", ("string",), "bool", lambda s, x: x in s)],
@@ -453,7 +630,7 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     "semver": [(None, ("string",), "semver", lib.semver_parse), (None, ("string", "bool"), "semver", lib.semver_parse)],
     "isSemver": [(None, ("string",), "bool", lib.is_semver), (None, ("string", "bool"), "bool", lib.is_semver)],
     "sign": [("quantity", (), "int", lambda q: (_q_fraction(q) > 0) - (_q_fraction(q) < 0))],
-    "isInteger": [("quantity", (), "bool", lambda q: _q_fraction(q).denominator == 1)],
+    "isInteger": [("quantity", (), "bool", _q_is_int)],
     "asInteger": [("quantity", (), "int", _q_int)],
     "asApproximateFloat": [("quantity", (), "double", lambda q: float(_q_fraction(q)))],
     "add": [("quantity", ("quantity",), "quantity", _q_add), ("quantity", ("int",), "quantity", _q_add)],
@@ -476,6 +653,11 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     "optional.none": [(None, (), "optional_type", lambda: _NONE)],
     # mutating admission policies: a map key as a JSON Pointer token
     "jsonpatch.escapeKey": [(None, ("string",), "string", lambda k: k.replace("~", "~0").replace("/", "~1"))],
+    **{
+        name: [(TIMESTAMP, (), "int", fn), (TIMESTAMP, ("string",), "int", fn)]
+        + ([(DURATION, (), "int", celtypes.DURATION_ACCESSORS[name])] if name in celtypes.DURATION_ACCESSORS else [])
+        for name, fn in celtypes.TIMESTAMP_ACCESSORS.items()
+    },
     "major": [("semver", (), "int", lambda v: v.major)],
     "minor": [("semver", (), "int", lambda v: v.minor)],
     "patch": [("semver", (), "int", lambda v: v.patch)],
@@ -498,9 +680,40 @@ def _no_overload(name: str, node: Node, types: list[T], receiver: T | None = Non
     return _CheckError(f"found no matching overload for '{name}' applied to '{applied}'", node.pos)
 
 
+_DRA_DECLARED = frozenset(("device",))
+
+
+def _prefixes(container: str) -> tuple[str, ...]:
+    parts = container.split(".")
+    return tuple(".".join(parts[:i]) + "." for i in range(len(parts), 0, -1))
+
+
 class _Compiler:
-    def __init__(self, scope: dict[str, T] | None = None) -> None:
-        self.scope: dict[str, T] = dict(scope) if scope is not None else {"device": "device"}
+    def __init__(self, scope: dict[str, T] | None = None, container: str = "") -> None:
+        if scope is None:  # the DRA selector environment
+            self.scope: dict[str, T] = {"device": "device"}
+            self.declared, self.dotted = _DRA_DECLARED, False
+        else:
+            self.scope = dict(scope)
+            self.declared = frozenset(self.scope)
+            self.dotted = any("." in k for k in self.scope)  # variables named like `a.b.c`
+        self.container = container
+        self.locals: list[str] = []  # comprehension and bind variables in scope, innermost last
+        # cel-go's resolution order in container "a.b": a.b.x, a.x, x
+        self.prefixes = _prefixes(container) if container else ()
+
+    def _resolve(self, name: str, rooted: bool = False) -> str | None:
+        """The variable a (possibly dotted) name refers to: a comprehension variable, else the
+        first declared one of the container's candidates; None when there is none."""
+        if not rooted and name in self.locals:
+            return name
+        if not rooted:
+            for prefix in self.prefixes:
+                if prefix + name in self.declared and prefix + name in self.scope:
+                    return prefix + name
+        if name in self.declared and (rooted or name not in self.locals):
+            return name
+        return None
 
     def compile(self, n: Node) -> tuple[T, Fn]:
         k = n.kind
@@ -512,9 +725,11 @@ class _Compiler:
                 raise _CheckError("integer literal out of range", n.pos)
             return n.type_name, lambda act, v=value: v
         if k == "ident":
-            if n.name not in self.scope:
-                raise _CheckError(f"undeclared reference to '{n.name}' (in container '')", n.pos)
-            name = n.name
+            name = self._resolve(n.name, n.rooted) if self.prefixes or n.rooted else n.name
+            if name is None or name not in self.scope:
+                if n.name in TYPE_NAMES:
+                    return self._type_constant(n.name)
+                raise _CheckError(f"undeclared reference to '{n.name}' (in container '{self.container}')", n.pos)
             return self.scope[name], lambda act: act[name]
         if k == "select":
             return self._select(n)
@@ -522,11 +737,15 @@ class _Compiler:
             return self._index(n)
         if k == "list":
             items = [self.compile(a) for a in n.args]
-            elem = self._join_types([t for t, _ in items], n, "list")
+            if n.optional_at:
+                return self._optional_list(n, items)
+            elem = self._join_types([t for t, _ in items], n, "list") if items else FREE
             fns = [f for _, f in items]
             return ("list", elem), lambda act: [f(act) for f in fns]
         if k == "map":
             pairs = [(self.compile(a), self.compile(b)) for a, b in n.entries]
+            if n.optional_at:
+                return self._optional_map(n, pairs)
             kt = self._join_types([p[0][0] for p in pairs], n, "map")
             vt = self._join_types([p[1][0] for p in pairs], n, "map")
             for (t, _), _v in pairs:
@@ -538,6 +757,8 @@ class _Compiler:
                 out: dict = {}
                 for kf, vf in fp:
                     key = kf(act)
+                    if type(key) not in _KEY_TYPES:
+                        raise CELRuntimeError(f"unsupported key type: {runtime_type(key)}")
                     if key in out:
                         raise CELRuntimeError(f"Failed with repeated key: {key}")
                     out[key] = vf(act)
@@ -549,6 +770,61 @@ class _Compiler:
         if k == "cond":
             return self._cond(n)
         return self._call(n)
+
+    def _optional_list(self, n: Node, items: list[tuple[T, Fn]]) -> tuple[T, Fn]:
+        """``[a, ?b]``: an optional element is added only when it has a value."""
+        for i in n.optional_at:
+            if _kind(items[i][0]) not in (OPT, "dyn"):
+                raise _no_overload("optional element", n.args[i], [items[i][0]])
+        types = [t if i not in n.optional_at else _opt_param(t) for i, (t, _) in enumerate(items)]
+        elem = self._join_types(types, n, "list")
+        parts = [(i in n.optional_at, f) for i, (_, f) in enumerate(items)]
+
+        def build(act: dict) -> list:
+            out = []
+            for optional, f in parts:
+                v = f(act)
+                if optional:
+                    if type(v) is not optional_type:
+                        raise CELRuntimeError(f"no such overload: optional element of type {runtime_type(v)}")
+                    if not v.present:
+                        continue
+                    v = v.value
+                out.append(v)
+            return out
+
+        return ("list", elem), build
+
+    def _optional_map(self, n: Node, pairs: list) -> tuple[T, Fn]:
+        """``{?k: v}``: an optional entry is set only when its value has one."""
+        for i in n.optional_at:
+            if _kind(pairs[i][1][0]) not in (OPT, "dyn"):
+                raise _no_overload("optional entry", n.entries[i][1], [pairs[i][1][0]])
+        kt = self._join_types([p[0][0] for p in pairs], n, "map")
+        vt = self._join_types(
+            [_opt_param(b[0]) if i in n.optional_at else b[0] for i, (_a, b) in enumerate(pairs)], n, "map"
+        )
+        fp = [(i in n.optional_at, a[1], b[1]) for i, (a, b) in enumerate(pairs)]
+
+        def build(act: dict) -> dict:
+            out: dict = {}
+            for optional, kf, vf in fp:
+                key = kf(act)
+                v = vf(act)
+                if optional:
+                    if type(v) is not optional_type:
+                        raise CELRuntimeError(f"no such overload: optional entry of type {runtime_type(v)}")
+                    if not v.present:
+                        continue
+                    v = v.value
+                if type(key) not in _KEY_TYPES:
+                    raise CELRuntimeError(f"unsupported key type: {runtime_type(key)}")
+                if key in out:
+                    raise CELRuntimeError(f"Failed with repeated key: {key}")
+                out[key] = v
+            return out
+
+        return ("map", kt, vt), build
 
     def _message(self, n: Node) -> tuple[T, Fn]:
         """A message value (Kubernetes' apply configurations ``Object...`` and ``JSONPatch``,
@@ -584,28 +860,70 @@ class _Compiler:
         return type_name_, build
 
     def _join_types(self, types: list[T], n: Node, what: str) -> T:
+        """cel-go's joinTypes for literal elements: the most general of mutually assignable
+        types (a free optional parameter takes the other's, dyn wins), else dyn."""
         if not types:
             return "dyn"
-        first = types[0]
-        return first if all(t == first for t in types) else "dyn"
+        out = types[0]
+        for t in types[1:]:
+            out = _merge(out, t)
+            if out is None:
+                return "dyn"
+        return out
+
+    def _type_constant(self, name: str) -> tuple[T, Fn]:
+        value = CelType(name)
+        return ("type", name), lambda act: value
 
     def _select(self, n: Node) -> tuple[T, Fn]:
+        t = n.target
+        if (
+            not n.test_only
+            and not n.optional
+            and (self.dotted or t.kind != "ident" or t.name not in self.scope)
+            and t.kind in ("ident", "select")
+        ):
+            qualified = _qualified(n)
+            root = n
+            while root.kind == "select":
+                root = root.target
+            local = not root.rooted and root.name in self.locals
+            found = self._resolve(qualified, root.rooted) if qualified and not local else None
+            if found is not None:  # a dotted variable name (the longest prefix wins; comprehension variables shadow)
+                return self.scope[found], lambda act: act[found]
+            if qualified in TYPE_NAMES and qualified.split(".", 1)[0] not in self.scope:
+                return self._type_constant(qualified)
         tt, tf = self.compile(n.target)
         name = n.name
+        kt = tt[0] if type(tt) is tuple else tt
         if n.optional:
-            if tt not in ("dyn", "optional_type") and _kind(tt) != "map":
+            if kt not in (OPT, "map", "dyn"):
                 raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
-            return "optional_type", lambda act: _opt_index(tf(act), name)
-        if tt == "optional_type" and not n.test_only:
-            return "optional_type", lambda act: _select(tf(act), name)
+            inner = _opt_param(tt) if kt == OPT else tt
+            return (OPT, _field_type(inner)), lambda act: _opt_index(tf(act), name)
+        if kt == OPT and not n.test_only:
+            return (OPT, _field_type(_opt_param(tt))), lambda act: _select(tf(act), name)
+        if kt == OPT:  # has(opt.f): false for none, else has() on the value
+
+            def has_opt(act: dict) -> bool:
+                obj = tf(act)
+                if type(obj) is optional_type:
+                    if not obj.present:
+                        return False
+                    obj = obj.value
+                if isinstance(obj, dict):
+                    return dict.__contains__(obj, name)
+                raise CELRuntimeError(f"no such overload: has({runtime_type(obj)}.{name})")
+
+            return "bool", has_opt
         if tt == "device":
             if name not in _DEVICE_FIELDS:
                 raise _CheckError(f"undefined field '{name}'", n.pos)
             if n.test_only:
                 return "bool", lambda act: True
             return _DEVICE_FIELDS[name], lambda act: tf(act)[name]
-        if _kind(tt) == "map" or tt == "dyn":
-            if _kind(tt) == "map" and tt[1] not in ("string", "dyn"):
+        if kt == "map" or tt == "dyn":
+            if kt == "map" and tt[1] not in ("string", "dyn"):
                 raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
             if n.test_only:
 
@@ -616,17 +934,21 @@ class _Compiler:
                     raise CELRuntimeError(f"no such overload: has({runtime_type(obj)}.{name})")
 
                 return "bool", has
-            return (tt[2] if _kind(tt) == "map" else "dyn"), lambda act: _select(tf(act), name)
+            return (tt[2] if kt == "map" else "dyn"), lambda act: _select(tf(act), name)
         raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
 
     def _index(self, n: Node) -> tuple[T, Fn]:
         (tt, tf), (it, ifn) = self.compile(n.target), self.compile(n.args[0])
         if n.optional:
-            return "optional_type", lambda act: _opt_index(tf(act), ifn(act))
-        if tt == "optional_type":
-            return "optional_type", lambda act: _index(tf(act), ifn(act))
+            inner = _opt_param(tt) if _kind(tt) == OPT else tt
+            et = _elem(inner) if _kind(inner) == "list" else _field_type(inner)
+            return (OPT, et), lambda act: _opt_index(tf(act), ifn(act))
+        if _kind(tt) == OPT:
+            inner = _opt_param(tt)
+            et = _elem(inner) if _kind(inner) == "list" else _field_type(inner)
+            return (OPT, et), lambda act: _index(tf(act), ifn(act))
         if _kind(tt) == "list" and it in ("int", "uint", "dyn"):
-            rt = tt[1]
+            rt = _elem(tt)
         elif _kind(tt) == "map" and _assignable(tt[1], it):
             rt = tt[2]
         elif tt == "dyn":
@@ -641,6 +963,8 @@ class _Compiler:
             raise _no_overload("_?_:_", n, [ct, at, bt])
         if at == bt:
             rt = at
+        elif _kind(at) == OPT and _kind(bt) == OPT:
+            rt = _merge(at, bt) or "dyn"
         elif "dyn" in (at, bt) or "null_type" in (at, bt):
             rt = "dyn"
         elif _assignable(at, bt):
@@ -668,17 +992,37 @@ class _Compiler:
                 return self._select(Node("select", sel.pos, name=sel.name, target=sel.target, test_only=True))
             if name in ("_&&_", "_||_"):
                 return self._logic(n)
+            if name == "type" and len(n.args) == 1 and "type" not in self.scope:
+                at, af = self.compile(n.args[0])
+                return ("type", at), lambda act: type_of(af(act))
             if name.startswith("_") or name in ("!_", "-_", "@in"):
                 return self._operator(n)
         else:
-            if name in ("all", "exists", "exists_one", "map", "filter") and n.args and n.args[0].kind == "ident":
+            if (
+                name in _TWO_VAR_MACROS
+                and len(n.args) >= 3
+                and n.args[0].kind == "ident"
+                and n.args[1].kind == "ident"
+                and (name not in ("all", "exists") or len(n.args) == 3)
+            ):
+                return self._comprehension2(n)
+            if name in ("optMap", "optFlatMap") and len(n.args) == 2 and n.args[0].kind == "ident":
+                return self._opt_map(n)
+            if (
+                name in ("all", "exists", "exists_one", "existsOne", "map", "filter")
+                and n.args
+                and n.args[0].kind == "ident"
+            ):
                 return self._comprehension(n)
             if name == "bind" and n.target.kind == "ident" and n.target.name == "cel" and "cel" not in self.scope:
                 return self._bind(n)
-            if n.target.kind == "ident" and n.target.name == "optional" and "optional" not in self.scope:
-                return self._function(Node("call", n.pos, name="optional." + name, args=n.args))
-            if n.target.kind == "ident" and n.target.name == "jsonpatch" and "jsonpatch" not in self.scope:
-                return self._function(Node("call", n.pos, name="jsonpatch." + name, args=n.args))
+            if (
+                n.target.kind == "ident"
+                and n.target.name in _NAMESPACES
+                and n.target.name not in self.scope
+                and f"{n.target.name}.{name}" in _FUNCTIONS
+            ):
+                return self._function(Node("call", n.pos, name=f"{n.target.name}.{name}", args=n.args))
         return self._function(n)
 
     def _logic(self, n: Node) -> tuple[T, Fn]:
@@ -751,7 +1095,7 @@ class _Compiler:
                 return "bool", lambda act: cel_equals(fa(act), fb(act))
             return "bool", lambda act: not cel_equals(fa(act), fb(act))
         if name in ("_<_", "_<=_", "_>_", "_>=_"):
-            ok = dyn or (a in _NUMERIC and b in _NUMERIC) or (a == b and a in ("string", "bytes", "bool"))
+            ok = dyn or (a in _NUMERIC and b in _NUMERIC) or (a == b and a in _ORDERED)
             if not ok:
                 raise _no_overload(display, n, types)
             test = {"_<_": lambda c: c < 0, "_<=_": lambda c: c <= 0, "_>_": lambda c: c > 0, "_>=_": lambda c: c >= 0}[
@@ -766,6 +1110,9 @@ class _Compiler:
             ):
                 raise _no_overload(display, n, types)
             return "bool", lambda act: _contains(fb(act), fa(act))
+        if (name, a, b) in _TIME_OPS:
+            fn = _add if name == "_+_" else _arith("-")
+            return _TIME_OPS[(name, a, b)], lambda act: fn(fa(act), fb(act))
         if name == "_+_":
             ok = dyn or (a == b and _kind(a) in ("int", "uint", "double", "string", "bytes", "list"))
             if not ok and not (_kind(a) == "list" == _kind(b)):
@@ -808,7 +1155,9 @@ class _Compiler:
         results = {c[2] if not isinstance(c[2], tuple) else type_name(c[2]) for c in candidates}
         rt = candidates[0][2] if len(results) == 1 else "dyn"
         if rt == "dyn" and name in ("min", "max", "sum") and _kind(receiver) == "list":
-            rt = receiver[1]
+            rt = _elem(receiver)
+        if name in _OPT_RESULTS:
+            rt = _OPT_RESULTS[name](receiver, types)
         if len(candidates) == 1 and "dyn" not in types and receiver != "dyn":
             impl = candidates[0][3]
         else:
@@ -840,11 +1189,11 @@ class _Compiler:
         return dispatch
 
     def _comprehension(self, n: Node) -> tuple[T, Fn]:
-        macro = n.name
+        macro = "exists_one" if n.name == "existsOne" else n.name
         tt, tf = self.compile(n.target)
         var = n.args[0].name
         if _kind(tt) == "list":
-            vt = tt[1]
+            vt = _elem(tt)
         elif _kind(tt) == "map":
             vt = tt[1]
         elif tt == "dyn":
@@ -860,9 +1209,11 @@ class _Compiler:
             raise _CheckError(f"no matching overload for macro '{macro}'", n.pos)
         saved = self.scope.get(var)
         self.scope[var] = vt
+        self.locals.append(var)
         try:
             bodies = [self.compile(a) for a in n.args[1:]]
         finally:
+            self.locals.pop()
             if saved is None:
                 del self.scope[var]
             else:
@@ -934,12 +1285,188 @@ class _Compiler:
             out = []
             for x in items(act):
                 scope[var] = x
-                if len(bodies) == 3 and pf(scope) is not True:
+                if len(bodies) == 2 and pf(scope) is not True:
                     continue
                 out.append(mf(scope))
             return out
 
         return ("list", mt), mapper
+
+    def _comprehension2(self, n: Node) -> tuple[T, Fn]:
+        """The two-variable comprehensions (cel-go ext.TwoVarComprehensions): ``all``,
+        ``exists``, ``existsOne``, ``transformList``, ``transformMap`` and
+        ``transformMapEntry`` with (index, value) over a list or (key, value) over a map."""
+        macro = n.name
+        tt, tf = self.compile(n.target)
+        v1, v2 = n.args[0].name, n.args[1].name
+        if v1 == v2:
+            raise _CheckError(f"duplicate variable name: {v1}", n.args[1].pos)
+        if _kind(tt) == "list":
+            t1, t2 = "int", _elem(tt)
+        elif _kind(tt) == "map":
+            t1, t2 = tt[1], tt[2]
+        elif tt == "dyn":
+            t1, t2 = "dyn", "dyn"
+        else:
+            raise _CheckError(
+                f"expression of type '{type_name(tt)}' cannot be the range of a "
+                f"comprehension (must be list, map, or dynamic)",
+                n.target.pos,
+            )
+        if macro in ("all", "exists", "existsOne") and len(n.args) != 3 or len(n.args) > 4:
+            raise _CheckError(f"no matching overload for macro '{macro}'", n.pos)
+        saved = {v: self.scope.get(v) for v in (v1, v2)}
+        self.scope[v1], self.scope[v2] = t1, t2
+        self.locals += [v1, v2]
+        try:
+            bodies = [self.compile(a) for a in n.args[2:]]
+        finally:
+            del self.locals[-2:]
+            for v, t in saved.items():
+                if t is None:
+                    del self.scope[v]
+                else:
+                    self.scope[v] = t
+        filtered = len(bodies) == 2
+        if macro in ("all", "exists", "existsOne") or filtered:
+            pt = bodies[0][0]
+            if pt not in ("bool", "dyn"):
+                raise _no_overload("_&&_" if macro == "all" else "_||_", n.args[2], ["bool", pt])
+        step_cost = 1 + sum(_node_count(a) for a in n.args[2:])
+
+        def pairs(act: dict) -> Any:
+            r = tf(act)
+            if isinstance(r, list):
+                it: Any = enumerate(r)
+            elif isinstance(r, dict):
+                it = r.items()
+            else:
+                raise CELRuntimeError(f"expression of type '{runtime_type(r)}' cannot be range of a comprehension")
+            budget = act.get(COST_KEY)
+            return it if budget is None else _charged(it, budget, step_cost)
+
+        pf = bodies[0][1]
+        if macro in ("all", "exists"):
+            want = macro == "exists"
+
+            def quant(act: dict) -> bool:
+                err = None
+                scope = dict(act)
+                for a, b in pairs(act):
+                    scope[v1], scope[v2] = a, b
+                    try:
+                        v = pf(scope)
+                        if type(v) is not bool:
+                            raise CELRuntimeError(f"no such overload: {runtime_type(v)} as bool")
+                        if v is want:
+                            return want
+                    except CELRuntimeError as exc:
+                        err = err or exc
+                if err is not None:
+                    raise err
+                return not want
+
+            return "bool", quant
+        if macro == "existsOne":
+
+            def one(act: dict) -> bool:
+                scope = dict(act)
+                count = 0
+                for a, b in pairs(act):
+                    scope[v1], scope[v2] = a, b
+                    v = pf(scope)
+                    if type(v) is not bool:
+                        raise CELRuntimeError(f"no such overload: {runtime_type(v)} as bool")
+                    count += v
+                return count == 1
+
+            return "bool", one
+        et, ef = bodies[-1]
+        if macro == "transformList":
+
+            def tlist(act: dict) -> list:
+                scope = dict(act)
+                out = []
+                for a, b in pairs(act):
+                    scope[v1], scope[v2] = a, b
+                    if filtered and pf(scope) is not True:
+                        continue
+                    out.append(ef(scope))
+                return out
+
+            return ("list", et), tlist
+        if macro == "transformMap":
+
+            def tmap(act: dict) -> dict:
+                scope = dict(act)
+                out = {}
+                for a, b in pairs(act):
+                    scope[v1], scope[v2] = a, b
+                    if filtered and pf(scope) is not True:
+                        continue
+                    out[a] = ef(scope)
+                return out
+
+            return ("map", t1, et), tmap
+        if _kind(et) not in ("map", "dyn"):
+            raise _no_overload("transformMapEntry", n.args[-1], [et])
+
+        def tentry(act: dict) -> dict:
+            scope = dict(act)
+            out: dict = {}
+            for a, b in pairs(act):
+                scope[v1], scope[v2] = a, b
+                if filtered and pf(scope) is not True:
+                    continue
+                entry = ef(scope)
+                if not isinstance(entry, dict):
+                    raise CELRuntimeError(f"no such overload: transformMapEntry({runtime_type(entry)})")
+                for k, v in entry.items():
+                    if k in out:
+                        raise CELRuntimeError(f"insert failed: key {_to_string(k)} already exists")
+                    out[k] = v
+            return out
+
+        return (et if _kind(et) == "map" else "dyn"), tentry
+
+    def _opt_map(self, n: Node) -> tuple[T, Fn]:
+        """``opt.optMap(v, expr)`` / ``opt.optFlatMap(v, optExpr)`` (cel-go's optional
+        library): none stays none, a value is bound to ``v`` and mapped."""
+        tt, tf = self.compile(n.target)
+        if _kind(tt) not in (OPT, "dyn"):
+            raise _no_overload(n.name, n, [tt])
+        var = n.args[0].name
+        saved = self.scope.get(var)
+        self.scope[var] = _opt_param(tt)
+        self.locals.append(var)
+        try:
+            bt, bf = self.compile(n.args[1])
+        finally:
+            self.locals.pop()
+            if saved is None:
+                del self.scope[var]
+            else:
+                self.scope[var] = saved
+        flat = n.name == "optFlatMap"
+        if flat and _kind(bt) not in (OPT, "dyn"):
+            raise _no_overload("optFlatMap", n.args[1], [bt])
+
+        def opt_map(act: dict) -> optional_type:
+            o = tf(act)
+            if type(o) is not optional_type:
+                raise CELRuntimeError(f"no such overload: {runtime_type(o)}.{n.name}")
+            if not o.present:
+                return _NONE
+            scope = dict(act)
+            scope[var] = o.value
+            r = bf(scope)
+            if flat:
+                if type(r) is not optional_type:
+                    raise CELRuntimeError(f"no such overload: optFlatMap({runtime_type(r)})")
+                return r
+            return optional_type(r, True)
+
+        return (bt if flat else (OPT, bt)), opt_map
 
     def _bind(self, n: Node) -> tuple[T, Fn]:
         if len(n.args) != 3 or n.args[0].kind != "ident":
@@ -948,9 +1475,11 @@ class _Compiler:
         it, ifn = self.compile(n.args[1])
         saved = self.scope.get(var)
         self.scope[var] = it
+        self.locals.append(var)
         try:
             bt, bf = self.compile(n.args[2])
         finally:
+            self.locals.pop()
             if saved is None:
                 del self.scope[var]
             else:
@@ -1064,13 +1593,36 @@ def compile_expression(expression: str) -> CompiledExpression:
     return CompiledExpression(expression, out_type, fn, estimate(ast))
 
 
+class _UncheckedCompiler(_Compiler):
+    """cel-go with type checking off: every expression is dyn, and what the checker would
+    reject (an undeclared variable or function, an overload no argument types fit) fails
+    only when evaluated, so ``x || true`` and ``false && 32`` are true and false."""
+
+    def compile(self, n: Node) -> tuple[T, Fn]:
+        try:
+            _t, fn = super().compile(n)
+        except _CheckError as exc:
+            message = exc.message
+
+            def fail(act: dict) -> Any:
+                raise CELRuntimeError(message)
+
+            return "dyn", fail
+        return "dyn", fn
+
+
 @lru_cache(maxsize=8192)
-def compile_with(expression: str, variables: tuple[tuple[str, T], ...]) -> CompiledExpression:
+def compile_with(
+    expression: str, variables: tuple[tuple[str, T], ...], checked: bool = True, container: str = ""
+) -> CompiledExpression:
     """Parse, type-check and compile an expression over the given (name, type) variables
-    (``dyn`` for values whose type comes from an object, as CRD rules' ``self``)."""
+    (``dyn`` for values whose type comes from an object, as CRD rules' ``self``).
+    ``checked=False`` compiles as cel-go does with checking off (the conformance tests'
+    ``disable_check``); Kubernetes always checks. ``container`` is cel-go's container: names
+    resolve in it first (``x.y`` for ``y`` in container ``x``); Kubernetes sets none."""
     try:
         ast = parse(expression)
-        out_type, fn = _Compiler(dict(variables)).compile(ast)
+        out_type, fn = (_Compiler if checked else _UncheckedCompiler)(dict(variables), container).compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
     except RecursionError:

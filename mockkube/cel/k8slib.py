@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mockkube.cel import engine
+from mockkube.cel.celtypes import parse_timestamp
 from mockkube.cel.lib import CELRuntimeError
 
 optional_type = engine.optional_type  # the engine owns it: `.?f` and `[?k]` build optionals
@@ -71,18 +72,34 @@ def _query(u: URL) -> dict:
 # -- ip / cidr -------------------------------------------------------------------------------
 
 
+def _q(text: str) -> str:
+    """Go's %q of a string (Kubernetes' error messages quote the input so)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 class IP:
     __slots__ = ("addr",)
 
     def __init__(self, text: str) -> None:
+        if "%" in text:
+            raise CELRuntimeError(f"IP address {_q(text)} with zone value is not allowed")
         try:
-            if "%" in text:
-                raise ValueError
             self.addr = ipaddress.ip_address(text)
         except ValueError:
-            raise CELRuntimeError(f"IP Address '{text}' parse error during conversion from string") from None
+            raise CELRuntimeError(
+                f"IP Address {_q(text)} parse error during conversion from string: ParseAddr({_q(text)})"
+            ) from None
         if self.addr.version == 6 and self.addr.ipv4_mapped is not None:
-            raise CELRuntimeError(f"IPv4-mapped IPv6 address '{text}' is not allowed")
+            raise CELRuntimeError(f"IPv4-mapped IPv6 address {_q(text)} is not allowed")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is IP and other.addr == self.addr
+
+    def __hash__(self) -> int:
+        return hash(self.addr)
+
+    def __str__(self) -> str:
+        return str(self.addr)
 
 
 IP.__name__ = "net.IP"
@@ -92,14 +109,49 @@ class CIDR:
     __slots__ = ("net", "ip")
 
     def __init__(self, text: str) -> None:
+        if "%" in text:
+            raise CELRuntimeError(f"CIDR {_q(text)} with zone value is not allowed")
         try:
             self.net = ipaddress.ip_network(text, strict=False)
             self.ip = ipaddress.ip_address(text.split("/")[0])
         except ValueError:
-            raise CELRuntimeError(f"network address parse error during conversion from string: {text}") from None
+            raise CELRuntimeError(
+                "network address parse error during conversion from string: "
+                f"network address parse error during conversion from string: netip.ParsePrefix({_q(text)})"
+            ) from None
+        if self.ip.version == 6 and self.ip.ipv4_mapped is not None:
+            raise CELRuntimeError(f"IPv4-mapped IPv6 address {_q(text)} is not allowed")
+
+    def __eq__(self, other: object) -> bool:
+        # netip.Prefix equality: the address as written and the prefix length
+        return type(other) is CIDR and other.ip == self.ip and other.net.prefixlen == self.net.prefixlen
+
+    def __hash__(self) -> int:
+        return hash((self.ip, self.net.prefixlen))
+
+    def __str__(self) -> str:
+        return f"{self.ip}/{self.net.prefixlen}"
 
 
 CIDR.__name__ = "net.CIDR"
+
+
+_LINK_LOCAL_MC4 = ipaddress.ip_network("224.0.0.0/24")
+
+
+def _is_global_unicast(i: IP) -> bool:
+    """Go's netip.Addr.IsGlobalUnicast: private ranges count, the special ones do not."""
+    a = i.addr
+    if a.version == 4 and int(a) == 0xFFFFFFFF:
+        return False
+    return not (a.is_unspecified or a.is_loopback or a.is_multicast or a.is_link_local)
+
+
+def _is_link_local_multicast(i: IP) -> bool:
+    a = i.addr
+    if a.version == 4:
+        return a in _LINK_LOCAL_MC4
+    return (int(a) >> 112) & 0xFF0F == 0xFF02
 
 
 def _ok(ctor: Any, text: str) -> bool:
@@ -152,6 +204,12 @@ class NamedFormat:
         errs = self.check(value)
         return optional_type(errs, True) if errs else optional_type()
 
+    def __eq__(self, other: object) -> bool:  # format.named("x").value() == format.x()
+        return type(other) is NamedFormat and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
 
 NamedFormat.__name__ = "kubernetes.NamedFormat"
 
@@ -161,7 +219,8 @@ def _format_checks() -> dict:
     from mockkube.machinery import names
 
     def prefixed(fn: Any) -> Any:
-        return lambda v: fn(v + "a" if v.endswith("-") else v) if v else fn(v)
+        # apimachinery's maskTrailingDash: "name-" validates as "nama" (the last two characters)
+        return lambda v: fn(v[:-2] + "a" if len(v) > 1 and v.endswith("-") else v)
 
     def uri(v: str) -> list[str]:
         return [] if _is_url(v) else ["an URI"]
@@ -175,12 +234,19 @@ def _format_checks() -> dict:
 
         return ["invalid base64"] if gobase64.error(v) else []
 
-    def date(v: str) -> list[str]:
-        return [] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else ["invalid date"]
+    def parses(fn: Any, v: str) -> bool:
+        try:
+            fn(v)
+            return True
+        except CELRuntimeError:
+            return False
+
+    def date(v: str) -> list[str]:  # a calendar date (2020-01-32 is not)
+        ok = re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) and parses(parse_timestamp, v + "T00:00:00Z")
+        return [] if ok else ["invalid date"]
 
     def datetime_(v: str) -> list[str]:
-        ok = re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})", v)
-        return [] if ok else ["invalid datetime"]
+        return [] if parses(parse_timestamp, v) else ["invalid datetime"]
 
     return {
         "dns1123Label": names.dns1123_label,
@@ -252,9 +318,10 @@ _MORE = {
     "family": [("net.IP", (), "int", lambda i: i.addr.version)],
     "isUnspecified": [("net.IP", (), "bool", lambda i: i.addr.is_unspecified)],
     "isLoopback": [("net.IP", (), "bool", lambda i: i.addr.is_loopback)],
-    "isLinkLocalMulticast": [("net.IP", (), "bool", lambda i: i.addr.is_multicast and i.addr.is_link_local)],
+    "isLinkLocalMulticast": [("net.IP", (), "bool", _is_link_local_multicast)],
     "isLinkLocalUnicast": [("net.IP", (), "bool", lambda i: i.addr.is_link_local and not i.addr.is_multicast)],
-    "isGlobalUnicast": [("net.IP", (), "bool", lambda i: i.addr.is_global and not i.addr.is_multicast)],
+    "isGlobalUnicast": [("net.IP", (), "bool", _is_global_unicast)],
+    "ip.isCanonical": [(None, ("string",), "bool", lambda s: str(IP(s)) == s)],
     "cidr": [(None, ("string",), "net.CIDR", CIDR)],
     "isCIDR": [(None, ("string",), "bool", lambda s: _ok(CIDR, s))],
     "containsIP": [
@@ -291,10 +358,10 @@ def register() -> None:
     extra = ("list", ("dyn",), "int", _list_last_index)
     if extra not in have:
         have.append(extra)
-    have = engine._FUNCTIONS.setdefault("isCanonical", [])
-    canon = (None, ("string",), "bool", lambda s: _ok(IP, s) and str(IP(s).addr) == s)
-    if not have:
-        have.append(canon)
+    have = engine._FUNCTIONS.setdefault("string", [])
+    for t in ("net.IP", "net.CIDR"):
+        if not any(o[1] == (t,) for o in have):
+            have.append((None, (t,), "string", str))
 
 
 register()

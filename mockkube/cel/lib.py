@@ -82,11 +82,27 @@ def _normalize_semver(text: str) -> str:
     return ".".join(parts) + sep + rest
 
 
+def _semver_error(text: str) -> str:
+    """blang/semver's Parse error for the version core (what Kubernetes' semver() reports)."""
+    if not text:
+        return "Version string empty"
+    parts = text.split(".", 2)
+    if len(parts) != 3:
+        return "No Major.Minor.Patch elements found"
+    patch = re.split(r"[-+]", parts[2], maxsplit=1)[0]
+    for what, num in (("Major", parts[0]), ("Minor", parts[1]), ("Patch", patch)):
+        if not num.isdigit() or not num.isascii():
+            return f'Invalid character(s) found in {what.lower()} number "{num}"'
+        if len(num) > 1 and num[0] == "0":
+            return f'{what} number must not contain leading zeroes "{num}"'
+    return "could not parse semver: " + text
+
+
 def semver_parse(text: Any, normalize: bool = False) -> Semver:
     try:
         return Semver.parse(text, normalize)
     except ValueError:
-        raise CELRuntimeError("could not parse semver: " + str(text)) from None
+        raise CELRuntimeError(_semver_error(_normalize_semver(text) if normalize else text)) from None
 
 
 def is_semver(text: Any, normalize: bool = False) -> bool:
@@ -107,10 +123,15 @@ def quantity_class() -> type:
     return _quantity_module().Quantity
 
 
+_QUANTITY_SHAPE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+
+
 def quantity_parse(text: Any) -> Any:
     try:
         return _quantity_module().parse_quantity(text)
-    except Exception:  # noqa: BLE001 - any parse failure is the CEL error below
+    except Exception:  # noqa: BLE001 - any parse failure is one of the CEL errors below
+        if isinstance(text, str) and _QUANTITY_SHAPE.match(text):
+            raise CELRuntimeError("unable to parse quantity's suffix") from None  # resource.ErrSuffix
         raise CELRuntimeError(
             "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
         ) from None

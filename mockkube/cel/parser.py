@@ -44,6 +44,9 @@ class Node:
     type_name: str = ""
     test_only: bool = False
     optional: bool = False  # `.?field` / `[?key]` (CEL optional syntax, enabled for Kubernetes)
+    # list / map literals: the positions of optional elements / entries (`[?x]`, `{?k: v}`)
+    optional_at: tuple[int, ...] = ()
+    rooted: bool = False  # `.name`: resolved from the root, past the container and local variables
 
 
 _TOKEN_RE = re.compile(
@@ -54,6 +57,7 @@ _TOKEN_RE = re.compile(
   | (?P<int>\d+[uU]?)
   | (?P<string>[rRbB]{0,2}(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
   | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
+  | (?P<quoted>`[_a-zA-Z0-9./~-]+`)
   | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%!<>?:.,()\[\]{}])
     """,
     re.VERBOSE | re.DOTALL,
@@ -133,6 +137,31 @@ def _unescape(body: str, pos: int) -> str:
     return "".join(out)
 
 
+def _unescape_bytes(body: str, pos: int) -> bytes:
+    """A bytes literal's body: ``\\xFF`` and octal escapes are single bytes, other
+    characters (and ``\\u`` escapes) their UTF-8 encoding."""
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out += c.encode("utf-8")
+            i += 1
+            continue
+        nxt = body[i + 1] if i + 1 < len(body) else ""
+        if nxt in "xX":
+            out.append(int(body[i + 2 : i + 4], 16))
+            i += 4
+        elif nxt.isdigit():
+            out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            j = i + (10 if nxt == "U" else 6 if nxt == "u" else 2)
+            out += _unescape(body[i:j], pos).encode("utf-8")
+            i = j
+    return bytes(out)
+
+
 def tokenize(src: str) -> list[Token]:
     tokens: list[Token] = []
     pos = 0
@@ -158,13 +187,16 @@ def tokenize(src: str) -> list[Token]:
             quoted = text[len(prefix) :]
             q = 3 if quoted[:3] in ('"""', "'''") else 1
             body = quoted[q:-q]
-            value = body if "r" in prefix.lower() else _unescape(body, pos)
+            raw = "r" in prefix.lower()
             if "b" in prefix.lower():
-                tokens.append(Token("bytes", text, pos, value.encode("utf-8")))
+                data = body.encode("utf-8") if raw else _unescape_bytes(body, pos)
+                tokens.append(Token("bytes", text, pos, data))
             else:
-                tokens.append(Token("string", text, pos, value))
+                tokens.append(Token("string", text, pos, body if raw else _unescape(body, pos)))
         elif kind == "ident":
             tokens.append(Token("ident", text, pos))
+        elif kind == "quoted":  # a backquoted field name: m.`content-type`
+            tokens.append(Token("quoted", text, pos, text[1:-1]))
         else:
             tokens.append(Token("op", text, pos))
         pos = m.end()
@@ -293,6 +325,9 @@ class Parser:
             if (dot := self.accept(".")) is not None:
                 opt = self.accept("?") is not None
                 name_tok = self.next()
+                if name_tok.kind == "quoted":
+                    node = Node("select", dot.pos, name=name_tok.value, target=node, optional=opt)
+                    continue
                 if name_tok.kind != "ident":
                     raise CELSyntaxError(
                         f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER", name_tok.pos
@@ -334,11 +369,13 @@ class Parser:
                 break
         return Node("message", brace.pos, name=_qualified(type_node), entries=fields)
 
-    def args(self, close: str) -> list[Node]:
+    def args(self, close: str, optional_at: list[int] | None = None) -> list[Node]:
         out: list[Node] = []
         if self.accept(close) is not None:
             return out
         while True:
+            if optional_at is not None and self.accept("?") is not None:
+                optional_at.append(len(out))
             out.append(self.expr())
             if self.accept(",") is not None:
                 if self.accept(close) is not None:
@@ -349,10 +386,14 @@ class Parser:
 
     def primary(self) -> Node:
         tok = self.next()
+        rooted = False
         if tok.kind == "op" and tok.text == ".":
             tok = self.next()
+            rooted = True
             if tok.kind != "ident":
                 raise CELSyntaxError(f"Syntax error: mismatched input '{tok.text}' expecting IDENTIFIER", tok.pos)
+        if tok.kind == "ident" and rooted and tok.text not in ("true", "false", "null") and self.peek().text != "(":
+            return Node("ident", tok.pos, name=tok.text, rooted=True)
         if tok.kind == "ident":
             if tok.text in ("true", "false"):
                 return Node("lit", tok.pos, value=tok.text == "true", type_name="bool")
@@ -379,11 +420,16 @@ class Parser:
                 self.expect(")")
                 return inner
             if tok.text == "[":
-                return Node("list", tok.pos, args=self.args("]"))
+                optional_at: list[int] = []
+                items = self.args("]", optional_at)
+                return Node("list", tok.pos, args=items, optional_at=tuple(optional_at))
             if tok.text == "{":
                 entries: list[tuple[Node, Node]] = []
+                optional_keys: list[int] = []
                 if self.accept("}") is None:
                     while True:
+                        if self.accept("?") is not None:
+                            optional_keys.append(len(entries))
                         key = self.expr()
                         self.expect(":")
                         entries.append((key, self.expr()))
@@ -393,7 +439,7 @@ class Parser:
                             continue
                         self.expect("}")
                         break
-                return Node("map", tok.pos, entries=entries)
+                return Node("map", tok.pos, entries=entries, optional_at=tuple(optional_keys))
         if tok.kind == "eof":
             raise CELSyntaxError(
                 "Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', "

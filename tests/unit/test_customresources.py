@@ -457,3 +457,52 @@ def test_embedded_resources_need_api_version_and_kind():
     assert [str(e) for e in structural.embedded_errors(obj, schema)] == [
         "spec.templates[1].apiVersion: Required value: must not be empty"
     ]
+
+
+FORMATTED = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.expiry > self.start", "message": "expiry before start"},
+                {"rule": "self.start + self.grace <= timestamp('2030-01-01T00:00:00Z')", "message": "too late"},
+                {"rule": "self.day.getDayOfWeek() == 1", "message": "not a monday"},
+                {"rule": "size(self.blob) == 3", "message": "blob size"},
+                {"rule": "self.windows.all(w, w > duration('0s'))", "message": "bad window"},
+            ],
+            "properties": {
+                "start": {"type": "string", "format": "date-time"},
+                "expiry": {"type": "string", "format": "date-time"},
+                "grace": {"type": "string", "format": "duration"},
+                "day": {"type": "string", "format": "date"},
+                "blob": {"type": "string", "format": "byte"},
+                "windows": {"type": "array", "items": {"type": "string", "format": "duration"}},
+            },
+        }
+    },
+}
+
+
+def test_cel_rules_see_date_time_duration_date_and_byte_formats_typed():
+    # upstream's UnstructuredToVal: date-time/date are timestamps, duration durations, byte bytes
+    spec = {
+        "start": "2024-05-06T10:00:00Z",
+        "expiry": "2024-05-06T11:00:00.5+01:00",
+        "grace": "1h30m",
+        "day": "2024-05-06",
+        "blob": "YWJj",
+        "windows": ["5m", "1s"],
+    }
+    assert [str(e) for e in crdcel.validate({"spec": spec}, None, FORMATTED)] == []
+    late = dict(spec, expiry="2024-05-06T10:59:00+01:00", windows=["0s"])
+    assert [str(e) for e in crdcel.validate({"spec": late}, None, FORMATTED)] == [
+        'spec: Invalid value: "object": expiry before start',
+        'spec: Invalid value: "object": bad window',
+    ]
+    # the values rules see; a schema without those formats leaves the object as it is
+    got = crdcel.cel_value({"spec": spec}, FORMATTED)
+    assert crdcel.cel_value(spec, {"type": "object"}) is spec
+    assert got["spec"]["blob"] == b"abc" and got["spec"]["windows"][0].ns == 300 * 10**9
+    # a date-time keeps the offset it was written with, as Go's time.Time does
+    assert got["spec"]["expiry"].offset == 3600

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockkube.cel import engine, parser  # the engine under test
+from mockkube.cel import celtypes, engine, parser  # the engine under test
 
 from .runner import Case, Outcome
 from .values import Duration, Map, Timestamp, TypeValue, UInt
@@ -43,8 +43,12 @@ def to_native(v: Any) -> Any:
         return [to_native(x) for x in v]
     if isinstance(v, Map):
         return {to_native(k): to_native(x) for k, x in v.pairs}
-    if isinstance(v, (TypeValue, Timestamp, Duration)):
-        raise TypeError(f"the engine has no {type(v).__name__} values")
+    if isinstance(v, Timestamp):
+        return celtypes.Timestamp(v.seconds * 1_000_000_000 + v.nanos)
+    if isinstance(v, Duration):
+        return celtypes.Duration(v.seconds * 1_000_000_000 + v.nanos)
+    if isinstance(v, TypeValue):
+        return celtypes.CelType(v.name)
     return v
 
 
@@ -57,6 +61,13 @@ def to_neutral(v: Any) -> Any:
         return [to_neutral(x) for x in v]
     if isinstance(v, dict):
         return Map([(to_neutral(k), to_neutral(x)) for k, x in v.items()])
+    if isinstance(v, celtypes.Timestamp):
+        return Timestamp(*divmod(v.ns, 1_000_000_000))
+    if isinstance(v, celtypes.Duration):
+        seconds = abs(v.ns) // 1_000_000_000 * (1 if v.ns >= 0 else -1)
+        return Duration(seconds, v.ns - seconds * 1_000_000_000)
+    if isinstance(v, celtypes.CelType):
+        return TypeValue(v.name)
     if isinstance(v, engine.optional_type):
         return Opaque(f"optional.of({to_neutral(v.value)!r})" if v.present else "optional.none()")
     return Opaque(engine.runtime_type(v))
@@ -80,7 +91,9 @@ class MockkubeBackend:
             for name in case.bindings:
                 variables.setdefault(name, "dyn")
         try:
-            compiled = engine.compile_with(case.expr, tuple(sorted(variables.items())))
+            compiled = engine.compile_with(
+                case.expr, tuple(sorted(variables.items())), not case.disable_check, case.container
+            )
         except engine.CELError as exc:
             return Outcome("check", error=exc.message)
         except Exception as exc:  # noqa: BLE001 - an engine bug is a result here
