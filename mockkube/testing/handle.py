@@ -99,6 +99,7 @@ class Cluster(ClientTools):
         filter_timeout: float | None = None,
         binding_timeout: float | None = None,
         frozen_clock: bool = False,
+        control_plane: bool = False,
         db_url: str | None = None,
         workdir: str | None = None,
         auth: dict | bool | None = None,
@@ -123,6 +124,7 @@ class Cluster(ClientTools):
             "filter_timeout": filter_timeout,
             "binding_timeout": binding_timeout,
             "frozen_clock": frozen_clock,
+            "control_plane": control_plane,
             "db_url": db_url,
         }
         self.url = ""
@@ -153,6 +155,7 @@ class Cluster(ClientTools):
                 db_url=o["db_url"],
                 binding_timeout=o["binding_timeout"],
                 filter_timeout=o["filter_timeout"],
+                control_plane=o["control_plane"],
                 clock=FakeClock(time.time()) if o["frozen_clock"] else None,
                 **self.auth,
             ).start()
@@ -169,6 +172,7 @@ class Cluster(ClientTools):
             cmd += ["--cluster", self.profile_path]
         if o["db_url"]:
             cmd += ["--db", o["db_url"]]
+        cmd += ["--control-plane" if o["control_plane"] else "--no-control-plane"]
         if o["filter_timeout"] is not None:
             cmd += ["--dra-filter-timeout", f"{o['filter_timeout']}s"]
         if o["binding_timeout"] is not None:
