@@ -262,6 +262,8 @@ class ClusterRuntime:
                 specs = self.drivers[dname].publish(spec, cfg)
                 if specs:
                     self.publisher.sync(dname, spec.name, specs, owner)
+        if profile.control_plane and self.started:  # at start, once the kubelets run
+            self._control_plane()
         if profile.fabric:
             names = {f["pool"] for f in profile.fabric}
             self.fabric_pools = [f for f in self.fabric_pools if f["pool"] not in names] + profile.fabric
