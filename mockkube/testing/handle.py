@@ -104,7 +104,8 @@ class Cluster(ClientTools):
         workdir: str | None = None,
         auth: dict | bool | None = None,
     ) -> None:
-        """``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
+        """``control_plane``: kind's control-plane node and kube-system pods (off by default,
+        to keep tests fast; docs/profiles.md). ``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
         or a dict of ``authorization_mode`` (default "Node,RBAC"), ``token_auth_file``,
         ``anonymous_auth``; the
         kubeconfig then holds an admin token and ``kubeconfig_for()`` hands out others."""

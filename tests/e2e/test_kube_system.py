@@ -111,13 +111,21 @@ def test_a_pod_that_fits_nowhere_names_the_control_plane_taint(mockkube):
 def test_reset_restores_kube_system(mockkube):
     k = mockkube.kubectl
     before = sorted(p["metadata"]["name"] for p in _pods(mockkube))
+    running = {p["metadata"]["name"]: (p["status"]["podIP"], p["status"]["startTime"]) for p in _pods(mockkube)}
     k("-n", "kube-system", "delete", "deployment", "coredns")
     k("-n", "kube-system", "delete", "daemonset", "kindnet")
     k("-n", "kube-system", "delete", "pod", "etcd-mockkube-control-plane")
     mockkube.reset()
     assert sorted(p["metadata"]["name"] for p in _pods(mockkube)) == before
     k("-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=30s")
-    assert all(p["status"]["phase"] == "Running" for p in _pods(mockkube))
+    after = _pods(mockkube)
+    assert all(p["status"]["phase"] == "Running" for p in after)
+    # the fresh kubelets found the restored pods running: same IPs and start times, as a
+    # restarted kubelet finds its containers
+    kept = {p["metadata"]["name"]: (p["status"]["podIP"], p["status"]["startTime"]) for p in after}
+    assert {n: v for n, v in kept.items() if n.startswith("kube-proxy-")} == {
+        n: v for n, v in running.items() if n.startswith("kube-proxy-")
+    }
 
 
 # kube-apiserver v1.36's default resources, as `kubectl api-resources` prints them on a kind
