@@ -45,6 +45,7 @@ def _serve(args: argparse.Namespace) -> int:
         cluster=args.cluster,
         filter_timeout=args.dra_filter_timeout,
         binding_timeout=args.binding_timeout,
+        control_plane=args.control_plane,
         authorization_mode=args.authorization_mode,
         token_auth_file=args.token_auth_file,
         anonymous_auth=args.anonymous_auth,
@@ -116,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="DynamicResources filterTimeout: how long Filter may search for devices on one node "
         "(e.g. 10s, 500ms; 0 turns it off; default: the profile's scheduler.filterTimeout, else 10s)",
+    )
+    s.add_argument(
+        "--control-plane",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="kind's control plane: node mockkube-control-plane, its static pods, CoreDNS, kube-proxy and "
+        "kindnet in kube-system (default: the profile's controlPlane; the demo cluster has it)",
     )
     s.add_argument("--log-level", default="WARNING")
     s.add_argument(

@@ -9,7 +9,7 @@ groups (``count``) into one ``NodeSpec`` per node. All pure: no I/O beyond readi
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ DEMO_PROFILE: dict = {
     "apiVersion": "mockkube.io/v1alpha1",
     "kind": "ClusterProfile",
     "name": "demo",
+    "controlPlane": True,
     "nodes": [
         {
             "name": "gpu-node",
@@ -101,6 +102,7 @@ class Profile:
     device_classes: bool = True
     scheduler: dict = field(default_factory=dict)
     kubelet: dict = field(default_factory=dict)  # rootDir, pluginWipingDelay, healthTaintEffect
+    control_plane: bool = False  # kind's control plane and kube-system add-ons (mockkube/kubelet/controlplane.py)
 
     def drivers(self) -> list[str]:
         """Every driver the profile uses, in a stable order."""
@@ -208,9 +210,37 @@ def _qty(v: Any) -> str:
     return str(v)
 
 
+CONTROL_PLANE_NODE = "mockkube-control-plane"  # kind's <cluster>-control-plane
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
+
+
+def control_plane_node(index: int = 0) -> NodeSpec:
+    """kind's control-plane node: its role label (kubectl's ROLES column), the
+    ``exclude-from-external-load-balancers`` label kubeadm sets, and the NoSchedule taint."""
+    name = CONTROL_PLANE_NODE
+    return NodeSpec(
+        name=name,
+        labels={
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            CONTROL_PLANE_LABEL: "",
+            "node.kubernetes.io/exclude-from-external-load-balancers": "",
+        },
+        annotations={"kubeadm.alpha.kubernetes.io/cri-socket": "unix:///run/containerd/containerd.sock"},
+        taints=[{"key": CONTROL_PLANE_LABEL, "effect": "NoSchedule"}],
+        capacity=dict(DEFAULT_CAPACITY),
+        allocatable=dict(DEFAULT_CAPACITY),
+        index=index,
+    )
+
+
 def expand(data: dict) -> Profile:
-    """Node groups to nodes; defaults for capacity; allocatable defaults to capacity."""
+    """Node groups to nodes; defaults for capacity; allocatable defaults to capacity. With
+    ``controlPlane: true`` the control-plane node is added (last, so the other nodes keep
+    their addresses)."""
     nodes: list[NodeSpec] = []
+    control_plane = bool(data.get("controlPlane", False))
     for group in data.get("nodes") or []:
         cap = dict(DEFAULT_CAPACITY)
         cap.update({k: _qty(v) for k, v in (group.get("capacity") or {}).items()})
@@ -233,6 +263,8 @@ def expand(data: dict) -> Profile:
                     index=len(nodes),
                 )
             )
+    if control_plane:
+        nodes.append(control_plane_node(len(nodes)))
     fabric = [dict(f, driver=f.get("driver", "fpga.example.com")) for f in data.get("fabric") or []]
     return Profile(
         name=data.get("name", "custom"),
@@ -242,9 +274,17 @@ def expand(data: dict) -> Profile:
         device_classes=data.get("deviceClasses", True),
         scheduler=dict(data.get("scheduler") or {}),
         kubelet=dict(data.get("kubelet") or {}),
+        control_plane=control_plane,
     )
 
 
-def load_profile(source: "str | Path | dict | Profile | None") -> Profile:
-    """A profile from whatever names one (None: the built-in demo profile)."""
-    return source if isinstance(source, Profile) else load(source)
+def load_profile(source: "str | Path | dict | Profile | None", control_plane: bool | None = None) -> Profile:
+    """A profile from whatever names one (None: the built-in demo profile); ``control_plane``
+    overrides the profile's ``controlPlane`` when not None."""
+    profile = source if isinstance(source, Profile) else load(source)
+    if control_plane is None or control_plane == profile.control_plane:
+        return profile
+    nodes = [n for n in profile.nodes if n.name != CONTROL_PLANE_NODE]
+    if control_plane:
+        nodes.append(control_plane_node(len(nodes)))
+    return replace(profile, nodes=nodes, control_plane=control_plane)

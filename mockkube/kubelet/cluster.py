@@ -62,6 +62,8 @@ class ClusterRuntime:
     async def start(self, profile: Profile) -> None:
         self._plugin_setup(profile.kubelet)
         self.apply(profile)
+        if profile.control_plane:
+            self._control_plane()
         await self.kubelet.start()
         await self.lifecycle.start()
         if self.fabric is not None:
@@ -80,6 +82,23 @@ class ClusterRuntime:
             self.kubelet.faults = faults
             faults.on_apply, faults.on_revert = self._apply_fault, self._revert_fault
             self._expiry = asyncio.get_running_loop().call_later(FAULT_EXPIRY_INTERVAL, self._expire_faults)
+
+    def _control_plane(self) -> None:
+        """kind's static pods and kube-system add-ons (mockkube/kubelet/controlplane.py)."""
+        from mockkube.config.profile import CONTROL_PLANE_NODE
+        from mockkube.kubelet import controlplane
+
+        sim = self.kubelet.nodes.get(CONTROL_PLANE_NODE)
+        if sim is None or not sim.uid:
+            return
+        controlplane.install(
+            Client(self.server.resources, "kubeadm"),
+            self.client,
+            sim.uid,
+            nodes.node_ip(sim.spec.index),
+            self.server.ca_certificate(),
+            self.server.url,
+        )
 
     def _expire_faults(self) -> None:
         """Undo cluster faults past their end time (also done at every clock resync)."""
@@ -243,6 +262,8 @@ class ClusterRuntime:
                 specs = self.drivers[dname].publish(spec, cfg)
                 if specs:
                     self.publisher.sync(dname, spec.name, specs, owner)
+        if profile.control_plane and self.started:  # at start, once the kubelets run
+            self._control_plane()
         if profile.fabric:
             names = {f["pool"] for f in profile.fabric}
             self.fabric_pools = [f for f in self.fabric_pools if f["pool"] not in names] + profile.fabric

@@ -368,6 +368,7 @@ class KubeletManager(Controller):
             run = PodRun(uid, key, now, pod)
             sim.runs[uid] = run
             self.by_key[key] = (sim.spec.name, uid)
+            self._adopt(sim, pod, run)
             if self.run_programs:
                 from mockkube.kubelet import programs
 
@@ -394,8 +395,11 @@ class KubeletManager(Controller):
                 return
             run.prepare_failures = 0
             run.sandbox_at = now
-            sim.ip_seq += 1
-            run.ip = nodes.pod_ip(sim.spec.index, sim.ip_seq)
+            if (pod.get("spec") or {}).get("hostNetwork"):
+                run.ip = host_ip
+            else:
+                sim.ip_seq += 1
+                run.ip = nodes.pod_ip(sim.spec.index, sim.ip_seq)
             self._started_events(pod, sim)
         status, wake = lifecycle.compute_status(pod, run.sandbox_at, now, run.ip, host_ip, self.run_to_completion)
         self._resources_health(sim, pod, run, status)
@@ -405,6 +409,28 @@ class KubeletManager(Controller):
             self._unprepare(sim, run)
         elif wake is not None:
             self.queue.add_after(key, wake - now)
+
+    def _adopt(self, sim: NodeSim, pod: dict, run: PodRun) -> None:
+        """A pod already running on this node when the kubelet starts (a reset restored the
+        settled cluster, whose kube-system pods run): keep its sandbox, start time and IP, as
+        a restarted kubelet finds its containers still running. Pods with claims are
+        prepared again instead."""
+        status = pod.get("status") or {}
+        if status.get("phase") != "Running" or not status.get("podIP") or not status.get("startTime"):
+            return
+        if (pod.get("spec") or {}).get("resourceClaims"):
+            return
+        started = [
+            (c.get("state") or {}).get("running", {}).get("startedAt") for c in status.get("containerStatuses") or ()
+        ]
+        try:
+            run.admitted_at = meta.parse_time(status["startTime"])
+            run.sandbox_at = min([meta.parse_time(t) for t in started if t] or [run.admitted_at])
+        except (TypeError, ValueError):
+            return
+        run.ip = status["podIP"]
+        if not (pod.get("spec") or {}).get("hostNetwork"):
+            sim.ip_seq += 1
 
     def _deleting(self, sim: NodeSim, pod: dict, run: PodRun | None, key: tuple, now: float) -> None:
         if run is not None and not run.terminal and run.sandbox_at is not None:

@@ -100,6 +100,7 @@ class Server:
         cert_dir: str | None = None,
         service_addresses: dict[str, str] | list[str] | None = None,
         scheduler_process: bool = False,
+        control_plane: bool | None = None,
     ) -> None:
         self.address = address
         self.port = port
@@ -121,6 +122,8 @@ class Server:
         self.filter_timeout = filter_timeout
         self.event_window = event_window
         self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
+        # kind's control plane and kube-system add-ons; None: the profile's `controlPlane`
+        self.control_plane = control_plane
         self.temp_dirs: list[str] = []  # removed when the server stops
         from mockkube.apiserver.webhookclient import parse_service_address
 
@@ -499,7 +502,7 @@ class Server:
         from mockkube.config.profile import load_profile
         from mockkube.server import components
 
-        self.profile = load_profile(self.cluster)
+        self.profile = load_profile(self.cluster, self.control_plane)
 
         if self.component_thread:
             from mockkube.server.componentloop import ComponentLoop

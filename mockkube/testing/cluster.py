@@ -30,9 +30,12 @@ class ThreadedCluster(ClientTools):
         clock: Callable[[], float] | None = None,
         binding_timeout: float | None = None,
         filter_timeout: float | None = None,
+        control_plane: bool | None = False,
         **server_options: Any,
     ) -> None:
-        """``server_options``: further ``Server`` keywords, e.g. ``authorization_mode="RBAC"``."""
+        """``server_options``: further ``Server`` keywords, e.g. ``authorization_mode="RBAC"``.
+        ``control_plane``: kind's control plane and kube-system add-ons (off by default in
+        tests, to keep them fast; None: the profile's ``controlPlane``)."""
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mockkube-"))
         self.kubeconfig = str(self.workdir / "kubeconfig")
         self.clock = clock
@@ -46,6 +49,7 @@ class ThreadedCluster(ClientTools):
             components=components,
             binding_timeout=binding_timeout,
             filter_timeout=filter_timeout,
+            control_plane=control_plane,
             **extra,
             **server_options,
         )
@@ -147,6 +151,7 @@ async def running_server(**kwargs: Any) -> AsyncIterator[Server]:
     kwargs.setdefault("port", 0)
     kwargs.setdefault("components", False)
     kwargs.setdefault("component_thread", False)  # the test reaches into components on its loop
+    kwargs.setdefault("control_plane", False)  # as every testing entry point: off unless asked for
     server = Server(**kwargs)
     await server.start()
     try:

@@ -99,11 +99,13 @@ class Cluster(ClientTools):
         filter_timeout: float | None = None,
         binding_timeout: float | None = None,
         frozen_clock: bool = False,
+        control_plane: bool = False,
         db_url: str | None = None,
         workdir: str | None = None,
         auth: dict | bool | None = None,
     ) -> None:
-        """``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
+        """``control_plane``: kind's control-plane node and kube-system pods (off by default,
+        to keep tests fast; docs/profiles.md). ``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
         or a dict of ``authorization_mode`` (default "Node,RBAC"), ``token_auth_file``,
         ``anonymous_auth``; the
         kubeconfig then holds an admin token and ``kubeconfig_for()`` hands out others."""
@@ -123,6 +125,7 @@ class Cluster(ClientTools):
             "filter_timeout": filter_timeout,
             "binding_timeout": binding_timeout,
             "frozen_clock": frozen_clock,
+            "control_plane": control_plane,
             "db_url": db_url,
         }
         self.url = ""
@@ -153,6 +156,7 @@ class Cluster(ClientTools):
                 db_url=o["db_url"],
                 binding_timeout=o["binding_timeout"],
                 filter_timeout=o["filter_timeout"],
+                control_plane=o["control_plane"],
                 clock=FakeClock(time.time()) if o["frozen_clock"] else None,
                 **self.auth,
             ).start()
@@ -169,6 +173,7 @@ class Cluster(ClientTools):
             cmd += ["--cluster", self.profile_path]
         if o["db_url"]:
             cmd += ["--db", o["db_url"]]
+        cmd += ["--control-plane" if o["control_plane"] else "--no-control-plane"]
         if o["filter_timeout"] is not None:
             cmd += ["--dra-filter-timeout", f"{o['filter_timeout']}s"]
         if o["binding_timeout"] is not None:

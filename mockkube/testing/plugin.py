@@ -7,7 +7,9 @@ Per test, reset between tests (the way to write new suites):
   (tens of milliseconds), so tests never see each other's objects and run in parallel
   under ``pytest -n auto``. Choose the cluster with a marker:
   ``@pytest.mark.mockkube(profile=..., filter_timeout=..., binding_timeout=...,
-  frozen_clock=True)`` (``profile``: a path, inline YAML or a dict; none: the demo cluster).
+  frozen_clock=True, control_plane=True)`` (``profile``: a path, inline YAML or a dict; none:
+  the demo cluster; ``control_plane``: kind's control plane and kube-system add-ons, off by
+  default in tests to keep resets and starts fast).
 - ``mockkube_namespace``: a fresh namespace in that cluster (deleted after the test).
 - ``mockkube_api_client``: an official-Python-client ``ApiClient`` for it.
 
@@ -36,7 +38,7 @@ if TYPE_CHECKING:  # the server is imported when a fixture first needs one: coll
     from mockkube.testing.handle import Cluster
 
 MARKER = "mockkube"
-OPTIONS = ("profile", "filter_timeout", "binding_timeout", "frozen_clock", "auth")  # auth: reserved
+OPTIONS = ("profile", "filter_timeout", "binding_timeout", "frozen_clock", "control_plane", "auth")  # auth: reserved
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -67,7 +69,8 @@ def _rewrite_only_testing_helpers(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mockkube(profile=None, filter_timeout=None, binding_timeout=None, frozen_clock=False, auth=None): "
+        "mockkube(profile=None, filter_timeout=None, binding_timeout=None, frozen_clock=False, control_plane=False, "
+        "auth=None): "
         "the cluster the `mockkube` fixture gives this test",
     )
 

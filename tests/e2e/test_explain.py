@@ -42,7 +42,21 @@ def candidates(report: dict) -> dict[str, dict]:
     return {d["device"]: d for c in report["claims"] for r in c.get("requests") or () for d in r["candidates"]}
 
 
-def test_quickstart_runs_as_written_and_explains_a_pod_that_cannot_fit(mockkube_fresh):
+@pytest.fixture
+def demo_as_served(tmp_path):
+    """The demo cluster as `mockkube serve` runs it (with its control plane), which
+    docs/quickstart.md and docs/explain.md show."""
+    from mockkube.testing.cluster import ThreadedCluster
+
+    c = ThreadedCluster(workdir=str(tmp_path), control_plane=True).start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def test_quickstart_runs_as_written_and_explains_a_pod_that_cannot_fit(demo_as_served):
+    mockkube_fresh = demo_as_served
     k = mockkube_fresh.kubectl
     # docs/quickstart.md, in order
     assert "resourceclaims" in k("api-resources").stdout
@@ -67,7 +81,11 @@ def test_quickstart_runs_as_written_and_explains_a_pod_that_cannot_fit(mockkube_
     )
     assert 'model == "H100"' in text and "LATEST-GPU-MODEL" in text
     shown = explain_cli(mockkube_fresh, "pod-with-tiger")
-    assert shown.startswith("Pod default/pod-with-tiger: 0/4 nodes fit")
+    assert shown.startswith("Pod default/pod-with-tiger: 0/5 nodes fit")
+    assert (
+        "node mockkube-control-plane: no (NodeUnschedulable=ok; TaintToleration=node(s) had untolerated taint "
+        "{node-role.kubernetes.io/control-plane: }" in shown
+    )
     assert "node gpu-node-0: no (" in shown and "DynamicResources=cannot allocate all claims" in shown
     assert (
         'request selector #0 is false: device.attributes["gpu.example.com"].model == "H100" '
@@ -82,7 +100,7 @@ def test_quickstart_runs_as_written_and_explains_a_pod_that_cannot_fit(mockkube_
     }
     assert all(not d.startswith("cpu.example.com/") for d in candidates(report))  # other classes: not candidates
     pod = json.loads(k("get", "pod", "pod-with-tiger", "-o", "json").stdout)
-    assert pod["metadata"]["annotations"][ANNOTATION].startswith("Pod default/pod-with-tiger: 0/4 nodes fit")
+    assert pod["metadata"]["annotations"][ANNOTATION].startswith("Pod default/pod-with-tiger: 0/5 nodes fit")
 
 
 TOYS = """

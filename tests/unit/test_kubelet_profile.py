@@ -12,7 +12,8 @@ def test_demo_profile_passes_the_schema():
 def test_demo_profile_nodes_and_drivers():
     p = load(None)
     names = [n.name for n in p.nodes]
-    assert names == ["gpu-node-0", "gpu-node-1", "fpga-node", "cpu-node"]
+    assert names == ["gpu-node-0", "gpu-node-1", "fpga-node", "cpu-node", "mockkube-control-plane"]
+    assert p.control_plane
     assert p.drivers() == ["cpu.example.com", "fpga.example.com", "gpu.example.com"]
     gpu = p.nodes[0]
     assert gpu.capacity["cpu"] == "32" and gpu.allocatable["memory"] == "128Gi"
@@ -64,3 +65,22 @@ def test_parse_duration(value, seconds):
 def test_parse_duration_rejects_garbage():
     with pytest.raises(ValueError):
         parse_duration("soon")
+
+
+def test_control_plane_node_as_kind_registers_it():
+    p = load("nodes: [{name: w}]\ncontrolPlane: true\n")
+    w, cp = p.nodes
+    assert (w.name, w.index, cp.name, cp.index) == ("w", 0, "mockkube-control-plane", 1)
+    assert cp.labels["node-role.kubernetes.io/control-plane"] == ""
+    assert cp.taints == [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+    assert [n.name for n in load("nodes: [{name: w}]\n").nodes] == ["w"]
+
+
+def test_load_profile_overrides_control_plane():
+    from mockkube.config.profile import load_profile
+
+    assert [n.name for n in load_profile(None, False).nodes] == ["gpu-node-0", "gpu-node-1", "fpga-node", "cpu-node"]
+    assert not load_profile(None, False).control_plane
+    on = load_profile({"nodes": [{"name": "w"}]}, True)
+    assert on.control_plane and [n.name for n in on.nodes] == ["w", "mockkube-control-plane"]
+    assert load_profile(None, None).control_plane
