@@ -15,6 +15,7 @@ pod UID so the informer's later event for the same pod is idempotent.
 from __future__ import annotations
 
 from mockkube.scheduler import resources as res
+from mockkube.scheduler.podinfo import PodInfo, with_affinity, with_required_anti_affinity
 
 
 class NodeInfo:
@@ -30,11 +31,14 @@ class NodeInfo:
         "generation",
         "real",
         "claim_consumers",
+        "with_affinity",
     )
 
     def __init__(self, node: dict) -> None:
         self.requested: dict[str, int] = {}
-        self.pods: set[str] = set()
+        self.pods: dict[str, dict] = {}  # uid -> the pod (as assumed or last seen)
+        # uid -> PodInfo of the pods here with pod (anti-)affinity (upstream's PodsWithAffinity)
+        self.with_affinity: dict[str, PodInfo] = {}
         # (namespace, claim name) -> UIDs of the pods here whose node-allocatable
         # resources come from that claim
         self.claim_consumers: dict[tuple[str, str], set[str]] = {}
@@ -76,6 +80,10 @@ class Cache:
         self.node_list: list[NodeInfo] = []
         # uid -> (node, requests, node-allocatable claims it uses)
         self._pods: dict[str, tuple[str, dict[str, int], tuple[tuple[str, str], ...]]] = {}
+        # uid -> PodInfo, cluster-wide: pods with pod (anti-)affinity and those with required
+        # anti-affinity (InterPodAffinity skips its PreFilter/PreScore when they are empty)
+        self.affinity_pods: dict[str, PodInfo] = {}
+        self.required_anti_pods: dict[str, PodInfo] = {}
 
     # nodes ------------------------------------------------------------------
     def set_node(self, node: dict) -> None:
@@ -109,6 +117,9 @@ class Cache:
         old = self._pods.get(uid)
         if old is not None:
             if old == (node, requests, claims):
+                info = self.nodes.get(node)
+                if info is not None and info.pods.get(uid) is not pod:
+                    self._index(info, uid, pod)  # labels or affinity may have changed
                 return
             self.remove_pod(uid)
         self._pods[uid] = (node, requests, claims)
@@ -121,13 +132,29 @@ class Cache:
             info.requested[k] = info.requested.get(k, 0) + v
         for key in claims:
             info.claim_consumers.setdefault(key, set()).add(uid)
-        info.pods.add(uid)
+        self._index(info, uid, pod)
+
+    def _index(self, info: NodeInfo, uid: str, pod: dict) -> None:
+        info.pods[uid] = pod
         info.generation += 1
+        if with_affinity(pod):
+            pi = PodInfo(pod)
+            info.with_affinity[uid] = self.affinity_pods[uid] = pi
+            if with_required_anti_affinity(pod):
+                self.required_anti_pods[uid] = pi
+            else:
+                self.required_anti_pods.pop(uid, None)
+        elif uid in self.affinity_pods:
+            info.with_affinity.pop(uid, None)
+            self.affinity_pods.pop(uid, None)
+            self.required_anti_pods.pop(uid, None)
 
     def remove_pod(self, uid: str) -> None:
         old = self._pods.pop(uid, None)
         if old is None:
             return
+        self.affinity_pods.pop(uid, None)
+        self.required_anti_pods.pop(uid, None)
         info = self.nodes.get(old[0])
         if info is None:
             return
@@ -139,7 +166,8 @@ class Cache:
                 users.discard(uid)
                 if not users:
                     del info.claim_consumers[key]
-        info.pods.discard(uid)
+        info.pods.pop(uid, None)
+        info.with_affinity.pop(uid, None)
         info.generation += 1
 
     def has_pod(self, uid: str) -> bool:

@@ -26,6 +26,7 @@ from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
+from mockkube.scheduler.plugins.interpodaffinity import InterPodAffinity
 from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
 from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates, TaintToleration
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
@@ -36,6 +37,8 @@ log = logging.getLogger("mockkube.scheduler")
 SCHEDULER_NAME = "default-scheduler"
 MIN_FEASIBLE_NODES = 100
 MIN_FEASIBLE_PERCENTAGE = 5
+# plugins that count assigned pods: a pod they rejected is retried when one is added or relabelled
+POD_COUNTING_PLUGINS = frozenset(("InterPodAffinity", "PodTopologySpread"))
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 
@@ -169,6 +172,11 @@ class Scheduler:
             TaintToleration(),
             NodeAffinity(),
             NodeResourcesFit(self.dra.dra_backed),
+            InterPodAffinity(
+                self.cache,
+                lambda: self.informers["namespaces"].list(),
+                lambda ns: ((self.informers["namespaces"].get("", ns) or {}).get("metadata") or {}).get("labels"),
+            ),
             self.dra_plugin,
         ]
         self.scored = [p for p in self.plugins if p.weight]
@@ -184,6 +192,7 @@ class Scheduler:
             "deviceclasses": Informer(store, rt("deviceclasses", "resource.k8s.io")),
             "devicetaintrules": Informer(store, rt("devicetaintrules", "resource.k8s.io")),
             "poddisruptionbudgets": Informer(store, rt("poddisruptionbudgets", "policy")),
+            "namespaces": Informer(store, rt("namespaces")),  # InterPodAffinity's namespaceSelector
         }
         self.informers["nodes"].add_handler(self._on_node)
         self.informers["pods"].add_handler(self._on_pod)
@@ -204,6 +213,7 @@ class Scheduler:
     async def start(self) -> None:
         # cluster state first, so the replayed pods meet a complete view
         for name in (
+            "namespaces",
             "nodes",
             "poddisruptionbudgets",
             "deviceclasses",
@@ -298,6 +308,9 @@ class Scheduler:
             self.cache.set_pod(obj)
             if was and not self.cache.has_pod((obj.get("metadata") or {}).get("uid", "")):
                 self.queue.move_all()  # finished: its resources are free
+            elif self.queue.unschedulable and _assigned_pod_event(obj, prev):
+                # AssignedPodAdd / AssignedPodUpdate(label): the plugins that count pods
+                self.queue.move_all(lambda e: bool(e.rejected_by & POD_COUNTING_PLUGINS))
             return
         if not _responsible(obj) or not _pending(obj):
             self.queue.delete(key)
@@ -407,7 +420,7 @@ class Scheduler:
         state = fw.CycleState()
         node_name, failure, is_error = self._schedule(state, pod)
         if node_name is None:
-            self._fail(key, pod, failure, is_error)
+            self._fail(key, pod, failure, is_error, state.get("__rejected_by", frozenset()))
             return
         self._assume_and_bind(key, pod, state, node_name)
 
@@ -423,6 +436,7 @@ class Scheduler:
                 continue
             if st.code == fw.ERROR:
                 return None, f'running PreFilter plugin "{p.name}": {st.message}', True
+            state["__rejected_by"] = frozenset((p.name,))
             post = self._post_filter(state, pod, {}, len(nodes), prefilter=True)
             return None, fit_error(len(nodes), {}, st.message, post), False
         if not nodes:
@@ -454,6 +468,7 @@ class Scheduler:
                     break
         self.next_start = (start + checked) % n
         if not feasible:
+            state["__rejected_by"] = frozenset(st.plugin for st in statuses.values())
             post = self._post_filter(state, pod, statuses, n)
             return None, fit_error(n, statuses, "", post), False
         if len(feasible) == 1:
@@ -465,9 +480,16 @@ class Scheduler:
     ) -> tuple[fw.Plugin | None, fw.Status | None]:
         """The filters with the pods nominated to this node counted as if they ran there."""
         added = [self._add_nominated(q, node.name) for q in nominated]
+        extended = [p for p in filters if fw.has_pod_extensions(p)]
+        for ext in extended:
+            for q in nominated:
+                ext.add_pod(state, pod, q, node)
         try:
             return _run_filters(filters, state, pod, node)
         finally:
+            for ext in extended:
+                for q in nominated:
+                    ext.remove_pod(state, pod, q, node)
             for uid in added:
                 self.cache.remove_pod(uid)
 
@@ -721,11 +743,13 @@ class Scheduler:
         if self._attempts is not None:
             self._attempts.labels(SCHEDULER_NAME, result).inc()
 
-    def _fail(self, key: str, pod: dict, message: str, is_error: bool) -> None:
+    def _fail(
+        self, key: str, pod: dict, message: str, is_error: bool, rejected_by: frozenset[str] = frozenset()
+    ) -> None:
         self._attempt("error" if is_error else "unschedulable")
         if is_error:  # as kube-scheduler: "Error scheduling pod; retrying" (a 403 in RBAC mode shows here)
             log.error("error scheduling pod %s, retrying: %s", key, message)
-        self.queue.requeue_failed(key, error=is_error)
+        self.queue.requeue_failed(key, error=is_error, rejected_by=rejected_by)
         reason = "SchedulerError" if is_error else "Unschedulable"
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
         self._set_condition(pod, reason, message)
@@ -782,6 +806,13 @@ def _node_changed(new: dict, old: dict | None) -> bool:
         or (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels")
         or (new.get("status") or {}).get("allocatable") != (old.get("status") or {}).get("allocatable")
     )
+
+
+def _assigned_pod_event(new: dict, old: dict | None) -> bool:
+    """An assigned pod appeared (added, or just bound) or changed its labels."""
+    if old is None or not (old.get("spec") or {}).get("nodeName"):
+        return True
+    return (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels")
 
 
 def _pod_update_matters(new: dict, old: dict) -> bool:

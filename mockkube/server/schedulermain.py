@@ -31,6 +31,7 @@ log = logging.getLogger("mockkube.scheduler")
 
 USER_AGENT = "kube-scheduler/v1.36.0 (linux/amd64) kubernetes/mockkube"
 FOLLOWED = (
+    ("", "namespaces"),
     ("", "nodes"),
     ("", "pods"),
     ("resource.k8s.io", "resourceclaims"),

@@ -1,0 +1,639 @@
+"""InterPodAffinity's PreFilter/Filter against upstream v1.36's tables
+(pkg/scheduler/framework/plugins/interpodaffinity/filtering_test.go: TestRequiredAffinitySingleNode,
+TestRequiredAffinityMultipleNodes), case by case under upstream's names."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from mockkube.scheduler import framework as fw
+from mockkube.scheduler.cache import Cache
+from mockkube.scheduler.plugins.interpodaffinity import (
+    ERR_AFFINITY,
+    ERR_ANTI_AFFINITY,
+    ERR_EXISTING_ANTI_AFFINITY,
+    InterPodAffinity,
+)
+
+_uid = itertools.count()
+REQ = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
+def term(key: str, topo: str, op: str = "In", values: list | None = None, **extra) -> dict:
+    """st.PodAffinityIn/NotIn/Exists: one matchExpression on ``key``."""
+    expr: dict = {"key": key, "operator": op}
+    if values is not None:
+        expr["values"] = values
+    return {"labelSelector": {"matchExpressions": [expr]}, "topologyKey": topo, **extra}
+
+
+def pod(ns: str = "", labels: dict | None = None, node: str = "", aff=None, anti=None, name: str = "") -> dict:
+    """st.MakePod(): ``aff``/``anti`` are lists of required terms (None: no such affinity)."""
+    spec: dict = {"containers": [{"name": "c"}]}
+    if node:
+        spec["nodeName"] = node
+    affinity: dict = {}
+    if aff is not None:
+        affinity["podAffinity"] = {REQ: aff}
+    if anti is not None:
+        affinity["podAntiAffinity"] = {REQ: anti}
+    if affinity:
+        spec["affinity"] = affinity
+    uid = f"u{next(_uid)}"
+    return {"metadata": {"name": name or uid, "namespace": ns, "uid": uid, "labels": labels or {}}, "spec": spec}
+
+
+def create_pod_with_affinity_terms(ns, node, labels, affinity, anti_affinity) -> dict:
+    """createPodWithAffinityTerms: both podAffinity and podAntiAffinity set (maybe to nil terms)."""
+    p = pod(ns, labels, node)
+    p["spec"]["affinity"] = {"podAffinity": {REQ: affinity}, "podAntiAffinity": {REQ: anti_affinity}}
+    return p
+
+
+def node(name: str, labels: dict) -> dict:
+    return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": {"pods": "110"}}}
+
+
+NAMESPACES = [
+    {"metadata": {"name": "subteam1.team1", "labels": {"team": "team1"}}},
+    {"metadata": {"name": "subteam2.team1", "labels": {"team": "team1"}}},
+    {"metadata": {"name": "subteam1.team2", "labels": {"team": "team2"}}},
+    {"metadata": {"name": "subteam2.team2", "labels": {"team": "team2"}}},
+]
+
+
+def plugin(pods: list[dict], nodes: list[dict], namespaces=NAMESPACES) -> tuple[InterPodAffinity, Cache]:
+    cache = Cache()
+    for n in nodes:
+        cache.set_node(n)
+    for p in pods:
+        cache.set_pod(p)
+    by_name = {n["metadata"]["name"]: n["metadata"].get("labels") for n in namespaces}
+    return InterPodAffinity(cache, lambda: namespaces, by_name.get), cache
+
+
+def run(pl: InterPodAffinity, cache: Cache, p: dict, nodes: list[dict]):
+    state = fw.CycleState()
+    pre = pl.pre_filter(state, p)
+    if pre is not None and not pre.ok:
+        return pre, None
+    return pre, [pl.filter(state, p, cache.nodes[n["metadata"]["name"]]) for n in nodes]
+
+
+def same(got: fw.Status | None, want: tuple | None) -> bool:
+    if want is None:
+        return got is None or got.ok
+    return got is not None and (got.code, got.reasons) == (want[0], [want[1]])
+
+
+SKIP = (fw.SKIP, None)
+AFF = (fw.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_AFFINITY)
+ANTI = (fw.UNSCHEDULABLE, ERR_ANTI_AFFINITY)
+EXISTING = (fw.UNSCHEDULABLE, ERR_EXISTING_ANTI_AFFINITY)
+
+POD_LABEL = {"service": "securityscan"}
+POD_LABEL2 = {"security": "S1"}
+NODE1 = node("node1", {"region": "r1", "zone": "z11"})
+EXISTING_POD = pod("", POD_LABEL, "node1")
+BAD_VALUE_MSG = (
+    'parsing pod: requiredAffinityTerms: values[0][service]: Invalid value: "{{.bad-value.}}": a valid label '
+    "must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation "
+    "is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+TEAM1 = {"matchExpressions": [{"key": "team", "operator": "In", "values": ["team1"]}]}
+SEC_IN = {"matchExpressions": [{"key": "service", "operator": "In", "values": ["securityscan", "value2"]}]}
+
+# name, pod, existing pods, want PreFilter (None = success), want Filter
+SINGLE_NODE = [
+    (
+        "A pod that has no required pod affinity scheduling rules can schedule onto a node with no existing pods",
+        pod(),
+        [],
+        SKIP,
+        None,
+    ),
+    (
+        "satisfies with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using In operator that "
+        "matches the existing pod",
+        pod("", POD_LABEL2, aff=[term("service", "region", "In", ["securityscan", "value2"])]),
+        [EXISTING_POD],
+        None,
+        None,
+    ),
+    (
+        "satisfies the pod with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using not in operator "
+        "in labelSelector that matches the existing pod",
+        pod("", POD_LABEL2, aff=[term("service", "region", "NotIn", ["securityscan3", "value3"])]),
+        [EXISTING_POD],
+        None,
+        None,
+    ),
+    (
+        "Does not satisfy the PodAffinity with labelSelector because of diff Namespace",
+        create_pod_with_affinity_terms(
+            "", "", POD_LABEL2, [{"labelSelector": SEC_IN, "namespaces": ["DiffNameSpace"]}], None
+        ),
+        [pod("ns", {"service": "securityscan"}, "node1")],
+        None,
+        AFF,
+    ),
+    (
+        "Doesn't satisfy the PodAffinity because of unmatching labelSelector with the existing pod",
+        pod("", POD_LABEL, aff=[term("service", "", "In", ["antivirusscan", "value2"])]),
+        [EXISTING_POD],
+        None,
+        AFF,
+    ),
+    (
+        "satisfies the PodAffinity with different label Operators in multiple RequiredDuringSchedulingIgnoredDuringExecution ",
+        create_pod_with_affinity_terms(
+            "",
+            "",
+            POD_LABEL2,
+            [
+                {
+                    "labelSelector": {
+                        "matchExpressions": [
+                            {"key": "service", "operator": "Exists"},
+                            {"key": "wrongkey", "operator": "DoesNotExist"},
+                        ]
+                    },
+                    "topologyKey": "region",
+                },
+                {
+                    "labelSelector": {
+                        "matchExpressions": [
+                            {"key": "service", "operator": "In", "values": ["securityscan"]},
+                            {"key": "service", "operator": "NotIn", "values": ["WrongValue"]},
+                        ]
+                    },
+                    "topologyKey": "region",
+                },
+            ],
+            None,
+        ),
+        [EXISTING_POD],
+        None,
+        None,
+    ),
+    (
+        "The labelSelector requirements(items of matchExpressions) are ANDed, the pod cannot schedule onto the node "
+        "because one of the matchExpression item don't match.",
+        create_pod_with_affinity_terms(
+            "",
+            "",
+            POD_LABEL2,
+            [
+                {
+                    "labelSelector": {
+                        "matchExpressions": [
+                            {"key": "service", "operator": "Exists"},
+                            {"key": "wrongkey", "operator": "DoesNotExist"},
+                        ]
+                    },
+                    "topologyKey": "region",
+                },
+                {
+                    "labelSelector": {
+                        "matchExpressions": [
+                            {"key": "service", "operator": "In", "values": ["securityscan2"]},
+                            {"key": "service", "operator": "NotIn", "values": ["WrongValue"]},
+                        ]
+                    },
+                    "topologyKey": "region",
+                },
+            ],
+            None,
+        ),
+        [EXISTING_POD],
+        None,
+        AFF,
+    ),
+    (
+        "satisfies the PodAffinity and PodAntiAffinity with the existing pod",
+        pod(
+            "",
+            POD_LABEL2,
+            aff=[term("service", "region", "In", ["securityscan", "value2"])],
+            anti=[term("service", "node", "In", ["antivirusscan", "value2"])],
+        ),
+        [EXISTING_POD],
+        None,
+        None,
+    ),
+    (
+        "satisfies the PodAffinity and PodAntiAffinity and PodAntiAffinity symmetry with the existing pod",
+        pod(
+            "",
+            POD_LABEL2,
+            aff=[term("service", "region", "In", ["securityscan", "value2"])],
+            anti=[term("service", "node", "In", ["antivirusscan", "value2"])],
+        ),
+        [pod("", POD_LABEL, "node1", anti=[term("service", "node", "In", ["antivirusscan", "value2"])])],
+        None,
+        None,
+    ),
+    (
+        "satisfies the PodAffinity but doesn't satisfy the PodAntiAffinity with the existing pod",
+        pod(
+            "",
+            POD_LABEL2,
+            aff=[term("service", "region", "In", ["securityscan", "value2"])],
+            anti=[term("service", "zone", "In", ["securityscan", "value2"])],
+        ),
+        [EXISTING_POD],
+        None,
+        ANTI,
+    ),
+    (
+        "satisfies the PodAffinity and PodAntiAffinity but doesn't satisfy PodAntiAffinity symmetry with the "
+        "existing pod",
+        pod(
+            "",
+            POD_LABEL,
+            aff=[term("service", "region", "In", ["securityscan", "value2"])],
+            anti=[term("service", "node", "In", ["antivirusscan", "value2"])],
+        ),
+        [pod("", POD_LABEL, "node1", anti=[term("service", "zone", "In", ["securityscan", "value2"])])],
+        None,
+        EXISTING,
+    ),
+    (
+        "pod matches its own Label in PodAffinity and that matches the existing pod Labels",
+        pod("", POD_LABEL, aff=[term("service", "region", "NotIn", ["securityscan", "value2"])]),
+        [pod("", {"service": "securityscan"}, "node2")],
+        None,
+        AFF,
+    ),
+    (
+        "verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity constraints. "
+        "doesn't satisfy PodAntiAffinity symmetry with the existing pod",
+        pod("", POD_LABEL),
+        [pod("", POD_LABEL, "node1", anti=[term("service", "zone", "In", ["securityscan", "value2"])])],
+        None,
+        EXISTING,
+    ),
+    (
+        "verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity constraints. "
+        "satisfy PodAntiAffinity symmetry with the existing pod",
+        pod("", POD_LABEL),
+        [pod("", POD_LABEL, "node1", anti=[term("service", "zone", "NotIn", ["securityscan", "value2"])])],
+        SKIP,
+        None,
+    ),
+    (
+        "satisfies the PodAntiAffinity with existing pod but doesn't satisfy PodAntiAffinity symmetry with "
+        "incoming pod",
+        pod("", POD_LABEL, anti=[term("service", "region", "Exists"), term("security", "region", "Exists")]),
+        [pod("", POD_LABEL2, "node1", anti=[term("security", "zone", "Exists")])],
+        None,
+        ANTI,
+    ),
+    (
+        "PodAntiAffinity symmetry check a1: incoming pod and existing pod partially match each other on AffinityTerms",
+        pod("", POD_LABEL, anti=[term("service", "zone", "Exists"), term("security", "zone", "Exists")]),
+        [pod("", POD_LABEL2, "node1", anti=[term("security", "zone", "Exists")])],
+        None,
+        ANTI,
+    ),
+    (
+        "PodAntiAffinity symmetry check a2: incoming pod and existing pod partially match each other on AffinityTerms",
+        pod("", POD_LABEL2, anti=[term("security", "zone", "Exists")]),
+        [pod("", POD_LABEL, "node1", anti=[term("service", "zone", "Exists"), term("security", "zone", "Exists")])],
+        None,
+        EXISTING,
+    ),
+    (
+        "PodAntiAffinity symmetry check b1: incoming pod and existing pod partially match each other on AffinityTerms",
+        pod("", {"abc": "", "xyz": ""}, anti=[term("abc", "zone", "Exists"), term("def", "zone", "Exists")]),
+        [pod("", {"def": "", "xyz": ""}, "node1", anti=[term("abc", "zone", "Exists"), term("def", "zone", "Exists")])],
+        None,
+        ANTI,
+    ),
+    (
+        "PodAntiAffinity symmetry check b2: incoming pod and existing pod partially match each other on AffinityTerms",
+        pod("", {"def": "", "xyz": ""}, anti=[term("abc", "zone", "Exists"), term("def", "zone", "Exists")]),
+        [pod("", {"abc": "", "xyz": ""}, "node1", anti=[term("abc", "zone", "Exists"), term("def", "zone", "Exists")])],
+        None,
+        ANTI,
+    ),
+    (
+        "PodAffinity fails PreFilter with an invalid affinity label syntax",
+        pod(
+            "",
+            POD_LABEL,
+            aff=[
+                term("service", "region", "In", ["{{.bad-value.}}"]),
+                term("service", "node", "In", ["antivirusscan", "value2"]),
+            ],
+        ),
+        [],
+        (fw.UNSCHEDULABLE_AND_UNRESOLVABLE, BAD_VALUE_MSG),
+        None,
+    ),
+    (
+        "PodAntiAffinity fails PreFilter with an invalid antiaffinity label syntax",
+        pod(
+            "",
+            POD_LABEL,
+            aff=[term("service", "region", "In", ["foo"]), term("service", "node", "In", ["{{.bad-value.}}"])],
+        ),
+        [],
+        (fw.UNSCHEDULABLE_AND_UNRESOLVABLE, BAD_VALUE_MSG),
+        None,
+    ),
+    (
+        "affinity with NamespaceSelector",
+        create_pod_with_affinity_terms(
+            "", "", POD_LABEL2, [{"labelSelector": SEC_IN, "namespaceSelector": TEAM1, "topologyKey": "region"}], None
+        ),
+        [pod("subteam1.team1", POD_LABEL, "node1")],
+        None,
+        None,
+    ),
+    (
+        "affinity with non-matching NamespaceSelector",
+        create_pod_with_affinity_terms(
+            "", "", POD_LABEL2, [{"labelSelector": SEC_IN, "namespaceSelector": TEAM1, "topologyKey": "region"}], None
+        ),
+        [pod("subteam1.team2", POD_LABEL, "node1")],
+        None,
+        AFF,
+    ),
+    (
+        "anti-affinity with matching NamespaceSelector",
+        create_pod_with_affinity_terms(
+            "subteam1.team1",
+            "",
+            POD_LABEL2,
+            None,
+            [{"labelSelector": SEC_IN, "namespaceSelector": TEAM1, "topologyKey": "zone"}],
+        ),
+        [pod("subteam2.team1", POD_LABEL, "node1")],
+        None,
+        ANTI,
+    ),
+    (
+        "anti-affinity with matching all NamespaceSelector",
+        create_pod_with_affinity_terms(
+            "subteam1.team1",
+            "",
+            POD_LABEL2,
+            None,
+            [{"labelSelector": SEC_IN, "namespaceSelector": {}, "topologyKey": "zone"}],
+        ),
+        [pod("subteam2.team1", POD_LABEL, "node1")],
+        None,
+        ANTI,
+    ),
+    (
+        "anti-affinity with non-matching NamespaceSelector",
+        create_pod_with_affinity_terms(
+            "subteam1.team1",
+            "",
+            POD_LABEL2,
+            None,
+            [{"labelSelector": SEC_IN, "namespaceSelector": TEAM1, "topologyKey": "zone"}],
+        ),
+        [pod("subteam1.team2", POD_LABEL, "node1")],
+        None,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize("name,p,pods,want_pre,want_filter", SINGLE_NODE, ids=[c[0] for c in SINGLE_NODE])
+def test_required_affinity_single_node(name, p, pods, want_pre, want_filter):
+    pl, cache = plugin(pods, [NODE1])
+    pre, filters = run(pl, cache, p, [NODE1])
+    if want_pre is None:
+        assert pre is None or pre.ok, pre
+    elif want_pre[1] is None:
+        assert pre is not None and pre.code == want_pre[0] and not pre.reasons
+    else:
+        assert pre is not None and (pre.code, pre.reasons) == (want_pre[0], [want_pre[1]])
+    if filters is not None:
+        assert same(filters[0], want_filter), filters[0]
+
+
+RG_CHINA = {"region": "China"}
+RG_CHINA_AZ1 = {"region": "China", "az": "az1"}
+RG_INDIA = {"region": "India"}
+
+
+def _abc(zone_b: str = "z2", zone_c: str | None = None, region_b: str = "r1") -> list[dict]:
+    out = [
+        node("nodeA", {"region": "r1", "zone": "z1", "hostname": "nodeA"}),
+        node("nodeB", {"region": region_b, "zone": zone_b, "hostname": "nodeB"}),
+    ]
+    if zone_c:
+        out.append(node("nodeC", {"region": "r1", "zone": zone_c, "hostname": "nodeC"}))
+    return out
+
+
+def exists(key: str, topo: str) -> dict:
+    return term(key, topo, "Exists")
+
+
+# name, pod, existing pods, nodes, want PreFilter, want Filter per node
+MULTIPLE_NODES = [
+    (
+        "A pod can be scheduled onto all the nodes that have the same topology key & label value with one of them "
+        "has an existing pod that matches the affinity rules",
+        pod("", aff=[term("foo", "region", "In", ["bar"])]),
+        [pod("", {"foo": "bar"}, "node1", name="p1")],
+        [node("node1", RG_CHINA), node("node2", RG_CHINA_AZ1), node("node3", RG_INDIA)],
+        None,
+        [None, None, AFF],
+    ),
+    (
+        "The affinity rule is to schedule all of the pods of this collection to the same zone. The first pod of the "
+        "collection should not be blocked from being scheduled onto any node, even there's no existing pod that "
+        "matches the rule anywhere.",
+        pod(
+            "",
+            {"foo": "bar", "service": "securityscan"},
+            aff=[term("foo", "zone", "In", ["bar"]), term("service", "zone", "In", ["securityscan"])],
+        ),
+        [pod("", {"foo": "bar"}, "nodeA", name="p1")],
+        [node("nodeA", {"zone": "az1", "hostname": "h1"}), node("nodeB", {"zone": "az2", "hostname": "h2"})],
+        None,
+        [None, None],
+    ),
+    (
+        "The first pod of the collection can only be scheduled on nodes labelled with the requested topology keys",
+        pod(
+            "",
+            {"foo": "bar", "service": "securityscan"},
+            aff=[term("foo", "zone", "In", ["bar"]), term("service", "zone", "In", ["securityscan"])],
+        ),
+        [pod("", {"foo": "bar"}, "nodeA", name="p1")],
+        [node("nodeA", {"zoneLabel": "az1", "hostname": "h1"}), node("nodeB", {"zoneLabel": "az2", "hostname": "h2"})],
+        None,
+        [AFF, AFF],
+    ),
+    (
+        "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod "
+        "affinity rule. The pod can not be scheduled onto nodeA and nodeB.",
+        pod("", anti=[term("foo", "region", "In", ["abc"])]),
+        [pod("", {"foo": "abc"}, "nodeA")],
+        [node("nodeA", {"region": "r1", "hostname": "nodeA"}), node("nodeB", {"region": "r1", "hostname": "nodeB"})],
+        None,
+        [ANTI, ANTI],
+    ),
+    (
+        "This test ensures that anti-affinity matches a pod when any term of the anti-affinity rule matches a pod.",
+        pod("", anti=[term("foo", "region", "In", ["abc"]), term("service", "zone", "In", ["securityscan"])]),
+        [pod("", {"foo": "abc", "service": "securityscan"}, "nodeA")],
+        [
+            node("nodeA", {"region": "r1", "zone": "z1", "hostname": "nodeA"}),
+            node("nodeB", {"region": "r1", "zone": "z2", "hostname": "nodeB"}),
+        ],
+        None,
+        [ANTI, ANTI],
+    ),
+    (
+        "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod "
+        "affinity rule. The pod can not be scheduled onto nodeA and nodeB but can be scheduled onto nodeC",
+        pod("", anti=[term("foo", "region", "In", ["abc"])]),
+        [pod("", {"foo": "abc"}, "nodeA")],
+        [node("nodeA", RG_CHINA), node("nodeB", RG_CHINA_AZ1), node("nodeC", RG_INDIA)],
+        None,
+        [ANTI, ANTI, None],
+    ),
+    (
+        "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod "
+        "affinity rule. The pod can not be scheduled onto nodeA, nodeB, but can be scheduled onto nodeC (NodeC has an "
+        "existing pod that match the inter pod affinity rule but in different namespace)",
+        pod("NS1", {"foo": "123"}, anti=[term("foo", "region", "In", ["bar"])]),
+        [pod("NS1", {"foo": "bar"}, "nodeA"), pod("NS2", None, "nodeC", anti=[term("foo", "region", "In", ["123"])])],
+        [node("nodeA", RG_CHINA), node("nodeB", RG_CHINA_AZ1), node("nodeC", RG_INDIA)],
+        None,
+        [ANTI, ANTI, None],
+    ),
+    (
+        "Test existing pod's anti-affinity: if an existing pod has a term with invalid topologyKey, labelSelector of "
+        "the term is firstly checked, and then topologyKey of the term is also checked",
+        pod("", {"foo": ""}),
+        [pod("", None, "nodeA", anti=[exists("foo", "invalid-node-label")])],
+        _abc(zone_b="z1"),
+        SKIP,
+        [None, None],
+    ),
+    (
+        "Test incoming pod's anti-affinity: even if labelSelector matches, we still check if topologyKey matches",
+        pod("", None, "nodeA", anti=[exists("foo", "invalid-node-label")]),
+        [pod("", {"foo": ""}, "nodeA")],
+        _abc(zone_b="z1"),
+        None,
+        [None, None],
+    ),
+    (
+        "Test existing pod's anti-affinity: incoming pod wouldn't considered as a fit as it violates each "
+        "existingPod's terms on all nodes",
+        pod("", {"foo": "", "bar": ""}),
+        [pod("", None, "nodeA", anti=[exists("foo", "zone")]), pod("", None, "nodeA", anti=[exists("bar", "region")])],
+        _abc(),
+        None,
+        [EXISTING, EXISTING],
+    ),
+    (
+        "Test incoming pod's anti-affinity: incoming pod wouldn't considered as a fit as it at least violates one "
+        "anti-affinity rule of existingPod",
+        pod("", anti=[exists("foo", "zone"), exists("bar", "region")]),
+        [pod("", {"foo": ""}, "nodeA"), pod("", {"bar": ""}, "nodeB")],
+        _abc(),
+        None,
+        [ANTI, ANTI],
+    ),
+    (
+        "Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a "
+        "single term match - case when one term has invalid topologyKey",
+        pod("", {"foo": "", "bar": ""}),
+        [pod("", None, "nodeA", anti=[exists("foo", "invalid-node-label"), exists("bar", "zone")])],
+        _abc(),
+        None,
+        [EXISTING, None],
+    ),
+    (
+        "Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a "
+        "single term match - case when one term has invalid topologyKey",
+        pod("", anti=[exists("foo", "invalid-node-label"), exists("bar", "zone")]),
+        [pod("", {"foo": "", "bar": ""}, "nodeA", name="podA")],
+        _abc(),
+        None,
+        [ANTI, None],
+    ),
+    (
+        "Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a "
+        "single term match - case when all terms have valid topologyKey",
+        pod("", {"foo": "", "bar": ""}),
+        [pod("", None, "nodeA", anti=[exists("foo", "region"), exists("bar", "zone")])],
+        _abc(),
+        None,
+        [EXISTING, EXISTING],
+    ),
+    (
+        "Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a "
+        "single term match - case when all terms have valid topologyKey",
+        pod("", anti=[exists("foo", "region"), exists("bar", "zone")]),
+        [pod("", {"foo": "", "bar": ""}, "nodeA")],
+        _abc(),
+        None,
+        [ANTI, ANTI],
+    ),
+    (
+        "Test existing pod's anti-affinity: existingPod on nodeA and nodeB has at least one anti-affinity term "
+        "matches incoming pod, so incoming pod can only be scheduled to nodeC",
+        pod("", {"foo": "", "bar": ""}),
+        [
+            pod("", None, "nodeA", anti=[exists("foo", "zone"), exists("labelA", "zone")]),
+            pod("", None, "nodeB", anti=[exists("bar", "zone"), exists("labelB", "zone")]),
+        ],
+        _abc(zone_c="z3"),
+        None,
+        [EXISTING, EXISTING, None],
+    ),
+    (
+        "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all topologyKeys "
+        "match",
+        pod("", aff=[exists("foo", "region"), exists("bar", "zone")]),
+        [pod("", {"foo": "", "bar": ""}, "nodeA", name="pod1")],
+        _abc(zone_b="z1"),
+        None,
+        [None, None],
+    ),
+    (
+        "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all topologyKeys "
+        "match, and the match logic should be satisfied on the same pod",
+        pod("", aff=[exists("foo", "region"), exists("bar", "zone")]),
+        [pod("", {"foo": ""}, "nodeA", name="pod1"), pod("", {"bar": ""}, "nodeB", name="pod2")],
+        _abc(),
+        None,
+        [AFF, AFF],
+    ),
+]
+
+
+@pytest.mark.parametrize("name,p,pods,nodes,want_pre,want_filters", MULTIPLE_NODES, ids=[c[0] for c in MULTIPLE_NODES])
+def test_required_affinity_multiple_nodes(name, p, pods, nodes, want_pre, want_filters):
+    pl, cache = plugin(pods, nodes, [{"metadata": {"name": "NS1"}}])
+    pre, filters = run(pl, cache, p, nodes)
+    if want_pre is None:
+        assert pre is None or pre.ok, pre
+        assert [same(f, w) for f, w in zip(filters, want_filters)] == [True] * len(nodes), filters
+    else:
+        assert pre is not None and pre.code == fw.SKIP
+
+
+def test_prefilter_skips_without_walking_pods():
+    """No affinity anywhere: Skip from the cache's counters alone."""
+    pl, cache = plugin([pod("", {"a": "b"}, "node1") for _ in range(3)], [NODE1])
+    for n in cache.nodes.values():
+        n.pods = None  # any walk would fail
+    state = fw.CycleState()
+    assert pl.pre_filter(state, pod("", {"a": "b"})).code == fw.SKIP
+    assert pl.skip_score(state, pod("", {"a": "b"}))
