@@ -29,6 +29,7 @@ from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_d
 from mockkube.scheduler.plugins.interpodaffinity import InterPodAffinity
 from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
 from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates, TaintToleration
+from mockkube.scheduler.plugins.podtopologyspread import PodTopologySpread
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
 from mockkube.scheduler.queue import SchedulingQueue
 
@@ -172,6 +173,7 @@ class Scheduler:
             TaintToleration(),
             NodeAffinity(),
             NodeResourcesFit(self.dra.dra_backed),
+            PodTopologySpread(self.cache, self._default_spread_selector),
             InterPodAffinity(
                 self.cache,
                 lambda: self.informers["namespaces"].list(),
@@ -193,6 +195,11 @@ class Scheduler:
             "devicetaintrules": Informer(store, rt("devicetaintrules", "resource.k8s.io")),
             "poddisruptionbudgets": Informer(store, rt("poddisruptionbudgets", "policy")),
             "namespaces": Informer(store, rt("namespaces")),  # InterPodAffinity's namespaceSelector
+            # PodTopologySpread's system default constraints select what these select
+            "services": Informer(store, rt("services")),
+            "replicationcontrollers": Informer(store, rt("replicationcontrollers")),
+            "replicasets": Informer(store, rt("replicasets", "apps")),
+            "statefulsets": Informer(store, rt("statefulsets", "apps")),
         }
         self.informers["nodes"].add_handler(self._on_node)
         self.informers["pods"].add_handler(self._on_pod)
@@ -214,6 +221,10 @@ class Scheduler:
         # cluster state first, so the replayed pods meet a complete view
         for name in (
             "namespaces",
+            "services",
+            "replicationcontrollers",
+            "replicasets",
+            "statefulsets",
             "nodes",
             "poddisruptionbudgets",
             "deviceclasses",
@@ -536,6 +547,42 @@ class Scheduler:
         uid = assumed["metadata"]["uid"] = pod["metadata"]["uid"] + "-nominated"
         self.cache.set_pod(assumed)
         return uid
+
+    def _default_spread_selector(self, pod: dict):
+        """helper.DefaultSelector: the selectors of the Services selecting the pod and of
+        its controller (ReplicationController, ReplicaSet or StatefulSet), ANDed."""
+        from mockkube.machinery.selectors import EVERYTHING, label_selector_from_object, selector_from_set
+
+        m = pod.get("metadata") or {}
+        ns, labels = m.get("namespace", ""), m.get("labels") or {}
+        merged: dict[str, str] = {}
+        for svc in self.informers["services"].list(ns):
+            sel = (svc.get("spec") or {}).get("selector")
+            if sel is None:
+                continue  # services with nil selectors match nothing
+            if all(labels.get(k) == v for k, v in sel.items()):
+                merged.update(sel)
+        selector = selector_from_set(merged) if merged else EVERYTHING
+        owner = next((r for r in m.get("ownerReferences") or () if r.get("controller")), None)
+        if owner is None:
+            return selector
+        gvk = (owner.get("apiVersion"), owner.get("kind"))
+        if gvk == ("v1", "ReplicationController"):
+            rc = self.informers["replicationcontrollers"].get(ns, owner.get("name", ""))
+            if rc is not None:
+                merged.update((rc.get("spec") or {}).get("selector") or {})
+                selector = selector_from_set(merged)
+        elif gvk in (("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")):
+            inf = self.informers["replicasets" if gvk[1] == "ReplicaSet" else "statefulsets"]
+            obj = inf.get(ns, owner.get("name", ""))
+            if obj is not None:
+                try:
+                    other = label_selector_from_object((obj.get("spec") or {}).get("selector"))
+                except errors.APIError:
+                    return selector
+                if not other.nothing:
+                    selector = type(selector)(list(selector.requirements) + list(other.requirements))
+        return selector
 
     def pdbs(self) -> list[dict]:
         return self.informers["poddisruptionbudgets"].list()
