@@ -27,6 +27,7 @@ from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
 from mockkube.scheduler.plugins.interpodaffinity import InterPodAffinity
+from mockkube.scheduler.plugins.nodeports import NodePorts
 from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
 from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates, TaintToleration
 from mockkube.scheduler.plugins.podtopologyspread import PodTopologySpread
@@ -172,6 +173,7 @@ class Scheduler:
             NodeName(),
             TaintToleration(),
             NodeAffinity(),
+            NodePorts(),
             NodeResourcesFit(self.dra.dra_backed),
             PodTopologySpread(self.cache, self._default_spread_selector),
             InterPodAffinity(
