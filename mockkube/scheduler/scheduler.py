@@ -28,7 +28,7 @@ from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
 from mockkube.scheduler.plugins.interpodaffinity import InterPodAffinity
 from mockkube.scheduler.plugins.nodeports import NodePorts
-from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
+from mockkube.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates, TaintToleration
 from mockkube.scheduler.plugins.podtopologyspread import PodTopologySpread
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
@@ -182,6 +182,7 @@ class Scheduler:
                 lambda ns: ((self.informers["namespaces"].get("", ns) or {}).get("metadata") or {}).get("labels"),
             ),
             self.dra_plugin,
+            NodeResourcesBalancedAllocation(),
         ]
         self.scored = [p for p in self.plugins if p.weight]
         self.preemptor = Preemptor(self)
