@@ -32,6 +32,7 @@ class NodeInfo:
         "real",
         "claim_consumers",
         "with_affinity",
+        "images",
     )
 
     def __init__(self, node: dict) -> None:
@@ -55,6 +56,11 @@ class NodeInfo:
         self.taints = spec.get("taints") or []
         self.unschedulable = bool(spec.get("unschedulable"))
         self.allocatable = res.node_allocatable(node)
+        # status.images: every name of each image -> its size (ImageLocality)
+        self.images: dict[str, int] = {}
+        for img in (node.get("status") or {}).get("images") or ():
+            for n in img.get("names") or ():
+                self.images[n] = int(img.get("sizeBytes") or 0)
         self.generation += 1
 
     def free(self, name: str) -> int:
@@ -84,6 +90,7 @@ class Cache:
         # anti-affinity (InterPodAffinity skips its PreFilter/PreScore when they are empty)
         self.affinity_pods: dict[str, PodInfo] = {}
         self.required_anti_pods: dict[str, PodInfo] = {}
+        self.image_nodes: dict[str, int] = {}  # image name -> how many nodes have it
 
     # nodes ------------------------------------------------------------------
     def set_node(self, node: dict) -> None:
@@ -94,15 +101,27 @@ class Cache:
             self.nodes[name] = info
             self.node_list.append(info)
         else:
+            if info.real:
+                self._count_images(info, -1)
             info.set_node(node)
             if not info.real:
                 info.real = True
                 self.node_list.append(info)
+        self._count_images(info, 1)
 
     def remove_node(self, name: str) -> None:
         info = self.nodes.pop(name, None)
         if info is not None and info.real:
+            self._count_images(info, -1)
             self.node_list = [n for n in self.node_list if n is not info]
+
+    def _count_images(self, info: NodeInfo, delta: int) -> None:
+        for n in info.images:
+            v = self.image_nodes.get(n, 0) + delta
+            if v > 0:
+                self.image_nodes[n] = v
+            else:
+                self.image_nodes.pop(n, None)
 
     # pods -------------------------------------------------------------------
     def set_pod(self, pod: dict) -> None:

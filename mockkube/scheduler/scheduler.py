@@ -26,6 +26,7 @@ from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
+from mockkube.scheduler.plugins.imagelocality import ImageLocality
 from mockkube.scheduler.plugins.interpodaffinity import InterPodAffinity
 from mockkube.scheduler.plugins.nodeports import NodePorts
 from mockkube.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
@@ -183,6 +184,7 @@ class Scheduler:
             ),
             self.dra_plugin,
             NodeResourcesBalancedAllocation(),
+            ImageLocality(self.cache),
         ]
         self.scored = [p for p in self.plugins if p.weight]
         self.preemptor = Preemptor(self)
