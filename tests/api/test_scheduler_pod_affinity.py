@@ -163,3 +163,59 @@ async def test_required_affinity_waits_for_its_peer(env):
     )
     peer = await eventually(lambda: c.get(c.rt("pods"), "default", "cache-0")["spec"].get("nodeName"), 10)
     await eventually(lambda: [p["spec"].get("nodeName") for p in pods(c, "front")] == [peer], 10)
+
+
+async def test_match_label_keys_merged_at_creation_and_honoured(env):
+    """matchLabelKeys/mismatchLabelKeys (on in v1.36) are merged into labelSelector by the
+    API server at creation, as kube-apiserver's PrepareForCreate does; the scheduler then
+    spreads only over pods with the same value (here: the same rollout's hash)."""
+    c = env
+    term = {
+        "labelSelector": {"matchLabels": {"app": "mlk"}},
+        "topologyKey": "kubernetes.io/hostname",
+        "matchLabelKeys": ["rev"],
+        "mismatchLabelKeys": ["team"],
+    }
+
+    def make(name: str, rev: str) -> dict:
+        return c.create(
+            c.rt("pods"),
+            {
+                "metadata": {"name": name, "namespace": "default", "labels": {"app": "mlk", "rev": rev, "team": "t1"}},
+                "spec": {
+                    "containers": [{"name": "c", "image": "x"}],
+                    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": "kubernetes.io/hostname",
+                            "whenUnsatisfiable": "ScheduleAnyway",
+                            "labelSelector": {"matchLabels": {"app": "mlk"}},
+                            "matchLabelKeys": ["rev"],
+                        }
+                    ],
+                },
+            },
+        )
+
+    p = make("r1-a", "1")
+    sel = p["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"]
+    assert sel == {
+        "matchLabels": {"app": "mlk"},
+        "matchExpressions": [
+            {"key": "rev", "operator": "In", "values": ["1"]},
+            {"key": "team", "operator": "NotIn", "values": ["t1"]},
+        ],
+    }
+    assert p["spec"]["topologySpreadConstraints"][0]["labelSelector"]["matchExpressions"] == [
+        {"key": "rev", "operator": "In", "values": ["1"]}
+    ]
+    # the mismatch key makes pods of the same team never repel each other: all schedule
+    for name, rev in (("r1-b", "1"), ("r2-a", "2"), ("r2-b", "2")):
+        make(name, rev)
+    await eventually(
+        lambda: all(
+            c.get(c.rt("pods"), "default", n)["spec"].get("nodeName") for n in ("r1-a", "r1-b", "r2-a", "r2-b")
+        ),
+        10,
+    )

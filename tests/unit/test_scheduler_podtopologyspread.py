@@ -194,7 +194,7 @@ SINGLE = [
         [existing("p-a", "node-a", FOO, terminating=True), existing("p-b", "node-b", FOO)],
         {"node-a": OK, "node-b": UNSCHED},
     ),
-    # mockkube's own cases (not upstream's fixtures): minDomains, node inclusion policies, matchLabelKeys
+    # mockkube's own cases (not upstream's fixtures): minDomains, node inclusion policies
     (
         "mockkube: pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains < minDomains, then the third "
         "node fits",
@@ -273,20 +273,6 @@ SINGLE = [
         four_nodes(),
         spread_2_1_0_3(),
         {"node-a": UNSCHED, "node-b": UNSCHED, "node-x": OK, "node-y": UNSCHED},
-    ),
-    (
-        "mockkube: matchLabelKeys ignored when the label is absent from the pod",
-        pod(FOO, spread(1, "node", DNS, exists("foo"), matchLabelKeys=["bar"])),
-        four_nodes(),
-        spread_2_1_0_3(),
-        {"node-a": UNSCHED, "node-b": UNSCHED, "node-x": OK, "node-y": UNSCHED},
-    ),
-    (
-        "mockkube: matchLabelKeys narrows the selector to the pod's value",
-        pod({"foo": "", "bar": "a"}, spread(1, "node", DNS, exists("foo"), matchLabelKeys=["bar"])),
-        four_nodes(),
-        spread_2_1_0_3() + [existing("p-x1", "node-x", {"foo": "", "bar": "a"})],
-        {"node-a": OK, "node-b": OK, "node-x": UNSCHED, "node-y": OK},
     ),
 ]
 

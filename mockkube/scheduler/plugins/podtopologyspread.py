@@ -1,7 +1,7 @@
 """PodTopologySpread: spec.topologySpreadConstraints with upstream v1.36's rules. Filter
 for whenUnsatisfiable DoNotSchedule (maxSkew, minDomains, nodeAffinityPolicy (Honor by
-default) and nodeTaintsPolicy (Ignore by default), matchLabelKeys), Score for
-ScheduleAnyway, with the system default constraints (hostname maxSkew 3, zone maxSkew 5,
+default) and nodeTaintsPolicy (Ignore by default); matchLabelKeys reach it merged into
+labelSelector by the API server), Score for ScheduleAnyway, with the system default constraints (hostname maxSkew 3, zone maxSkew 5,
 ScheduleAnyway) for pods that have none, over the selector of the Services, ReplicaSets,
 ReplicationControllers and StatefulSets that select the pod (``default_selector``).
 
@@ -14,13 +14,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from mockkube.machinery.selectors import (
-    EQUALS,
-    LabelSelector,
-    Requirement,
-    label_selector_from_object,
-    node_selector_term_matches,
-)
+from mockkube.machinery.selectors import LabelSelector, label_selector_from_object, node_selector_term_matches
 from mockkube.machinery.tolerations import tolerated
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import Cache, NodeInfo
@@ -80,24 +74,14 @@ def required_node_affinity_matches(pod: dict, node: NodeInfo) -> bool:
     return True
 
 
-def _merge_match_label_keys(selector: LabelSelector, keys: list, labels: dict) -> LabelSelector:
-    """matchLabelKeys: the pod's values of those keys ANDed into the selector (what the API
-    server's selector merge gives, done here since mockkube's pod strategy does not)."""
-    extra = [Requirement(k, EQUALS, (labels[k],)) for k in keys or () if k in labels]
-    if not extra or selector.nothing:
-        return selector
-    return LabelSelector(list(selector.requirements) + extra)
-
-
 def filter_constraints(raw: list, pod: dict, action: str) -> list[Constraint]:
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    out = []
-    for c in raw or ():
-        if (c.get("whenUnsatisfiable") or "") != action:
-            continue
-        sel = label_selector_from_object(c.get("labelSelector"))
-        out.append(Constraint(c, _merge_match_label_keys(sel, c.get("matchLabelKeys"), labels)))
-    return out
+    # matchLabelKeys are already in labelSelector: the API server merged them at creation
+    # (MatchLabelKeysInPodTopologySpreadSelectorMerge), so the scheduler does not
+    return [
+        Constraint(c, label_selector_from_object(c.get("labelSelector")))
+        for c in raw or ()
+        if (c.get("whenUnsatisfiable") or "") == action
+    ]
 
 
 def node_labels_match(labels: dict, constraints: list[Constraint]) -> bool:
