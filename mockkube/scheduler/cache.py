@@ -33,10 +33,12 @@ class NodeInfo:
         "claim_consumers",
         "with_affinity",
         "images",
+        "nonzero",
     )
 
     def __init__(self, node: dict) -> None:
         self.requested: dict[str, int] = {}
+        self.nonzero: dict[str, int] = {}  # cpu and memory with defaults for containers without requests
         self.pods: dict[str, dict] = {}  # uid -> the pod (as assumed or last seen)
         # uid -> PodInfo of the pods here with pod (anti-)affinity (upstream's PodsWithAffinity)
         self.with_affinity: dict[str, PodInfo] = {}
@@ -84,8 +86,8 @@ class Cache:
     def __init__(self) -> None:
         self.nodes: dict[str, NodeInfo] = {}
         self.node_list: list[NodeInfo] = []
-        # uid -> (node, requests, node-allocatable claims it uses)
-        self._pods: dict[str, tuple[str, dict[str, int], tuple[tuple[str, str], ...]]] = {}
+        # uid -> (node, requests, node-allocatable claims it uses, non-zero cpu/memory)
+        self._pods: dict[str, tuple[str, dict[str, int], tuple[tuple[str, str], ...], dict[str, int]]] = {}
         # uid -> PodInfo, cluster-wide: pods with pod (anti-)affinity and those with required
         # anti-affinity (InterPodAffinity skips its PreFilter/PreScore when they are empty)
         self.affinity_pods: dict[str, PodInfo] = {}
@@ -133,15 +135,16 @@ class Cache:
             return
         requests = res.pod_requests(pod)
         claims = node_allocatable_claims(pod)
+        nonzero = res.non_zero_requests(pod)
         old = self._pods.get(uid)
         if old is not None:
-            if old == (node, requests, claims):
+            if old == (node, requests, claims, nonzero):
                 info = self.nodes.get(node)
                 if info is not None and info.pods.get(uid) is not pod:
                     self._index(info, uid, pod)  # labels or affinity may have changed
                 return
             self.remove_pod(uid)
-        self._pods[uid] = (node, requests, claims)
+        self._pods[uid] = (node, requests, claims, nonzero)
         info = self.nodes.get(node)
         if info is None:
             info = NodeInfo({"metadata": {"name": node}})  # pod before node: count it anyway
@@ -149,6 +152,8 @@ class Cache:
             self.nodes[node] = info
         for k, v in requests.items():
             info.requested[k] = info.requested.get(k, 0) + v
+        for k, v in nonzero.items():
+            info.nonzero[k] = info.nonzero.get(k, 0) + v
         for key in claims:
             info.claim_consumers.setdefault(key, set()).add(uid)
         self._index(info, uid, pod)
@@ -179,6 +184,8 @@ class Cache:
             return
         for k, v in old[1].items():
             info.requested[k] = info.requested.get(k, 0) - v
+        for k, v in old[3].items():
+            info.nonzero[k] = info.nonzero.get(k, 0) - v
         for key in old[2]:
             users = info.claim_consumers.get(key)
             if users is not None:

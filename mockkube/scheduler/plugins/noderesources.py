@@ -12,8 +12,8 @@ from mockkube.scheduler import framework as fw
 from mockkube.scheduler import resources as res
 from mockkube.scheduler.cache import NodeInfo
 
-DEFAULT_MILLI_CPU = 100
-DEFAULT_MEMORY = 200 * 1024 * 1024
+DEFAULT_MILLI_CPU = res.DEFAULT_MILLI_CPU
+DEFAULT_MEMORY = res.DEFAULT_MEMORY
 
 
 class NodeResourcesFit(fw.Plugin):
@@ -49,37 +49,28 @@ class NodeResourcesFit(fw.Plugin):
         return None
 
     def score_nodes(self, state, pod, nodes: list[NodeInfo]) -> dict[str, int]:
-        """`score` on every node, with the pod's side computed once."""
-        requests = state[self.name][0]
-        want = [
-            (name, requests.get(name) or default)
-            for name, default in ((res.CPU, DEFAULT_MILLI_CPU), (res.MEMORY, DEFAULT_MEMORY))
-        ]
+        """`score` on every node, with the pod's side computed once. LeastAllocated on
+        cpu and memory, both sides counted with the defaults for containers without
+        requests (NonZeroRequested), as upstream's default scorer."""
+        nonzero = res.non_zero_requests(pod)
+        want = [(res.CPU, nonzero[res.CPU]), (res.MEMORY, nonzero[res.MEMORY])]
         out = {}
         for node in nodes:
-            total = 0
-            alloc, used = node.allocatable, node.requested
+            total = weights = 0
+            alloc, used = node.allocatable, node.nonzero
             for name, amount in want:
                 cap = alloc.get(name, 0)
                 if cap <= 0:
-                    continue
+                    continue  # not allocatable here: left out of the average
+                weights += 1
                 after = used.get(name, 0) + amount
                 if after <= cap:
                     total += (cap - after) * fw.MAX_NODE_SCORE // cap
-            out[node.name] = total // 2
+            out[node.name] = total // weights if weights else 0
         return out
 
     def score(self, state, pod, node: NodeInfo) -> int:
-        requests = state[self.name][0]
-        total = 0
-        for name, default in ((res.CPU, DEFAULT_MILLI_CPU), (res.MEMORY, DEFAULT_MEMORY)):
-            cap = node.allocatable.get(name, 0)
-            if cap <= 0:
-                continue
-            after = node.requested.get(name, 0) + (requests.get(name) or default)
-            if after <= cap:
-                total += (cap - after) * fw.MAX_NODE_SCORE // cap
-        return total // 2
+        return self.score_nodes(state, pod, [node])[node.name]
 
 
 class NodeResourcesBalancedAllocation(fw.Plugin):
