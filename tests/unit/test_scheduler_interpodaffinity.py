@@ -1056,3 +1056,167 @@ def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(name, ns, we
     pl, cache = plugin([spod("node1", None, HARD_POD_AFFINITY), spod("node2", None, HARD_POD_AFFINITY)], nodes)
     pl.hard_weight = weight
     assert score_all(pl, cache, spod("", SERVICE_S1, ns=ns), nodes) == want
+
+
+# -- PreFilterExtensions and the incoming pod's counts (TestPreFilterStateAddRemovePod,
+#    TestGetTPMapMatchingIncomingAffinityAntiAffinity)
+
+SELECTOR1 = {"foo": "bar"}
+ANTI_FOO_BAR = {REQ: [{"labelSelector": {"matchExpressions": [_in("foo", ["bar"])]}, "topologyKey": "region"}]}
+_COMPLEX_TERMS = [
+    {"labelSelector": {"matchExpressions": [_in("foo", ["bar", "buzz"])]}, "topologyKey": "region"},
+    {
+        "labelSelector": {
+            "matchExpressions": [{"key": "service", "operator": "NotIn", "values": ["bar", "security", "test"]}]
+        },
+        "topologyKey": "zone",
+    },
+]
+ANTI_COMPLEX = {REQ: _COMPLEX_TERMS}
+AFFINITY_COMPLEX = {REQ: _COMPLEX_TERMS}
+LABEL1, LABEL2, LABEL3 = (
+    {"region": "r1", "zone": "z11"},
+    {"region": "r1", "zone": "z12"},
+    {"region": "r2", "zone": "z21"},
+)
+
+
+def apod(name: str, labels: dict | None, node: str = "", **affinity) -> dict:
+    p = pod("", labels, node, name=name)
+    if affinity:
+        p["spec"]["affinity"] = affinity
+    return p
+
+
+ADD_REMOVE = [
+    (
+        "preFilterState anti-affinity terms are updated correctly after adding and removing a pod",
+        apod("pending", SELECTOR1, podAntiAffinity=ANTI_FOO_BAR),
+        [apod("p1", SELECTOR1, "nodeA"), apod("p2", None, "nodeC", podAntiAffinity=ANTI_FOO_BAR)],
+        apod("addedPod", SELECTOR1, "nodeB", podAntiAffinity=ANTI_FOO_BAR),
+        {("region", "r1"): 2},
+        {},
+    ),
+    (
+        "preFilterState anti-affinity terms are updated correctly after adding and removing a pod (complex)",
+        apod("pending", SELECTOR1, podAntiAffinity=ANTI_COMPLEX),
+        [apod("p1", SELECTOR1, "nodeA"), apod("p2", None, "nodeC", podAntiAffinity=ANTI_FOO_BAR)],
+        apod("addedPod", SELECTOR1, "nodeA", podAntiAffinity=ANTI_COMPLEX),
+        {("region", "r1"): 2, ("zone", "z11"): 2, ("zone", "z21"): 1},
+        {},
+    ),
+    (
+        "preFilterState matching pod affinity and anti-affinity are updated correctly after adding and removing a pod",
+        apod("pending", SELECTOR1, podAffinity=AFFINITY_COMPLEX),
+        [
+            apod("p1", SELECTOR1, "nodeA"),
+            apod("p2", None, "nodeC", podAntiAffinity=ANTI_FOO_BAR, podAffinity=AFFINITY_COMPLEX),
+        ],
+        apod("addedPod", SELECTOR1, "nodeA", podAntiAffinity=ANTI_COMPLEX),
+        {},
+        {("region", "r1"): 2, ("zone", "z11"): 2},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name,pending,existing_pods,added,want_anti,want_aff", ADD_REMOVE, ids=[c[0] for c in ADD_REMOVE]
+)
+def test_prefilter_state_add_remove_pod(name, pending, existing_pods, added, want_anti, want_aff):
+    nodes = [node("nodeA", LABEL1), node("nodeB", LABEL2), node("nodeC", LABEL3)]
+
+    def state_for(pods):
+        pl, cache = plugin(pods, nodes)
+        state = fw.CycleState()
+        assert pl.pre_filter(state, pending) is None
+        return pl, cache, state
+
+    _, _, all_state = state_for(existing_pods + [added])
+    pl, cache, state = state_for(existing_pods)
+    s = state[pl.name]
+    original = (dict(s.existing_anti), dict(s.affinity), dict(s.anti_affinity))
+    pl.add_pod(state, pending, added, cache.nodes[added["spec"]["nodeName"]])
+    assert s.anti_affinity == want_anti and s.affinity == want_aff
+    a = all_state[pl.name]
+    assert (s.existing_anti, s.affinity, s.anti_affinity) == (a.existing_anti, a.affinity, a.anti_affinity)
+    pl.remove_pod(state, pending, added, cache.nodes[added["spec"]["nodeName"]])
+    assert (s.existing_anti, s.affinity, s.anti_affinity) == original
+
+
+def _named(name: str, *labels: str) -> dict:
+    return pod("", {k: "" for k in labels}, "nodeA", name=name)
+
+
+INCOMING = [
+    ("nil test", [], pod("", None, name="aaa-normal"), {}, {}),
+    ("incoming pod without affinity/anti-affinity causes a no-op", [_named("normal", "aaa")], pod("", None), {}, {}),
+    (
+        "no pod has label that violates incoming pod's affinity and anti-affinity",
+        [_named("normal", "bbb")],
+        pod("", None, aff=[exists("aaa", "hostname")], anti=[exists("aaa", "hostname")]),
+        {},
+        {},
+    ),
+    (
+        "existing pod matches incoming pod's affinity and anti-affinity - single term case",
+        [_named("normal", "aaa")],
+        pod("", None, aff=[exists("aaa", "hostname")], anti=[exists("aaa", "hostname")]),
+        {("hostname", "nodeA"): 1},
+        {("hostname", "nodeA"): 1},
+    ),
+    (
+        "existing pod matches incoming pod's affinity and anti-affinity - multiple terms case",
+        [_named("normal", "aaa", "bbb")],
+        pod("", None, aff=[exists("aaa", "hostname"), exists("bbb", "hostname")], anti=[exists("aaa", "hostname")]),
+        {("hostname", "nodeA"): 2},
+        {("hostname", "nodeA"): 1},
+    ),
+    (
+        "existing pod not match incoming pod's affinity but matches anti-affinity",
+        [_named("normal", "aaa")],
+        pod(
+            "",
+            None,
+            aff=[exists("aaa", "hostname"), exists("bbb", "hostname")],
+            anti=[exists("aaa", "hostname"), exists("bbb", "hostname")],
+        ),
+        {},
+        {("hostname", "nodeA"): 1},
+    ),
+    (
+        "incoming pod's anti-affinity has more than one term - existing pod violates partial term - case 1",
+        [_named("normal", "aaa", "bbb")],
+        pod(
+            "",
+            None,
+            aff=[exists("aaa", "hostname"), exists("ccc", "hostname")],
+            anti=[exists("aaa", "hostname"), exists("ccc", "hostname")],
+        ),
+        {},
+        {("hostname", "nodeA"): 1},
+    ),
+    (
+        "incoming pod's anti-affinity has more than one term - existing pod violates partial term - case 2",
+        [_named("normal", "bbb")],
+        pod(
+            "",
+            None,
+            aff=[exists("aaa", "hostname"), exists("bbb", "hostname")],
+            anti=[exists("aaa", "hostname"), exists("bbb", "hostname")],
+        ),
+        {},
+        {("hostname", "nodeA"): 1},
+    ),
+]
+
+
+@pytest.mark.parametrize("name,pods,p,want_aff,want_anti", INCOMING, ids=[c[0] for c in INCOMING])
+def test_get_tp_map_matching_incoming_affinity_anti_affinity(name, pods, p, want_aff, want_anti):
+    pl, cache = plugin(pods, [node("nodeA", {"hostname": "nodeA"})])
+    state = fw.CycleState()
+    pre = pl.pre_filter(state, p)
+    if pre is not None:  # no terms: Skip, nothing counted
+        assert pre.code == fw.SKIP and want_aff == want_anti == {}
+        return
+    s = state[pl.name]
+    assert (s.affinity, s.anti_affinity) == (want_aff, want_anti)
