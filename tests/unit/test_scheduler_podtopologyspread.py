@@ -304,6 +304,67 @@ MULTIPLE = [
         spread_2_1_0_3(),
         {"node-a": UNSCHED, "node-b": UNSCHED, "node-x": OK, "node-y": UNSCHED},
     ),
+    (
+        "two Constraints on zone and node, spreads = [3/4, 2/1/0/4]",
+        pod(FOO, spread(1, "zone", DNS, exists("foo")), spread(1, "node", DNS, exists("foo"))),
+        four_nodes(),
+        spread_2_1_0_3() + [existing("p-y4", "node-y", FOO)],
+        {"node-a": UNSCHED, "node-b": UNSCHED, "node-x": UNSCHED, "node-y": UNSCHED},
+    ),
+    (
+        "Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]",
+        pod({"foo": "", "bar": ""}, spread(1, "zone", DNS, exists("foo")), spread(1, "node", DNS, exists("bar"))),
+        four_nodes(),
+        [existing("p-a1", "node-a", FOO), existing("p-y1", "node-y", {"bar": ""})],
+        {"node-a": UNSCHED, "node-b": UNSCHED, "node-x": OK, "node-y": UNSCHED},
+    ),
+    (
+        "Constraints hold different labelSelectors, spreads = [1/0, 0/0/1/1]",
+        pod({"foo": "", "bar": ""}, spread(1, "zone", DNS, exists("foo")), spread(1, "node", DNS, exists("bar"))),
+        four_nodes(),
+        [
+            existing("p-a1", "node-a", FOO),
+            existing("p-x1", "node-x", {"bar": ""}),
+            existing("p-y1", "node-y", {"bar": ""}),
+        ],
+        {"node-a": UNSCHED, "node-b": UNSCHED, "node-x": UNSCHED, "node-y": UNSCHED},
+    ),
+    (
+        "Constraints hold different labelSelectors, spreads = [2/3, 1/0/0/1]",
+        pod({"foo": "", "bar": ""}, spread(1, "zone", DNS, exists("foo")), spread(1, "node", DNS, exists("bar"))),
+        four_nodes(),
+        [
+            existing("p-a1", "node-a", FOO),
+            existing("p-a2", "node-a", {"foo": "", "bar": ""}),
+            existing("p-y1", "node-y", FOO),
+            existing("p-y2", "node-y", {"foo": "", "bar": ""}),
+            existing("p-y3", "node-y", FOO),
+        ],
+        {"node-a": UNSCHED, "node-b": OK, "node-x": UNSCHED, "node-y": UNSCHED},
+    ),
+    (
+        "Constraints hold different labelSelectors but pod doesn't match itself on 'zone' constraint",
+        pod({"bar": ""}, spread(1, "zone", DNS, exists("foo")), spread(1, "node", DNS, exists("bar"))),
+        four_nodes(),
+        [
+            existing("p-a1", "node-a", FOO),
+            existing("p-x1", "node-x", {"bar": ""}),
+            existing("p-y1", "node-y", {"bar": ""}),
+        ],
+        {"node-a": OK, "node-b": OK, "node-x": UNSCHED, "node-y": UNSCHED},
+    ),
+    (
+        "two Constraints on zone and node, absence of label 'node' on node-x, spreads = [1/1, 1/0/0/1]",
+        pod(FOO, spread(1, "zone", DNS, exists("foo")), spread(1, "node", DNS, exists("foo"))),
+        [
+            node("node-a", zone="zone1", node="node-a"),
+            node("node-b", zone="zone1", node="node-b"),
+            node("node-x", zone="zone2"),
+            node("node-y", zone="zone2", node="node-y"),
+        ],
+        [existing("p-a1", "node-a", FOO), existing("p-y3", "node-y", FOO)],
+        {"node-a": UNSCHED, "node-b": OK, "node-x": UNRES, "node-y": UNSCHED},
+    ),
 ]
 
 
