@@ -507,6 +507,186 @@ SCORE = [
         [],
         [75, 75, 100],
     ),
+    (
+        "two Constraints on zone and node, with different labelSelectors",
+        pod({"foo": "", "bar": ""}, spread(1, "zone", SA, exists("foo")), _hostname(1, exists("bar"))),
+        [
+            existing("p-a1", "node-a", FOO),
+            existing("p-b1", "node-b", {"foo": "", "bar": ""}),
+            existing("p-y1", "node-y", FOO),
+            existing("p-y2", "node-y", {"bar": ""}),
+        ],
+        [
+            hn(n, zone=z)
+            for n, z in (("node-a", "zone1"), ("node-b", "zone1"), ("node-x", "zone2"), ("node-y", "zone2"))
+        ],
+        [],
+        [],
+        [60, 20, 100, 60],
+    ),
+    (
+        "two Constraints on zone and node, with different labelSelectors, some nodes have 0 pods",
+        pod({"foo": "", "bar": ""}, spread(1, "zone", SA, exists("foo")), _hostname(1, exists("bar"))),
+        [
+            existing("p-b1", "node-b", {"bar": ""}),
+            existing("p-x1", "node-x", FOO),
+            existing("p-y1", "node-y", {"foo": "", "bar": ""}),
+        ],
+        [
+            hn(n, zone=z)
+            for n, z in (("node-a", "zone1"), ("node-b", "zone1"), ("node-x", "zone2"), ("node-y", "zone2"))
+        ],
+        [],
+        [],
+        [100, 60, 40, 0],
+    ),
+    (
+        "two Constraints on zone and node, with different labelSelectors, 3 out of 4 nodes are candidates",
+        pod({"foo": "", "bar": ""}, spread(1, "zone", SA, exists("foo")), _hostname(1, exists("bar"))),
+        [
+            existing("p-a1", "node-a", FOO),
+            existing("p-b1", "node-b", {"foo": "", "bar": ""}),
+            existing("p-y1", "node-y", FOO),
+            existing("p-y2", "node-y", {"bar": ""}),
+        ],
+        [hn(n, zone=z) for n, z in (("node-a", "zone1"), ("node-b", "zone1"), ("node-x", "zone2"))],
+        [hn("node-y", zone="zone2")],
+        [],
+        [50, 25, 100],
+    ),
+    (
+        "existing pods in a different namespace do not count",
+        pod(FOO, _hostname()),
+        [
+            existing("p-a1", "node-a", FOO, ns="ns1"),
+            existing("p-a2", "node-a", FOO),
+            existing("p-b1", "node-b", FOO),
+            existing("p-b2", "node-b", FOO),
+        ],
+        [hn("node-a"), hn("node-b")],
+        [],
+        [],
+        [100, 33],
+    ),
+    (
+        "terminating Pods should be excluded",
+        pod(FOO, _hostname()),
+        [existing("p-a", "node-a", FOO, terminating=True), existing("p-b", "node-b", FOO)],
+        [hn("node-a"), hn("node-b")],
+        [],
+        [],
+        [100, 0],
+    ),
+    (
+        "minDomains has no effect when ScheduleAnyway",
+        pod(FOO, spread(2, "node", SA, exists("foo"), minDomains=10)),
+        foo_pods("a2,b2,c1"),
+        [node("node-a", node="node-a"), node("node-b", node="node-b"), node("node-c", node="node-c")],
+        [],
+        [],
+        [75, 75, 100],
+    ),
+    (
+        "NodeAffinityPolicy honoed with labelSelectors",
+        pod(FOO, spread(1, "node", SA, exists("foo")), nodeSelector={"foo": ""}),
+        foo_pods("a2,b1,c1"),
+        [node("node-a", node="node-a", foo=""), node("node-b", node="node-b", foo=""), node("node-c", node="node-c")],
+        [],
+        [],
+        [0, 33, 100],
+    ),
+    (
+        "NodeAffinityPolicy ignored with labelSelectors",
+        pod(FOO, spread(1, "node", SA, exists("foo"), nodeAffinityPolicy="Ignore"), nodeSelector={"foo": ""}),
+        foo_pods("a2,b1,c1"),
+        [node("node-a", node="node-a", foo=""), node("node-b", node="node-b", foo=""), node("node-c", node="node-c")],
+        [],
+        [],
+        [66, 100, 100],
+    ),
+    (
+        "NodeAffinityPolicy honoed with nodeAffinity",
+        pod(
+            FOO,
+            spread(1, "node", SA, exists("foo")),
+            node_affinity={
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "foo", "operator": "In", "values": [""]}]}]
+                }
+            },
+        ),
+        foo_pods("a2,b1,c1"),
+        [node("node-a", node="node-a", foo=""), node("node-b", node="node-b", foo=""), node("node-c", node="node-c")],
+        [],
+        [],
+        [0, 33, 100],
+    ),
+    (
+        "NodeAffinityPolicy ignored with nodeAffinity",
+        pod(
+            FOO,
+            spread(1, "node", SA, exists("foo"), nodeAffinityPolicy="Ignore"),
+            node_affinity={
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "foo", "operator": "In", "values": [""]}]}]
+                }
+            },
+        ),
+        foo_pods("a2,b1,c1"),
+        [node("node-a", node="node-a", foo=""), node("node-b", node="node-b", foo=""), node("node-c", node="node-c")],
+        [],
+        [],
+        [66, 100, 100],
+    ),
+    (
+        "NodeTaintsPolicy honored",
+        pod(FOO, spread(1, "node", SA, exists("foo"), nodeTaintsPolicy="Honor")),
+        foo_pods("a2,b1,c1"),
+        [
+            node("node-a", node="node-a"),
+            node("node-b", node="node-b"),
+            node("node-c", [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}], node="node-c"),
+        ],
+        [],
+        [],
+        [0, 33, 100],
+    ),
+    (
+        "NodeTaintsPolicy ignored",
+        pod(FOO, spread(1, "node", SA, exists("foo"))),
+        foo_pods("a2,b1,c1"),
+        [
+            node("node-a", node="node-a"),
+            node("node-b", node="node-b"),
+            node("node-c", [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}], node="node-c"),
+        ],
+        [],
+        [],
+        [66, 100, 100],
+    ),
+    # mockkube's scheduler never merges matchLabelKeys (the API server does at creation), so
+    # a pod that did not come through the API is scored as with upstream's gate off
+    (
+        "matchLabelKeys ignored when feature gate disabled",
+        pod(
+            {"foo": "", "bar": "", "baz": ""},
+            spread(1, "zone", SA, exists("foo"), matchLabelKeys=["baz"]),
+            spread(1, H, SA, exists("bar"), matchLabelKeys=["baz"]),
+        ),
+        [
+            existing("p-a1", "node-a", FOO),
+            existing("p-b1", "node-b", {"foo": "", "bar": ""}),
+            existing("p-y1", "node-c", FOO),
+            existing("p-y2", "node-c", {"bar": ""}),
+        ],
+        [
+            hn(n, zone=z)
+            for n, z in (("node-a", "zone1"), ("node-b", "zone1"), ("node-c", "zone2"), ("node-d", "zone2"))
+        ],
+        [],
+        [],
+        [60, 20, 60, 100],
+    ),
 ]
 
 
