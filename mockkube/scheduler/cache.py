@@ -135,8 +135,9 @@ class Cache:
             return
         requests = res.pod_requests(pod)
         claims = node_allocatable_claims(pod)
-        nonzero = res.non_zero_requests(pod)
         old = self._pods.get(uid)
+        # the non-zero amounts change only with the requests (resize), not on status updates
+        nonzero = old[3] if old is not None and old[1] == requests else res.non_zero_requests(pod)
         if old is not None:
             if old == (node, requests, claims, nonzero):
                 info = self.nodes.get(node)
