@@ -67,17 +67,26 @@ def pod_level_requests(pod: dict) -> dict[str, int]:
     return {k: amount(k, v) for k, v in req.items() if is_pod_level_resource(k)}
 
 
-def container_requests(pod: dict) -> dict[str, int]:
+def _requests(c: dict, non_missing: dict[str, int] | None) -> dict[str, int]:
+    req = resource_list((c.get("resources") or {}).get("requests"))
+    if non_missing:
+        for k, v in non_missing.items():
+            req.setdefault(k, v)
+    return req
+
+
+def container_requests(pod: dict, non_missing: dict[str, int] | None = None) -> dict[str, int]:
     """AggregateContainerRequests without the DRA part: regular containers and sidecars,
-    at least each init container's peak."""
+    at least each init container's peak. ``non_missing``: NonMissingContainerRequests, the
+    amount a container that does not request a resource counts for it."""
     spec = pod.get("spec") or {}
     total: dict[str, int] = {}
     for c in spec.get("containers") or ():
-        add(total, resource_list((c.get("resources") or {}).get("requests")))
+        add(total, _requests(c, non_missing))
     sidecars: dict[str, int] = {}
     init_peak: dict[str, int] = {}
     for c in spec.get("initContainers") or ():
-        req = resource_list((c.get("resources") or {}).get("requests"))
+        req = _requests(c, non_missing)
         if c.get("restartPolicy") == "Always":
             add(total, req)
             add(sidecars, req)
@@ -99,10 +108,14 @@ def dra_requests(pod: dict) -> dict[str, int]:
 
 
 def pod_requests(
-    pod: dict, use_dra_status: bool = True, skip_pod_level: bool = False, exclude_overhead: bool = False
+    pod: dict,
+    use_dra_status: bool = True,
+    skip_pod_level: bool = False,
+    exclude_overhead: bool = False,
+    non_missing: dict[str, int] | None = None,
 ) -> dict[str, int]:
     """PodRequests with UseDRANodeAllocatableResourceClaimStatus (the default here)."""
-    total = container_requests(pod)
+    total = container_requests(pod, non_missing)
     if use_dra_status:
         add(total, dra_requests(pod))
     if not skip_pod_level:

@@ -76,6 +76,14 @@ class Plugin:
     def filter(self, state: CycleState, pod: dict, node: Any) -> Status | None:
         return None
 
+    # PreFilterExtensions: a pod counted on (or taken off) ``node`` after PreFilter, as the
+    # cache now shows (preemption's dry runs, pods nominated to the node)
+    def add_pod(self, state: CycleState, pod: dict, other: dict, node: Any) -> None:
+        return None
+
+    def remove_pod(self, state: CycleState, pod: dict, other: dict, node: Any) -> None:
+        return None
+
     def post_filter(self, state: CycleState, pod: dict, statuses: dict[str, Status]) -> Status | None:
         return None
 
@@ -102,6 +110,10 @@ class Plugin:
 
     def pre_bind(self, state: CycleState, pod: dict, node_name: str) -> Status | None:
         return None
+
+
+def has_pod_extensions(plugin: Plugin) -> bool:
+    return type(plugin).add_pod is not Plugin.add_pod
 
 
 def normalize_to_max(scores: dict[str, int], reverse: bool = False) -> None:

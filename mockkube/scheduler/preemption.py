@@ -70,8 +70,12 @@ class Preemptor:
             cache.remove_pod(p["metadata"]["uid"])
         for a in counted:
             dra.state.remove(a)
+        node = cache.nodes.get(node_name)
+        extended = [p for p in filters if fw.has_pod_extensions(p)] if node is not None else []
+        for ext in extended:
+            for p in removed:
+                ext.remove_pod(state, pod, p, node)
         try:
-            node = cache.nodes.get(node_name)
             if node is None:
                 return False
             for p in filters:
@@ -80,6 +84,9 @@ class Preemptor:
                     return False
             return True
         finally:
+            for ext in extended:
+                for p in removed:
+                    ext.add_pod(state, pod, p, node)
             for a in counted:
                 dra.state.add(a)
             for p in removed:

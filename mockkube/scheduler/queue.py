@@ -30,6 +30,7 @@ class _Entry:
         "uses_dra",
         "unschedulable_since",
         "errored",
+        "rejected_by",
     )
 
     def __init__(self, key: str) -> None:
@@ -42,6 +43,7 @@ class _Entry:
         self.uses_dra = False
         self.unschedulable_since = 0.0
         self.errored = False
+        self.rejected_by: frozenset[str] = frozenset()  # plugins that rejected the last attempt
 
 
 class SchedulingQueue:
@@ -119,14 +121,16 @@ class SchedulingQueue:
         self._in_backoff.discard(key)
         self.unschedulable.add(key)
 
-    def requeue_failed(self, key: str, error: bool = False) -> None:
-        """After a failed attempt: errors go to backoff, unschedulable pods wait for events."""
+    def requeue_failed(self, key: str, error: bool = False, rejected_by: frozenset[str] = frozenset()) -> None:
+        """After a failed attempt: errors go to backoff, unschedulable pods wait for events
+        (``rejected_by``: the plugins that rejected it, for events only some plugins care about)."""
         if self.in_flight == key:
             self.in_flight = None
         e = self.entries.get(key)
         if e is None:
             return
         e.errored = error
+        e.rejected_by = rejected_by
         e.attempts += 1
         e.backoff_until = self.clock() + min(self.max_backoff, self.initial_backoff * 2 ** (e.attempts - 1))
         if error:

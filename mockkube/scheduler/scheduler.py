@@ -26,8 +26,12 @@ from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
-from mockkube.scheduler.plugins.noderesources import NodeResourcesFit
+from mockkube.scheduler.plugins.imagelocality import ImageLocality
+from mockkube.scheduler.plugins.interpodaffinity import InterPodAffinity
+from mockkube.scheduler.plugins.nodeports import NodePorts
+from mockkube.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates, TaintToleration
+from mockkube.scheduler.plugins.podtopologyspread import PodTopologySpread
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
 from mockkube.scheduler.queue import SchedulingQueue
 
@@ -36,6 +40,8 @@ log = logging.getLogger("mockkube.scheduler")
 SCHEDULER_NAME = "default-scheduler"
 MIN_FEASIBLE_NODES = 100
 MIN_FEASIBLE_PERCENTAGE = 5
+# plugins that count assigned pods: a pod they rejected is retried when one is added or relabelled
+POD_COUNTING_PLUGINS = frozenset(("InterPodAffinity", "PodTopologySpread"))
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 
@@ -168,8 +174,17 @@ class Scheduler:
             NodeName(),
             TaintToleration(),
             NodeAffinity(),
+            NodePorts(),
             NodeResourcesFit(self.dra.dra_backed),
+            PodTopologySpread(self.cache, self._default_spread_selector),
+            InterPodAffinity(
+                self.cache,
+                lambda: self.informers["namespaces"].list(),
+                lambda ns: ((self.informers["namespaces"].get("", ns) or {}).get("metadata") or {}).get("labels"),
+            ),
             self.dra_plugin,
+            NodeResourcesBalancedAllocation(),
+            ImageLocality(self.cache),
         ]
         self.scored = [p for p in self.plugins if p.weight]
         self.preemptor = Preemptor(self)
@@ -184,6 +199,12 @@ class Scheduler:
             "deviceclasses": Informer(store, rt("deviceclasses", "resource.k8s.io")),
             "devicetaintrules": Informer(store, rt("devicetaintrules", "resource.k8s.io")),
             "poddisruptionbudgets": Informer(store, rt("poddisruptionbudgets", "policy")),
+            "namespaces": Informer(store, rt("namespaces")),  # InterPodAffinity's namespaceSelector
+            # PodTopologySpread's system default constraints select what these select
+            "services": Informer(store, rt("services")),
+            "replicationcontrollers": Informer(store, rt("replicationcontrollers")),
+            "replicasets": Informer(store, rt("replicasets", "apps")),
+            "statefulsets": Informer(store, rt("statefulsets", "apps")),
         }
         self.informers["nodes"].add_handler(self._on_node)
         self.informers["pods"].add_handler(self._on_pod)
@@ -204,6 +225,11 @@ class Scheduler:
     async def start(self) -> None:
         # cluster state first, so the replayed pods meet a complete view
         for name in (
+            "namespaces",
+            "services",
+            "replicationcontrollers",
+            "replicasets",
+            "statefulsets",
             "nodes",
             "poddisruptionbudgets",
             "deviceclasses",
@@ -298,6 +324,9 @@ class Scheduler:
             self.cache.set_pod(obj)
             if was and not self.cache.has_pod((obj.get("metadata") or {}).get("uid", "")):
                 self.queue.move_all()  # finished: its resources are free
+            elif self.queue.unschedulable and _assigned_pod_event(obj, prev):
+                # AssignedPodAdd / AssignedPodUpdate(label): the plugins that count pods
+                self.queue.move_all(lambda e: bool(e.rejected_by & POD_COUNTING_PLUGINS))
             return
         if not _responsible(obj) or not _pending(obj):
             self.queue.delete(key)
@@ -407,7 +436,7 @@ class Scheduler:
         state = fw.CycleState()
         node_name, failure, is_error = self._schedule(state, pod)
         if node_name is None:
-            self._fail(key, pod, failure, is_error)
+            self._fail(key, pod, failure, is_error, state.get("__rejected_by", frozenset()))
             return
         self._assume_and_bind(key, pod, state, node_name)
 
@@ -423,6 +452,7 @@ class Scheduler:
                 continue
             if st.code == fw.ERROR:
                 return None, f'running PreFilter plugin "{p.name}": {st.message}', True
+            state["__rejected_by"] = frozenset((p.name,))
             post = self._post_filter(state, pod, {}, len(nodes), prefilter=True)
             return None, fit_error(len(nodes), {}, st.message, post), False
         if not nodes:
@@ -454,6 +484,7 @@ class Scheduler:
                     break
         self.next_start = (start + checked) % n
         if not feasible:
+            state["__rejected_by"] = frozenset(st.plugin for st in statuses.values())
             post = self._post_filter(state, pod, statuses, n)
             return None, fit_error(n, statuses, "", post), False
         if len(feasible) == 1:
@@ -465,9 +496,16 @@ class Scheduler:
     ) -> tuple[fw.Plugin | None, fw.Status | None]:
         """The filters with the pods nominated to this node counted as if they ran there."""
         added = [self._add_nominated(q, node.name) for q in nominated]
+        extended = [p for p in filters if fw.has_pod_extensions(p)]
+        for ext in extended:
+            for q in nominated:
+                ext.add_pod(state, pod, q, node)
         try:
             return _run_filters(filters, state, pod, node)
         finally:
+            for ext in extended:
+                for q in nominated:
+                    ext.remove_pod(state, pod, q, node)
             for uid in added:
                 self.cache.remove_pod(uid)
 
@@ -514,6 +552,42 @@ class Scheduler:
         uid = assumed["metadata"]["uid"] = pod["metadata"]["uid"] + "-nominated"
         self.cache.set_pod(assumed)
         return uid
+
+    def _default_spread_selector(self, pod: dict):
+        """helper.DefaultSelector: the selectors of the Services selecting the pod and of
+        its controller (ReplicationController, ReplicaSet or StatefulSet), ANDed."""
+        from mockkube.machinery.selectors import EVERYTHING, label_selector_from_object, selector_from_set
+
+        m = pod.get("metadata") or {}
+        ns, labels = m.get("namespace", ""), m.get("labels") or {}
+        merged: dict[str, str] = {}
+        for svc in self.informers["services"].list(ns):
+            sel = (svc.get("spec") or {}).get("selector")
+            if sel is None:
+                continue  # services with nil selectors match nothing
+            if all(labels.get(k) == v for k, v in sel.items()):
+                merged.update(sel)
+        selector = selector_from_set(merged) if merged else EVERYTHING
+        owner = next((r for r in m.get("ownerReferences") or () if r.get("controller")), None)
+        if owner is None:
+            return selector
+        gvk = (owner.get("apiVersion"), owner.get("kind"))
+        if gvk == ("v1", "ReplicationController"):
+            rc = self.informers["replicationcontrollers"].get(ns, owner.get("name", ""))
+            if rc is not None:
+                merged.update((rc.get("spec") or {}).get("selector") or {})
+                selector = selector_from_set(merged)
+        elif gvk in (("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")):
+            inf = self.informers["replicasets" if gvk[1] == "ReplicaSet" else "statefulsets"]
+            obj = inf.get(ns, owner.get("name", ""))
+            if obj is not None:
+                try:
+                    other = label_selector_from_object((obj.get("spec") or {}).get("selector"))
+                except errors.APIError:
+                    return selector
+                if not other.nothing:
+                    selector = type(selector)(list(selector.requirements) + list(other.requirements))
+        return selector
 
     def pdbs(self) -> list[dict]:
         return self.informers["poddisruptionbudgets"].list()
@@ -721,11 +795,13 @@ class Scheduler:
         if self._attempts is not None:
             self._attempts.labels(SCHEDULER_NAME, result).inc()
 
-    def _fail(self, key: str, pod: dict, message: str, is_error: bool) -> None:
+    def _fail(
+        self, key: str, pod: dict, message: str, is_error: bool, rejected_by: frozenset[str] = frozenset()
+    ) -> None:
         self._attempt("error" if is_error else "unschedulable")
         if is_error:  # as kube-scheduler: "Error scheduling pod; retrying" (a 403 in RBAC mode shows here)
             log.error("error scheduling pod %s, retrying: %s", key, message)
-        self.queue.requeue_failed(key, error=is_error)
+        self.queue.requeue_failed(key, error=is_error, rejected_by=rejected_by)
         reason = "SchedulerError" if is_error else "Unschedulable"
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
         self._set_condition(pod, reason, message)
@@ -782,6 +858,13 @@ def _node_changed(new: dict, old: dict | None) -> bool:
         or (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels")
         or (new.get("status") or {}).get("allocatable") != (old.get("status") or {}).get("allocatable")
     )
+
+
+def _assigned_pod_event(new: dict, old: dict | None) -> bool:
+    """An assigned pod appeared (added, or just bound) or changed its labels."""
+    if old is None or not (old.get("spec") or {}).get("nodeName"):
+        return True
+    return (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels")
 
 
 def _pod_update_matters(new: dict, old: dict) -> bool:

@@ -31,6 +31,11 @@ log = logging.getLogger("mockkube.scheduler")
 
 USER_AGENT = "kube-scheduler/v1.36.0 (linux/amd64) kubernetes/mockkube"
 FOLLOWED = (
+    ("", "namespaces"),
+    ("", "services"),
+    ("", "replicationcontrollers"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
     ("", "nodes"),
     ("", "pods"),
     ("resource.k8s.io", "resourceclaims"),

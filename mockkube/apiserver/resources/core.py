@@ -55,6 +55,40 @@ class NodeStrategy(SpecStatusStrategy):
     reset_status_on_create = False  # kubelets create nodes with their status
 
 
+def _merge_keys(selector: dict, labels: dict, match: list, mismatch: list) -> None:
+    exprs = selector.setdefault("matchExpressions", [])
+    for keys, op in ((match, "In"), (mismatch, "NotIn")):
+        for key in keys or ():
+            if key in labels:
+                exprs.append({"key": key, "operator": op, "values": [labels[key]]})
+    if not exprs:
+        del selector["matchExpressions"]
+
+
+def merge_label_keys(pod: dict) -> None:
+    """PrepareForCreate's mutatePodAffinity and mutateTopologySpreadConstraints
+    (MatchLabelKeysInPodAffinity, MatchLabelKeysInPodTopologySpreadSelectorMerge, on in
+    v1.36): the pod's values of matchLabelKeys (In) and mismatchLabelKeys (NotIn) are
+    ANDed into each term's labelSelector; a term without a labelSelector is left alone."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    affinity = spec.get("affinity") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        a = affinity.get(kind) or {}
+        terms = list(a.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        terms += [w.get("podAffinityTerm") for w in a.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+        for t in terms:
+            if not isinstance(t, dict) or not isinstance(t.get("labelSelector"), dict):
+                continue
+            if t.get("matchLabelKeys") or t.get("mismatchLabelKeys"):
+                _merge_keys(t["labelSelector"], labels, t.get("matchLabelKeys"), t.get("mismatchLabelKeys"))
+    for c in spec.get("topologySpreadConstraints") or ():
+        if isinstance(c, dict) and c.get("matchLabelKeys") and isinstance(c.get("labelSelector"), dict):
+            _merge_keys(c["labelSelector"], labels, c.get("matchLabelKeys"), [])
+
+
 class PodStrategy(SpecStatusStrategy):
     return_deleted_object = True
 
@@ -72,6 +106,10 @@ class PodStrategy(SpecStatusStrategy):
 
     def validate_update(self, new: dict, old: dict):
         return core_validation.validate_pod_update(new, old)
+
+    def prepare_create(self, obj: dict) -> None:
+        super().prepare_create(obj)
+        merge_label_keys(obj)
 
     def prepare_resize_update(self, new: dict, old: dict) -> None:
         pod_resize.prepare(new, old)

@@ -5,14 +5,15 @@ that does not advertise them are left to DynamicResources."""
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler import resources as res
 from mockkube.scheduler.cache import NodeInfo
 
-DEFAULT_MILLI_CPU = 100
-DEFAULT_MEMORY = 200 * 1024 * 1024
+DEFAULT_MILLI_CPU = res.DEFAULT_MILLI_CPU
+DEFAULT_MEMORY = res.DEFAULT_MEMORY
 
 
 class NodeResourcesFit(fw.Plugin):
@@ -48,34 +49,72 @@ class NodeResourcesFit(fw.Plugin):
         return None
 
     def score_nodes(self, state, pod, nodes: list[NodeInfo]) -> dict[str, int]:
-        """`score` on every node, with the pod's side computed once."""
-        requests = state[self.name][0]
-        want = [
-            (name, requests.get(name) or default)
-            for name, default in ((res.CPU, DEFAULT_MILLI_CPU), (res.MEMORY, DEFAULT_MEMORY))
-        ]
+        """`score` on every node, with the pod's side computed once. LeastAllocated on
+        cpu and memory, both sides counted with the defaults for containers without
+        requests (NonZeroRequested), as upstream's default scorer."""
+        nonzero = res.non_zero_requests(pod)
+        want = [(res.CPU, nonzero[res.CPU]), (res.MEMORY, nonzero[res.MEMORY])]
         out = {}
         for node in nodes:
-            total = 0
-            alloc, used = node.allocatable, node.requested
+            total = weights = 0
+            alloc, used = node.allocatable, node.nonzero
             for name, amount in want:
                 cap = alloc.get(name, 0)
                 if cap <= 0:
-                    continue
+                    continue  # not allocatable here: left out of the average
+                weights += 1
                 after = used.get(name, 0) + amount
                 if after <= cap:
                     total += (cap - after) * fw.MAX_NODE_SCORE // cap
-            out[node.name] = total // 2
+            out[node.name] = total // weights if weights else 0
         return out
 
     def score(self, state, pod, node: NodeInfo) -> int:
-        requests = state[self.name][0]
-        total = 0
-        for name, default in ((res.CPU, DEFAULT_MILLI_CPU), (res.MEMORY, DEFAULT_MEMORY)):
-            cap = node.allocatable.get(name, 0)
-            if cap <= 0:
-                continue
-            after = node.requested.get(name, 0) + (requests.get(name) or default)
-            if after <= cap:
-                total += (cap - after) * fw.MAX_NODE_SCORE // cap
-        return total // 2
+        return self.score_nodes(state, pod, [node])[node.name]
+
+
+class NodeResourcesBalancedAllocation(fw.Plugin):
+    """BalancedAllocation: favours nodes whose requested fractions of the scored resources
+    (cpu and memory by default) stay close together after placing the pod, on the pods'
+    actual requests (``useRequested``). PreScore returns Skip for a pod requesting none of
+    them (a best-effort pod, upstream's #129138), so such pods cost nothing here."""
+
+    name = "NodeResourcesBalancedAllocation"
+    weight = 1
+
+    def __init__(self, resources: tuple[str, ...] = (res.CPU, res.MEMORY)) -> None:
+        self.resources = resources
+
+    def skip_score(self, state, pod) -> bool:
+        requests = res.pod_requests(pod)
+        want = [requests.get(r, 0) for r in self.resources]
+        if not any(want):
+            return True
+        state[self.name] = want
+        return False
+
+    def score_nodes(self, state, pod, nodes: list[NodeInfo]) -> dict[str, int]:
+        want = state[self.name]
+        scalar = [r not in (res.CPU, res.MEMORY, res.EPHEMERAL) for r in self.resources]
+        out = {}
+        for node in nodes:
+            fractions = []
+            alloc, used = node.allocatable, node.requested
+            for r, w, is_scalar in zip(self.resources, want, scalar):
+                if is_scalar and w == 0:
+                    continue  # an extended resource the pod does not request
+                cap = alloc.get(r, 0)
+                if cap == 0:
+                    continue
+                fractions.append(min(1.0, (used.get(r, 0) + w) / cap))
+            std = 0.0
+            if len(fractions) == 2:
+                std = abs((fractions[0] - fractions[1]) / 2)
+            elif len(fractions) > 2:
+                mean = sum(fractions) / len(fractions)
+                std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+            out[node.name] = int((1 - std) * fw.MAX_NODE_SCORE)
+        return out
+
+    def score(self, state, pod, node: NodeInfo) -> int:
+        return self.score_nodes(state, pod, [node])[node.name]
