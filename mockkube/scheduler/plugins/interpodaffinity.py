@@ -257,4 +257,3 @@ def _satisfy_pod_affinity(s: _FilterState, labels: dict) -> bool:
         # yet and the pod matches all its own terms
         return not s.affinity and all(t.matches(s.pod_info.pod, None) for t in terms)
     return True
-
