@@ -27,12 +27,14 @@ import asyncio
 import functools
 import gc
 import os
+import time
 from typing import Any
 
 THRESHOLDS = (50_000, 20, 100)
 PACE_SECONDS = 2.0
 GROWTH = 1.25
 SLACK = 16 << 20  # bytes: small heaps grow by this much before their quarter counts
+BUSY = 0.5  # share of a core above which a tick counts as a burst
 MAX_RETRY = 64.0  # seconds between collections that do not bring the size back, at most
 
 
@@ -118,6 +120,7 @@ class Pacer:
         self.collections = 0
         self._retry = every
         self._next = 0.0
+        self._cpu = time.process_time()
         self._timer: asyncio.TimerHandle | None = None
 
     def start(self) -> Pacer:
@@ -136,17 +139,22 @@ class Pacer:
         return rss > self.floor * GROWTH + SLACK
 
     def _tick(self) -> None:
-        self.check(self.loop.time())
+        cpu = time.process_time()
+        busy = (cpu - self._cpu) > self.every * BUSY
+        self._cpu = cpu
+        self.check(self.loop.time(), busy)
         self._timer = self.loop.call_later(self.every, self._tick)
 
-    def check(self, now: float) -> None:
+    def check(self, now: float, busy: bool = False) -> None:
+        """``busy``: the process used more than half a core since the last look (a burst);
+        a full collection waits for a quieter tick, so requests are not held up meanwhile."""
         rss = resident_bytes()
         if rss is None or self.floor is None:
             return
         if free_heap_bytes() > SLACK:  # freed by reference count, still held by the allocator
             release_free_memory()
             rss = resident_bytes() or rss
-        if self.due(rss) and now >= self._next:
+        if self.due(rss) and now >= self._next and not busy:
             gc.collect()
             release_free_memory()
             self.collections += 1

@@ -82,3 +82,11 @@ def test_glibc_tells_how_much_freed_heap_it_holds_and_hands_it_back():
     gctuning.release_free_memory()
     assert gctuning.free_heap_bytes() < held
     del pin
+
+
+def test_a_busy_process_waits_for_a_quieter_tick(monkeypatch):
+    pacer, collected, _ = _pacer(monkeypatch, [200, 200, 105])
+    pacer.check(now=0, busy=True)  # a burst: requests first
+    assert collected == []
+    pacer.check(now=2)
+    assert len(collected) == 1 and pacer.floor == 100 << 20
