@@ -29,6 +29,7 @@ from mockkube.machinery.requestcontext import acting_as, set_user
 
 if TYPE_CHECKING:
     from mockkube.drivers.base import Driver, Prepared
+    from mockkube.kubelet.runtime.process import ProcessRuntime
 
 log = logging.getLogger("mockkube.kubelet")
 
@@ -148,6 +149,8 @@ class KubeletManager(Controller):
         # how long a restartPolicy Never/OnFailure container runs without an exit-after annotation
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
         self.run_programs = False  # kubelet.runPrograms: Python programs run for real (programs.py)
+        self.runtime = "simulated"  # kubelet.runtime: the nodes' container runtime unless a node says otherwise
+        self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), set by the cluster
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
         self.faults = None  # mockkube.machinery.faults.Faults: injected prepare/unprepare failures, slow drivers
         self.prepares = None  # mockkube_claim_prepares_total{result}, set by the cluster runtime
@@ -177,6 +180,8 @@ class KubeletManager(Controller):
             await self.plugins.start()
 
     async def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop_all()  # a reset or the server's stop: no container outlives it
         if self.run_programs:
             from mockkube.kubelet import programs
 
@@ -194,6 +199,12 @@ class KubeletManager(Controller):
         self._bg.add(t)
         t.add_done_callback(self._bg.discard)
         return t
+
+    def _processes(self, sim: NodeSim) -> "ProcessRuntime | None":
+        """The process runtime, when this node's kubelet runs containers as processes."""
+        if (sim.spec.runtime or self.runtime) == "process":
+            return self.process
+        return None
 
     # -- nodes ------------------------------------------------------------------
     def register(self, spec: NodeSpec) -> NodeSim:
@@ -399,8 +410,16 @@ class KubeletManager(Controller):
             run.sandbox_at = now
             sim.ip_seq += 1
             run.ip = nodes.pod_ip(sim.spec.index, sim.ip_seq)
-            self._started_events(pod, sim)
-        status, wake = lifecycle.compute_status(pod, run.sandbox_at, now, run.ip, host_ip, self.run_to_completion)
+            if self._processes(sim) is None:
+                self._started_events(pod, sim)
+        procs = self._processes(sim)
+        if procs is not None:
+            got = self._sync_processes(procs, sim, pod, run, key, now, host_ip)
+            if got is None:
+                return
+            status, wake = got
+        else:
+            status, wake = lifecycle.compute_status(pod, run.sandbox_at, now, run.ip, host_ip, self.run_to_completion)
         self._resources_health(sim, pod, run, status)
         self._write_status(pod, status, now, run)
         if status["phase"] in TERMINAL:
@@ -409,7 +428,32 @@ class KubeletManager(Controller):
         elif wake is not None:
             self.queue.add_after(key, wake - now)
 
+    def _sync_processes(
+        self, procs: "ProcessRuntime", sim: NodeSim, pod: dict, run: PodRun, key: tuple, now: float, host_ip: str
+    ) -> tuple[dict, float | None] | None:
+        """The process runtime's pod worker: its status and next wake, or None when a volume
+        cannot be set up yet (FailedMount; retried with a growing delay)."""
+        from mockkube.kubelet.runtime.volumes import VolumeError
+
+        try:
+            status, wake, events = procs.sync(pod, key, now, run.ip, host_ip)
+        except VolumeError as e:
+            self._write_status(pod, lifecycle.pending_status(pod, host_ip), now, run)
+            if str(e) != run.last_prepare_error:
+                run.last_prepare_error = str(e)
+                self._event(pod, sim, "Warning", "FailedMount", str(e))
+            self.queue.add_after(key, min(0.5 * 2**run.prepare_failures, 30.0))
+            run.prepare_failures += 1
+            return None
+        for typ, reason, message, fp in events:
+            self._event(pod, sim, typ, reason, message, fp)
+        return status, wake
+
     def _deleting(self, sim: NodeSim, pod: dict, run: PodRun | None, key: tuple, now: float) -> None:
+        procs = self._processes(sim)
+        if procs is not None and run is not None and run.sandbox_at is not None:
+            self._stop_processes(procs, sim, pod, run, key, now)
+            return
         if run is not None and not run.terminal and run.sandbox_at is not None:
             if run.stop_at is None:
                 run.stop_at = now + lifecycle.termination_delay(pod)
@@ -434,10 +478,51 @@ class KubeletManager(Controller):
         if run is not None:
             self._forget(sim.spec.name, run.uid)
 
+    def _stop_processes(
+        self, procs: "ProcessRuntime", sim: NodeSim, pod: dict, run: PodRun, key: tuple, now: float
+    ) -> None:
+        """Graceful deletion of a process pod: SIGTERM, the grace period on the clock, SIGKILL;
+        the containers' terminated statuses (and Ready=False) are written before the pod goes."""
+        if run.stop_at is None:
+            grace = pod["metadata"].get("deletionGracePeriodSeconds")
+            grace = float(
+                grace if grace is not None else (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+            )
+            run.stop_at = now + grace
+            if not run.terminal:
+                for c in (pod.get("spec") or {}).get("containers") or ():
+                    self._event(
+                        pod,
+                        sim,
+                        "Normal",
+                        "Killing",
+                        f"Stopping container {c['name']}",
+                        f"spec.containers{{{c['name']}}}",
+                    )
+        stopped = procs.kill(run.uid, run.stop_at - now if now < run.stop_at else 0.0, now)
+        if not stopped:
+            status, wake, _ = procs.sync(pod, key, now, run.ip, nodes.node_ip(sim.spec.index))
+            self._write_status(pod, status, now, run)
+            deadline = procs.kill_deadline(run.uid)
+            if deadline is not None:
+                self.queue.add_after(key, max(deadline - now, 0.0))
+            return  # the exits requeue the pod
+        if not run.terminal:
+            status, _, _ = procs.sync(pod, key, now, run.ip, nodes.node_ip(sim.spec.index))
+            self._write_status(pod, status, now, run)
+            run.terminal = True
+        self._unprepare(sim, run)
+        if pod["metadata"].get("finalizers"):
+            return
+        self.client.finalize_delete(self.pods_rt, pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
+        self._forget(sim.spec.name, run.uid)
+
     def _forget(self, node: str, uid: str) -> None:
         sim = self.nodes.get(node)
         if sim is None:
             return
+        if self.process is not None:
+            self.process.remove(uid)
         run = sim.runs.pop(uid, None)
         if run is not None:
             self._unprepare(sim, run)

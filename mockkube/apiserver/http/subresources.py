@@ -18,7 +18,8 @@ from mockkube.storage.cache import Entry
 
 # pods/log, pods/exec, pods/attach and pods/portforward reach the pod's node through this object (upstream's
 # kubelet client), which the server puts here (mockkube/kubelet/streaming.py: NodeStreams):
-# ``log(pod, container, tail_lines, timestamps) -> str`` and ``async stream(request, pod, subresource) -> response``.
+# ``log(pod, container, tail_lines, timestamps, previous) -> str``, ``follow(...same...) -> async iterator of
+# bytes | None`` (a log that grows) and ``async stream(request, pod, subresource) -> response``.
 # The API layer does not import the node simulation.
 NODE_KEY: web.AppKey = web.AppKey("mockkube.node", object)
 
@@ -84,7 +85,7 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
                     )
             return json_response(_dumps(set_scale(api, t, body, opts)))
     if sub == "log" and m == "GET":
-        return pod_log(api, request, t)
+        return await pod_log(api, request, t)
     if sub in ("exec", "attach", "portforward") and m in ("GET", "POST"):
         return await _node(request).stream(request, api.res.get(t.rt, t.namespace, t.name).obj, sub)
     if sub == "finalize" and m == "PUT":
@@ -101,9 +102,11 @@ def _node(request: web.Request):
     return node
 
 
-def pod_log(api: "API", request: web.Request, t: "Target") -> web.Response:
+async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamResponse:
     """pods/log as text/plain (``kubectl logs``); what a simulated container printed comes
-    from its pod's ``mockkube.io/log`` annotations (see mockkube/kubelet/logs.py, reached through ``NODE_KEY``)."""
+    from its pod's ``mockkube.io/log`` annotations, a process container's from its output
+    (see mockkube/kubelet/logs.py and kubelet/runtime/, reached through ``NODE_KEY``);
+    ``follow=true`` streams a growing log until the container ends or the client leaves."""
     pod = api.res.get(t.rt, t.namespace, t.name).obj
     q = request.query
     tail = q.get("tailLines")
@@ -111,7 +114,27 @@ def pod_log(api: "API", request: web.Request, t: "Target") -> web.Response:
         tail_lines = int(tail) if tail not in (None, "") else None
     except ValueError:
         raise errors.bad_request(f'invalid value for "tailLines": strconv.ParseInt: parsing "{tail}": invalid syntax')
-    text = _node(request).log(pod, q.get("container", ""), tail_lines, q.get("timestamps") in ("true", "1"))
+    node = _node(request)
+    args = (pod, q.get("container", ""), tail_lines, q.get("timestamps") in ("true", "1"))
+    previous = q.get("previous") in ("true", "1")
+    if q.get("follow") in ("true", "1"):
+        chunks = node.follow(*args, previous)
+        if chunks is not None:
+            resp = web.StreamResponse(headers={"Content-Type": "text/plain", "Transfer-Encoding": "chunked"})
+            await resp.prepare(request)
+            try:
+                async for chunk in chunks:
+                    if chunk:
+                        await resp.write(chunk)
+                    elif request.transport is None or request.transport.is_closing():
+                        break
+            except (ConnectionResetError, RuntimeError):  # the client left
+                pass
+            finally:
+                await chunks.aclose()
+            await resp.write_eof()
+            return resp
+    text = node.log(*args, previous)
     return web.Response(text=text, content_type="text/plain")
 
 

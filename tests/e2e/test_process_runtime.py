@@ -1,0 +1,285 @@
+"""The process runtime (``kubelet: {runtime: process}``): containers' commands run as host
+processes in bubblewrap sandboxes; kubectl exec, logs (-f, --previous, --timestamps,
+--tail), restarts with the kubelet's back-off on the cluster clock, Jobs that fail,
+graceful deletion, and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+from mockkube.kubelet.runtime import sandbox
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(sandbox.available() != "", reason=f"process runtime: {sandbox.available()}"),
+]
+
+PROFILE = {"nodes": [{"name": "proc"}], "deviceClasses": False, "kubelet": {"runtime": "process"}}
+
+
+def pod_yaml(name: str, script: str, policy: str = "Always", extra: str = "") -> str:
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}}}
+spec:
+  restartPolicy: {policy}
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: c
+    image: busybox
+    command: [sh, -c, {json.dumps(script)}]
+{extra}
+"""
+
+
+def apply(c, ns: str, text: str) -> None:
+    c.kubectl("apply", "-n", ns, "-f", "-", input=text)
+
+
+def container_status(c, ns: str, name: str) -> dict:
+    return (c.get("pod", name, ns)["status"].get("containerStatuses") or [{}])[0]
+
+
+def sandboxes_of(*marks: str) -> list[int]:
+    """Host processes whose command line names one of ``marks`` (a pod's uid names its
+    sandboxes, bubblewrap's mounts of the pod's directory; a word of a script its shell)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if any(m.encode() in cmd for m in marks):
+            out.append(int(pid))
+    return out
+
+
+@pytest.mark.mockkube(profile=PROFILE)
+def test_exec_runs_real_commands_in_the_sandbox(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    c.kubectl("create", "configmap", "cfg", "-n", ns, "--from-literal=greeting=hello")
+    apply(
+        c,
+        ns,
+        pod_yaml(
+            "web",
+            "echo started; exec sleep infinity",
+            extra="""    workingDir: /work/app
+    env: [{name: GREETING, valueFrom: {configMapKeyRef: {name: cfg, key: greeting}}}]
+    volumeMounts:
+    - {name: cfg, mountPath: /etc/cfg}
+    - {name: scratch, mountPath: /scratch}
+  - name: other
+    image: busybox
+    command: [sleep, infinity]
+    volumeMounts: [{name: scratch, mountPath: /shared}]
+  volumes:
+  - {name: cfg, configMap: {name: cfg}}
+  - {name: scratch, emptyDir: {}}""",
+        ),
+    )
+    c.wait_for_pod_phase("web", "Running", ns)
+    ex = ["exec", "-n", ns, "web", "-c", "c", "--"]
+    p = c.kubectl(*ex, "dd", "if=/dev/zero", "of=/dev/null", "bs=1k", "count=1")
+    assert p.returncode == 0 and "1024 bytes" in p.stderr
+    p = c.kubectl(*ex, "date", "foo", check=False)
+    assert p.returncode == 1 and "date: invalid date" in p.stderr and "command terminated with exit code 1" in p.stderr
+    p = c.kubectl(*ex, "sh", "-c", "echo $GREETING; cat /etc/cfg/greeting; echo; pwd; hostname; echo $$")
+    lines = p.stdout.splitlines()
+    assert lines[:4] == ["hello", "hello", "/work/app", "web"]
+    assert int(lines[4]) > 1  # its own PID namespace: PID 1 is the container's command
+    p = c.kubectl(*ex, "cat", "/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+    assert p.stdout == ns
+    # the host's root is read-only, /tmp is the container's own, emptyDir is shared by the containers
+    p = c.kubectl(*ex, "sh", "-c", "touch /usr/x 2>&1; echo $?; echo hi > /tmp/t && cat /tmp/t", check=False)
+    assert "Read-only file system" in p.stdout and p.stdout.rstrip().endswith("hi")
+    c.kubectl(*ex, "sh", "-c", "echo shared > /scratch/f")
+    assert c.kubectl("exec", "-n", ns, "web", "-c", "other", "--", "cat", "/shared/f").stdout == "shared\n"
+    assert c.kubectl("exec", "-n", ns, "web", "-c", "other", "--", "ls", "/tmp").stdout == ""
+    p = c.kubectl("exec", "-i", "-n", ns, "web", "-c", "c", "--", "cat", input="from stdin\n")
+    assert p.stdout == "from stdin\n"
+    assert c.kubectl("logs", "-n", ns, "web", "-c", "c").stdout == "started\n"
+
+
+@pytest.mark.mockkube(profile=PROFILE)
+def test_logs_follow_the_process_output(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    apply(c, ns, pod_yaml("ticker", "while true; do echo tick; sleep 0.2; done"))
+    c.wait_for_pod_phase("ticker", "Running", ns)
+    from mockkube.testing import binaries
+
+    proc = subprocess.Popen(
+        [binaries.kubectl(), "logs", "-f", "-n", ns, "ticker"], stdout=subprocess.PIPE, text=True, env=c.env()
+    )
+    got, t0 = [], time.monotonic()
+    try:
+        while len(got) < 5:
+            line = proc.stdout.readline()
+            assert line, "kubectl logs -f ended"
+            got.append(line)
+        assert got == ["tick\n"] * 5 and time.monotonic() - t0 >= 0.4  # they came as printed
+    finally:
+        proc.kill()
+        proc.wait()
+    p = c.kubectl("logs", "-n", ns, "ticker", "--tail=2", "--timestamps")
+    lines = p.stdout.splitlines()
+    assert len(lines) == 2 and all(line.endswith("Z tick") for line in lines)
+
+
+@pytest.mark.mockkube(profile=PROFILE, frozen_clock=True)
+def test_exit_codes_restarts_and_back_off_on_the_clock(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    apply(c, ns, pod_yaml("crash", "echo run; exit 3"))
+    # the first exit restarts at once; the second waits 10 s of the cluster's clock
+    st = c.wait_for(
+        "pod",
+        "crash",
+        lambda p: (
+            ((p["status"].get("containerStatuses") or [{}])[0].get("state") or {}).get("waiting", {}).get("reason")
+            == "CrashLoopBackOff"
+        ),
+        ns,
+    )
+    cs = st["status"]["containerStatuses"][0]
+    assert cs["restartCount"] == 1 and cs["lastState"]["terminated"]["exitCode"] == 3
+    assert cs["lastState"]["terminated"]["reason"] == "Error" and st["status"]["phase"] == "Running"
+    assert "back-off 10s restarting failed container=c" in cs["state"]["waiting"]["message"]
+    assert c.kubectl("logs", "-n", ns, "crash").stdout == "run\n"
+    assert c.kubectl("logs", "-n", ns, "crash", "--previous").stdout == "run\n"
+    time.sleep(0.5)
+    assert container_status(c, ns, "crash")["restartCount"] == 1  # nothing sleeps: the clock decides
+    c.clock.advance(10)
+    c.wait_for("pod", "crash", lambda p: p["status"]["containerStatuses"][0]["restartCount"] == 2, ns)
+    cs = c.wait_for(
+        "pod",
+        "crash",
+        lambda p: "waiting" in p["status"]["containerStatuses"][0]["state"],
+        ns,
+    )["status"]["containerStatuses"][0]
+    assert "back-off 20s" in cs["state"]["waiting"]["message"]
+    # restartPolicy Never: terminated with the code, the pod Failed; OnFailure with 0: Succeeded
+    apply(c, ns, pod_yaml("once", "exit 3", policy="Never"))
+    p = c.wait_for_pod_phase("once", "Failed", ns)
+    term = p["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (
+        term["exitCode"] == 3 and term["reason"] == "Error" and p["status"]["containerStatuses"][0]["restartCount"] == 0
+    )
+    apply(c, ns, pod_yaml("ok", "echo done", policy="OnFailure"))
+    p = c.wait_for_pod_phase("ok", "Succeeded", ns)
+    assert p["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
+    # a command that does not exist: StartError, exit code 128
+    apply(c, ns, pod_yaml("nocmd", "x", policy="Never").replace('[sh, -c, "x"]', "[no-such-command]"))
+    p = c.wait_for_pod_phase("nocmd", "Failed", ns)
+    term = p["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert term["reason"] == "StartError" and term["exitCode"] == 128 and "no-such-command" in term["message"]
+
+
+@pytest.mark.mockkube(profile=PROFILE, frozen_clock=True)
+def test_a_failing_job_is_retried_up_to_its_backoff_limit(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    apply(
+        c,
+        ns,
+        """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: fails}
+spec:
+  backoffLimit: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sh, -c, "echo failing; exit 1"]}]
+""",
+    )
+    c.wait_for("job", "fails", lambda j: (j.get("status") or {}).get("failed", 0) >= 1, ns)
+    c.clock.advance(20)  # the Job controller's back-off before it creates the next pod
+    c.wait_for("job", "fails", "Failed", ns, timeout=30)
+    pods = json.loads(c.kubectl("get", "pods", "-n", ns, "-l", "job-name=fails", "-o", "json").stdout)["items"]
+    assert len(pods) == 2 and all(p["status"]["phase"] == "Failed" for p in pods)
+    assert c.kubectl("logs", "-n", ns, pods[0]["metadata"]["name"]).stdout == "failing\n"
+
+
+@pytest.mark.mockkube(profile=PROFILE)
+def test_graceful_delete_writes_terminated_statuses_then_the_pod_goes(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    apply(c, ns, pod_yaml("graceful", "trap 'echo bye; exit 0' TERM; echo up; while true; do sleep 0.1; done"))
+    pod = c.wait_for("pod", "graceful", "Ready", ns)
+    uid = pod["metadata"]["uid"]
+    assert sandboxes_of(uid)
+    from mockkube.testing import binaries
+
+    watch = subprocess.Popen(
+        [binaries.kubectl(), "get", "pod", "graceful", "-n", ns, "-w", "--output-watch-events", "-o", "json"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=c.env(),
+    )
+    events: list[dict] = []
+
+    def read() -> None:
+        dec, buf = json.JSONDecoder(), ""
+        for line in watch.stdout:
+            buf += line
+            try:
+                obj, _ = dec.raw_decode(buf.strip())
+            except ValueError:
+                continue
+            buf = ""
+            events.append(obj)
+            if obj["type"] == "DELETED":
+                return
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    time.sleep(0.5)
+    c.kubectl("delete", "pod", "graceful", "-n", ns, "--wait=true", timeout=30)
+    t.join(10)
+    watch.kill()
+    assert events and events[-1]["type"] == "DELETED"
+    before = [e["object"] for e in events[:-1] if e["object"]["metadata"].get("deletionTimestamp")]
+    final = before[-1]["status"]
+    ready = {cnd["type"]: cnd["status"] for cnd in final["conditions"]}
+    assert ready["Ready"] == "False"
+    term = final["containerStatuses"][0]["state"]["terminated"]
+    assert term["exitCode"] == 0  # it handled SIGTERM
+    assert final["phase"] == "Succeeded"
+    assert not sandboxes_of(uid)
+
+
+def test_no_process_outlives_the_pod_the_node_or_the_server(tmp_path):
+    """A server run as ``mockkube serve`` with the process runtime: a pod whose command
+    ignores SIGTERM is force-deleted (its processes go); the server is killed with SIGKILL
+    (its sandboxes die with it: --die-with-parent)."""
+    import mockkube
+
+    profile = tmp_path / "p.yaml"
+    profile.write_text(json.dumps(PROFILE))
+    with mockkube.Cluster(str(profile), subprocess=True, workdir=str(tmp_path / "w")) as c:
+        ns = "default"
+        apply(c, ns, pod_yaml("stubborn", "trap '' TERM; : mark-stubborn; while true; do sleep 0.1; done"))
+        apply(c, ns, pod_yaml("survivor", ": mark-survivor; sleep 100000 & wait"))
+        uid = c.wait_for_pod_phase("stubborn", "Running", ns)["metadata"]["uid"]
+        uid2 = c.wait_for_pod_phase("survivor", "Running", ns)["metadata"]["uid"]
+        assert len(sandboxes_of(uid, "mark-stubborn")) >= 2 and len(sandboxes_of(uid2, "mark-survivor")) >= 2
+        assert sandboxes_of("sleep 100000")  # the survivor's child
+        c.kubectl("delete", "pod", "stubborn", "-n", ns, "--grace-period=0", "--force")
+        deadline = time.monotonic() + 10
+        while sandboxes_of(uid, "mark-stubborn") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not sandboxes_of(uid, "mark-stubborn")
+        c._proc.kill()  # the server dies without a word
+        c._proc.wait()
+        deadline = time.monotonic() + 10
+        while sandboxes_of(uid2, "mark-survivor", "sleep 100000") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not sandboxes_of(uid2, "mark-survivor", "sleep 100000")
