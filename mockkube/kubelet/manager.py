@@ -172,7 +172,9 @@ class KubeletManager(Controller):
         pods.add_handler(self._on_pod)
         claims = Informer(client.store, self.claims_rt)
         claims.add_handler(self._on_claim)
-        self.informers += [pods, claims]
+        node_objs = Informer(client.store, self.nodes_rt)
+        node_objs.add_handler(self._on_node)
+        self.informers += [pods, claims, node_objs]
 
     async def start(self) -> None:
         await super().start()
@@ -299,6 +301,13 @@ class KubeletManager(Controller):
         node = (obj.get("spec") or {}).get("nodeName")
         if node and node in self.nodes:
             self.queue.add(("pod", obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
+
+    def _on_node(self, typ: str, obj: dict, prev: dict | None) -> None:
+        """A deleted Node takes its process pods' containers with it (the machine is gone)."""
+        sim = self.nodes.get(obj["metadata"]["name"])
+        if typ == "DELETED" and sim is not None and self.process is not None:
+            for uid in list(sim.runs):
+                self.process.remove(uid)
 
     def _on_claim(self, typ: str, obj: dict, prev: dict | None) -> None:
         ns = obj["metadata"].get("namespace", "")
@@ -499,7 +508,10 @@ class KubeletManager(Controller):
                         f"Stopping container {c['name']}",
                         f"spec.containers{{{c['name']}}}",
                     )
-        stopped = procs.kill(run.uid, run.stop_at - now if now < run.stop_at else 0.0, now)
+        if not procs.has(run.uid):  # its containers were never made (a volume that never mounted)
+            stopped, run.terminal = True, True
+        else:
+            stopped = procs.kill(run.uid, run.stop_at - now if now < run.stop_at else 0.0, now)
         if not stopped:
             status, wake, _ = procs.sync(pod, key, now, run.ip, nodes.node_ip(sim.spec.index))
             self._write_status(pod, status, now, run)

@@ -283,3 +283,130 @@ def test_no_process_outlives_the_pod_the_node_or_the_server(tmp_path):
         while sandboxes_of(uid2, "mark-survivor", "sleep 100000") and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not sandboxes_of(uid2, "mark-survivor", "sleep 100000")
+
+
+@pytest.mark.mockkube(profile=PROFILE)
+def test_logs_follow_ends_with_the_container_and_init_containers_run_first(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    apply(
+        c,
+        ns,
+        pod_yaml(
+            "steps",
+            "cat /data/from-init; for i in 1 2 3; do echo $i; sleep 0.3; done",
+            policy="Never",
+            extra="""    volumeMounts: [{name: data, mountPath: /data}]
+  initContainers:
+  - name: prepare
+    image: busybox
+    command: [sh, -c, "echo prepared > /data/from-init; echo init done"]
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, emptyDir: {}}]""",
+        ),
+    )
+    c.wait_for_pod_phase("steps", "Running", ns)
+    p = c.kubectl("logs", "-f", "-n", ns, "steps", timeout=20)  # returns once the container ends
+    assert p.stdout == "prepared\n1\n2\n3\n"
+    pod = c.wait_for_pod_phase("steps", "Succeeded", ns)
+    init = pod["status"]["initContainerStatuses"][0]["state"]["terminated"]
+    assert init["exitCode"] == 0 and init["reason"] == "Completed"
+    assert c.kubectl("logs", "-n", ns, "steps", "-c", "prepare").stdout == "init done\n"
+
+
+@pytest.mark.mockkube(profile=PROFILE)
+def test_port_forward_reaches_a_process_that_listens(mockkube, mockkube_namespace, tmp_path):
+    import socket
+    import sys
+    import urllib.request
+
+    from mockkube.testing import binaries
+
+    c, ns = mockkube, mockkube_namespace
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    pod_port, local = ports
+    (tmp_path / "index.html").write_text("served from the pod\n")
+    apply(
+        c,
+        ns,
+        f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: http}}
+spec:
+  containers:
+  - name: c
+    image: python
+    command: [{sys.executable}, -u, -m, http.server, "{pod_port}", --bind, 127.0.0.1]
+    workingDir: /srv/site
+    volumeMounts: [{{name: site, mountPath: /srv/site}}]
+  volumes: [{{name: site, hostPath: {{path: {tmp_path}, type: Directory}}}}]
+""",
+    )
+    c.wait_for_pod_phase("http", "Running", ns)
+    deadline = time.monotonic() + 20
+    while "Serving HTTP" not in c.kubectl("logs", "-n", ns, "http").stdout:  # kubectl stops at a refused port
+        assert time.monotonic() < deadline, c.kubectl("logs", "-n", ns, "http").stdout
+        time.sleep(0.1)
+    pf = subprocess.Popen(
+        [binaries.kubectl(), "port-forward", "-n", ns, "pod/http", f"{local}:{pod_port}"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=c.env(),
+    )
+    try:
+        assert "Forwarding from" in pf.stdout.readline()
+        body = urllib.request.urlopen(f"http://127.0.0.1:{local}/index.html", timeout=10).read()
+        assert body == b"served from the pod\n"
+        assert "GET /index.html" in c.kubectl("logs", "-n", ns, "http").stdout
+    finally:
+        pf.kill()
+        pf.wait()
+
+
+@pytest.mark.mockkube(profile=PROFILE)
+def test_exec_with_a_terminal(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    apply(c, ns, pod_yaml("tty", "exec sleep infinity"))
+    c.wait_for_pod_phase("tty", "Running", ns)
+    from kubernetes import client
+    from kubernetes.stream import stream
+
+    core = client.CoreV1Api(c.api_client)
+    resp = stream(
+        core.connect_get_namespaced_pod_exec,
+        "tty",
+        ns,
+        command=["sh", "-c", "test -t 0 && test -t 1 && echo interactive; exit 4"],
+        stderr=True,
+        stdin=True,
+        stdout=True,
+        tty=True,
+        _preload_content=False,
+    )
+    resp.run_forever(timeout=10)
+    out = resp.read_stdout()
+    assert out == "interactive\r\n" and resp.returncode == 4  # a terminal's line discipline: \r\n
+
+
+def test_a_reset_ends_every_process(mockkube_fresh_process):
+    c = mockkube_fresh_process
+    apply(c, "default", pod_yaml("before-reset", ": mark-reset; sleep 100000 & wait"))
+    uid = c.wait_for_pod_phase("before-reset", "Running", "default")["metadata"]["uid"]
+    assert sandboxes_of(uid, "mark-reset")
+    c.reset()
+    deadline = time.monotonic() + 10
+    while sandboxes_of(uid, "mark-reset") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sandboxes_of(uid, "mark-reset")
+
+
+@pytest.fixture
+def mockkube_fresh_process(tmp_path):
+    import mockkube
+
+    with mockkube.Cluster(PROFILE, workdir=str(tmp_path)) as c:
+        yield c

@@ -490,6 +490,9 @@ class ProcessRuntime:
         return "Pending"
 
     # -- stopping -------------------------------------------------------------------------------
+    def has(self, uid: str) -> bool:
+        return uid in self.mine
+
     def kill(self, uid: str, grace: float, now: float) -> bool:
         """Start the graceful stop (SIGTERM now, SIGKILL at the end of the grace period);
         True once nothing runs any more."""
