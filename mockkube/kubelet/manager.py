@@ -305,7 +305,8 @@ class KubeletManager(Controller):
     def _on_node(self, typ: str, obj: dict, prev: dict | None) -> None:
         """A deleted Node takes its process pods' containers with it (the machine is gone)."""
         sim = self.nodes.get(obj["metadata"]["name"])
-        if typ == "DELETED" and sim is not None and self.process is not None:
+        if typ == "DELETED" and sim is not None and self.process is not None and self._processes(sim):
+            self.stop_node(sim.spec.name)  # its kubelet went with it
             for uid in list(sim.runs):
                 self.process.remove(uid)
 

@@ -404,6 +404,18 @@ def test_a_reset_ends_every_process(mockkube_fresh_process):
     assert not sandboxes_of(uid, "mark-reset")
 
 
+def test_a_deleted_node_takes_its_processes(mockkube_fresh_process):
+    c = mockkube_fresh_process
+    apply(c, "default", pod_yaml("on-node", ": mark-node; sleep 100000 & wait"))
+    uid = c.wait_for_pod_phase("on-node", "Running", "default")["metadata"]["uid"]
+    assert sandboxes_of(uid, "mark-node")
+    c.kubectl("delete", "node", "proc")
+    deadline = time.monotonic() + 10
+    while sandboxes_of(uid, "mark-node") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sandboxes_of(uid, "mark-node")
+
+
 @pytest.fixture
 def mockkube_fresh_process(tmp_path):
     import mockkube
