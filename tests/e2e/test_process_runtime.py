@@ -162,7 +162,7 @@ def test_exit_codes_restarts_and_back_off_on_the_clock(mockkube, mockkube_namesp
     cs = c.wait_for(
         "pod",
         "crash",
-        lambda p: "waiting" in p["status"]["containerStatuses"][0]["state"],
+        lambda p: p["status"]["containerStatuses"][0]["state"].get("waiting", {}).get("reason") == "CrashLoopBackOff",
         ns,
     )["status"]["containerStatuses"][0]
     assert "back-off 20s" in cs["state"]["waiting"]["message"]

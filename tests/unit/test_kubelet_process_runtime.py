@@ -69,10 +69,14 @@ def test_a_follower_on_another_loop_gets_each_line_and_ends_with_the_instance(tm
 
 
 def test_the_root_is_the_hosts_with_tmpfs_directories_on_the_way_to_new_mount_targets():
-    args = sandbox.root_args(["/etc/no-such-dir/cfg", "/tmp/x", "/usr/bin"])
+    args = sandbox.root_args(["/etc/no-such-dir/cfg", "/tmp/x", "/usr/bin", "/run/secrets/x"])
     pairs = list(zip(args, args[1:]))
     assert ("--dir", "/etc") in pairs and ("--ro-bind", "/etc/passwd") in pairs  # /etc split: entries bound
     assert ("--ro-bind", "/usr") in pairs  # an existing target needs no room
+    assert ("--tmpfs", "/run") in pairs  # the container's own /run
     assert ("--tmpfs", "/tmp") in pairs and ("--proc", "/proc") in pairs
     assert not any(a == "--ro-bind" and b == "/" for a, b in pairs)
+    # nothing to make room for: the host's root in one read-only bind
+    args = sandbox.root_args(["/tmp/x", "/usr/bin", "/run/secrets/x"])
+    assert args[:3] == ["--ro-bind", "/", "/"] and "--dir" not in args
     assert sandbox.host_target("/var/run/secrets/x").endswith("/secrets/x")

@@ -18,7 +18,9 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -28,10 +30,12 @@ from mockkube.kubelet.containerdata import Lookup, simulated_container
 from mockkube.kubelet.runtime import sandbox, volumes
 from mockkube.kubelet.runtime.backoff import Backoff
 from mockkube.kubelet.runtime.logfile import LogFile
+from mockkube.kubelet.runtime.sandbox import SandboxError
 from mockkube.machinery import meta
 
 log = logging.getLogger("mockkube.kubelet.runtime")
 
+SPAWNERS = 4  # sandboxes made at once (each takes bubblewrap 10-40 ms, mostly in the kernel)
 DEFAULT_COMMAND = ["sleep", "infinity"]  # an image's own entrypoint is unknown
 _PODS: dict[str, "PodProcs"] = {}  # pod uid -> its processes (uids are unique across servers)
 _LOCK = threading.Lock()
@@ -55,6 +59,7 @@ class Instance:
     reason: str = ""
     message: str = ""
     create_error: str = ""  # the sandbox could not be made: no process ran
+    creating: bool = False  # the sandbox is being made (on the spawner thread)
 
     @property
     def running(self) -> bool:
@@ -105,6 +110,7 @@ class PodProcs:
     killing: bool = False
     kill_deadline: float = 0.0
     killed_hard: bool = False
+    events: list = field(default_factory=list)  # events of sandboxes made since the last sync
 
     def container(self, name: str) -> ContainerState | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -133,6 +139,7 @@ class ProcessRuntime:
         self.api = api
         self.mine: set[str] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.spawner: ThreadPoolExecutor | None = None
 
     # -- set-up -----------------------------------------------------------------------------
     def _setup(self, pod: dict, key: tuple, ip: str) -> PodProcs:
@@ -212,17 +219,58 @@ class ProcessRuntime:
             return
         try:
             mounts = volumes.mounts(pod, c, pp.vols, pp.sa_dir, pp.dir)
-            inst.proc = sandbox.spawn(argv, env, mounts, pp.hostname, cs.cwd)
-        except (sandbox.SandboxError, OSError) as e:
+        except OSError as e:
             self._create_failed(inst, str(e), now)
             events.append(("Warning", "Failed", f"Error: {inst.create_error}", fp))
             return
-        self._watch(pp, cs, inst)
-        image = c.get("image", "")
-        if number == 0:
-            events.append(("Normal", "Pulled", f'Container image "{image}" already present on machine', fp))
-        events.append(("Normal", "Created", f"Created container: {cs.name}", fp))
-        events.append(("Normal", "Started", f"Started container {cs.name}", fp))
+        # bubblewrap takes 10-40 ms to build a sandbox: that happens on the spawner thread, not here
+        inst.creating = True
+        loop = self.loop = self.loop or asyncio.get_running_loop()
+        fut = loop.run_in_executor(self._spawner(), sandbox.spawn, argv, env, mounts, pp.hostname, cs.cwd)
+        fut.add_done_callback(lambda f: self._spawned(pp, cs, inst, f, fp))
+
+    def _spawner(self) -> ThreadPoolExecutor:
+        """The threads that start sandboxes. They live as long as the runtime: a sandbox's
+        --die-with-parent follows the thread that started it."""
+        if self.spawner is None:
+            self.spawner = ThreadPoolExecutor(max_workers=SPAWNERS, thread_name_prefix="mockkube-sandboxes")
+        return self.spawner
+
+    def _spawned(self, pp: PodProcs, cs: ContainerState, inst: Instance, fut: asyncio.Future, fp: str) -> None:
+        inst.creating = False
+        now = self.clock()
+        exc = SandboxError("cancelled") if fut.cancelled() else fut.exception()
+        if exc is not None:
+            self._create_failed(inst, str(exc), now)
+            pp.events.append(("Warning", "Failed", f"Error: {inst.create_error}", fp))
+        else:
+            inst.proc = fut.result()
+            if pp.uid not in self.mine or inst.finished is not None:  # removed while it was being made
+                self._discard(inst.proc)
+                return
+            inst.started = now
+            self._watch(pp, cs, inst)
+            if pp.killing:
+                os.kill(inst.proc.child_pid, signal.SIGKILL)
+            if inst.number == 0:
+                image = cs.spec.get("image", "")
+                pp.events.append(("Normal", "Pulled", f'Container image "{image}" already present on machine', fp))
+            pp.events.append(("Normal", "Created", f"Created container: {cs.name}", fp))
+            pp.events.append(("Normal", "Started", f"Started container {cs.name}", fp))
+        if pp.uid in self.mine:
+            self.on_change(pp.key)
+
+    @staticmethod
+    def _discard(proc: sandbox.Proc) -> None:
+        for pid in (proc.child_pid, proc.popen.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.popen.wait()
+        for fd in (proc.stdout, proc.stderr, proc.setup):
+            if fd >= 0:
+                os.close(fd)
 
     def _create_failed(self, inst: Instance, msg: str, now: float) -> None:
         inst.finished, inst.exit_code = now, 128
@@ -297,7 +345,8 @@ class ProcessRuntime:
         pp = _PODS.get(uid) if uid in self.mine else None
         if pp is None:
             pp = self._setup(pod, key, ip)
-        events: list[Event] = []
+        events: list[Event] = pp.events
+        pp.events = []
         wakes: list[float] = []
         policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
         initialized, init_failed = True, False
@@ -405,6 +454,8 @@ class ProcessRuntime:
                 st["state"] = {"waiting": {"reason": reason}}
             elif cur.create_error:
                 st["state"] = {"waiting": {"reason": "CreateContainerError", "message": cur.create_error}}
+            elif cur.creating:
+                st["state"] = {"waiting": {"reason": "ContainerCreating"}}
             elif cur.running:
                 st["state"] = {"running": {"startedAt": meta.rfc3339(cur.started)}}
                 st["started"] = True
@@ -518,8 +569,9 @@ class ProcessRuntime:
                 except ProcessLookupError:
                     pass
 
-    def remove(self, uid: str) -> None:
-        """Kill what still runs (at once) and forget the pod; its directory goes."""
+    def remove(self, uid: str, reap: list | None = None) -> None:
+        """Kill what still runs (at once) and forget the pod; its directory goes. With
+        ``reap``, the killed processes are added to it instead of being waited for."""
         pp = _PODS.get(uid) if uid in self.mine else None
         if pp is None:
             return
@@ -528,7 +580,12 @@ class ProcessRuntime:
             _PODS.pop(uid, None)
         for cs in pp.containers:
             inst = cs.current
-            if inst is None or inst.proc is None:
+            if inst is None:
+                continue
+            if inst.proc is None:  # never made, or still being made (then it is discarded once made)
+                if inst.running:
+                    inst.finished, inst.exit_code = self.clock(), 137
+                inst.log.close()
                 continue
             proc = inst.proc
             if inst.running:
@@ -537,10 +594,13 @@ class ProcessRuntime:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:
                         pass
-                try:
-                    proc.popen.wait(5)
-                except Exception:  # noqa: BLE001 - it must not stop the others' removal
-                    log.warning("pod %s: container %s did not die", uid, cs.name)
+                if reap is not None:
+                    reap.append(proc.popen)
+                else:
+                    try:
+                        proc.popen.wait(5)
+                    except Exception:  # noqa: BLE001 - it must not stop the others' removal
+                        log.warning("pod %s: container %s did not die", uid, cs.name)
             if self.loop is not None:
                 for fd in (proc.pidfd, proc.stdout, proc.stderr):
                     if fd >= 0:
@@ -556,11 +616,33 @@ class ProcessRuntime:
             if inst.running:
                 inst.finished, inst.exit_code = self.clock(), 137
             inst.log.close()
-        shutil.rmtree(pp.dir, ignore_errors=True)
+        if reap is not None:
+            reap.append(pp.dir)
+        else:
+            shutil.rmtree(pp.dir, ignore_errors=True)
 
     def stop_all(self) -> None:
+        for uid in self.mine:  # every container at once, then each pod's clean-up
+            pp = _PODS.get(uid)
+            for cs in pp.containers if pp is not None else ():
+                if cs.running and cs.current is not None and cs.current.proc is not None:
+                    try:
+                        os.kill(cs.current.proc.child_pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        reap: list[subprocess.Popen | Path] = []
         for uid in list(self.mine):
-            self.remove(uid)
+            self.remove(uid, reap)
+
+        def clean() -> None:
+            for x in reap:
+                x.wait() if isinstance(x, subprocess.Popen) else shutil.rmtree(x, ignore_errors=True)
+
+        if reap:  # a namespace takes ~10 ms to go: the stop does not wait for them (they are dead)
+            threading.Thread(target=clean, name="mockkube-reaper", daemon=True).start()
+        if self.spawner is not None:
+            self.spawner.shutdown(wait=False, cancel_futures=True)
+            self.spawner = None
 
 
 def _pod_name(pod: dict) -> str:

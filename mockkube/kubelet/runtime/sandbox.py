@@ -64,19 +64,31 @@ def _existing_prefix(path: str) -> tuple[str, list[str]]:
     return "/", parts
 
 
+PRIVATE = ("/run", "/mnt", "/media", "/srv")  # a container's own (empty) when something is mounted under them
+
+
 def root_args(targets: list[str]) -> list[str]:
     """The host's root, read-only, with room made for mount targets that do not exist on
-    the host: a directory on the way to one is a tmpfs holding binds of the host's entries."""
-    split: set[str] = {"/"}
+    the host: under /run (and /mnt, /media, /srv) the container gets an empty tmpfs of its
+    own, as a container's image has; elsewhere each directory on the way to such a target
+    is a tmpfs holding binds of the host's entries. Without such targets the host's root is
+    one read-only bind (the cheapest sandbox)."""
+    split: set[str] = set()
+    private: set[str] = set()
     for t in targets:
         head, rest = _existing_prefix(t)
-        if rest and not head.startswith("/tmp") and head != "/tmp":
-            d = head
-            while True:
-                split.add(d)
-                if d == "/":
-                    break
-                d = os.path.dirname(d)
+        if not rest or head == "/tmp" or head.startswith("/tmp/"):
+            continue
+        top = "/" + head.strip("/").split("/")[0]
+        if top in PRIVATE:
+            private.add(top)
+            continue
+        d = head
+        while True:
+            split.add(d)
+            if d == "/":
+                break
+            d = os.path.dirname(d)
     args: list[str] = []
 
     def layout(d: str) -> None:
@@ -86,7 +98,7 @@ def root_args(targets: list[str]) -> list[str]:
             return
         for name in names:
             p = os.path.join(d, name)
-            if d == "/" and name in SPECIAL:
+            if d == "/" and (name in SPECIAL or p in private):
                 continue
             if os.path.islink(p):
                 args.extend(["--symlink", os.readlink(p), p])
@@ -96,8 +108,14 @@ def root_args(targets: list[str]) -> list[str]:
             elif os.path.isdir(p) or os.path.isfile(p):
                 args.extend(["--ro-bind", p, p])
 
-    layout("/")
-    args += ["--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    if split:
+        layout("/")
+        args += ["--ro-bind-try", "/sys", "/sys"]
+    else:
+        args += ["--ro-bind", "/", "/"]
+    for d in sorted(private):
+        args += ["--tmpfs", d]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     return args
 
 
@@ -119,7 +137,8 @@ def bwrap_argv(
         out += ["--ro-bind" if m.read_only else "--bind", m.source, m.target]
     if make_cwd:
         out += ["--dir", cwd]
-    out += ["--remount-ro", "/"]
+    if "--dir" in out[: out.index("--proc")]:  # the root is a tmpfs of binds: make it read-only too
+        out += ["--remount-ro", "/"]
     out += [
         "--unshare-pid",
         "--unshare-uts",
