@@ -156,11 +156,11 @@ class ClusterRuntime:
             self.kubelet.run_programs = bool(cfg["runPrograms"])
         if cfg.get("runtime"):
             self.kubelet.runtime = cfg["runtime"]
-        self._process_runtime()
+        self._process_runtime(cfg)
         if cfg.get("healthTaintEffect"):
             self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
 
-    def _process_runtime(self) -> None:
+    def _process_runtime(self, cfg: dict) -> None:
         """The process runtime the nodes with ``runtime: process`` use (it starts nothing by itself)."""
         if self.kubelet.process is not None:
             return
@@ -187,6 +187,7 @@ class ClusterRuntime:
             self._token,
             (getattr(tls, "ca_pem", None) or b"") if tls else b"",
             (url.hostname or "10.96.0.1", str(url.port or 443)),
+            network=cfg.get("network") or "host",
         )
 
     def _token(self, pod: dict, audience: str, expiration: int) -> str:

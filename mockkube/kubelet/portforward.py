@@ -87,14 +87,14 @@ def refused(pod: dict, port: int) -> str:
 async def connect(pod: dict, port: int) -> Conn:
     """Open a connection to ``port`` of the pod; ConnectionRefusedError(message) if none."""
     from mockkube.kubelet import programs
-    from mockkube.kubelet.runtime import process
+    from mockkube.kubelet.runtime import streams
 
-    if process.pod((pod.get("metadata") or {}).get("uid", "")) is not None:  # it shares the host's network
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            raise ConnectionRefusedError(refused(pod, port)) from None
-        return TCPConn(reader, writer)
+    try:
+        pair = await streams.connect(pod, port)  # a process pod: its network's port
+    except OSError:
+        raise ConnectionRefusedError(refused(pod, port)) from None
+    if pair is not None:
+        return TCPConn(*pair)
     if programs.running((pod.get("metadata") or {}).get("uid", "")) is not None:
         return await _to_program(pod, port)
     target = _anns(pod).get(f"{PREFIX}port-forward.{port}")

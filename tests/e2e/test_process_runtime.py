@@ -422,3 +422,92 @@ def mockkube_fresh_process(tmp_path):
 
     with mockkube.Cluster(PROFILE, workdir=str(tmp_path)) as c:
         yield c
+
+
+POD_NETWORK = dict(PROFILE, kubelet={"runtime": "process", "network": "pod"})
+SERVE = "import http.server as h, sys; h.HTTPServer(('127.0.0.1', 8000), h.SimpleHTTPRequestHandler).serve_forever()"
+CALL = """
+import os, sys, urllib.request
+for url in sys.argv[1:]:
+    url = url.replace("API", "http://%s:%s" % (os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"]))
+    print(urllib.request.urlopen(url, timeout=5).read().decode()[:40].replace("\\n", " "))
+"""
+
+
+@pytest.mark.mockkube(profile=POD_NETWORK)
+def test_a_network_namespace_per_pod(mockkube, mockkube_namespace):
+    """``network: pod``: each pod has its own loopback (two pods serve on port 8000), its
+    containers share it, port-forward reaches it, the API server is forwarded into it."""
+    import sys
+    import urllib.request
+
+    from mockkube.testing import binaries
+
+    c, ns = mockkube, mockkube_namespace
+    for name in ("a", "b"):
+        apply(
+            c,
+            ns,
+            f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}}}
+spec:
+  containers:
+  - {{name: web, image: python, command: [{sys.executable}, -c, "{SERVE}"], workingDir: /etc}}
+  - {{name: client, image: python, command: [sleep, infinity]}}
+""",
+        )
+    for name in ("a", "b"):
+        c.wait_for_pod_phase(name, "Running", ns)
+    time.sleep(1)  # the servers start to listen
+    p = c.kubectl(
+        "exec",
+        "-n",
+        ns,
+        "a",
+        "-c",
+        "client",
+        "--",
+        sys.executable,
+        "-c",
+        CALL,
+        "http://127.0.0.1:8000/hostname",
+        "API/version",
+    )
+    first, version = p.stdout.splitlines()
+    assert first.strip() == "a" and '"major"' in version  # its pod's /etc/hostname; the API server
+    with socket_free() as local:
+        pf = subprocess.Popen(
+            [binaries.kubectl(), "port-forward", "-n", ns, "pod/b", f"{local}:8000"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=c.env(),
+        )
+        try:
+            assert "Forwarding from" in pf.stdout.readline()
+            assert urllib.request.urlopen(f"http://127.0.0.1:{local}/hostname", timeout=10).read() == b"b\n"
+        finally:
+            pf.kill()
+            pf.wait()
+    uids = [c.get("pod", name, ns)["metadata"]["uid"] for name in ("a", "b")]
+    assert len(sandboxes_of(*uids)) >= 6  # each pod: its network's holder and two containers
+    c.kubectl("delete", "pod", "a", "b", "-n", ns, "--grace-period=0", "--force")
+    deadline = time.monotonic() + 10
+    while sandboxes_of(*uids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sandboxes_of(*uids)
+
+
+def socket_free():
+    import contextlib
+    import socket
+
+    @contextlib.contextmanager
+    def cm():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        yield port
+
+    return cm()

@@ -111,6 +111,10 @@ class PodProcs:
     kill_deadline: float = 0.0
     killed_hard: bool = False
     events: list = field(default_factory=list)  # events of sandboxes made since the last sync
+    pause: sandbox.Proc | None = None  # holds the pod's network namespace (network: pod)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    api_listener: object = None  # a socket in the pod's network: the API server's address there
+    api_server: object = None  # its asyncio server, forwarding to the API server
 
     def container(self, name: str) -> ContainerState | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -129,6 +133,7 @@ class ProcessRuntime:
         token: volumes.TokenFn,
         ca: bytes = b"",
         api: tuple[str, str] = ("10.96.0.1", "443"),
+        network: str = "host",
     ) -> None:
         self.root = root
         self.clock = clock
@@ -140,6 +145,7 @@ class ProcessRuntime:
         self.mine: set[str] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawner: ThreadPoolExecutor | None = None
+        self.network = network  # "host": the host's; "pod": a network namespace per pod (loopback only)
 
     # -- set-up -----------------------------------------------------------------------------
     def _setup(self, pod: dict, key: tuple, ip: str) -> PodProcs:
@@ -226,8 +232,56 @@ class ProcessRuntime:
         # bubblewrap takes 10-40 ms to build a sandbox: that happens on the spawner thread, not here
         inst.creating = True
         loop = self.loop = self.loop or asyncio.get_running_loop()
-        fut = loop.run_in_executor(self._spawner(), sandbox.spawn, argv, env, mounts, pp.hostname, cs.cwd)
+        if self.network == "pod":  # the API server is reached through the pod's own loopback
+            env["KUBERNETES_SERVICE_HOST"] = "127.0.0.1"
+        fut = loop.run_in_executor(self._spawner(), self._make, pp, argv, env, mounts, cs.cwd)
         fut.add_done_callback(lambda f: self._spawned(pp, cs, inst, f, fp))
+
+    def _make(self, pp: PodProcs, argv: list[str], env: dict, mounts: list, cwd: str) -> sandbox.Proc:
+        """On a spawner thread: the pod's network (once), then the container's sandbox in it."""
+        netns = 0
+        if self.network == "pod":
+            with pp.lock:
+                if pp.pause is None:
+                    pp.pause = sandbox.spawn_pause(pp.uid)
+                    pid, port = pp.pause.child_pid, int(self.api[1])
+
+                    def listen():
+                        import socket
+
+                        s = socket.socket()
+                        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                        s.bind(("127.0.0.1", port))
+                        s.listen(64)
+                        s.setblocking(False)
+                        return s
+
+                    try:
+                        pp.api_listener = sandbox.in_netns(pid, listen)
+                    except OSError as e:
+                        log.warning("pod %s: no API server address in its network: %s", pp.uid, e)
+            netns = pp.pause.child_pid
+        return sandbox.spawn(argv, env, mounts, pp.hostname, cwd, netns)
+
+    async def _proxy(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A connection to the API server's address inside a pod's network: forwarded to it."""
+        try:
+            up_r, up_w = await asyncio.open_connection(self.api[0], int(self.api[1]))
+        except OSError:
+            writer.close()
+            return
+
+        async def pipe(a: asyncio.StreamReader, b: asyncio.StreamWriter) -> None:
+            try:
+                while data := await a.read(65536):
+                    b.write(data)
+                    await b.drain()
+            except (OSError, asyncio.CancelledError):
+                pass
+            finally:
+                b.close()
+
+        await asyncio.gather(pipe(reader, up_w), pipe(up_r, writer))
 
     def _spawner(self) -> ThreadPoolExecutor:
         """The threads that start sandboxes. They live as long as the runtime: a sandbox's
@@ -247,9 +301,12 @@ class ProcessRuntime:
             inst.proc = fut.result()
             if pp.uid not in self.mine or inst.finished is not None:  # removed while it was being made
                 self._discard(inst.proc)
+                self._end_network(pp)
                 return
             inst.started = now
             self._watch(pp, cs, inst)
+            if pp.api_listener is not None and pp.api_server is None:
+                pp.api_server = asyncio.ensure_future(asyncio.start_server(self._proxy, sock=pp.api_listener))
             if pp.killing:
                 os.kill(inst.proc.child_pid, signal.SIGKILL)
             if inst.number == 0:
@@ -259,6 +316,21 @@ class ProcessRuntime:
             pp.events.append(("Normal", "Started", f"Started container {cs.name}", fp))
         if pp.uid in self.mine:
             self.on_change(pp.key)
+
+    def _end_network(self, pp: PodProcs) -> None:
+        with pp.lock:
+            pause, pp.pause = pp.pause, None
+            listener, pp.api_listener = pp.api_listener, None
+            server, pp.api_server = pp.api_server, None
+        if pause is not None:
+            self._discard(pause)
+        if server is not None:
+            if server.done() and not server.cancelled() and server.exception() is None:
+                server.result().close()
+            else:
+                server.cancel()
+        if listener is not None:
+            listener.close()
 
     @staticmethod
     def _discard(proc: sandbox.Proc) -> None:
@@ -616,6 +688,7 @@ class ProcessRuntime:
             if inst.running:
                 inst.finished, inst.exit_code = self.clock(), 137
             inst.log.close()
+        self._end_network(pp)
         if reap is not None:
             reap.append(pp.dir)
         else:

@@ -127,7 +127,14 @@ def host_target(path: str) -> str:
 
 
 def bwrap_argv(
-    argv: list[str], mounts: list[Mount], hostname: str, cwd: str, err_fd: int, info_fd: int, ready_fd: int
+    argv: list[str],
+    mounts: list[Mount],
+    hostname: str,
+    cwd: str,
+    err_fd: int,
+    info_fd: int,
+    ready_fd: int,
+    unshare: tuple[str, ...] = (),
 ) -> list[str]:
     mounts = [Mount(m.source, host_target(m.target), m.read_only) for m in mounts]
     targets = [m.target for m in mounts]
@@ -139,7 +146,7 @@ def bwrap_argv(
         out += ["--dir", cwd]
     if "--dir" in out[: out.index("--proc")]:  # the root is a tmpfs of binds: make it read-only too
         out += ["--remount-ro", "/"]
-    out += [
+    out += list(unshare) + [
         "--unshare-pid",
         "--unshare-uts",
         "--unshare-ipc",
@@ -166,17 +173,28 @@ def _under(path: str, targets: list[str]) -> bool:
     return any(path == t or path.startswith(t.rstrip("/") + "/") for t in targets)
 
 
-def spawn(argv: list[str], env: dict[str, str], mounts: list[Mount], hostname: str, cwd: str) -> Proc:
-    """Start ``argv`` in a new sandbox; SandboxError when bubblewrap does not get as far as
-    starting it."""
+def spawn(
+    argv: list[str],
+    env: dict[str, str],
+    mounts: list[Mount],
+    hostname: str,
+    cwd: str,
+    netns_pid: int = 0,
+    unshare: tuple[str, ...] = (),
+) -> Proc:
+    """Start ``argv`` in a new sandbox (in the network namespace of ``netns_pid``, the pod's,
+    when given); SandboxError when bubblewrap does not get as far as starting it."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     set_r, set_w = os.pipe()
     info_r, info_w = os.pipe()
     ready_r, ready_w = os.pipe()
     try:
+        cmd = bwrap_argv(argv, mounts, hostname, cwd, err_w, info_w, ready_w, unshare)
+        if netns_pid:  # nsenter joins the pod's network, then becomes bubblewrap
+            cmd = [NSENTER, f"--net=/proc/{netns_pid}/ns/net", "--"] + cmd
         popen = subprocess.Popen(
-            bwrap_argv(argv, mounts, hostname, cwd, err_w, info_w, ready_w),
+            cmd,
             pass_fds=(err_w, info_w, ready_w),
             stdin=subprocess.DEVNULL,
             stdout=out_w,
@@ -234,7 +252,47 @@ def setup_messages(proc: Proc) -> str:
 
 def nsenter_argv(child_pid: int, argv: list[str], cwd: str) -> list[str]:
     """Run ``argv`` inside a running container's namespaces and root (kubectl exec)."""
-    return [NSENTER, "-t", str(child_pid), "-m", "-u", "-i", "-p", "-r", "--", "/bin/sh", "-c", CD, cwd or "/"] + argv
+    cmd = [NSENTER, "-t", str(child_pid), "-m", "-u", "-i", "-n", "-p", "-r", "--", "/bin/sh", "-c", CD, cwd or "/"]
+    return cmd + argv
 
 
 CD = 'cd "$0" && exec "$@"'  # nsenter's --wd=DIR would open DIR on the host, before it enters
+
+
+def spawn_pause(pod_uid: str) -> Proc:
+    """The pod's network namespace, held by a process of its own (the pause container):
+    loopback only (bubblewrap brings ``lo`` up)."""
+    return spawn(
+        ["sleep", "infinity"],
+        {"PATH": "/usr/bin:/bin"},
+        [],
+        f"pause-{pod_uid}",
+        "/",
+        netns_pid=0,
+        unshare=("--unshare-net",),
+    )
+
+
+CLONE_NEWNET = 0x40000000
+
+
+def in_netns(pid: int, fn):
+    """Run ``fn()`` with this thread in the network namespace of ``pid`` (sockets it makes
+    stay there), then return the thread to its own."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    try:
+        if libc.setns(target, CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns into the network namespace of {pid}: {os.strerror(err)}")
+        try:
+            return fn()
+        finally:
+            if libc.setns(own, CLONE_NEWNET) != 0:  # pragma: no cover - the thread cannot go home
+                raise SystemExit("setns back to the server's network namespace failed")
+    finally:
+        os.close(own)
+        os.close(target)

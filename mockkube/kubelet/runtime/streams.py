@@ -188,3 +188,23 @@ async def _exec_tty(
             t.cancel()
         if proc.returncode is None:
             _kill(proc.pid)
+
+
+async def connect(pod: dict, port: int) -> "tuple[asyncio.StreamReader, asyncio.StreamWriter] | None":
+    """A connection to ``port`` of a process pod (None: not one): in its own network
+    namespace when it has one, else on the host's loopback. OSError when refused."""
+    pp = process.pod(pod["metadata"].get("uid", ""))
+    if pp is None:
+        return None
+    pause = pp.pause
+    if pause is None:
+        return await asyncio.open_connection("127.0.0.1", port)
+    import socket
+
+    def dial() -> socket.socket:
+        s = sandbox.in_netns(pause.child_pid, lambda: socket.create_connection(("127.0.0.1", port), timeout=5))
+        s.setblocking(False)
+        return s
+
+    sock = await asyncio.get_running_loop().run_in_executor(None, dial)
+    return await asyncio.open_connection(sock=sock)
