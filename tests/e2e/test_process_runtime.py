@@ -256,10 +256,11 @@ def test_graceful_delete_writes_terminated_statuses_then_the_pod_goes(mockkube, 
     assert not sandboxes_of(uid)
 
 
-def test_no_process_outlives_the_pod_the_node_or_the_server(tmp_path):
+@pytest.mark.parametrize("end", ["SIGKILL", "SIGTERM"])
+def test_no_process_outlives_the_pod_the_node_or_the_server(tmp_path, end):
     """A server run as ``mockkube serve`` with the process runtime: a pod whose command
     ignores SIGTERM is force-deleted (its processes go); the server is killed with SIGKILL
-    (its sandboxes die with it: --die-with-parent)."""
+    (its sandboxes die with it: --die-with-parent) or stopped with SIGTERM (it kills them)."""
     import mockkube
 
     profile = tmp_path / "p.yaml"
@@ -277,8 +278,11 @@ def test_no_process_outlives_the_pod_the_node_or_the_server(tmp_path):
         while sandboxes_of(uid, "mark-stubborn") and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not sandboxes_of(uid, "mark-stubborn")
-        c._proc.kill()  # the server dies without a word
-        c._proc.wait()
+        if end == "SIGKILL":
+            c._proc.kill()  # the server dies without a word
+        else:
+            c._proc.terminate()
+        assert c._proc.wait(10) in (-9, 0, -15)
         deadline = time.monotonic() + 10
         while sandboxes_of(uid2, "mark-survivor", "sleep 100000") and time.monotonic() < deadline:
             time.sleep(0.1)
