@@ -515,3 +515,40 @@ def socket_free():
         yield port
 
     return cm()
+
+
+@pytest.mark.mockkube(profile=PROFILE, frozen_clock=True)
+def test_a_missing_command_crash_loops_and_a_missing_configmap_waits_to_mount(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    apply(c, ns, pod_yaml("nocmd", "x").replace('[sh, -c, "x"]', "[no-such-command]"))
+    pod = c.wait_for(
+        "pod",
+        "nocmd",
+        lambda p: (
+            (p["status"].get("containerStatuses") or [{}])[0].get("state", {}).get("waiting", {}).get("reason")
+            == "CrashLoopBackOff"
+        ),
+        ns,
+    )
+    cs = pod["status"]["containerStatuses"][0]
+    assert cs["lastState"]["terminated"]["reason"] == "StartError" and cs["restartCount"] == 1
+    assert "back-off 10s" in cs["state"]["waiting"]["message"]
+    apply(
+        c,
+        ns,
+        pod_yaml(
+            "nocm",
+            "sleep 1000",
+            extra="""    volumeMounts: [{name: cfg, mountPath: /cfg}]
+  volumes: [{name: cfg, configMap: {name: later}}]""",
+        ),
+    )
+    deadline = time.monotonic() + 15
+    while 'configmap "later" not found' not in c.kubectl("get", "events", "-n", ns).stdout:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert c.get("pod", "nocm", ns)["status"]["phase"] == "Pending"
+    c.kubectl("create", "configmap", "later", "-n", ns, "--from-literal=k=v")
+    c.clock.advance(1)  # the retry's delay, on the cluster clock
+    c.wait_for_pod_phase("nocm", "Running", ns, timeout=30)
+    assert c.kubectl("exec", "-n", ns, "nocm", "--", "cat", "/cfg/k").stdout == "v"

@@ -146,6 +146,7 @@ class ProcessRuntime:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawner: ThreadPoolExecutor | None = None
         self.network = network  # "host": the host's; "pod": a network namespace per pod (loopback only)
+        _raise_fd_limit()  # a running container holds five descriptors (output, exit, log, bubblewrap's messages)
 
     # -- set-up -----------------------------------------------------------------------------
     def _setup(self, pod: dict, key: tuple, ip: str) -> PodProcs:
@@ -222,12 +223,14 @@ class ProcessRuntime:
             )
             inst.log.close()
             events.append(("Warning", "Failed", f"Error: {inst.message}", fp))
+            self.on_change(pp.key)  # its restart (or the pod's end) is decided on the next sync
             return
         try:
             mounts = volumes.mounts(pod, c, pp.vols, pp.sa_dir, pp.dir)
         except OSError as e:
             self._create_failed(inst, str(e), now)
             events.append(("Warning", "Failed", f"Error: {inst.create_error}", fp))
+            self.on_change(pp.key)
             return
         # bubblewrap takes 10-40 ms to build a sandbox: that happens on the spawner thread, not here
         inst.creating = True
@@ -716,6 +719,17 @@ class ProcessRuntime:
         if self.spawner is not None:
             self.spawner.shutdown(wait=False, cancel_futures=True)
             self.spawner = None
+
+
+def _raise_fd_limit() -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 1 << 20, hard))
+        except (ValueError, OSError):
+            pass
 
 
 def _pod_name(pod: dict) -> str:
