@@ -468,7 +468,7 @@ class ProcessRuntime:
                         self._start(pod, pp, cs, now, events)
                     elif not cur.running and self._restarts(cs, policy):
                         self._restart(pod, pp, cs, now, events, wakes)
-        status = self._status(pod, pp, policy, initialized, init_failed, ip, host_ip)
+        status = self._status(pod, pp, policy, initialized, init_failed, ip, host_ip, now)
         wake = min(wakes) if wakes else None
         return status, wake, events
 
@@ -506,7 +506,15 @@ class ProcessRuntime:
 
     # -- status -------------------------------------------------------------------------------
     def _status(
-        self, pod: dict, pp: PodProcs, policy: str, initialized: bool, init_failed: bool, ip: str, host_ip: str
+        self,
+        pod: dict,
+        pp: PodProcs,
+        policy: str,
+        initialized: bool,
+        init_failed: bool,
+        ip: str,
+        host_ip: str,
+        now: float,
     ) -> dict:
         uid = pp.uid
         inits, mains = [], []
@@ -535,7 +543,12 @@ class ProcessRuntime:
                 st["state"] = {"running": {"startedAt": meta.rfc3339(cur.started)}}
                 st["started"] = True
                 st["ready"] = not pp.killing
-            elif self._restarts(cs, policy) and not pp.killing:
+            elif (
+                self._restarts(cs, policy)
+                and not pp.killing
+                and cur.finished is not None
+                and cs.backoff.in_backoff_since(cur.finished, now)
+            ):
                 st["lastState"] = {"terminated": cur.terminated(cid)}
                 st["state"] = {
                     "waiting": {
