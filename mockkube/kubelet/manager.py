@@ -148,7 +148,7 @@ class KubeletManager(Controller):
         self.health_taint_effect = health_taint_effect
         # how long a restartPolicy Never/OnFailure container runs without an exit-after annotation
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
-        self.run_programs = False  # kubelet.runPrograms: Python programs run for real (programs.py)
+        self.run_programs = False  # kubelet.runPrograms: pods with a Python program use the process runtime
         self.runtime = "simulated"  # kubelet.runtime: the nodes' container runtime unless a node says otherwise
         self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), set by the cluster
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
@@ -184,12 +184,6 @@ class KubeletManager(Controller):
     async def stop(self) -> None:
         if self.process is not None:
             self.process.stop_all()  # a reset or the server's stop: no container outlives it
-        if self.run_programs:
-            from mockkube.kubelet import programs
-
-            for sim in self.nodes.values():
-                for uid in list(sim.runs):
-                    programs.stop(uid)
         if self.plugins is not None:
             await self.plugins.stop()
         for t in list(self._bg) + list(self.ops.values()):
@@ -202,9 +196,12 @@ class KubeletManager(Controller):
         t.add_done_callback(self._bg.discard)
         return t
 
-    def _processes(self, sim: NodeSim) -> "ProcessRuntime | None":
-        """The process runtime, when this node's kubelet runs containers as processes."""
+    def _processes(self, sim: NodeSim, pod: dict | None = None) -> "ProcessRuntime | None":
+        """The process runtime, when this node's kubelet runs containers as processes, or
+        (``kubelet.runPrograms``) when the pod has a container whose command is Python."""
         if (sim.spec.runtime or self.runtime) == "process":
+            return self.process
+        if self.run_programs and pod is not None and runs_python(pod):
             return self.process
         return None
 
@@ -305,7 +302,7 @@ class KubeletManager(Controller):
     def _on_node(self, typ: str, obj: dict, prev: dict | None) -> None:
         """A deleted Node takes its process pods' containers with it (the machine is gone)."""
         sim = self.nodes.get(obj["metadata"]["name"])
-        if typ == "DELETED" and sim is not None and self.process is not None and self._processes(sim):
+        if typ == "DELETED" and sim is not None and self.process is not None:
             self.stop_node(sim.spec.name)  # its kubelet went with it
             for uid in list(sim.runs):
                 self.process.remove(uid)
@@ -389,10 +386,6 @@ class KubeletManager(Controller):
             run = PodRun(uid, key, now, pod)
             sim.runs[uid] = run
             self.by_key[key] = (sim.spec.name, uid)
-            if self.run_programs:
-                from mockkube.kubelet import programs
-
-                programs.start(pod, lambda plural, ns, name: self.client.get(self.client.rt(plural), ns, name))
         run.pod = pod
         if run.terminal:
             return
@@ -420,9 +413,9 @@ class KubeletManager(Controller):
             run.sandbox_at = now
             sim.ip_seq += 1
             run.ip = nodes.pod_ip(sim.spec.index, sim.ip_seq)
-            if self._processes(sim) is None:
+            if self._processes(sim, pod) is None:
                 self._started_events(pod, sim)
-        procs = self._processes(sim)
+        procs = self._processes(sim, pod)
         if procs is not None:
             got = self._sync_processes(procs, sim, pod, run, key, now, host_ip)
             if got is None:
@@ -460,7 +453,7 @@ class KubeletManager(Controller):
         return status, wake
 
     def _deleting(self, sim: NodeSim, pod: dict, run: PodRun | None, key: tuple, now: float) -> None:
-        procs = self._processes(sim)
+        procs = self._processes(sim, pod)
         if procs is not None and run is not None and run.sandbox_at is not None:
             self._stop_processes(procs, sim, pod, run, key, now)
             return
@@ -541,10 +534,6 @@ class KubeletManager(Controller):
             self._unprepare(sim, run)
             if self.by_key.get(run.key) == (node, uid):
                 del self.by_key[run.key]
-        if self.run_programs:
-            from mockkube.kubelet import programs
-
-            programs.stop(uid)
 
     # -- DRA --------------------------------------------------------------------------
     def _claim_names(self, pod: dict) -> list[str] | str:
@@ -979,6 +968,20 @@ class KubeletManager(Controller):
                 }
             )
         return {"podResources": sorted(out, key=lambda p: (p["namespace"], p["name"]))}
+
+
+PYTHONS = ("python", "python3")
+
+
+def runs_python(pod: dict) -> bool:
+    """A container of the pod runs a Python program (what kubelet.runPrograms runs for real)."""
+    import os
+
+    return any(
+        os.path.basename(str((c.get("command") or [""])[0])) in PYTHONS
+        for c in (pod.get("spec") or {}).get("containers") or ()
+        if c.get("command")
+    )
 
 
 def health_rule_name(node: str, driver: str, pool: str, device: str) -> str:

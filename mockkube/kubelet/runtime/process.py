@@ -19,7 +19,9 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +62,7 @@ class Instance:
     message: str = ""
     create_error: str = ""  # the sandbox could not be made: no process ran
     creating: bool = False  # the sandbox is being made (on the spawner thread)
+    born: float = field(default_factory=lambda: time.monotonic())  # real time, for port-forward's patience
 
     @property
     def running(self) -> bool:
@@ -119,6 +122,13 @@ class PodProcs:
     def container(self, name: str) -> ContainerState | None:
         return next((c for c in self.containers if c.name == name), None)
 
+    def young(self, seconds: float) -> bool:
+        """Whether a container of the pod started less than ``seconds`` ago (of real time)."""
+        now = time.monotonic()
+        return any(
+            c.current is not None and c.current.running and now - c.current.born < seconds for c in self.containers
+        )
+
 
 Event = tuple[str, str, str, str]  # (type, reason, message, fieldPath)
 
@@ -176,8 +186,10 @@ class ProcessRuntime:
         return pp
 
     # -- starting ---------------------------------------------------------------------------
-    def _argv(self, c: dict) -> list[str]:
+    def _argv(self, c: dict, env: dict[str, str]) -> list[str]:
         argv = [str(a) for a in list(c.get("command") or ()) + list(c.get("args") or ())]
+        if argv and argv[0] in ("python", "python3") and not shutil.which(argv[0], path=env.get("PATH")):
+            argv[0] = sys.executable  # the host has no such Python on the container's PATH: the server's
         return argv or list(DEFAULT_COMMAND)
 
     def _resolve(self, exe: str, env: dict[str, str], cwd: str, pp: PodProcs, c: dict) -> bool:
@@ -213,7 +225,7 @@ class ProcessRuntime:
         env["KUBERNETES_SERVICE_HOST"], env["KUBERNETES_SERVICE_PORT"] = self.api
         env.setdefault("HOME", "/root")
         cs.env, cs.cwd = env, c.get("workingDir") or "/"
-        argv = self._argv(c)
+        argv = self._argv(c, env)
         if not self._resolve(argv[0], env, cs.cwd, pp, c):
             why = "executable file not found in $PATH" if "/" not in argv[0] else "no such file or directory"
             inst.finished, inst.exit_code, inst.reason = now, 128, "StartError"

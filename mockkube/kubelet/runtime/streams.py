@@ -196,6 +196,19 @@ async def connect(pod: dict, port: int) -> "tuple[asyncio.StreamReader, asyncio.
     pp = process.pod(pod["metadata"].get("uid", ""))
     if pp is None:
         return None
+    while True:
+        try:
+            return await _dial(pp, port)
+        except OSError:
+            if not pp.young(STARTING):
+                raise
+            await asyncio.sleep(0.05)  # a program that has just started may not listen yet
+
+
+STARTING = 2.0  # seconds after its containers start in which a refused port is tried again
+
+
+async def _dial(pp: "process.PodProcs", port: int) -> "tuple[asyncio.StreamReader, asyncio.StreamWriter]":
     pause = pp.pause
     if pause is None:
         return await asyncio.open_connection("127.0.0.1", port)
