@@ -32,7 +32,7 @@ def _instance(pod: dict, container: str, previous: bool) -> "process.Instance | 
         if cs.previous is None:
             raise errors.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
         return cs.previous
-    if cs.current is None:
+    if cs.current is None or cs.current.creating:
         reason = cs.waiting[0] if cs.waiting else "ContainerCreating"
         raise errors.bad_request(f'container "{container}" in pod "{name}" is waiting to start: {reason}')
     return cs.current
