@@ -206,6 +206,8 @@ class NodeStreams:
                 if sub == "attach":
                     it = streams.follow(pod, name, None, False, False)
                     async for chunk in it or ():
+                        if reader.done():  # the client left (the follower wakes at least every second)
+                            break
                         if out:
                             await ch.write(STDOUT, chunk)
                     await reader

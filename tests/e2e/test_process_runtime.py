@@ -552,3 +552,31 @@ def test_a_missing_command_crash_loops_and_a_missing_configmap_waits_to_mount(mo
     c.clock.advance(1)  # the retry's delay, on the cluster clock
     c.wait_for_pod_phase("nocm", "Running", ns, timeout=30)
     assert c.kubectl("exec", "-n", ns, "nocm", "--", "cat", "/cfg/k").stdout == "v"
+
+
+@pytest.mark.mockkube(profile=PROFILE)
+def test_attach_follows_what_the_container_prints(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    apply(c, ns, pod_yaml("talker", "echo hello; sleep 1; echo later; exec sleep infinity"))
+    c.wait_for_pod_phase("talker", "Running", ns)
+    from kubernetes import client
+    from kubernetes.stream import stream
+
+    core = client.CoreV1Api(c.api_client)
+    attach = stream(
+        core.connect_get_namespaced_pod_attach,
+        "talker",
+        ns,
+        stdout=True,
+        stderr=True,
+        stdin=False,
+        tty=False,
+        _preload_content=False,
+    )
+    got = ""
+    deadline = time.monotonic() + 10
+    while "later" not in got and time.monotonic() < deadline:
+        attach.update(timeout=1)
+        got += attach.read_stdout(timeout=1) or ""
+    attach.close()
+    assert got == "hello\nlater\n"
