@@ -155,24 +155,39 @@ class NodeStreams:
 
         return lookup
 
-    def log(self, pod: dict, container: str, tail_lines: int | None, timestamps: bool, previous: bool = False) -> str:
-        """pods/log: what the container printed (``previous``: its last terminated instance)."""
+    def log(
+        self,
+        pod: dict,
+        container: str,
+        tail_lines: int | None,
+        timestamps: bool,
+        previous: bool = False,
+        since: float | None = None,
+    ) -> str:
+        """pods/log: what the container printed (``previous``: its last terminated instance;
+        ``since``: from that time on, a process container's)."""
         from mockkube.kubelet.runtime import streams
 
         name = logs.pick_container(pod, container)
-        text = streams.log_text(pod, name, tail_lines, timestamps, previous)
+        text = streams.log_text(pod, name, tail_lines, timestamps, previous, since)
         if text is not None:
             return text
         return logs.container_log(pod, name, tail_lines, timestamps)
 
     def follow(
-        self, pod: dict, container: str, tail_lines: int | None, timestamps: bool, previous: bool = False
+        self,
+        pod: dict,
+        container: str,
+        tail_lines: int | None,
+        timestamps: bool,
+        previous: bool = False,
+        since: float | None = None,
     ) -> "AsyncIterator[bytes] | None":
         """pods/log?follow=true: the log, then what the container prints until it ends (a
         process pod's); None when the log does not grow (a simulated container's)."""
         from mockkube.kubelet.runtime import streams
 
-        return streams.follow(pod, logs.pick_container(pod, container), tail_lines, timestamps, previous)
+        return streams.follow(pod, logs.pick_container(pod, container), tail_lines, timestamps, previous, since)
 
     async def stream(self, request: web.Request, pod: dict, sub: str) -> web.StreamResponse:
         """pods/exec, pods/attach and pods/portforward."""

@@ -133,6 +133,9 @@ def test_logs_follow_the_process_output(mockkube, mockkube_namespace):
     p = c.kubectl("logs", "-n", ns, "ticker", "--tail=2", "--timestamps")
     lines = p.stdout.splitlines()
     assert len(lines) == 2 and all(line.endswith("Z tick") for line in lines)
+    assert c.kubectl("logs", "-n", ns, "ticker", "--limit-bytes=7").stdout == "tick\nti"
+    assert c.kubectl("logs", "-n", ns, "ticker", "--since=1h").stdout.startswith("tick\ntick\n")
+    assert c.kubectl("logs", "-n", ns, "ticker", "--since-time=2999-01-01T00:00:00Z").stdout == ""
 
 
 @pytest.mark.mockkube(profile=PROFILE, frozen_clock=True)

@@ -117,15 +117,21 @@ async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamRe
     node = _node(request)
     args = (pod, q.get("container", ""), tail_lines, q.get("timestamps") in ("true", "1"))
     previous = q.get("previous") in ("true", "1")
+    since, limit = _log_window(api, q)
     if q.get("follow") in ("true", "1"):
-        chunks = node.follow(*args, previous)
+        chunks = node.follow(*args, previous, since)
         if chunks is not None:
             resp = web.StreamResponse(headers={"Content-Type": "text/plain", "Transfer-Encoding": "chunked"})
             await resp.prepare(request)
             try:
                 async for chunk in chunks:
                     if chunk:
+                        if limit is not None:
+                            chunk = chunk[:limit]
+                            limit -= len(chunk)
                         await resp.write(chunk)
+                        if limit == 0:
+                            break
                     elif request.transport is None or request.transport.is_closing():
                         break
             except (ConnectionResetError, RuntimeError):  # the client left
@@ -134,8 +140,29 @@ async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamRe
                 await chunks.aclose()
             await resp.write_eof()
             return resp
-    text = node.log(*args, previous)
-    return web.Response(text=text, content_type="text/plain")
+    body = node.log(*args, previous, since).encode()
+    return web.Response(body=body[:limit] if limit is not None else body, content_type="text/plain")
+
+
+def _log_window(api: "API", q) -> tuple[float | None, int | None]:
+    """``sinceSeconds``/``sinceTime`` as a time (the cluster clock's), and ``limitBytes``."""
+    from mockkube.machinery import meta
+
+    since = None
+    try:
+        if q.get("sinceSeconds"):
+            secs = int(q["sinceSeconds"])
+            if secs < 1:
+                raise errors.bad_request("sinceSeconds must be greater than 0")
+            since = api.res.clock() - secs
+        elif q.get("sinceTime"):
+            since = meta.parse_time(q["sinceTime"])
+        limit = int(q["limitBytes"]) if q.get("limitBytes") else None
+    except ValueError as e:
+        raise errors.bad_request(f"invalid log options: {e}") from None
+    if limit is not None and limit < 1:
+        raise errors.bad_request("limitBytes must be greater than 0")
+    return since, limit
 
 
 def bind(api: "API", t: "Target", body: dict, dry_run: bool = False) -> Entry:

@@ -90,21 +90,29 @@ class LogFile:
                 pass
 
     # -- reading (the API's loop) ------------------------------------------------------------
-    def read(self, tail_lines: int | None = None, timestamps: bool = False) -> tuple[str, int]:
-        """The log as ``kubectl logs`` prints it, and the offset read up to."""
+    def read(
+        self, tail_lines: int | None = None, timestamps: bool = False, since: float | None = None
+    ) -> tuple[str, int]:
+        """The log as ``kubectl logs`` prints it (records from ``since`` on), and the offset
+        read up to."""
         try:
             raw = self.path.read_bytes()
         except OSError:
             return "", 0
         end = raw.rfind(b"\n") + 1
         records = raw[:end].splitlines()
+        if since is not None:
+            stamp = timestamp(since).encode()  # RFC 3339 with fixed digits sorts as the time does
+            records = [r for r in records if r.split(b" ", 1)[0] >= stamp]
         if tail_lines is not None and tail_lines >= 0:
             records = records[len(records) - tail_lines :] if tail_lines else []
         return render(records, timestamps), end
 
-    async def follow(self, tail_lines: int | None, timestamps: bool) -> AsyncIterator[bytes]:
+    async def follow(
+        self, tail_lines: int | None, timestamps: bool, since: float | None = None
+    ) -> AsyncIterator[bytes]:
         """What there is, then each new record until the instance ends."""
-        text, offset = self.read(tail_lines, timestamps)
+        text, offset = self.read(tail_lines, timestamps, since)
         if text:
             yield text.encode()
         loop = asyncio.get_running_loop()

@@ -38,20 +38,22 @@ def _instance(pod: dict, container: str, previous: bool) -> "process.Instance | 
     return cs.current
 
 
-def log_text(pod: dict, container: str, tail_lines: int | None, timestamps: bool, previous: bool) -> str | None:
+def log_text(
+    pod: dict, container: str, tail_lines: int | None, timestamps: bool, previous: bool, since: float | None = None
+) -> str | None:
     inst = _instance(pod, container, previous)
     if inst is None:
         return None
-    return inst.log.read(tail_lines, timestamps)[0]
+    return inst.log.read(tail_lines, timestamps, since)[0]
 
 
 def follow(
-    pod: dict, container: str, tail_lines: int | None, timestamps: bool, previous: bool
+    pod: dict, container: str, tail_lines: int | None, timestamps: bool, previous: bool, since: float | None = None
 ) -> AsyncIterator[bytes] | None:
     inst = _instance(pod, container, previous)
     if inst is None:
         return None
-    return inst.log.follow(tail_lines, timestamps)
+    return inst.log.follow(tail_lines, timestamps, since)
 
 
 def running_container(pod: dict, container: str) -> "process.ContainerState | None":
