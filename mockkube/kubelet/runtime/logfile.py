@@ -43,9 +43,11 @@ class LogFile:
         buf = self._partial[stream] + data
         ts = timestamp(self.clock())
         out = []
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            out.append(f"{ts} {stream} F ".encode() + line + b"\n")
+        lines = buf.split(b"\n")
+        buf = lines.pop()
+        if lines:  # one join for a whole chunk: a chatty container sends thousands of lines at once
+            prefix = f"{ts} {stream} F ".encode()
+            out.append(prefix + (b"\n" + prefix).join(lines) + b"\n")
         while len(buf) >= MAX_LINE:
             out.append(f"{ts} {stream} P ".encode() + buf[:MAX_LINE] + b"\n")
             buf = buf[MAX_LINE:]
