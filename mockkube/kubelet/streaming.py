@@ -61,6 +61,7 @@ class Channels:
         self.v5 = ws.ws_protocol == PROTOCOLS[0]
         self.status_json = ws.ws_protocol in PROTOCOLS[:2]
         self.stdin: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.on_resize = None  # (width, height) -> None: a terminal's new size (channel 4)
 
     async def write(self, channel: int, data: bytes) -> None:
         if data and not self.ws.closed:
@@ -77,6 +78,12 @@ class Channels:
                 await self.stdin.put(bytes(data))
             elif ch == CLOSE and self.v5 and data[:1] == bytes([STDIN]):
                 await self.stdin.put(None)
+            elif ch == RESIZE and self.on_resize is not None:
+                try:
+                    size = json.loads(bytes(data))
+                    self.on_resize(int(size.get("Width", 0)), int(size.get("Height", 0)))
+                except (ValueError, TypeError, AttributeError, OSError):
+                    pass
         await self.stdin.put(None)
 
     async def lines(self):
@@ -228,7 +235,7 @@ class NodeStreams:
                     await reader
                     return ws
                 code = await streams.exec_command(
-                    procs, argv, ch.stdin, _flag(q, "stdin"), _flag(q, "tty"), write, reader
+                    procs, argv, ch.stdin, _flag(q, "stdin"), _flag(q, "tty"), write, reader, ch
                 )
                 await ch.finish(code, argv)
                 return ws

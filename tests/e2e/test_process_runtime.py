@@ -397,6 +397,23 @@ def test_exec_with_a_terminal(mockkube, mockkube_namespace):
     resp.run_forever(timeout=10)
     out = resp.read_stdout()
     assert out == "interactive\r\n" and resp.returncode == 4  # a terminal's line discipline: \r\n
+    # the client's terminal size (channel 4) is the command's
+    resp = stream(
+        core.connect_get_namespaced_pod_exec,
+        "tty",
+        ns,
+        command=["sh", "-c", "read line; stty size"],
+        stderr=True,
+        stdin=True,
+        stdout=True,
+        tty=True,
+        _preload_content=False,
+    )
+    resp.write_channel(4, '{"Width": 132, "Height": 43}')
+    time.sleep(0.3)
+    resp.write_stdin("go\n")
+    resp.run_forever(timeout=10)
+    assert "43 132" in resp.read_stdout()
 
 
 def test_a_reset_ends_every_process(mockkube_fresh_process):

@@ -77,9 +77,11 @@ async def exec_command(
     tty: bool,
     write: Write,
     client_gone: asyncio.Future,
+    channels: object = None,
 ) -> int:
-    """Run ``argv`` in the container; stdout on channel 1, stderr on 2 (both on 1 with a tty).
-    The command is killed when the client leaves first."""
+    """Run ``argv`` in the container; stdout on channel 1, stderr on 2 (both on 1 with a tty,
+    whose size follows the client's resize messages through ``channels.on_resize``). The
+    command is killed when the client leaves first."""
     assert cs.current is not None and cs.current.proc is not None
     cmd = sandbox.nsenter_argv(cs.current.proc.child_pid, ([SETSID, "-c"] if tty else []) + argv, cs.cwd)
     if SETPRIV:
@@ -87,7 +89,7 @@ async def exec_command(
     env = dict(cs.env)
     if tty:
         env.setdefault("TERM", "xterm")
-        return await _exec_tty(cmd, env, stdin, use_stdin, write, client_gone)
+        return await _exec_tty(cmd, env, stdin, use_stdin, write, client_gone, channels)
     proc = await asyncio.create_subprocess_exec(
         *cmd,
         stdin=asyncio.subprocess.PIPE if use_stdin else asyncio.subprocess.DEVNULL,
@@ -137,11 +139,28 @@ def _kill(pid: int) -> None:
 
 
 async def _exec_tty(
-    cmd: list[str], env: dict, stdin: asyncio.Queue, use_stdin: bool, write: Write, client_gone: asyncio.Future
+    cmd: list[str],
+    env: dict,
+    stdin: asyncio.Queue,
+    use_stdin: bool,
+    write: Write,
+    client_gone: asyncio.Future,
+    channels: object = None,
 ) -> int:
     """With a terminal: the command's stdin, stdout and stderr are a pty (its controlling
     terminal, through setsid -c); what it prints comes back on stdout."""
     master, slave = os.openpty()
+
+    def resize(width: int, height: int) -> None:
+        import fcntl
+        import struct
+        import termios
+
+        if width > 0 and height > 0 and master >= 0:
+            fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
+
+    if channels is not None:
+        channels.on_resize = resize  # type: ignore[attr-defined]
     try:
         proc = await asyncio.create_subprocess_exec(
             *cmd, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
@@ -184,6 +203,8 @@ async def _exec_tty(
             pass
         return proc.returncode if proc.returncode is not None else 137
     finally:
+        if channels is not None:
+            channels.on_resize = None  # type: ignore[attr-defined]
         loop.remove_reader(master)
         os.close(master)
         for t in [pumper] + ([feeder] if feeder else []):
