@@ -670,10 +670,16 @@ class ProcessRuntime:
                     pass
 
     def remove(self, uid: str, reap: list | None = None) -> None:
-        """Kill what still runs (at once) and forget the pod; its directory goes. With
-        ``reap``, the killed processes are added to it instead of being waited for."""
+        """Kill what still runs (at once) and forget the pod; its directory goes. The killed
+        processes are reaped and the directory removed on a thread of their own (a namespace
+        takes ~10 ms to go), or added to ``reap`` for the caller to do so."""
         pp = _PODS.get(uid) if uid in self.mine else None
         if pp is None:
+            return
+        if reap is None:
+            mine: list = []
+            self.remove(uid, mine)
+            _clean_up(mine)
             return
         self.mine.discard(uid)
         with _LOCK:
@@ -694,13 +700,7 @@ class ProcessRuntime:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:
                         pass
-                if reap is not None:
-                    reap.append(proc.popen)
-                else:
-                    try:
-                        proc.popen.wait(5)
-                    except Exception:  # noqa: BLE001 - it must not stop the others' removal
-                        log.warning("pod %s: container %s did not die", uid, cs.name)
+                reap.append(proc.popen)
             if self.loop is not None:
                 for fd in (proc.pidfd, proc.stdout, proc.stderr):
                     if fd >= 0:
@@ -717,10 +717,7 @@ class ProcessRuntime:
                 inst.finished, inst.exit_code = self.clock(), 137
             inst.log.close()
         self._end_network(pp)
-        if reap is not None:
-            reap.append(pp.dir)
-        else:
-            shutil.rmtree(pp.dir, ignore_errors=True)
+        reap.append(pp.dir)
 
     def stop_all(self) -> None:
         for uid in self.mine:  # every container at once, then each pod's clean-up
@@ -734,16 +731,21 @@ class ProcessRuntime:
         reap: list[subprocess.Popen | Path] = []
         for uid in list(self.mine):
             self.remove(uid, reap)
-
-        def clean() -> None:
-            for x in reap:
-                x.wait() if isinstance(x, subprocess.Popen) else shutil.rmtree(x, ignore_errors=True)
-
-        if reap:  # a namespace takes ~10 ms to go: the stop does not wait for them (they are dead)
-            threading.Thread(target=clean, name="mockkube-reaper", daemon=True).start()
+        _clean_up(reap)
         if self.spawner is not None:
             self.spawner.shutdown(wait=False, cancel_futures=True)
             self.spawner = None
+
+
+def _clean_up(reap: list) -> None:
+    """Reap killed processes and remove pod directories, beside the loop."""
+
+    def clean() -> None:
+        for x in reap:
+            x.wait() if isinstance(x, subprocess.Popen) else shutil.rmtree(x, ignore_errors=True)
+
+    if reap:
+        threading.Thread(target=clean, name="mockkube-reaper", daemon=True).start()
 
 
 def _raise_fd_limit() -> None:
