@@ -600,3 +600,20 @@ def test_attach_follows_what_the_container_prints(mockkube, mockkube_namespace):
         got += attach.read_stdout(timeout=1) or ""
     attach.close()
     assert got == "hello\nlater\n"
+
+
+MIXED = {
+    "nodes": [{"name": "sim"}, {"name": "real", "kubelet": {"runtime": "process"}}],
+    "deviceClasses": False,
+}
+
+
+@pytest.mark.mockkube(profile=MIXED)
+def test_the_runtime_is_chosen_per_node(mockkube, mockkube_namespace):
+    c, ns = mockkube, mockkube_namespace
+    for node in ("sim", "real"):
+        apply(c, ns, pod_yaml(f"on-{node}", "exit 3", policy="Never", extra=f"  nodeName: {node}"))
+    real = c.wait_for_pod_phase("on-real", "Failed", ns)
+    assert real["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 3
+    sim = c.wait_for_pod_phase("on-sim", "Succeeded", ns)  # simulated: runs to completion, exit code 0
+    assert sim["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
