@@ -81,6 +81,19 @@ KINDS: list[tuple[str, str, str]] = [
     ("authentication.k8s.io/v1", "SelfSubjectReview", "k8s.io.api.authentication.v1.SelfSubjectReview"),
     ("authentication.k8s.io/v1", "TokenRequest", "k8s.io.api.authentication.v1.TokenRequest"),
     ("authentication.k8s.io/v1", "TokenReview", "k8s.io.api.authentication.v1.TokenReview"),
+    ("autoscaling/v1", "HorizontalPodAutoscaler", "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler"),
+    ("autoscaling/v2", "HorizontalPodAutoscaler", "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler"),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest", "k8s.io.api.certificates.v1.CertificateSigningRequest"),
+    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "k8s.io.api.flowcontrol.v1.FlowSchema"),
+    (
+        "flowcontrol.apiserver.k8s.io/v1",
+        "PriorityLevelConfiguration",
+        "k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration",
+    ),
+    ("storage.k8s.io/v1", "CSIStorageCapacity", "k8s.io.api.storage.v1.CSIStorageCapacity"),
+    ("storage.k8s.io/v1", "VolumeAttributesClass", "k8s.io.api.storage.v1.VolumeAttributesClass"),
+    ("networking.k8s.io/v1", "ServiceCIDR", "k8s.io.api.networking.v1.ServiceCIDR"),
+    ("networking.k8s.io/v1", "IPAddress", "k8s.io.api.networking.v1.IPAddress"),
     ("meta.k8s.io/v1", "DeleteOptions", "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"),
     ("v1", "DeleteOptions", "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"),
 ]
@@ -96,6 +109,7 @@ SPECIAL = {
     "k8s.io.apimachinery.pkg.runtime.RawExtension",
     "k8s.io.api.authentication.v1.ExtraValue",
     "k8s.io.api.authorization.v1.ExtraValue",
+    "k8s.io.api.certificates.v1.ExtraValue",
 }
 
 SCALARS = {"string", "bool", "int32", "int64", "bytes", "double", "float", "uint32", "uint64"}

@@ -157,8 +157,6 @@ NamedFormat.__name__ = "kubernetes.NamedFormat"
 
 
 def _format_checks() -> dict:
-    import base64
-    import binascii
 
     from mockkube.machinery import names
 
@@ -173,11 +171,9 @@ def _format_checks() -> dict:
         return [] if ok else ["does not match the UUID format"]
 
     def byte(v: str) -> list[str]:
-        try:
-            base64.b64decode(v, validate=True)
-            return []
-        except (binascii.Error, ValueError):
-            return ["invalid base64"]
+        from mockkube.machinery import gobase64
+
+        return ["invalid base64"] if gobase64.error(v) else []
 
     def date(v: str) -> list[str]:
         return [] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else ["invalid date"]

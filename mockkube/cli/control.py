@@ -6,18 +6,19 @@ from __future__ import annotations
 import argparse
 import json
 
-from mockkube.cli.driver import post, request
+from mockkube.cli.cluster import post
+from mockkube.cli.connection import add_flags, request
 
 
 def reset(args: argparse.Namespace) -> int:
-    return post(args.server.rstrip("/") + "/mockkube/v1/reset", b"", "application/json")
+    return post(args, "/mockkube/v1/reset", b"")
 
 
 def clock(args: argparse.Namespace) -> int:
-    url = args.server.rstrip("/") + "/mockkube/v1/clock"
+    path = "/mockkube/v1/clock"
     action = args.action
     if action == "show":
-        return request("GET", url)
+        return request(args, "GET", path)
     if action in ("advance", "set") and not args.value:
         import sys
 
@@ -30,15 +31,15 @@ def clock(args: argparse.Namespace) -> int:
         "unfreeze": {"freeze": False},
         "reset": {"reset": True},
     }[action]
-    return post(url, json.dumps(body).encode(), "application/json")
+    return post(args, path, json.dumps(body).encode())
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("reset", help="return a running cluster to the state it settled into after start")
-    r.add_argument("--server", default="http://127.0.0.1:6443")
+    add_flags(r)
     r.set_defaults(fn=reset)
     c = sub.add_parser("clock", help="show, freeze or move a running cluster's clock")
     c.add_argument("action", choices=("show", "advance", "set", "freeze", "unfreeze", "reset"))
     c.add_argument("value", nargs="?", help="advance: a duration such as 10m or 1h30m; set: an RFC 3339 time")
-    c.add_argument("--server", default="http://127.0.0.1:6443")
+    add_flags(c)
     c.set_defaults(fn=clock)

@@ -206,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the --cert-dir of a server serving TLS: trust its CA and use its admin certificate",
     )
     k.set_defaults(fn=_kubeconfig)
-    from mockkube.cli.driver import add_commands
+    from mockkube.cli.cluster import add_commands
 
     add_commands(sub)  # apply-profile, driver health, kubelet stop|start
     from mockkube.cli import control as cli_control
@@ -218,10 +218,43 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "mockkube") -> int:
+    """Run one command. Errors are one line on stderr: exit status 2 for what the command was
+    given (a flag, a profile, a kubeconfig), 1 for what the server answered or an unreachable
+    server; ``--debug`` (anywhere on the line) shows the traceback instead."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    parser = build_parser()
+    parser.prog = prog
+    args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(args, "log_level", "WARNING"), format="%(asctime)s %(name)s %(message)s")
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except Exception as e:
+        if debug:
+            raise
+        code, message = _one_line(e)
+        print(f"{prog}: {message}", file=sys.stderr)
+        return code
+
+
+def _one_line(e: Exception) -> tuple[int, str]:
+    from mockkube.cli.connection import CommandError, UsageError
+    from mockkube.config.profile import ProfileError
+
+    if isinstance(e, ProfileError):
+        return 2, "invalid cluster profile: " + "; ".join(e.problems)
+    if isinstance(e, UsageError):
+        return 2, str(e)
+    if isinstance(e, CommandError):
+        return 1, str(e)
+    return 1, f"{type(e).__name__}: {e} (--debug shows where)"
+
+
+def plugin() -> int:
+    """``kubectl mockkube ...``: kubectl runs ``kubectl-mockkube`` with the words after ``mockkube``."""
+    return main(prog="kubectl mockkube")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -93,6 +93,23 @@ class Client:
         with self._authorized("patch", rt, namespace, name, subresource):
             return self.res.patch(rt, namespace, name, patch_type, body, self._opts(), subresource)[0].obj
 
+    def update_scale(self, rt: ResourceType, namespace: str, name: str, replicas: int, path: str = "") -> dict:
+        """A write through ``<resource>/scale`` (authorized as that, as the HPA controller's
+        scale client is): the replica count at ``path`` (a custom resource's
+        specReplicasPath; ``spec.replicas`` otherwise)."""
+        with self._authorized("update", rt, namespace, name, "scale"):
+            if not path or path == ".spec.replicas":
+                body = {"spec": {"replicas": replicas}}
+                return self.res.patch(rt, namespace, name, "merge", body, self._opts())[0].obj
+            from mockkube.machinery.customresource import set_path
+
+            obj = self.get(rt, namespace, name)
+            if obj is None:
+                raise errors.not_found(rt.plural, rt.group, name)
+            new = clone(obj)
+            set_path(new, path, replicas)
+            return self.res.update(rt, namespace, name, new, self._opts(), check_structure=False).obj
+
     def apply(self, rt: ResourceType, obj: dict, force: bool = True, subresource: str = "") -> dict:
         m = obj["metadata"]
         opts = self._opts()

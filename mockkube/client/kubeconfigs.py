@@ -5,7 +5,6 @@ reach it (the CA to trust, a client certificate or a bearer token). The writing 
 from __future__ import annotations
 
 import base64
-import os
 import ssl
 import tempfile
 from dataclasses import dataclass, field
@@ -21,10 +20,17 @@ class Credentials:
     ssl: ssl.SSLContext | None = None
 
 
-def load(path: str | Path) -> Credentials:
+class NoContext(KeyError):
+    """The kubeconfig has no context of the name asked for."""
+
+
+def load(path: str | Path, context: str | None = None) -> Credentials:
+    """The server and credentials of ``context`` (default: the current context) in ``path``."""
     cfg = yaml.safe_load(Path(path).read_text()) or {}
-    ctx_name = cfg.get("current-context")
+    ctx_name = context or cfg.get("current-context")
     contexts = cfg.get("contexts") or [{"context": {}}]
+    if context and not any(c.get("name") == context for c in contexts):
+        raise NoContext(context)
     ctx = next((c["context"] for c in contexts if c.get("name") == ctx_name), contexts[0].get("context") or {})
     clusters = cfg.get("clusters") or [{"cluster": {}}]
     cluster = next((c["cluster"] for c in clusters if c.get("name") == ctx.get("cluster")), clusters[0]["cluster"])
@@ -53,13 +59,3 @@ def _context(cluster: dict, user: dict) -> ssl.SSLContext:
     elif user.get("client-certificate"):
         ctx.load_cert_chain(user["client-certificate"], user.get("client-key"))
     return ctx
-
-
-def for_url(url: str) -> Credentials | None:
-    """The credentials of $KUBECONFIG (else ~/.kube/config) when its server is ``url``'s."""
-    path = (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
-    try:
-        creds = load(path)
-    except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError):
-        return None
-    return creds if creds.server and url.startswith(creds.server) else None

@@ -20,12 +20,13 @@ solution exists without them (KEP-5007 preference); the AllocationResultsMaxSize
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from mockkube.dra import capacity as cap
 from mockkube.dra import cel
 from mockkube.dra import constraints as cons
+from mockkube.dra import pools as dra_pools
 from mockkube.dra.counters import CounterTracker
 from mockkube.dra.pools import DeviceID, DeviceInfo, PoolInfo, build_pool
 from mockkube.dra.state import AllocatedState
@@ -34,6 +35,7 @@ from mockkube.dra.taints import taint_prevents_allocation
 ALLOCATION_RESULTS_MAX_SIZE = 32
 FIRST_AVAILABLE_MAX_SIZE = 8
 REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
+REASON_INVALID_POOLS = "invalid resource pools were encountered"
 
 
 class AllocationOutcome:
@@ -150,10 +152,14 @@ class _Plan:
     slots: list[_Slot]
     simple: bool  # fast path: plain ExactCount requests, no constraints/admin/capacity
     single: "_Req | None" = None  # simple with exactly one request for one device
+    # per slot: the fewest devices the claim's later requests need (see _min_devices), so a
+    # branch that cannot stay within the results limit is cut before it is searched
+    min_after: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.simple and len(self.slots) == 1 and self.slots[0].alts[0].count == 1:
             self.single = self.slots[0].alts[0]
+        self.min_after = [_min_devices(self.slots[i + 1 :]) for i in range(len(self.slots))]
 
 
 def _is_simple(claim: dict, slots: list[_Slot]) -> bool:
@@ -169,15 +175,30 @@ def _is_simple(claim: dict, slots: list[_Slot]) -> bool:
 
 
 class _NodeView:
-    """Devices usable on one node, in pool order, with per-selector candidate caches."""
+    """Devices usable on one node, in pool order, with per-selector candidate caches.
 
-    __slots__ = ("version", "labels", "pools", "usable", "has_binding", "candidates", "plain")
+    pools: the node's pools with devices there (upstream's GatherPools result); state:
+    id(pool) -> (complete, invalid reason) as judged for this node; remote: the pools that
+    concern the node only through their counter sets (GatherPools counts a slice with
+    counter sets for every node) and are incomplete or invalid, as (pool, complete, invalid)
+    -- the same for every such node, so they are judged once per index (see _reindex)."""
 
-    def __init__(self, version: int, labels: dict, pools: list[tuple[PoolInfo, list[DeviceInfo]]]) -> None:
+    __slots__ = ("version", "labels", "pools", "state", "remote", "usable", "has_binding", "candidates", "plain")
+
+    def __init__(
+        self,
+        version: int,
+        labels: dict,
+        pools: list[tuple[PoolInfo, list[DeviceInfo]]],
+        state: dict[int, tuple[bool, str]],
+        remote: list[tuple[PoolInfo, bool, str]] | None = None,
+    ) -> None:
         self.version = version
         self.labels = labels
         self.pools = pools
-        self.usable = [d for p, devs in pools if p.complete and not p.invalid for d in devs]
+        self.state = state
+        self.remote = remote or []
+        self.usable = [d for p, devs in pools if state[id(p)] == (True, "") for d in devs]
         self.has_binding = any(d.binding_conditions for d in self.usable)
         self.candidates: dict[tuple, list[tuple[DeviceInfo, tuple | None]]] = {}
         # per selector key: the candidates when all are plain and matched without error
@@ -193,7 +214,8 @@ class Allocator:
     ) -> None:
         self._slices: dict[str, dict] = {}
         self._pool_slices: dict[tuple[str, str], dict[str, dict]] = {}
-        self._pools: dict[tuple[str, str], PoolInfo] = {}
+        self._pools: dict[tuple[str, str], PoolInfo] = {}  # newest generation
+        self._gen_pools: dict[tuple[str, str], dict[int, PoolInfo]] = {}  # every generation
         self._classes: dict[str, dict] = {}
         self.classes_version = 0  # changes with every class update (for callers' caches)
         self._rules: dict[str, dict] = {}
@@ -201,8 +223,14 @@ class Allocator:
         self._index_version = -1
         self._last_plans: list | None = None
         self._last_simple = False
-        self._by_node: dict[str, list[DeviceInfo]] = {}
-        self._global: list[DeviceInfo] = []
+        # slices as (pool generation, slice index): by node name; selecting nodes
+        # (allNodes, nodeSelector, perDeviceNodeSelection); with counter sets, by pool (they
+        # concern every node); pools that concern a node only through their counter sets and
+        # are incomplete or invalid there, as (key, pool, complete, invalid reason)
+        self._by_node: dict[str, list[tuple[PoolInfo, int]]] = {}
+        self._global: list[tuple[PoolInfo, int]] = []
+        self._counter_slices: dict[tuple[str, str], list[tuple[PoolInfo, int]]] = {}
+        self._remote: list[tuple[tuple[str, str], PoolInfo, bool, str]] = []
         self._views: dict[str, _NodeView] = {}
         self._plans: dict[tuple, _Plan | str] = {}
         for r in taint_rules:
@@ -224,8 +252,15 @@ class Allocator:
         if not members:
             self._pool_slices.pop(key, None)
             self._pools.pop(key, None)
+            self._gen_pools.pop(key, None)
         else:
-            self._pools[key] = build_pool(key[0], key[1], members.values(), self._rules.values())
+            rules = list(self._rules.values())
+            gens = {
+                g: build_pool(key[0], key[1], members.values(), rules, g)
+                for g in sorted({dra_pools.slice_generation(m) for m in members.values()})
+            }
+            self._gen_pools[key] = gens
+            self._pools[key] = gens[max(gens)]
         self._version += 1
 
     def update_slice(self, slice_: dict) -> None:
@@ -284,16 +319,33 @@ class Allocator:
     # ------------------------------------------------------------------ node views
 
     def _reindex(self) -> None:
-        by_node: dict[str, list[DeviceInfo]] = {}
-        glob: list[DeviceInfo] = []
-        for key in sorted(self._pools):
-            for d in self._pools[key].devices:
-                kind, value = d.target
-                if kind == "name":
-                    by_node.setdefault(value, []).append(d)
-                elif kind != "none":
-                    glob.append(d)
-        self._by_node, self._global = by_node, glob
+        by_node: dict[str, list[tuple[PoolInfo, int]]] = {}
+        glob: list[tuple[PoolInfo, int]] = []
+        counters: dict[tuple[str, str], list[tuple[PoolInfo, int]]] = {}
+        for key in sorted(self._gen_pools):
+            for pool in self._gen_pools[key].values():
+                for si, s in enumerate(pool.slices):
+                    spec = s.get("spec") or {}
+                    # the API keeps counter sets and devices in separate slices; one with both
+                    # is placed by its node selection, so its devices are found where they are
+                    if spec.get("sharedCounters") and not spec.get("devices"):
+                        counters.setdefault(key, []).append((pool, si))  # GatherPools: for every node
+                    elif spec.get("nodeName"):
+                        by_node.setdefault(spec["nodeName"], []).append((pool, si))
+                    elif (
+                        spec.get("allNodes")
+                        or spec.get("nodeSelector") is not None
+                        or spec.get("perDeviceNodeSelection")
+                    ):
+                        glob.append((pool, si))
+                    # else: no node selection known, the slice concerns no node
+        self._by_node, self._global, self._counter_slices = by_node, glob, counters
+        remote = []
+        for key, entries in counters.items():
+            found = self._node_pool(key, [(p, si, []) for p, si in entries])
+            if found is not None and found[2:] != (True, ""):
+                remote.append((key, found[0], found[2], found[3]))
+        self._remote = remote
         self._views.clear()
         self._index_version = self._version
 
@@ -310,18 +362,54 @@ class Allocator:
         view = self._views.get(name)
         if view is not None and (not self._global or view.labels == labels):
             return view
-        devices = list(self._by_node.get(name, ()))
-        if self._global:
-            devices.extend(d for d in self._global if d.on_node(node))
-            devices.sort(key=lambda d: (d.id[0], d.id[1], d.slice_index, d.device_index))
+        # GatherPools: the slices that concern the node, per pool, with its devices there
+        relevant: dict[tuple[str, str], list[tuple[PoolInfo, int, list[DeviceInfo]]]] = {}
+        for pool, si in self._by_node.get(name, ()):
+            relevant.setdefault((pool.driver, pool.name), []).append((pool, si, pool.slice_devices[si]))
+        for pool, si in self._global:
+            devs = dra_pools.devices_for_node(pool, si, node)
+            if devs is None:
+                continue
+            relevant.setdefault((pool.driver, pool.name), []).append((pool, si, devs))
+        for key, entries in relevant.items():  # the counter sets of the node's own pools
+            for pool, si in self._counter_slices.get(key, ()):
+                entries.append((pool, si, []))
         pools: list[tuple[PoolInfo, list[DeviceInfo]]] = []
-        for d in devices:
-            if not pools or pools[-1][0] is not d.pool:
-                pools.append((d.pool, []))
-            pools[-1][1].append(d)
-        view = _NodeView(self._version, dict(labels), pools)
+        state: dict[int, tuple[bool, str]] = {}
+        for key in sorted(relevant):
+            found = self._node_pool(key, relevant[key])
+            if found is not None:
+                pool, devices, complete, invalid = found
+                pools.append((pool, devices))
+                state[id(pool)] = (complete, invalid)
+        remote = [(pool, complete, invalid) for key, pool, complete, invalid in self._remote if key not in relevant]
+        view = _NodeView(self._version, dict(labels), pools, state, remote)
         self._views[name] = view
         return view
+
+    def _node_pool(
+        self, key: tuple[str, str], entries: list[tuple[PoolInfo, int, list[DeviceInfo]]]
+    ) -> tuple[PoolInfo, list[DeviceInfo], bool, str] | None:
+        """GatherPools for one pool: the newest generation among the node's slices; complete
+        when those slices are all of it, or else when all of the generation's slices are
+        there (None: a newer generation elsewhere makes this one obsolete); invalid judged
+        among the node's slices (device names) and the generation's (counter sets)."""
+        generation = max(p.generation for p, _, _ in entries)
+        mine = sorted((e for e in entries if e[0].generation == generation), key=lambda e: e[1])
+        pool = mine[0][0]
+        count = int(((pool.slices[mine[0][1]].get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1))
+        complete = len(mine) == count
+        if not complete:
+            if max(self._gen_pools[key]) > generation:
+                return None
+            complete = len(pool.slices) == count
+        invalid = ""
+        if complete:
+            if pool.dup_names:
+                invalid = dra_pools.duplicate_device_name(pool.slice_devices[si] for _, si, _ in mine)
+            invalid = invalid or pool.counter_invalid
+        devices = [d for _, _, devs in mine for d in devs]
+        return pool, devices, complete, invalid
 
     # ------------------------------------------------------------------ plans
 
@@ -436,7 +524,8 @@ class Allocator:
     ) -> AllocationOutcome:
         """Allocate all `claims` (unallocated ResourceClaims) on `node` given `state`.
 
-        `now` (RFC 3339) becomes allocationTimestamp where binding conditions need it;
+        `now` (RFC 3339) is kept for callers; nothing in a result carries it (the
+        scheduler's PreBind sets allocationTimestamp, as upstream's);
         `new_share_id` makes shareIDs deterministic in tests (default: uuid4).
         `interrupt` is asked at every step of the search (upstream checks its context
         there): True ends the attempt with an ``interrupted`` outcome. The allocator has
@@ -495,9 +584,10 @@ def _min_devices(slots: list[_Slot]) -> int:
 
 
 def _failure(view: _NodeView) -> AllocationOutcome:
-    for pool, _devs in view.pools:
-        if pool.invalid:
-            return AllocationOutcome(reason=f"invalid resource pools were encountered: {pool.pool_id}: {pool.invalid}")
+    """No solution: upstream's error when one of the node's pools is invalid (the reason
+    only in its log), else "cannot allocate all claims"."""
+    if any(invalid for _, invalid in view.state.values()) or any(invalid for _, _, invalid in view.remote):
+        return AllocationOutcome(reason=REASON_INVALID_POOLS)
     return AllocationOutcome(reason=REASON_CANNOT_ALLOCATE)
 
 
@@ -680,7 +770,9 @@ def _candidates(view: _NodeView, plan: _Plan, req: _Req) -> list[tuple[DeviceInf
 def _allocation(
     plan: _Plan, results: list[dict], reqs: list[_Req], devices: list[DeviceInfo], node: dict, now: str
 ) -> dict:
-    """One status.allocation: results, config (class then claim), node selector, timestamp."""
+    """One status.allocation: results, config (class then claim), node selector. No
+    allocationTimestamp: PreBind stamps it when it writes the claim, as upstream's bindClaim
+    (upstream's allocator leaves it nil, and its test table expects that)."""
     devs: dict[str, Any] = {"results": results}
     config = _config(plan, reqs)
     if config:
@@ -689,8 +781,6 @@ def _allocation(
     selector = _node_selector(devices, node)
     if selector is not None:
         allocation["nodeSelector"] = selector
-    if any("bindingConditions" in r for r in results):
-        allocation["allocationTimestamp"] = now
     return allocation
 
 
@@ -819,13 +909,19 @@ class _Search:
     def _all_for(self, plan: _Plan, req: _Req) -> list[DeviceInfo]:
         ref = claim_ref(plan.claim)
         out = []
-        for pool, devs in self.view.pools:
-            if not pool.complete:
+        pools = [(pool, devs, *self.view.state[id(pool)]) for pool, devs in self.view.pools]
+        if self.view.remote:  # upstream meets them in pool order
+            pools = sorted(
+                pools + [(pool, [], complete, invalid) for pool, complete, invalid in self.view.remote],
+                key=lambda p: (p[0].driver, p[0].name),
+            )
+        for pool, devs, complete, invalid in pools:
+            if not complete:
                 raise _Fatal(
                     f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
                     f"{pool.pool_id} is currently being updated"
                 )
-            if pool.invalid:
+            if invalid:
                 raise _Fatal(
                     f"claim {ref}, request {req.full_name}: asks for all devices, but resource pool "
                     f"{pool.pool_id} is currently invalid"
@@ -862,7 +958,7 @@ class _Search:
                 return False
             if di >= len(devs):
                 return self._one(ci, ri + 1, 0, 0, False)
-            if len(self.results[ci]) + len(devs) - di > ALLOCATION_RESULTS_MAX_SIZE:
+            if len(self.results[ci]) + len(devs) - di + plan.min_after[ri] > ALLOCATION_RESULTS_MAX_SIZE:
                 return False
             undo = self._take(ci, req, devs[di], must=True)
             if undo is None:
@@ -873,7 +969,7 @@ class _Search:
             return False
         if di >= req.count:
             return self._one(ci, ri + 1, 0, 0, False)
-        if len(self.results[ci]) + req.count - di > ALLOCATION_RESULTS_MAX_SIZE:
+        if len(self.results[ci]) + req.count - di + plan.min_after[ri] > ALLOCATION_RESULTS_MAX_SIZE:
             return False
         state_devices = self.state.devices
         allocating = self.allocating

@@ -1,8 +1,11 @@
 """Resource pools: gathering ResourceSlices into pools and devices into per-node views.
 
-As upstream's GatherPools: slices are grouped by (driver, pool name); only slices of the
-newest generation count; a pool is complete when it has `resourceSliceCount` slices of
-that generation and invalid when a device name repeats. A device is available on a node
+As upstream's GatherPools: slices are grouped by (driver, pool name) and generation
+(`build_pool` builds one generation); which generation a node uses, and whether the pool
+is complete there, is decided per node among the slices that concern it (the allocator's
+node view). A pool is invalid when a device name repeats, when two of its slices define
+the same counter set, or when a device consumes a counter set (or a counter) that the
+pool does not define. A device is available on a node
 when its slice (or, with perDeviceNodeSelection, the device itself) names the node,
 selects it, or is for all nodes. Everything a device needs repeatedly (CEL env, selector
 results, taints, fully-qualified attributes, counters, capacity) is computed once here.
@@ -148,7 +151,9 @@ class DeviceInfo:
 
 @dataclass(eq=False, slots=True)
 class PoolInfo:
-    """A pool's newest generation: its slices, devices and counter sets."""
+    """One generation of a pool (the newest unless asked): its slices, devices and counter
+    sets. `complete` and `invalid` are about all of the generation's slices; a node's view
+    judges them again among the slices that concern the node (upstream's GatherPools)."""
 
     driver: str
     name: str
@@ -159,6 +164,9 @@ class PoolInfo:
     invalid: str = ""
     devices: list[DeviceInfo] = field(default_factory=list)
     counter_sets: dict[str, dict[str, Quantity]] = field(default_factory=dict)
+    slice_devices: list[list[DeviceInfo]] = field(default_factory=list)  # per slice, in slice order
+    dup_names: bool = False  # some device name repeats among the device slices
+    counter_invalid: str = ""  # a repeated counter set, or a consumption of an undefined one
 
     @property
     def pool_id(self) -> str:
@@ -185,22 +193,70 @@ def _device_target(device: dict) -> tuple[str, Any]:
     return ("none", None)
 
 
-def build_pool(driver: str, name: str, slices: Iterable[dict], taint_rules: Iterable[dict] = ()) -> PoolInfo:
-    """Build one pool from all slices that name it (any generation)."""
+def slice_generation(slice_: dict) -> int:
+    return int(((slice_.get("spec") or {}).get("pool") or {}).get("generation", 0))
+
+
+def duplicate_device_name(slices: Iterable[list[DeviceInfo]]) -> str:
+    """validateDeviceNames: the reason for the first repeated device name, or ""."""
+    seen: set[str] = set()
+    for devices in slices:
+        for d in devices:
+            if d.name in seen:
+                return f"duplicate device name {d.name}"
+            seen.add(d.name)
+    return ""
+
+
+def _counter_problem(pool: PoolInfo) -> str:
+    """getAndValidateCounterSets and validateDeviceCounterConsumption."""
+    names: set[str] = set()
+    for s in pool.slices:
+        for cs in (s.get("spec") or {}).get("sharedCounters") or ():
+            if cs.get("name", "") in names:
+                return f"duplicate counter set name {cs.get('name', '')}"
+            names.add(cs.get("name", ""))
+    for d in pool.devices:
+        for dc in d.consumes_counters:
+            counters = pool.counter_sets.get(dc.get("counterSet", ""))
+            if counters is None:
+                return f"counter set {dc.get('counterSet', '')} not found"
+            for cname in dc.get("counters") or {}:
+                if cname not in counters:
+                    return f"counter {cname} not found in counter set {dc.get('counterSet', '')}"
+    return ""
+
+
+def devices_for_node(pool: PoolInfo, slice_index: int, node: dict) -> list[DeviceInfo] | None:
+    """GatherPools' relevance of a slice selecting nodes (allNodes, nodeSelector,
+    perDeviceNodeSelection) for `node`: its devices there, or None if it does not concern
+    the node (a per-device slice concerns it when one of its devices does)."""
+    spec = pool.slices[slice_index].get("spec") or {}
+    devices = pool.slice_devices[slice_index]
+    if spec.get("allNodes"):
+        return devices
+    if spec.get("nodeSelector") is not None:
+        return devices if node_selector_matches(spec["nodeSelector"], node) else None
+    if spec.get("perDeviceNodeSelection"):
+        return [d for d in devices if d.on_node(node)] or None
+    return None
+
+
+def build_pool(
+    driver: str, name: str, slices: Iterable[dict], taint_rules: Iterable[dict] = (), generation: int | None = None
+) -> PoolInfo:
+    """Build one generation of a pool (default: the newest) from the slices that name it."""
     slices = list(slices)
     pool = PoolInfo(driver=driver, name=name)
     if not slices:
         return pool
-    pool.generation = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation", 0)) for s in slices)
-    newest = [
-        s for s in slices if int(((s.get("spec") or {}).get("pool") or {}).get("generation", 0)) == pool.generation
-    ]
+    pool.generation = max(slice_generation(s) for s in slices) if generation is None else generation
+    newest = [s for s in slices if slice_generation(s) == pool.generation]
     newest.sort(key=lambda s: (s.get("metadata") or {}).get("name", ""))
     pool.slices = newest
     pool.slice_count = int(((newest[0].get("spec") or {}).get("pool") or {}).get("resourceSliceCount", 1))
     pool.complete = len(newest) == pool.slice_count
     rules = list(taint_rules)
-    seen: set[str] = set()
     for si, s in enumerate(newest):
         spec = s.get("spec") or {}
         for cs in spec.get("sharedCounters") or ():
@@ -209,13 +265,10 @@ def build_pool(driver: str, name: str, slices: Iterable[dict], taint_rules: Iter
                 counters[cname] = q((c or {}).get("value", "0"))
         per_device = bool(spec.get("perDeviceNodeSelection"))
         slice_target = _slice_target(spec)
+        pool.slice_devices.append([])
         for di, d in enumerate(spec.get("devices") or ()):
-            dname = d.get("name", "")
-            if dname in seen:
-                pool.invalid = f"duplicate device name {dname}"
-            seen.add(dname)
             info = DeviceInfo(
-                id=(driver, name, dname),
+                id=(driver, name, d.get("name", "")),
                 device=d,
                 slice=s,
                 pool=pool,
@@ -231,4 +284,9 @@ def build_pool(driver: str, name: str, slices: Iterable[dict], taint_rules: Iter
                 or d.get("bindingConditions")
             )
             pool.devices.append(info)
+            pool.slice_devices[-1].append(info)
+    dup = duplicate_device_name(pool.slice_devices)
+    pool.dup_names = bool(dup)
+    pool.counter_invalid = _counter_problem(pool)
+    pool.invalid = dup or pool.counter_invalid
     return pool

@@ -301,6 +301,29 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         3: ('incomplete', '', 'bool', ''),
         4: ('evaluationError', '', 'string', 'o'),
     },
+    'k8s.io.api.autoscaling.v1.CrossVersionObjectReference': {
+        1: ('kind', '', 'string', ''),
+        2: ('name', '', 'string', ''),
+        3: ('apiVersion', '', 'string', 'o'),
+    },
+    'k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec', 'o'),
+        3: ('status', '', 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus', 'o'),
+    },
+    'k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec': {
+        1: ('scaleTargetRef', '', 'k8s.io.api.autoscaling.v1.CrossVersionObjectReference', ''),
+        2: ('minReplicas', '', 'int32', 'op'),
+        3: ('maxReplicas', '', 'int32', ''),
+        4: ('targetCPUUtilizationPercentage', '', 'int32', 'op'),
+    },
+    'k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus': {
+        1: ('observedGeneration', '', 'int64', 'op'),
+        2: ('lastScaleTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'op'),
+        3: ('currentReplicas', '', 'int32', ''),
+        4: ('desiredReplicas', '', 'int32', ''),
+        5: ('currentCPUUtilizationPercentage', '', 'int32', 'op'),
+    },
     'k8s.io.api.autoscaling.v1.Scale': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
         2: ('spec', '', 'k8s.io.api.autoscaling.v1.ScaleSpec', 'o'),
@@ -312,6 +335,128 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
     'k8s.io.api.autoscaling.v1.ScaleStatus': {
         1: ('replicas', '', 'int32', ''),
         2: ('selector', '', 'string', 'o'),
+    },
+    'k8s.io.api.autoscaling.v2.ContainerResourceMetricSource': {
+        1: ('name', '', 'string', ''),
+        2: ('target', '', 'k8s.io.api.autoscaling.v2.MetricTarget', ''),
+        3: ('container', '', 'string', ''),
+    },
+    'k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus': {
+        1: ('name', '', 'string', ''),
+        2: ('current', '', 'k8s.io.api.autoscaling.v2.MetricValueStatus', ''),
+        3: ('container', '', 'string', ''),
+    },
+    'k8s.io.api.autoscaling.v2.CrossVersionObjectReference': {
+        1: ('kind', '', 'string', ''),
+        2: ('name', '', 'string', ''),
+        3: ('apiVersion', '', 'string', 'o'),
+    },
+    'k8s.io.api.autoscaling.v2.ExternalMetricSource': {
+        1: ('metric', '', 'k8s.io.api.autoscaling.v2.MetricIdentifier', ''),
+        2: ('target', '', 'k8s.io.api.autoscaling.v2.MetricTarget', ''),
+    },
+    'k8s.io.api.autoscaling.v2.ExternalMetricStatus': {
+        1: ('metric', '', 'k8s.io.api.autoscaling.v2.MetricIdentifier', ''),
+        2: ('current', '', 'k8s.io.api.autoscaling.v2.MetricValueStatus', ''),
+    },
+    'k8s.io.api.autoscaling.v2.HPAScalingPolicy': {
+        1: ('type', '', 'string', ''),
+        2: ('value', '', 'int32', ''),
+        3: ('periodSeconds', '', 'int32', ''),
+    },
+    'k8s.io.api.autoscaling.v2.HPAScalingRules': {
+        1: ('selectPolicy', '', 'string', 'op'),
+        2: ('policies', 'r', 'k8s.io.api.autoscaling.v2.HPAScalingPolicy', 'o'),
+        3: ('stabilizationWindowSeconds', '', 'int32', 'op'),
+        4: ('tolerance', '', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'op'),
+    },
+    'k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec', 'o'),
+        3: ('status', '', 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus', 'o'),
+    },
+    'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior': {
+        1: ('scaleUp', '', 'k8s.io.api.autoscaling.v2.HPAScalingRules', 'op'),
+        2: ('scaleDown', '', 'k8s.io.api.autoscaling.v2.HPAScalingRules', 'op'),
+    },
+    'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition': {
+        1: ('type', '', 'string', ''),
+        2: ('status', '', 'string', ''),
+        3: ('lastTransitionTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
+        4: ('reason', '', 'string', 'o'),
+        5: ('message', '', 'string', 'o'),
+    },
+    'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec': {
+        1: ('scaleTargetRef', '', 'k8s.io.api.autoscaling.v2.CrossVersionObjectReference', ''),
+        2: ('minReplicas', '', 'int32', 'op'),
+        3: ('maxReplicas', '', 'int32', ''),
+        4: ('metrics', 'r', 'k8s.io.api.autoscaling.v2.MetricSpec', 'o'),
+        5: ('behavior', '', 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior', 'op'),
+    },
+    'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus': {
+        1: ('observedGeneration', '', 'int64', 'op'),
+        2: ('lastScaleTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'op'),
+        3: ('currentReplicas', '', 'int32', 'o'),
+        4: ('desiredReplicas', '', 'int32', ''),
+        5: ('currentMetrics', 'r', 'k8s.io.api.autoscaling.v2.MetricStatus', ''),
+        6: ('conditions', 'r', 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition', 'o'),
+    },
+    'k8s.io.api.autoscaling.v2.MetricIdentifier': {
+        1: ('name', '', 'string', ''),
+        2: ('selector', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector', 'op'),
+    },
+    'k8s.io.api.autoscaling.v2.MetricSpec': {
+        1: ('type', '', 'string', ''),
+        2: ('object', '', 'k8s.io.api.autoscaling.v2.ObjectMetricSource', 'op'),
+        3: ('pods', '', 'k8s.io.api.autoscaling.v2.PodsMetricSource', 'op'),
+        4: ('resource', '', 'k8s.io.api.autoscaling.v2.ResourceMetricSource', 'op'),
+        5: ('external', '', 'k8s.io.api.autoscaling.v2.ExternalMetricSource', 'op'),
+        7: ('containerResource', '', 'k8s.io.api.autoscaling.v2.ContainerResourceMetricSource', 'op'),
+    },
+    'k8s.io.api.autoscaling.v2.MetricStatus': {
+        1: ('type', '', 'string', ''),
+        2: ('object', '', 'k8s.io.api.autoscaling.v2.ObjectMetricStatus', 'op'),
+        3: ('pods', '', 'k8s.io.api.autoscaling.v2.PodsMetricStatus', 'op'),
+        4: ('resource', '', 'k8s.io.api.autoscaling.v2.ResourceMetricStatus', 'op'),
+        5: ('external', '', 'k8s.io.api.autoscaling.v2.ExternalMetricStatus', 'op'),
+        7: ('containerResource', '', 'k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus', 'op'),
+    },
+    'k8s.io.api.autoscaling.v2.MetricTarget': {
+        1: ('type', '', 'string', ''),
+        2: ('value', '', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'op'),
+        3: ('averageValue', '', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'op'),
+        4: ('averageUtilization', '', 'int32', 'op'),
+    },
+    'k8s.io.api.autoscaling.v2.MetricValueStatus': {
+        1: ('value', '', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'op'),
+        2: ('averageValue', '', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'op'),
+        3: ('averageUtilization', '', 'int32', 'op'),
+    },
+    'k8s.io.api.autoscaling.v2.ObjectMetricSource': {
+        1: ('describedObject', '', 'k8s.io.api.autoscaling.v2.CrossVersionObjectReference', ''),
+        2: ('target', '', 'k8s.io.api.autoscaling.v2.MetricTarget', ''),
+        3: ('metric', '', 'k8s.io.api.autoscaling.v2.MetricIdentifier', ''),
+    },
+    'k8s.io.api.autoscaling.v2.ObjectMetricStatus': {
+        1: ('metric', '', 'k8s.io.api.autoscaling.v2.MetricIdentifier', ''),
+        2: ('current', '', 'k8s.io.api.autoscaling.v2.MetricValueStatus', ''),
+        3: ('describedObject', '', 'k8s.io.api.autoscaling.v2.CrossVersionObjectReference', ''),
+    },
+    'k8s.io.api.autoscaling.v2.PodsMetricSource': {
+        1: ('metric', '', 'k8s.io.api.autoscaling.v2.MetricIdentifier', ''),
+        2: ('target', '', 'k8s.io.api.autoscaling.v2.MetricTarget', ''),
+    },
+    'k8s.io.api.autoscaling.v2.PodsMetricStatus': {
+        1: ('metric', '', 'k8s.io.api.autoscaling.v2.MetricIdentifier', ''),
+        2: ('current', '', 'k8s.io.api.autoscaling.v2.MetricValueStatus', ''),
+    },
+    'k8s.io.api.autoscaling.v2.ResourceMetricSource': {
+        1: ('name', '', 'string', ''),
+        2: ('target', '', 'k8s.io.api.autoscaling.v2.MetricTarget', ''),
+    },
+    'k8s.io.api.autoscaling.v2.ResourceMetricStatus': {
+        1: ('name', '', 'string', ''),
+        2: ('current', '', 'k8s.io.api.autoscaling.v2.MetricValueStatus', ''),
     },
     'k8s.io.api.batch.v1.CronJob': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
@@ -408,6 +553,33 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
     'k8s.io.api.batch.v1.UncountedTerminatedPods': {
         1: ('succeeded', 'r', 'string', 'o'),
         2: ('failed', 'r', 'string', 'o'),
+    },
+    'k8s.io.api.certificates.v1.CertificateSigningRequest': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.certificates.v1.CertificateSigningRequestSpec', ''),
+        3: ('status', '', 'k8s.io.api.certificates.v1.CertificateSigningRequestStatus', 'o'),
+    },
+    'k8s.io.api.certificates.v1.CertificateSigningRequestCondition': {
+        1: ('type', '', 'string', ''),
+        2: ('reason', '', 'string', 'o'),
+        3: ('message', '', 'string', 'o'),
+        4: ('lastUpdateTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
+        5: ('lastTransitionTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
+        6: ('status', '', 'string', ''),
+    },
+    'k8s.io.api.certificates.v1.CertificateSigningRequestSpec': {
+        1: ('request', '', 'bytes', ''),
+        2: ('username', '', 'string', 'o'),
+        3: ('uid', '', 'string', 'o'),
+        4: ('groups', 'r', 'string', 'o'),
+        5: ('usages', 'r', 'string', 'o'),
+        6: ('extra', 'm', 'k8s.io.api.certificates.v1.ExtraValue', 'o'),
+        7: ('signerName', '', 'string', ''),
+        8: ('expirationSeconds', '', 'int32', 'op'),
+    },
+    'k8s.io.api.certificates.v1.CertificateSigningRequestStatus': {
+        1: ('conditions', 'r', 'k8s.io.api.certificates.v1.CertificateSigningRequestCondition', 'o'),
+        2: ('certificate', '', 'bytes', 'o'),
     },
     'k8s.io.api.coordination.v1.Lease': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
@@ -1796,6 +1968,104 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         1: ('count', '', 'int32', ''),
         2: ('lastObservedTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime', ''),
     },
+    'k8s.io.api.flowcontrol.v1.ExemptPriorityLevelConfiguration': {
+        1: ('nominalConcurrencyShares', '', 'int32', 'op'),
+        2: ('lendablePercent', '', 'int32', 'op'),
+    },
+    'k8s.io.api.flowcontrol.v1.FlowDistinguisherMethod': {
+        1: ('type', '', 'string', ''),
+    },
+    'k8s.io.api.flowcontrol.v1.FlowSchema': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.flowcontrol.v1.FlowSchemaSpec', 'o'),
+        3: ('status', '', 'k8s.io.api.flowcontrol.v1.FlowSchemaStatus', 'o'),
+    },
+    'k8s.io.api.flowcontrol.v1.FlowSchemaCondition': {
+        1: ('type', '', 'string', 'o'),
+        2: ('status', '', 'string', 'o'),
+        3: ('lastTransitionTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
+        4: ('reason', '', 'string', 'o'),
+        5: ('message', '', 'string', 'o'),
+    },
+    'k8s.io.api.flowcontrol.v1.FlowSchemaSpec': {
+        1: ('priorityLevelConfiguration', '', 'k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationReference', ''),
+        2: ('matchingPrecedence', '', 'int32', ''),
+        3: ('distinguisherMethod', '', 'k8s.io.api.flowcontrol.v1.FlowDistinguisherMethod', 'op'),
+        4: ('rules', 'r', 'k8s.io.api.flowcontrol.v1.PolicyRulesWithSubjects', 'o'),
+    },
+    'k8s.io.api.flowcontrol.v1.FlowSchemaStatus': {
+        1: ('conditions', 'r', 'k8s.io.api.flowcontrol.v1.FlowSchemaCondition', 'o'),
+    },
+    'k8s.io.api.flowcontrol.v1.GroupSubject': {
+        1: ('name', '', 'string', ''),
+    },
+    'k8s.io.api.flowcontrol.v1.LimitResponse': {
+        1: ('type', '', 'string', ''),
+        2: ('queuing', '', 'k8s.io.api.flowcontrol.v1.QueuingConfiguration', 'op'),
+    },
+    'k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration': {
+        1: ('nominalConcurrencyShares', '', 'int32', 'p'),
+        2: ('limitResponse', '', 'k8s.io.api.flowcontrol.v1.LimitResponse', 'o'),
+        3: ('lendablePercent', '', 'int32', 'op'),
+        4: ('borrowingLimitPercent', '', 'int32', 'op'),
+    },
+    'k8s.io.api.flowcontrol.v1.NonResourcePolicyRule': {
+        1: ('verbs', 'r', 'string', ''),
+        6: ('nonResourceURLs', 'r', 'string', ''),
+    },
+    'k8s.io.api.flowcontrol.v1.PolicyRulesWithSubjects': {
+        1: ('subjects', 'r', 'k8s.io.api.flowcontrol.v1.Subject', ''),
+        2: ('resourceRules', 'r', 'k8s.io.api.flowcontrol.v1.ResourcePolicyRule', 'o'),
+        3: ('nonResourceRules', 'r', 'k8s.io.api.flowcontrol.v1.NonResourcePolicyRule', 'o'),
+    },
+    'k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationSpec', 'o'),
+        3: ('status', '', 'k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus', 'o'),
+    },
+    'k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition': {
+        1: ('type', '', 'string', 'o'),
+        2: ('status', '', 'string', 'o'),
+        3: ('lastTransitionTime', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
+        4: ('reason', '', 'string', 'o'),
+        5: ('message', '', 'string', 'o'),
+    },
+    'k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationReference': {
+        1: ('name', '', 'string', ''),
+    },
+    'k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationSpec': {
+        1: ('type', '', 'string', ''),
+        2: ('limited', '', 'k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration', 'op'),
+        3: ('exempt', '', 'k8s.io.api.flowcontrol.v1.ExemptPriorityLevelConfiguration', 'op'),
+    },
+    'k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus': {
+        1: ('conditions', 'r', 'k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition', 'o'),
+    },
+    'k8s.io.api.flowcontrol.v1.QueuingConfiguration': {
+        1: ('queues', '', 'int32', ''),
+        2: ('handSize', '', 'int32', ''),
+        3: ('queueLengthLimit', '', 'int32', ''),
+    },
+    'k8s.io.api.flowcontrol.v1.ResourcePolicyRule': {
+        1: ('verbs', 'r', 'string', ''),
+        2: ('apiGroups', 'r', 'string', ''),
+        3: ('resources', 'r', 'string', ''),
+        4: ('clusterScope', '', 'bool', 'o'),
+        5: ('namespaces', 'r', 'string', ''),
+    },
+    'k8s.io.api.flowcontrol.v1.ServiceAccountSubject': {
+        1: ('namespace', '', 'string', ''),
+        2: ('name', '', 'string', ''),
+    },
+    'k8s.io.api.flowcontrol.v1.Subject': {
+        1: ('kind', '', 'string', ''),
+        2: ('user', '', 'k8s.io.api.flowcontrol.v1.UserSubject', 'op'),
+        3: ('group', '', 'k8s.io.api.flowcontrol.v1.GroupSubject', 'op'),
+        4: ('serviceAccount', '', 'k8s.io.api.flowcontrol.v1.ServiceAccountSubject', 'op'),
+    },
+    'k8s.io.api.flowcontrol.v1.UserSubject': {
+        1: ('name', '', 'string', ''),
+    },
     'k8s.io.api.networking.v1.HTTPIngressPath': {
         1: ('path', '', 'string', 'o'),
         2: ('backend', '', 'k8s.io.api.networking.v1.IngressBackend', ''),
@@ -1803,6 +2073,13 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
     },
     'k8s.io.api.networking.v1.HTTPIngressRuleValue': {
         1: ('paths', 'r', 'k8s.io.api.networking.v1.HTTPIngressPath', ''),
+    },
+    'k8s.io.api.networking.v1.IPAddress': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.networking.v1.IPAddressSpec', 'o'),
+    },
+    'k8s.io.api.networking.v1.IPAddressSpec': {
+        1: ('parentRef', '', 'k8s.io.api.networking.v1.ParentReference', 'op'),
     },
     'k8s.io.api.networking.v1.IPBlock': {
         1: ('cidr', '', 'string', ''),
@@ -1897,9 +2174,26 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         3: ('egress', 'r', 'k8s.io.api.networking.v1.NetworkPolicyEgressRule', 'o'),
         4: ('policyTypes', 'r', 'string', 'o'),
     },
+    'k8s.io.api.networking.v1.ParentReference': {
+        1: ('group', '', 'string', 'o'),
+        2: ('resource', '', 'string', 'o'),
+        3: ('namespace', '', 'string', 'o'),
+        4: ('name', '', 'string', 'o'),
+    },
     'k8s.io.api.networking.v1.ServiceBackendPort': {
         1: ('name', '', 'string', 'o'),
         2: ('number', '', 'int32', 'o'),
+    },
+    'k8s.io.api.networking.v1.ServiceCIDR': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.networking.v1.ServiceCIDRSpec', 'o'),
+        3: ('status', '', 'k8s.io.api.networking.v1.ServiceCIDRStatus', 'o'),
+    },
+    'k8s.io.api.networking.v1.ServiceCIDRSpec': {
+        1: ('cidrs', 'r', 'string', 'o'),
+    },
+    'k8s.io.api.networking.v1.ServiceCIDRStatus': {
+        1: ('conditions', 'r', 'k8s.io.apimachinery.pkg.apis.meta.v1.Condition', 'o'),
     },
     'k8s.io.api.node.v1.Overhead': {
         1: ('podFixed', 'm', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'o'),
@@ -2256,6 +2550,13 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
     'k8s.io.api.storage.v1.CSINodeSpec': {
         1: ('drivers', 'r', 'k8s.io.api.storage.v1.CSINodeDriver', ''),
     },
+    'k8s.io.api.storage.v1.CSIStorageCapacity': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('nodeTopology', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector', 'op'),
+        3: ('storageClassName', '', 'string', ''),
+        4: ('capacity', '', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'op'),
+        5: ('maximumVolumeSize', '', 'k8s.io.apimachinery.pkg.api.resource.Quantity', 'op'),
+    },
     'k8s.io.api.storage.v1.StorageClass': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
         2: ('provisioner', '', 'string', ''),
@@ -2289,6 +2590,11 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         2: ('attachmentMetadata', 'm', 'string', 'o'),
         3: ('attachError', '', 'k8s.io.api.storage.v1.VolumeError', 'op'),
         4: ('detachError', '', 'k8s.io.api.storage.v1.VolumeError', 'op'),
+    },
+    'k8s.io.api.storage.v1.VolumeAttributesClass': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('driverName', '', 'string', ''),
+        3: ('parameters', 'm', 'string', 'o'),
     },
     'k8s.io.api.storage.v1.VolumeError': {
         1: ('time', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.Time', 'o'),
@@ -2422,6 +2728,15 @@ KINDS: dict[tuple[str, str], str] = {
     ('authentication.k8s.io/v1', 'SelfSubjectReview'): 'k8s.io.api.authentication.v1.SelfSubjectReview',
     ('authentication.k8s.io/v1', 'TokenRequest'): 'k8s.io.api.authentication.v1.TokenRequest',
     ('authentication.k8s.io/v1', 'TokenReview'): 'k8s.io.api.authentication.v1.TokenReview',
+    ('autoscaling/v1', 'HorizontalPodAutoscaler'): 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler',
+    ('autoscaling/v2', 'HorizontalPodAutoscaler'): 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler',
+    ('certificates.k8s.io/v1', 'CertificateSigningRequest'): 'k8s.io.api.certificates.v1.CertificateSigningRequest',
+    ('flowcontrol.apiserver.k8s.io/v1', 'FlowSchema'): 'k8s.io.api.flowcontrol.v1.FlowSchema',
+    ('flowcontrol.apiserver.k8s.io/v1', 'PriorityLevelConfiguration'): 'k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration',
+    ('storage.k8s.io/v1', 'CSIStorageCapacity'): 'k8s.io.api.storage.v1.CSIStorageCapacity',
+    ('storage.k8s.io/v1', 'VolumeAttributesClass'): 'k8s.io.api.storage.v1.VolumeAttributesClass',
+    ('networking.k8s.io/v1', 'ServiceCIDR'): 'k8s.io.api.networking.v1.ServiceCIDR',
+    ('networking.k8s.io/v1', 'IPAddress'): 'k8s.io.api.networking.v1.IPAddress',
     ('meta.k8s.io/v1', 'DeleteOptions'): 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
     ('v1', 'DeleteOptions'): 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
 }

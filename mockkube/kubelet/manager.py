@@ -19,7 +19,7 @@ import grpc
 
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
-from mockkube.client.recorder import event_for
+from mockkube.client.recorder import event_for, recorder_for
 from mockkube.config.profile import NodeSpec
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
@@ -396,15 +396,12 @@ class KubeletManager(Controller):
                 self._write_status(pod, lifecycle.pending_status(pod, host_ip), now, run)
                 if err == PREPARE_PENDING:
                     return
-                if err != run.last_prepare_error:
-                    run.last_prepare_error = err
-                    self._event(
-                        pod,
-                        sim,
-                        "Warning",
-                        "FailedPrepareDynamicResources",
-                        f"Failed to prepare dynamic resources: {err}",
-                    )
+                # every failed sync records the event, as the kubelet's pod worker does; the
+                # recorder's correlator makes the repeats one event whose count grows
+                run.last_prepare_error = err
+                self._event(
+                    pod, sim, "Warning", "FailedPrepareDynamicResources", f"Failed to prepare dynamic resources: {err}"
+                )
                 # retried on the pod's next sync, with the pod worker's growing back-off
                 self.queue.add_after(key, min(0.2 * 2**run.prepare_failures, 10.0))
                 run.prepare_failures += 1
@@ -442,9 +439,8 @@ class KubeletManager(Controller):
             status, wake, events = procs.sync(pod, key, now, run.ip, host_ip)
         except VolumeError as e:
             self._write_status(pod, lifecycle.pending_status(pod, host_ip), now, run)
-            if str(e) != run.last_prepare_error:
-                run.last_prepare_error = str(e)
-                self._event(pod, sim, "Warning", "FailedMount", str(e))
+            run.last_prepare_error = str(e)  # every failed sync records it; the correlator counts the repeats
+            self._event(pod, sim, "Warning", "FailedMount", str(e))
             self.queue.add_after(key, min(0.5 * 2**run.prepare_failures, 30.0))
             run.prepare_failures += 1
             return None
@@ -938,10 +934,7 @@ class KubeletManager(Controller):
             host=sim.spec.name,
             instance=sim.spec.name,
         )
-        try:
-            self.client.create(self.events_rt, ev)
-        except errors.APIError as e:  # an event must never break the pod's lifecycle
-            log.debug("event dropped: %s", e)
+        recorder_for(self.client, self.clock).emit(ev)  # never raises: events must not break the pod's lifecycle
 
     # -- observation ------------------------------------------------------------------
     def pod_resources(self, node: str) -> dict:

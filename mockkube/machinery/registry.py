@@ -136,6 +136,12 @@ class ResourceType:
         return self.kind + "List"
 
     @property
+    def strategy_converts(self) -> bool:
+        """A built-in resource served at a version other than the one it is stored at
+        (autoscaling/v1 HorizontalPodAutoscalers): its strategy carries the converter."""
+        return getattr(self.strategy, "converter", None) is not None
+
+    @property
     def has_status(self) -> bool:
         return any(s.name == "status" for s in self.subresources)
 

@@ -16,10 +16,10 @@ objects so that a check is a single walk over the object.
 from __future__ import annotations
 
 import base64
-import binascii
 import re
 from dataclasses import dataclass, field
 
+from mockkube.machinery import gobase64
 from mockkube.machinery.errors import APIError, bad_request
 from mockkube.machinery.schema import Node, definitions
 
@@ -191,7 +191,7 @@ _ZERO_ITEMS: dict = {_STRUCT: dict, _MAP: dict, _STRING: "", _INT: 0, _NUMBER: 0
 
 
 class _Walker:
-    __slots__ = ("saved", "unknown", "quantities", "unknown_refs", "nulls")
+    __slots__ = ("saved", "unknown", "quantities", "unknown_refs", "nulls", "byte_refs")
 
     def __init__(self) -> None:
         self.saved: list[str] = []
@@ -199,6 +199,7 @@ class _Walker:
         self.quantities: list[tuple] = []  # (container, key) of every quantity seen
         self.unknown_refs: list[tuple] = []  # (container, key) of every unknown field
         self.nulls: list[tuple] = []  # (container, key, zero) of nulls a Go decode replaces
+        self.byte_refs: list[tuple] = []  # (container, key) of every base64 []byte string
 
     def type_error(self, what: str, go: str, struct: str, stack: list[str]) -> str:
         if struct or stack:
@@ -232,6 +233,8 @@ class _Walker:
                     continue
                 if child.kind == _QUANTITY:
                     self.quantities.append((value, key))
+                elif child.kind == _BYTES:
+                    self.byte_refs.append((value, key))
                 stack.append(key)
                 self.walk(sub, child, prefix + key, shape.struct, stack)
                 stack.pop()
@@ -250,6 +253,8 @@ class _Walker:
                 if sub is not None:
                     if elem.kind == _QUANTITY:
                         self.quantities.append((value, key))
+                    elif elem.kind == _BYTES:
+                        self.byte_refs.append((value, key))
                     self.walk(sub, elem, prefix + key, struct, stack)
             return
         if kind == _ARRAY:
@@ -265,6 +270,8 @@ class _Walker:
                 if sub is not None:
                     if elem.kind == _QUANTITY:
                         self.quantities.append((value, i))
+                    elif elem.kind == _BYTES:
+                        self.byte_refs.append((value, i))
                     self.walk(sub, elem, f"{path}[{i}]", struct, stack)
             return
         if kind == _STRING:
@@ -287,11 +294,17 @@ class _Walker:
             return
         if kind == _BYTES:
             if isinstance(value, str):
-                bad = _base64_error(value)
+                bad = gobase64.error(value)
                 if bad:
                     self.saved.append(bad)
-            elif isinstance(value, list):
-                return  # Go decodes a JSON array of numbers into []byte too
+            elif isinstance(value, list):  # Go decodes a JSON array of numbers into []byte too
+                for el in value:
+                    if el is None:
+                        continue
+                    if isinstance(el, bool) or not isinstance(el, (int, float)):
+                        self.saved.append(self.type_error(json_kind(el), "uint8", struct, stack))
+                    elif isinstance(el, float) or not 0 <= el <= 255:
+                        self.saved.append(self.type_error(f"number {_number_text(el)}", "uint8", struct, stack))
             else:
                 self.saved.append(self.type_error(json_kind(value), "[]uint8", struct, stack))
             return
@@ -324,23 +337,6 @@ def valid_quantity(text: str) -> bool:
     if not m:
         return False
     return bool(_QUANTITY_NUMBER_RE.match(m.group(1)) and _QUANTITY_SUFFIX_RE.match(m.group(2)))
-
-
-def _base64_error(s: str) -> str:
-    """Go's StdEncoding error for an invalid base64 string, '' when it decodes."""
-    try:
-        base64.b64decode(s, validate=True)
-        return ""
-    except (binascii.Error, ValueError):
-        pass
-    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    body = s.rstrip("=")
-    for i, ch in enumerate(body):
-        if ch not in alphabet:
-            return f"illegal base64 data at input byte {i}"
-    # wrong length or padding: Go reports where the incomplete 4-byte quantum starts
-    offset = len(s) - len(s) % 4 if len(s) % 4 else len(body)
-    return f"illegal base64 data at input byte {offset}"
 
 
 def check_structure(obj: dict, root: Node, canonicalize: bool = False, prune: bool = False) -> Structure:
@@ -388,6 +384,12 @@ def check_structure(obj: dict, root: Node, canonicalize: bool = False, prune: bo
 
         for container, key in walker.quantities:
             container[key] = canon(container[key])
+        for container, key in walker.byte_refs:  # []byte encodes back as Go's StdEncoding: no line breaks
+            v = container[key]
+            if isinstance(v, str):
+                container[key] = gobase64.canonical(v)
+            elif isinstance(v, list):  # the bytes of a JSON array encode back as base64
+                container[key] = base64.b64encode(bytes(el or 0 for el in v)).decode("ascii")
     if prune and not walker.saved:
         for container, key in walker.unknown_refs:
             container.pop(key, None)

@@ -21,6 +21,8 @@ _SERVICE_ACCOUNTS = {
     "node-lifecycle": "node-controller",
     "garbage-collector": "generic-garbage-collector",
     "resourceclaim-controller": "resource-claim-controller",
+    "csrsigning-controller": "certificate-controller",
+    "horizontal-pod-autoscaler-controller": "horizontal-pod-autoscaler",
 }
 # controllers kube-controller-manager runs with its own credentials
 _OWN_CREDENTIALS = {"serviceaccount-token-controller"}
@@ -49,6 +51,7 @@ def node_user(node: str) -> dict:
 CONTROLLERS = (
     "clusterrole-aggregation-controller",
     "cronjob-controller",
+    "csrsigning-controller",
     "daemon-set-controller",
     "deployment-controller",
     "device-taint-eviction-controller",
@@ -56,6 +59,7 @@ CONTROLLERS = (
     "endpoint-controller",
     "endpointslice-controller",
     "garbage-collector",
+    "horizontal-pod-autoscaler-controller",
     "job-controller",
     "namespace-controller",
     "node-lifecycle",
@@ -66,6 +70,7 @@ CONTROLLERS = (
     "resourcequota-controller",
     "root-ca-cert-publisher",
     "serviceaccount-controller",
+    "service-cidrs-controller",
     "statefulset-controller",
     "ttl-after-finished-controller",
 )

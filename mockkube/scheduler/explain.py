@@ -438,6 +438,14 @@ def explain(sched: Any, pod: dict) -> dict:
         elif st is not None and not st.ok:
             report["verdict"] = f"PreFilter {p.name}: {st.message}"
             report["preFilter"] = {"plugin": p.name, **_status(st)}
+            s = state.get(sched.dra_plugin.name)
+            if p is sched.dra_plugin and s is not None and s.claims:
+                # e.g. a missing DeviceClass: the claims that cannot be planned say why
+                holders = _Holders(sched.dra)
+                bad = [r for r in (_claim_report(sched, c, {}, {}, holders) for c in s.claims) if r.get("error")]
+                if bad:
+                    report["claims"] = bad
+                    report["fix"] = list(dict.fromkeys(r["fix"] for r in bad if r.get("fix")))
             return report
     nodes = {n.name: n for n in sched.cache.node_list}
     filters = [p for p in sched.plugins if p.name not in skip and type(p).filter is not fw.Plugin.filter]

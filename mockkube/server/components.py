@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from mockkube.server.server import Server
 
 COMPONENTS: list[str] = [
+    "mockkube.controllers.apfconfig",
     "mockkube.controllers.serviceaccount",
     "mockkube.controllers.tokens",
     "mockkube.controllers.clusterroleaggregation",
@@ -32,9 +33,12 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.cronjob",
     "mockkube.controllers.devicetaint",
     "mockkube.controllers.disruption",
+    "mockkube.controllers.podautoscaler",
     "mockkube.controllers.storage",
     "mockkube.controllers.endpoints",
+    "mockkube.controllers.servicecidrs",
     "mockkube.controllers.rootcacert",
+    "mockkube.controllers.csrsigning",
     "mockkube.scheduler",
     "mockkube.kubelet",
 ]

@@ -16,7 +16,9 @@ through the exception's traceback and asyncio's accept frame; a thousand of them
 until the next full collection. So full collections are also paced by memory, as Go's
 collector is (GOGC): the ``Pacer`` reads the process's resident size every 2 s and collects
 when it has grown by a quarter (and 16 MiB) since the last full collection. A growing
-cluster costs a collection per quarter of growth, a logarithmic number of them.
+cluster costs a collection per quarter of growth, a logarithmic number of them. Memory freed
+by reference count (200 TLS connections holding half a request, then gone) stays with glibc's
+allocator unless handed back: when more than 16 MiB of the heap is free, the Pacer trims it.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ import asyncio
 import functools
 import gc
 import os
-from typing import Callable
+from typing import Any
 
 THRESHOLDS = (50_000, 20, 100)
 PACE_SECONDS = 2.0
 GROWTH = 1.25
 SLACK = 16 << 20  # bytes: small heaps grow by this much before their quarter counts
+MAX_RETRY = 64.0  # seconds between collections that do not bring the size back, at most
 
 
 def tune() -> None:
@@ -54,36 +57,72 @@ def resident_bytes() -> int | None:
 
 
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    import ctypes  # here, not at start-up: only a process that collects needs it
+def _glibc() -> Any:
+    import ctypes  # here, not at start-up: only a running server paces
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [
+            (name, ctypes.c_size_t)
+            for name in (
+                "arena",
+                "ordblks",
+                "smblks",
+                "hblks",
+                "hblkhd",
+                "usmblks",
+                "fsmblks",
+                "uordblks",
+                "fordblks",
+                "keepcost",
+            )
+        ]
 
     try:
-        return ctypes.CDLL("libc.so.6").malloc_trim  # glibc only
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = MallInfo2  # glibc 2.33 and later
     except (OSError, AttributeError):
-        return None
+        return None  # another C library: nothing is measured or handed back
+    return libc if hasattr(libc, "malloc_trim") else None
+
+
+def free_heap_bytes() -> int:
+    """Heap memory freed but still held by glibc's allocator (0 where it cannot be known)."""
+    libc = _glibc()
+    if libc is None:
+        return 0
+    info = libc.mallinfo2()
+    return int(info.fordblks + info.fsmblks)
 
 
 def release_free_memory() -> None:
     """Hand freed heap memory back to the system: glibc keeps freed 256 KiB buffers in its
     arenas (its mmap threshold rises after the first such free), so the resident size would
-    not come down after a collection without this."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
+    not come down after they are freed without this."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 class Pacer:
-    """Runs a full collection when the resident size has grown enough since the last one."""
+    """Every ``every`` seconds: hands back freed heap the allocator holds beyond the slack,
+    and runs a full collection while the resident size stands a quarter and the slack above
+    its floor (the size it settled at). A collection that brings it back resets the pace; one
+    that does not is retried after 2, 4, 8, ... seconds (what was alive may be garbage by
+    then: connections held open, then dropped), and after ``MAX_RETRY`` seconds of that the
+    size is taken as the new floor, so a cluster that grew costs a handful of collections,
+    not one every tick."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, every: float = PACE_SECONDS) -> None:
         self.loop, self.every = loop, every
-        self.baseline: int | None = None
+        self.floor: int | None = None
         self.collections = 0
+        self._retry = every
+        self._next = 0.0
         self._timer: asyncio.TimerHandle | None = None
 
     def start(self) -> Pacer:
-        self.baseline = resident_bytes()
-        if self.baseline is not None:
+        self.floor = resident_bytes()
+        if self.floor is not None:
             self._timer = self.loop.call_later(self.every, self._tick)
         return self
 
@@ -93,14 +132,30 @@ class Pacer:
             self._timer = None
 
     def due(self, rss: int) -> bool:
-        assert self.baseline is not None
-        return rss > self.baseline * GROWTH + SLACK
+        assert self.floor is not None
+        return rss > self.floor * GROWTH + SLACK
 
     def _tick(self) -> None:
+        self.check(self.loop.time())
+        self._timer = self.loop.call_later(self.every, self._tick)
+
+    def check(self, now: float) -> None:
         rss = resident_bytes()
-        if rss is not None and self.due(rss):
+        if rss is None or self.floor is None:
+            return
+        if free_heap_bytes() > SLACK:  # freed by reference count, still held by the allocator
+            release_free_memory()
+            rss = resident_bytes() or rss
+        if self.due(rss) and now >= self._next:
             gc.collect()
             release_free_memory()
             self.collections += 1
-            self.baseline = resident_bytes() or rss
-        self._timer = self.loop.call_later(self.every, self._tick)
+            rss = resident_bytes() or rss
+            if not self.due(rss):
+                self._retry = self.every
+            elif self._retry > MAX_RETRY:  # high for minutes, collections or not: it is alive
+                self.floor, self._retry = rss, self.every
+            else:
+                self._next = now + self._retry
+                self._retry *= 2
+        self.floor = min(self.floor, rss)

@@ -26,6 +26,7 @@ from mockkube.storage.store import Store
 log = logging.getLogger("mockkube")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SERVICE_CIDR = "10.96.0.0/12"  # kubeadm's default --service-cluster-ip-range, as the ClusterIPs always were
 
 
 def kubeconfig(
@@ -210,6 +211,9 @@ class Server:
         from mockkube.apiserver.resources.quota import QuotaAdmission
 
         self.resources.admission.append(QuotaAdmission(self.resources))
+        from mockkube.apiserver.resources import ipallocation
+
+        self.resources.after_commit.append(ipallocation.after_commit(self.resources))  # one IPAddress per ClusterIP
         self._bootstrap()
 
     def _bootstrap(self) -> None:
@@ -218,6 +222,26 @@ class Server:
         for ns in SYSTEM_NAMESPACES:
             if self.store.get(ns_rt, "", ns) is None:
                 self.resources.create(ns_rt, "", {"metadata": {"name": ns}})
+        cidr_rt = self.registry.get("networking.k8s.io", "v1", "servicecidrs")
+        if self.store.get(cidr_rt, "", "kubernetes") is None:
+            # the default ServiceCIDR (--service-cluster-ip-range) and its Ready condition, as
+            # kube-apiserver's default-servicecidr-repair-controller writes them
+            made = self.resources.create(
+                cidr_rt, "", {"metadata": {"name": "kubernetes"}, "spec": {"cidrs": [SERVICE_CIDR]}}
+            )
+            ready = dict(made.obj)
+            ready["status"] = {
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "True",
+                        "lastTransitionTime": self.resources.now(),
+                        "reason": "",
+                        "message": "Kubernetes default Service CIDR is ready",
+                    }
+                ]
+            }
+            self.resources.update(cidr_rt, "", "kubernetes", ready, subresource="status")
         svc_rt = self.registry.get("", "v1", "services")
         if self.store.get(svc_rt, "default", "kubernetes") is None:
             self.resources.create(
@@ -310,6 +334,9 @@ class Server:
             from mockkube.apiserver.authz.draclaims import ClaimStatusAuthorization
 
             self.resources.validating.append(ClaimStatusAuthorization(lambda: self.authorizer).validate)
+            from mockkube.apiserver.authz.certificates import SignerAuthorization
+
+            self.resources.validating.append(SignerAuthorization(lambda: self.authorizer).validate)  # approve/sign
             self._escalation_checked = True
         auth = app[API_KEY].auth
         auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token
@@ -336,6 +363,19 @@ class Server:
         from mockkube.controllers.rootcacert import CA_CERTIFICATE
 
         return CA_CERTIFICATE
+
+    def signing_ca(self) -> tuple[bytes, bytes]:
+        """(certificate, key) PEMs the csrsigning controller signs with: the cluster CA when
+        the server made it (--tls), so an issued client certificate authenticates; else a CA
+        made for this server (nothing verifies against it; docs/compatibility.md)."""
+        if self.tls and self.tls.ca is not None:
+            return self.tls.ca.cert_pem, self.tls.ca.key_pem
+        if getattr(self, "_signing_ca", None) is None:
+            from mockkube.apiserver import certs
+
+            ca = certs.make_ca()
+            self._signing_ca = (ca.cert_pem, ca.key_pem)
+        return self._signing_ca
 
     def add_token(self, user: str, groups: list[str] | None = None, uid: str = "") -> str:
         """A new static bearer token for ``user`` (as a line of --token-auth-file would give)."""

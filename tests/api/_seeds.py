@@ -4,6 +4,25 @@ from __future__ import annotations
 
 import copy
 
+
+def _csr_request() -> str:
+    """A PKCS#10 request (base64 of its PEM), made once."""
+    import base64
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    req = (
+        x509.CertificateSigningRequestBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "seed")]))
+        .sign(key, hashes.SHA256())
+    )
+    return base64.b64encode(req.public_bytes(serialization.Encoding.PEM)).decode()
+
+
 _TEMPLATE = {
     "metadata": {"labels": {"app": "seed"}},
     "spec": {
@@ -299,12 +318,83 @@ SEEDS: dict[tuple[str, str], dict] = {
         "metadata": {"name": "seed"},
         "webhooks": [_SEED_WEBHOOK],
     },
+    ("autoscaling", "HorizontalPodAutoscaler"): {
+        "metadata": {"name": "seed"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "seed"},
+            "maxReplicas": 3,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+                }
+            ],
+        },
+    },
+    ("certificates.k8s.io", "CertificateSigningRequest"): {
+        "metadata": {"name": "seed"},
+        "spec": {"request": _csr_request(), "signerName": "example.com/seed", "usages": ["client auth"]},
+    },
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): {
+        "metadata": {"name": "seed"},
+        "spec": {
+            "priorityLevelConfiguration": {"name": "seed"},
+            "matchingPrecedence": 500,
+            "distinguisherMethod": {"type": "ByUser"},
+            "rules": [
+                {
+                    "subjects": [{"kind": "User", "user": {"name": "alice"}}],
+                    "resourceRules": [
+                        {"verbs": ["get"], "apiGroups": [""], "resources": ["pods"], "namespaces": ["*"]}
+                    ],
+                }
+            ],
+        },
+    },
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): {
+        "metadata": {"name": "seed"},
+        "spec": {
+            "type": "Limited",
+            "limited": {
+                "nominalConcurrencyShares": 10,
+                "limitResponse": {"type": "Queue", "queuing": {"queues": 16, "handSize": 4, "queueLengthLimit": 50}},
+            },
+        },
+    },
+    ("storage.k8s.io", "CSIStorageCapacity"): {
+        "metadata": {"name": "seed"},
+        "storageClassName": "seed",
+        "capacity": "10Gi",
+        "nodeTopology": {"matchLabels": {"zone": "a"}},
+    },
+    ("storage.k8s.io", "VolumeAttributesClass"): {
+        "metadata": {"name": "seed"},
+        "driverName": "seed.example.com",
+        "parameters": {"iops": "3000"},
+    },
+    ("networking.k8s.io", "ServiceCIDR"): {"metadata": {"name": "seed"}, "spec": {"cidrs": ["10.250.0.0/24"]}},
+    ("networking.k8s.io", "IPAddress"): {
+        "metadata": {"name": "10.250.0.200"},
+        "spec": {"parentRef": {"group": "", "resource": "services", "namespace": "fuzz", "name": "seed"}},
+    },
+}
+# autoscaling/v1 serves the same objects as v2 (one stored version): its own seed and name
+_V1_SEEDS = {
+    ("autoscaling", "v1", "HorizontalPodAutoscaler"): {
+        "metadata": {"name": "seed-v1"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "seed"},
+            "maxReplicas": 3,
+            "targetCPUUtilizationPercentage": 50,
+        },
+    }
 }
 
 
 def seed(rt, name: str | None = None, namespace: str = "fuzz") -> dict:
     """A valid body for ``rt`` (a minimal one for kinds without a seed)."""
-    obj = copy.deepcopy(SEEDS.get((rt.group, rt.kind), {"metadata": {"name": "seed"}}))
+    own = _V1_SEEDS.get((rt.group, rt.version, rt.kind))
+    obj = copy.deepcopy(own or SEEDS.get((rt.group, rt.kind), {"metadata": {"name": "seed"}}))
     obj["apiVersion"] = rt.api_version
     obj["kind"] = rt.kind
     if name:

@@ -606,3 +606,271 @@ def test_json_bodies_end_with_a_newline_as_gos_encoder_writes_them(cluster):
     assert st.content.endswith(b'"code":409}\n')
     got = c.http.get(c.url + path(CM))
     assert got.content.endswith(b"}\n") and not got.content.endswith(b"\n\n")
+
+
+# -- option bodies and query parameters decode as apiserver decodes them ----------
+RC_URL = "/api/v1/namespaces/fuzz/replicationcontrollers"
+_PROBE = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+DELETE_OPTIONS_CASES = [
+    # the schemathesis finding: a number for dryRun was a 500 "TypeError: 'float' object is not iterable"
+    ({"dryRun": 1.5}, "json: cannot unmarshal number into Go struct field DeleteOptions.dryRun of type []string"),
+    ({"dryRun": "All"}, "json: cannot unmarshal string into Go struct field DeleteOptions.dryRun of type []string"),
+    ({"dryRun": ["All", 1]}, "json: cannot unmarshal number into Go struct field DeleteOptions.dryRun of type string"),
+    (
+        {"gracePeriodSeconds": "0"},
+        "json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64",
+    ),
+    (
+        {"gracePeriodSeconds": 1.5},
+        "json: cannot unmarshal number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64",
+    ),
+    (
+        {"orphanDependents": "true"},
+        "json: cannot unmarshal string into Go struct field DeleteOptions.orphanDependents of type bool",
+    ),
+    (
+        {"propagationPolicy": 1},
+        "json: cannot unmarshal number into Go struct field DeleteOptions.propagationPolicy of type v1.DeletionPropagation",
+    ),
+    (
+        {"preconditions": "x"},
+        "json: cannot unmarshal string into Go struct field DeleteOptions.preconditions of type v1.Preconditions",
+    ),
+    (
+        {"preconditions": {"uid": 1}},
+        "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID",
+    ),
+    (
+        {"ignoreStoreReadErrorWithClusterBreakingPotential": 1},
+        (
+            "json: cannot unmarshal number into Go struct field "
+            "DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential of type bool"
+        ),
+    ),
+    ([1], f"couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type {_PROBE}"),
+    (
+        {"kind": 1},
+        (
+            "couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct field "
+            ".kind of type string"
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("collection", [True, False], ids=["deletecollection", "delete"])
+@pytest.mark.parametrize("body,message", DELETE_OPTIONS_CASES, ids=[str(c[0]) for c in DELETE_OPTIONS_CASES])
+def test_delete_options_of_the_wrong_type_are_400(cluster, body, message, collection):
+    """Since v1.35 apiserver answers every DeleteOptions decode error with a 400 carrying
+    the decoder's message (kubernetes#133358); nothing is deleted."""
+    before = snapshot(cluster, CM)
+    url = CM_URL if collection else SEED_URL
+    st = assert_status(send(cluster, "DELETE", url, json.dumps(body)), 400, "BadRequest")
+    assert st["message"] == message
+    assert snapshot(cluster, CM) == before
+    st = assert_status(send(cluster, "DELETE", RC_URL, json.dumps(body)), 400, "BadRequest")
+    assert st["message"] == message
+
+
+@pytest.mark.parametrize("ct", ["text/plain", "*/*", "text/yaml", "application/x-www-form-urlencoded"])
+def test_bodies_of_other_media_types_are_415(cluster, ct):
+    before = snapshot(cluster, CM)
+    accepted = (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    )
+    for method, url, body in (
+        ("DELETE", CM_URL, {"dryRun": ["All"]}),
+        ("DELETE", SEED_URL, {}),
+        ("POST", CM_URL, {"metadata": {"name": "plain"}}),
+        ("PUT", SEED_URL, {"metadata": {"name": "seed"}}),
+    ):
+        st = assert_status(send(cluster, method, url, json.dumps(body), ct=ct), 415, "UnsupportedMediaType")
+        assert st["message"] == accepted
+    assert snapshot(cluster, CM) == before
+
+
+def test_null_delete_options_body_is_no_options(cluster):
+    send(cluster, "POST", CM_URL, json.dumps({"metadata": {"name": "null-opts"}}))
+    resp = send(cluster, "DELETE", path(CM, name="null-opts"), b"null")
+    assert resp.status_code == 200, resp.text
+    assert send(cluster, "GET", path(CM, name="null-opts"), None).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "method,url,params,message",
+    [
+        ("GET", CM_URL, {"limit": "x"}, 'strconv.ParseInt: parsing "x": invalid syntax'),
+        ("GET", CM_URL, {"limit": ""}, 'strconv.ParseInt: parsing "": invalid syntax'),
+        ("GET", CM_URL, {"timeoutSeconds": "1.5"}, 'strconv.ParseInt: parsing "1.5": invalid syntax'),
+        (
+            "GET",
+            CM_URL,
+            {"limit": "99999999999999999999"},
+            'strconv.ParseInt: parsing "99999999999999999999": value out of range',
+        ),
+        ("DELETE", CM_URL, {"limit": "1_0"}, 'strconv.ParseInt: parsing "1_0": invalid syntax'),
+        ("DELETE", SEED_URL, {"gracePeriodSeconds": " 1"}, 'strconv.ParseInt: parsing " 1": invalid syntax'),
+        ("DELETE", CM_URL, {"gracePeriodSeconds": "\u0663"}, 'strconv.ParseInt: parsing "\u0663": invalid syntax'),
+        (
+            "GET",
+            path(POD, name="nope") + "/log",
+            {"tailLines": "ten"},
+            'strconv.ParseInt: parsing "ten": invalid syntax',
+        ),
+    ],
+)
+def test_integer_query_parameters_parse_as_strconv_does(cluster, method, url, params, message):
+    before = snapshot(cluster, CM)
+    st = assert_status(send(cluster, method, url, None, params=params), 400, "BadRequest")
+    assert st["message"] == message
+    assert snapshot(cluster, CM) == before
+
+
+def test_boolean_query_parameters_are_lenient_as_upstream(cluster):
+    """Convert_Slice_string_To_bool: only "0" and "false" (any case) are false; so a bogus
+    ``force`` on a merge patch is true, and refused as one, not as a parse error."""
+    st = assert_status(
+        send(cluster, "PATCH", SEED_URL, b"{}", ct="application/merge-patch+json", params={"force": "maybe"}),
+        422,
+        "Invalid",
+    )
+    assert (
+        st["message"] == 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for '
+        "non-apply patch"
+    )
+    for v in ("FALSE", "0"):
+        assert (
+            send(cluster, "PATCH", SEED_URL, b"{}", ct="application/merge-patch+json", params={"force": v}).status_code
+            == 200
+        )
+
+
+@pytest.mark.parametrize(
+    "sub,body,message",
+    [
+        (
+            "binding",
+            {"target": "node-1"},
+            (
+                'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal '
+                "string into Go struct field Binding.target of type v1.ObjectReference"
+            ),
+        ),
+        (
+            "eviction",
+            {"deleteOptions": "x"},
+            (
+                'Eviction in version "v1" cannot be handled as a Eviction: json: cannot '
+                "unmarshal string into Go struct field Eviction.deleteOptions of type "
+                "v1.DeleteOptions"
+            ),
+        ),
+        (
+            "eviction",
+            {"deleteOptions": {"dryRun": 1}},
+            (
+                'Eviction in version "v1" cannot be handled as a Eviction: json: '
+                "cannot unmarshal number into Go struct field "
+                "DeleteOptions.deleteOptions.dryRun of type []string"
+            ),
+        ),
+    ],
+)
+def test_subresource_bodies_of_the_wrong_type_are_400(cluster, sub, body, message):
+    url = _evictable(cluster, "typed")
+    try:
+        st = assert_status(
+            send(cluster, "POST", url.replace("/eviction", "/" + sub), json.dumps(body)), 400, "BadRequest"
+        )
+        assert st["message"] == message
+        got = cluster.http.get(cluster.url + path(POD, PODS_NS, "typed")).json()
+        assert "nodeName" not in got["spec"] and "deletionTimestamp" not in got["metadata"]
+    finally:
+        send(cluster, "DELETE", path(POD, PODS_NS, "typed"), json.dumps({"gracePeriodSeconds": 0}))
+
+
+def test_namespace_finalize_of_the_wrong_type_is_400(cluster):
+    st = assert_status(
+        send(cluster, "PUT", "/api/v1/namespaces/fuzz/finalize", json.dumps({"spec": "x"})), 400, "BadRequest"
+    )
+    assert st["message"] == (
+        'Namespace in version "v1" cannot be handled as a Namespace: json: cannot unmarshal '
+        "string into Go struct field Namespace.spec of type v1.NamespaceSpec"
+    )
+    assert cluster.http.get(cluster.url + "/api/v1/namespaces/fuzz").json()["status"]["phase"] == "Active"
+
+
+@pytest.mark.parametrize("rv", ["99999999999999999999", "18446744073709551616", "-1", "+5", " 5", "1_0", "\u0663"])
+@pytest.mark.parametrize("watch", [False, True], ids=["list", "watch"])
+def test_resource_version_parses_as_uint64(cluster, rv, watch):
+    """A resourceVersion past uint64 (or not plain digits) is invalid, a 400, not a 504
+    Too large resource version."""
+    params = {"resourceVersion": rv, **({"watch": "true", "timeoutSeconds": "1"} if watch else {})}
+    st = assert_status(send(cluster, "GET", CM_URL, None, params=params), 400, "BadRequest")
+    assert st["message"] == f"invalid resource version: {rv}"
+
+
+def test_resource_version_ahead_of_the_store_is_upstreams_504(cluster):
+    rv = int(snapshot(cluster, CM)[0]) + 1000
+    st = assert_status(send(cluster, "GET", CM_URL, None, params={"resourceVersion": str(rv)}), 504, "Timeout")
+    assert st["message"].startswith(f"Timeout: Too large resource version: {rv}, current: ")
+
+
+PODS_NS = "pods-only"  # the fuzz namespace may hold a ResourceQuota (test_null_or_empty...) refusing pods
+
+
+def _evictable(cluster, name: str) -> str:
+    send(cluster, "POST", "/api/v1/namespaces", json.dumps({"metadata": {"name": PODS_NS}}))
+    resp = send(cluster, "POST", path(POD, PODS_NS), json.dumps(seed(POD, name, PODS_NS)))
+    assert resp.status_code == 201, resp.text
+    return path(POD, PODS_NS, name) + "/eviction"
+
+
+def test_eviction_honours_the_requests_dry_run(cluster):
+    """``?dryRun=All`` on pods/eviction (the CreateOptions) is the eviction's dry run, as
+    the eviction REST's propagateDryRun makes it: the pod stays (it was deleted)."""
+    url = _evictable(cluster, "ev-dry")
+    try:
+        resp = send(cluster, "POST", url, json.dumps({"metadata": {"name": "ev-dry"}}), params={"dryRun": "All"})
+        assert resp.status_code == 201, resp.text
+        pod = cluster.http.get(cluster.url + path(POD, PODS_NS, "ev-dry")).json()
+        assert "deletionTimestamp" not in pod["metadata"]
+        st = assert_status(
+            send(cluster, "POST", url, json.dumps({"metadata": {"name": "ev-dry"}}), params={"dryRun": "x"}),
+            422,
+            "Invalid",
+        )
+        assert st["message"] == (
+            'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "x": supported values: "All"'
+        )
+        st = assert_status(
+            send(
+                cluster,
+                "POST",
+                url,
+                json.dumps({"metadata": {"name": "ev-dry"}, "deleteOptions": {"dryRun": ["All", "All"]}}),
+                params={"dryRun": "All"},
+            ),
+            400,
+            "BadRequest",
+        )
+        assert st["message"] == "Non-matching dry-run options in request and content: [All] and [All All]"
+        assert (
+            "deletionTimestamp" not in cluster.http.get(cluster.url + path(POD, PODS_NS, "ev-dry")).json()["metadata"]
+        )
+    finally:
+        send(cluster, "DELETE", path(POD, PODS_NS, "ev-dry"), json.dumps({"gracePeriodSeconds": 0}))
+
+
+@pytest.mark.parametrize("meta", [{}, {"name": "other"}])
+def test_eviction_of_another_name_is_400(cluster, meta):
+    url = _evictable(cluster, "ev-name")
+    try:
+        st = assert_status(send(cluster, "POST", url, json.dumps({"metadata": meta})), 400, "BadRequest")
+        assert st["message"] == "name in URL does not match name in Eviction object"
+        assert (
+            "deletionTimestamp" not in cluster.http.get(cluster.url + path(POD, PODS_NS, "ev-name")).json()["metadata"]
+        )
+    finally:
+        send(cluster, "DELETE", path(POD, PODS_NS, "ev-name"), json.dumps({"gracePeriodSeconds": 0}))

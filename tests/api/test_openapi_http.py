@@ -34,6 +34,10 @@ async def test_index_lists_every_group_version_with_hash():
             "api/v1",
             "apis/apiextensions.k8s.io/v1",
             "apis/apps/v1",
+            "apis/autoscaling/v1",
+            "apis/autoscaling/v2",
+            "apis/certificates.k8s.io/v1",
+            "apis/flowcontrol.apiserver.k8s.io/v1",
             "apis/coordination.k8s.io/v1",
             "apis/events.k8s.io/v1",
             "apis/resource.k8s.io/v1",
@@ -110,7 +114,7 @@ async def test_v2_is_an_empty_document_in_json_and_protobuf():
 async def test_unknown_group_version_is_404_status():
     client = await _client()
     try:
-        for path in ("/openapi/v3/apis/autoscaling/v2", "/openapi/v3/apis/resource.k8s.io/v9"):
+        for path in ("/openapi/v3/apis/autoscaling/v2beta2", "/openapi/v3/apis/resource.k8s.io/v9"):
             resp = await client.get(path)
             assert resp.status == 404, path
             body = await resp.json()

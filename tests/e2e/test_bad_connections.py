@@ -94,3 +94,37 @@ def test_plain_http_to_the_tls_port_leaves_no_memory_behind(tls_server):
     print(f"RSS {before:.0f} MB -> {after:.0f} MB after 1,000 plain-HTTP requests to the TLS port; GET {ms:.1f} ms")
     assert after - before < GROWTH_LIMIT_MB
     assert ms < 100
+
+
+def test_half_sent_requests_and_abandoned_handshakes_give_their_memory_back(tls_server):
+    p, url, ctx = tls_server
+    port = int(url.rsplit(":", 1)[1])
+    _settled_rss(p.pid, below=0, within=1.5)
+    before = _rss_mb(p.pid)
+    client = ssl.create_default_context()
+    client.check_hostname, client.verify_mode = False, ssl.CERT_NONE
+    held = []
+    for _ in range(200):  # a TLS connection each, holding half a request line
+        s = client.wrap_socket(socket.create_connection(("127.0.0.1", port)))
+        s.sendall(b"GET /api/v1/namesp")
+        held.append(s)
+    assert _get_ms(url, ctx) < 1000
+    holding = _rss_mb(p.pid)
+    for s in held:
+        s.close()
+    for _ in range(500):  # handshakes abandoned after the ClientHello
+        raw = socket.create_connection(("127.0.0.1", port))
+        raw.setblocking(False)
+        s = client.wrap_socket(raw, do_handshake_on_connect=False)
+        try:
+            s.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        raw.close()
+    after = _settled_rss(p.pid, below=before + 10, within=60)
+    print(
+        f"RSS {before:.0f} MB, {holding:.0f} MB holding 200 half-sent requests, {after:.0f} MB once they and 500 "
+        "abandoned handshakes are gone"
+    )
+    assert after - before < 10
+    assert min(_get_ms(url, ctx) for _ in range(5)) < 100

@@ -113,6 +113,15 @@ def test_scheduling_happens_in_a_process_of_its_own(cluster):
     managers = {(m["manager"], m.get("subresource", "")) for m in claim["metadata"]["managedFields"]}
     assert ("kube-scheduler", "status") in managers  # written over HTTP with its field manager
     assert any(c["type"] == "PodScheduled" and c["status"] == "True" for c in pod["status"]["conditions"])
+    # the scheduler sends its events without waiting (as the event broadcaster does): the pod
+    # may be Running before its Scheduled event is stored
+    until(
+        lambda: any(
+            e.get("reason") == "Scheduled"
+            for e in cluster.http.get(f"{cluster.url}/api/v1/namespaces/{ns}/events", timeout=30).json()["items"]
+        ),
+        what="the Scheduled event",
+    )
     events = cluster.kubectl("get", "events", "-n", ns, "--field-selector", "involvedObject.name=p1").stdout
     assert "Successfully assigned" in events
     # its metrics are the API server's /metrics, as one scrape target

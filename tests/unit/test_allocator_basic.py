@@ -22,7 +22,7 @@ def test_one_device_default_count_and_result_shape():
     assert alloc["nodeSelector"] == {
         "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]
     }
-    assert "allocationTimestamp" not in alloc  # only with binding conditions
+    assert "allocationTimestamp" not in alloc  # PreBind stamps it (test_scheduler_dra_upstream)
 
 
 def test_exact_count_with_request_selector():

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from mockkube.server import gctuning
 
 
 def test_a_full_collection_is_due_after_a_quarter_and_the_slack():
     pacer = gctuning.Pacer(asyncio.new_event_loop())
-    pacer.baseline = 400 << 20
+    pacer.floor = 400 << 20
     assert not pacer.due(400 << 20)
     assert not pacer.due(int((400 << 20) * gctuning.GROWTH) + gctuning.SLACK)
     assert pacer.due(int((400 << 20) * gctuning.GROWTH) + gctuning.SLACK + 1)
@@ -21,13 +22,63 @@ def test_the_resident_size_is_read_and_freed_memory_released():
     gctuning.release_free_memory()  # must not fail where glibc's malloc_trim is missing
 
 
-async def test_the_pacer_collects_once_memory_has_grown(monkeypatch):
-    sizes = iter([100 << 20, 200 << 20, 110 << 20])
-    monkeypatch.setattr(gctuning, "resident_bytes", lambda: next(sizes))
-    pacer = gctuning.Pacer(asyncio.get_running_loop(), every=0.01).start()
-    try:
-        assert pacer.baseline == 100 << 20
-        pacer._tick()  # 200 MiB: past 125 MiB + 16 MiB
-        assert pacer.collections == 1 and pacer.baseline == 110 << 20
-    finally:
-        pacer.stop()
+def _pacer(monkeypatch, sizes, free: int = 0) -> tuple[gctuning.Pacer, list, list]:
+    readings = iter(sizes)
+    collected, trimmed = [], []
+    monkeypatch.setattr(gctuning, "resident_bytes", lambda: next(readings) << 20)
+    monkeypatch.setattr(gctuning, "free_heap_bytes", lambda: free)
+    monkeypatch.setattr(gctuning, "release_free_memory", lambda: trimmed.append(1))
+    monkeypatch.setattr(gctuning.gc, "collect", lambda: collected.append(1))
+    pacer = gctuning.Pacer(asyncio.new_event_loop())
+    pacer.floor = 100 << 20
+    return pacer, collected, trimmed
+
+
+def test_a_collection_that_brings_the_size_back_resets_the_pace(monkeypatch):
+    pacer, collected, _ = _pacer(monkeypatch, [200, 105, 200, 104])
+    pacer.check(now=0)  # 200 MiB: past 125 + 16; the collection brings it to 105
+    pacer.check(now=2)  # grown again, collected again at once
+    assert len(collected) == 2 and pacer.floor == 100 << 20
+
+
+def test_memory_that_stays_is_retried_with_backoff_then_taken_as_the_floor(monkeypatch):
+    # every collection leaves 160 MiB (alive): retried after 2, 4, ..., 64 s, then the floor
+    pacer, collected, _ = _pacer(monkeypatch, itertools.repeat(160))
+    times = []
+    now = 0.0
+    while pacer.floor == 100 << 20:
+        before = len(collected)
+        pacer.check(now)
+        if len(collected) > before:
+            times.append(now)
+        now += 1
+    assert times == [0, 2, 6, 14, 30, 62, 126]
+    assert pacer.floor == 160 << 20
+    pacer.check(now)  # at the new floor: nothing to do
+    assert len(collected) == 7
+
+
+def test_held_connections_let_go_are_collected_at_the_next_retry(monkeypatch):
+    pacer, collected, _ = _pacer(monkeypatch, [160, 160, 160, 160, 99])
+    pacer.check(now=0)  # alive: retry in 2 s
+    pacer.check(now=1)  # not yet
+    pacer.check(now=2)  # collection: now garbage, back to 99
+    assert len(collected) == 2 and pacer.floor == 99 << 20
+
+
+def test_freed_heap_is_handed_back_without_a_collection(monkeypatch):
+    pacer, collected, trimmed = _pacer(monkeypatch, [120, 101], free=gctuning.SLACK + 1)
+    pacer.check(now=0)  # 120 MiB: not due (125 + 16), but 16 MiB are free in the heap
+    assert trimmed == [1] and collected == [] and pacer.floor == 100 << 20
+
+
+def test_glibc_tells_how_much_freed_heap_it_holds_and_hands_it_back():
+    blocks = [bytearray(100 << 10) for _ in range(300)]  # below glibc's mmap threshold: in the heap
+    pin = bytearray(100 << 10)  # above them: the heap's top cannot shrink by itself
+    before = gctuning.free_heap_bytes()
+    del blocks
+    held = gctuning.free_heap_bytes()
+    assert held - before > 20 << 20
+    gctuning.release_free_memory()
+    assert gctuning.free_heap_bytes() < held
+    del pin

@@ -171,7 +171,8 @@ def test_definitions_closed_and_in_json_schema_format():
     assert containers["x-kubernetes-list-type"] == "map"
     # everything the served kinds need, nothing from unrelated groups
     assert "io.k8s.api.autoscaling.v1.Scale" in DEFS and "io.k8s.api.policy.v1.Eviction" in DEFS
-    assert not any(n.startswith("io.k8s.api.autoscaling.v2.") for n in DEFS)
+    assert "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler" in DEFS
+    assert not any(n.startswith("io.k8s.api.autoscaling.v2beta2.") for n in DEFS)
 
 
 def test_v3_schema_conversion_keeps_extensions_and_wraps_refs():

@@ -753,6 +753,118 @@ OBJECTS += [
     {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": meta(namespace=None), "handler": "runc"},
 ]
 
+# the APIs every kind cluster serves beyond workloads
+OBJECTS += [
+    {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": meta(),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 1,
+            "maxReplicas": 3,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+                }
+            ],
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60, "tolerance": "50m"}},
+        },
+    },
+    {
+        "apiVersion": "autoscaling/v1",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": meta(),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 1,
+            "maxReplicas": 3,
+            "targetCPUUtilizationPercentage": 50,
+        },
+    },
+    {
+        "apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": meta(namespace=None),
+        "spec": {
+            "request": "LS0tLS1CRUdJTg==",
+            "signerName": "kubernetes.io/kube-apiserver-client",
+            "usages": ["client auth"],
+            "expirationSeconds": 3600,
+            "username": "alice",
+            "groups": ["system:authenticated"],
+            "extra": {"scopes": ["a", "b"]},
+        },
+    },
+    {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": meta(namespace=None),
+        "spec": {
+            "priorityLevelConfiguration": {"name": "workload-low"},
+            "matchingPrecedence": 1000,
+            "distinguisherMethod": {"type": "ByUser"},
+            "rules": [
+                {
+                    "subjects": [{"kind": "Group", "group": {"name": "system:authenticated"}}],
+                    "resourceRules": [
+                        {
+                            "verbs": ["*"],
+                            "apiGroups": ["*"],
+                            "resources": ["*"],
+                            "clusterScope": True,
+                            "namespaces": ["*"],
+                        }
+                    ],
+                    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                }
+            ],
+        },
+    },
+    {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "PriorityLevelConfiguration",
+        "metadata": meta(namespace=None),
+        "spec": {
+            "type": "Limited",
+            "limited": {
+                "nominalConcurrencyShares": 30,
+                "lendablePercent": 0,
+                "limitResponse": {"type": "Queue", "queuing": {"queues": 64, "handSize": 6, "queueLengthLimit": 50}},
+            },
+        },
+    },
+    {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIStorageCapacity",
+        "metadata": meta(),
+        "storageClassName": "standard",
+        "capacity": "10Gi",
+        "maximumVolumeSize": "1Gi",
+        "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "a"}},
+    },
+    {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttributesClass",
+        "metadata": meta(namespace=None),
+        "driverName": "csi.example.com",
+        "parameters": {"iops": "3000"},
+    },
+    {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "ServiceCIDR",
+        "metadata": meta(namespace=None),
+        "spec": {"cidrs": ["10.96.0.0/16"]},
+    },
+    {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "IPAddress",
+        "metadata": meta(namespace=None),
+        "spec": {"parentRef": {"resource": "services", "namespace": "default", "name": "web"}},
+    },
+]
+
 
 def is_zero(value: object) -> bool:
     if isinstance(value, dict):
@@ -1253,4 +1365,4 @@ def test_generated_table_is_current() -> None:
         text=True,
         check=True,
     ).stdout
-    assert out == (REPO / "mockkube" / "machinery" / "proto_types.py").read_text()
+    assert out == (REPO / "mockkube" / "generated" / "proto_types.py").read_text()

@@ -159,9 +159,14 @@ def test_column_shape():
     assert "Name must be unique" in COLUMNS[("", "pods")][0]["description"]
 
 
+# printers.go's own mismatch: printIPAddress appends an age cell the columns do not declare
+ONE_EXTRA_CELL = {("networking.k8s.io", "ipaddresses")}
+
+
 def test_every_row_is_as_wide_as_its_columns():
     for (group, plural), cols in list(COLUMNS.items()) + [(("x.io", "things"), [1, 2])]:
-        assert len(row_cells(group, plural, {"metadata": {"name": "a"}}, NOW)) == len(cols), plural
+        extra = 1 if (group, plural) in ONE_EXTRA_CELL else 0
+        assert len(row_cells(group, plural, {"metadata": {"name": "a"}}, NOW)) == len(cols) + extra, plural
 
 
 # --- age ------------------------------------------------------------------------------------------

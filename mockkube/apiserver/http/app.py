@@ -61,6 +61,9 @@ def _reason(code: int) -> str:
     }.get(code, "InternalError" if code >= 500 else "Unknown")
 
 
+_UNLISTED = {"/", "/index.html", "/version/"}  # upstream's UnlistedHandle paths and go-restful's slash form
+
+
 def _plain(status: int, text: str) -> web.Response:
     return web.Response(
         status=status,
@@ -109,6 +112,15 @@ def build_app(resources: Resources, registry: Registry, metrics=None) -> web.App
     async def version(request: web.Request) -> web.Response:
         return json_response(discovery.dumps(discovery.version_info()))
 
+    async def index(request: web.Request) -> web.Response:
+        served = [
+            r.canonical
+            for r in request.app.router.resources()
+            if "{" not in r.canonical and not r.canonical.startswith("/mockkube") and r.canonical not in _UNLISTED
+        ]
+        served += [f"/{endpoint}/{check}" for endpoint, checks in health.CHECKS.items() for check in checks]
+        return json_response(discovery.dumps(discovery.root_paths(registry, served)))
+
     async def metrics_text(request: web.Request) -> web.Response:
         from mockkube.machinery.metrics import CONTENT_TYPE_LATEST
 
@@ -125,7 +137,12 @@ def build_app(resources: Resources, registry: Registry, metrics=None) -> web.App
     for path in ("/readyz", "/livez", "/healthz"):
         app.router.add_get(path, health_root)
     app.router.add_get("/{endpoint:readyz|livez|healthz}/{check:.+}", health_check)
+    # go-restful's WebService "/version" with the route "/" matches "/version" and "/version/"
+    # alike; the health endpoints and /openapi/v2 are exact paths of the non-go-restful mux.
     app.router.add_get("/version", version)
+    app.router.add_get("/version/", version)
+    app.router.add_get("/", index)
+    app.router.add_get("/index.html", index)
     app.router.add_get("/metrics", metrics_text)
     openapi.setup(app, registry=registry)
     app.router.add_route("*", "/api", api.handle)

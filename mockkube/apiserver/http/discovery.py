@@ -13,7 +13,7 @@ AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscover
 
 
 # preferred version first; resource.k8s.io serves v1 (and v1beta2 for DeviceTaintRule)
-_VERSION_ORDER = {"resource.k8s.io": ["v1", "v1beta2"]}
+_VERSION_ORDER = {"resource.k8s.io": ["v1", "v1beta2"], "autoscaling": ["v2", "v1"]}
 
 
 def version_info() -> dict:
@@ -73,7 +73,8 @@ def resource_list(reg: Registry, group: str, version: str) -> dict:
             entry["shortNames"] = list(rt.short_names)
         if rt.categories:
             entry["categories"] = list(rt.categories)
-        entry["storageVersionHash"] = _hash(rt)
+        if _stored(rt):  # only a storage that has a storage version (StorageVersionProvider) gives one
+            entry["storageVersionHash"] = _hash(rt)
         out.append(entry)
         for sub in rt.subresources:
             se = {
@@ -90,11 +91,18 @@ def resource_list(reg: Registry, group: str, version: str) -> dict:
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
 
 
+def _stored(rt: ResourceType) -> bool:
+    return not getattr(rt.strategy, "virtual", False)  # reviews, bindings, componentstatuses
+
+
 def _hash(rt: ResourceType) -> str:
     import base64
     import hashlib
 
-    h = hashlib.sha256(f"{rt.group}/{rt.version}/{rt.kind}".encode()).digest()
+    # a built-in resource served at several versions has one hash, its storage version's
+    stored = (getattr(rt.strategy, "storage_api_version", "") if rt.schema is None else "") or rt.api_version
+    group, _, version = stored.rpartition("/")
+    h = hashlib.sha256(f"{group}/{version}/{rt.kind}".encode()).digest()
     return base64.b64encode(h[:8]).decode()
 
 
@@ -139,6 +147,19 @@ def api_group_list(reg: Registry) -> dict:
         g.pop("kind")
         g.pop("apiVersion")
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def root_paths(reg: Registry, served: list[str]) -> dict:
+    """``GET /`` (and ``/index.html``): genericapiserver's ``routes.Index``, the sorted union of
+    the listed paths: every API root, group and group-version (``/apis/`` as the aggregator
+    lists it), ``/openapi/v3/`` (a prefix handler) and the other plain paths in ``served``."""
+    paths = {"/api", "/api/v1", "/apis", "/apis/", "/openapi/v3/"}
+    for g, versions in _groups(reg).items():
+        if g:
+            paths.add(f"/apis/{g}")
+            paths.update(f"/apis/{g}/{v}" for v in versions)
+    paths.update(served)
+    return {"paths": sorted(paths)}
 
 
 def _agg_resource(rt: ResourceType) -> dict:

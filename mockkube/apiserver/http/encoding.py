@@ -23,6 +23,7 @@ JSON_PATCH_TYPES = (
     "application/merge-patch+json",
     "application/strategic-merge-patch+json",
 )
+APPLY_YAML = "application/apply-patch+yaml"
 
 
 def media_type(content_type: str | None) -> str:
@@ -52,11 +53,15 @@ def decode_body(body: bytes, content_type: str | None, *, patch: bool = False):
     if len(body) > MAX_BODY:
         raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
     mt = media_type(content_type)
+    if mt not in ("", JSON, YAML, PROTOBUF) and not (patch and mt in JSON_PATCH_TYPES + (APPLY_YAML,)):
+        # apiserver's NegotiateInputSerializer: only the serializers' own media types (not
+        # text/plain, */*, text/yaml...), before the body is looked at
+        raise errors.unsupported_media_type(mt, ACCEPTED_BODY_TYPES)
     if not body.strip():
         raise errors.bad_request("the body of the request was empty")
-    if mt in ("", JSON, "*/*", "text/plain") or (patch and mt in JSON_PATCH_TYPES):
+    if mt in ("", JSON) or (patch and mt in JSON_PATCH_TYPES):
         return decode_json(body)
-    if mt in (YAML, "application/x-yaml", "text/yaml", "application/apply-patch+yaml"):
+    if mt in (YAML, APPLY_YAML):
         try:
             text = body.decode()
         except UnicodeDecodeError:

@@ -100,6 +100,10 @@ class API:
         admission_identity.set_user(identity.request_user(request))
         m = request.method
         _require_verb(m, target)
+        if getattr(target.rt.strategy, "computed", False):  # componentstatuses: probed, not stored
+            return self.computed(request, target)
+        if getattr(target.rt.strategy, "legacy_binding", False) and m == "POST" and not target.name:
+            return await subresources.legacy_binding(self, request, target)
         if not target.name:
             if m == "GET":
                 return await self.list_or_watch(request, target)
@@ -108,7 +112,7 @@ class API:
             if m == "DELETE":
                 return await self.delete_collection(request, target)
             raise _not_allowed(m, target)
-        if target.sub and target.sub not in ("status", "resize"):
+        if target.sub and target.sub not in ("status", "resize", "approval"):
             return await subresources.handle(self, request, target)
         if m == "GET":
             return self.get(request, target)
@@ -158,13 +162,48 @@ class API:
             return json_response(dumps(t), status, warnings)
         if wanted.partial:
             return json_response(dumps(_partial(entry.obj)), status, warnings)
-        if rt.schema is not None and entry.obj.get("apiVersion") != rt.api_version:
+        if entry.obj.get("apiVersion") != rt.api_version and (rt.schema is not None or rt.strategy_converts):
             from mockkube.machinery.customresource import raw_as
 
             return json_response(
                 raw_as(entry, rt.api_version, getattr(rt.strategy, "converter", None)), status, warnings
             )
         return json_response(entry.raw or dumps(entry.obj), status, warnings)
+
+    def computed(self, request: web.Request, t: Target) -> web.Response:
+        """get and list of a kind answered by its strategy (``items()``, ``get(name)``),
+        with the kind's deprecation warning on every answer, errors included."""
+        rt = t.rt
+        warnings = list(getattr(rt.strategy, "warnings", ()))
+        try:
+            if request.method != "GET" or t.sub:
+                raise _not_allowed(request.method, t)
+            p = params.list_params(request.query)
+            if not t.name and p.watch:
+                raise errors.APIError(
+                    405,
+                    "MethodNotAllowed",
+                    f'watch is not supported on resources of kind "{rt.plural}"',
+                    {"group": rt.group, "kind": rt.plural},
+                )
+            if t.name:
+                objs, meta = [rt.strategy.get(t.name)], None
+            else:
+                pred = self.res.predicate(rt, p.label_selector, p.field_selector)
+                objs, meta = [o for o in rt.strategy.items() if pred.fn is None or pred.fn(o)], {}
+        except errors.APIError as e:
+            return json_response(dumps(e.status()), e.code, warnings)
+        wanted = encoding.negotiate(request.headers.get("Accept"))
+        if wanted.table:
+            from mockkube.apiserver.http import tables
+
+            tbl = tables.make_table(rt.group, rt.plural, objs, p.include_object, datetime.now(timezone.utc), {})
+            return json_response(dumps(tbl), 200, warnings)
+        if meta is None:
+            return json_response(dumps(objs[0]), 200, warnings)
+        return json_response(
+            dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": objs}), 200, warnings
+        )
 
     # -- verbs -----------------------------------------------------------------
     def get(self, request: web.Request, t: Target) -> web.Response:
@@ -208,7 +247,9 @@ class API:
             }
             return json_response(dumps(body))
         head = dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})[:-1]
-        if rt.schema is not None and any(e.obj.get("apiVersion") != rt.api_version for e in result.entries):
+        if (rt.schema is not None or rt.strategy_converts) and any(
+            e.obj.get("apiVersion") != rt.api_version for e in result.entries
+        ):
             # custom resources stored at another version: converted, all in one review
             from mockkube.machinery.customresource import convert_all
             from mockkube.machinery.customresource import dumps as cr_dumps
@@ -238,7 +279,7 @@ class API:
     async def create(self, request: web.Request, t: Target) -> web.Response:
         opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
         obj = await self._body(request)
-        if getattr(t.rt.strategy, "virtual", False):  # reviews: answered, never stored
+        if getattr(t.rt.strategy, "review", None):  # reviews: answered, never stored
             from mockkube.apiserver.http.identity import request_user
 
             if not isinstance(obj, dict):
@@ -282,11 +323,7 @@ class API:
         raw = await _read(request)
         body = None
         if raw.strip():
-            body = encoding.decode_body(raw, request.headers.get("Content-Type"))
-            if not isinstance(body, dict):
-                raise errors.bad_request("DeleteOptions must be an object")
-            if body.get("kind") not in (None, "DeleteOptions"):
-                raise errors.bad_request(f"DeleteOptions expected, got kind {body.get('kind')!r}")
+            body = params.delete_options_body(encoding.decode_body(raw, request.headers.get("Content-Type")))
         return params.delete_options(request.query, body)
 
     async def delete(self, request: web.Request, t: Target) -> web.Response:
@@ -302,8 +339,8 @@ class API:
         return json_response(dumps(status_success(t.rt, entry.obj)), 200, warnings)
 
     async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
+        p = params.list_params(request.query)  # upstream decodes the ListOptions first
         opts, dry = await self._delete_options(request)
-        p = params.list_params(request.query)
         result = self.res.list(t.rt, t.namespace or None, p.label_selector, p.field_selector)
         items = []
         for e in result.entries:

@@ -15,24 +15,57 @@ _VALIDATIONS = ("Ignore", "Warn", "Strict")
 
 
 def _bool(q: MultiMapping, name: str) -> bool | None:
+    """apimachinery's Convert_Slice_string_To_bool: never an error; "0" and "false" (any
+    case) are false, anything else (even an empty value) true."""
     v = q.get(name)
     if v is None:
         return None
-    if v in ("true", "1", "True"):
-        return True
-    if v in ("false", "0", "False", ""):
-        return False
-    raise errors.bad_request(f'invalid value for "{name}": strconv.ParseBool: parsing "{v}": invalid syntax')
+    return not (v == "0" or v.lower() == "false")
+
+
+def go_quote(s: str) -> str:
+    """Go's strconv.Quote: printable characters kept, the rest escaped."""
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable() or ch == " ":
+            out.append(ch)
+        elif o < 0x80:
+            out.append(f"\\x{o:02x}")
+        elif o < 0x10000:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(f"\\U{o:08x}")
+    return '"' + "".join(out) + '"'
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+_INT64 = 2**63
+
+
+def parse_int64(v: str) -> int:
+    """strconv.ParseInt(v, 10, 64), raising a 400 with its error text as the message, as
+    DecodeParameters' BadRequest carries it."""
+    digits = v[1:] if v[:1] in ("+", "-") else v
+    if not digits or not all("0" <= c <= "9" for c in digits):
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(v)}: invalid syntax")
+    n = int(v)
+    if not -_INT64 <= n < _INT64:
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(v)}: value out of range")
+    return n
 
 
 def _int(q: MultiMapping, name: str) -> int | None:
+    """Convert_Slice_string_To_(Pointer_)int64: the first value, strconv-parsed (an empty
+    value is a syntax error too)."""
     v = q.get(name)
-    if v is None or v == "":
+    if v is None:
         return None
-    try:
-        return int(v)
-    except ValueError:
-        raise errors.bad_request(f'invalid value for "{name}": strconv.ParseInt: parsing "{v}": invalid syntax')
+    return parse_int64(v)
 
 
 @dataclass
@@ -149,6 +182,68 @@ def write_options(q: MultiMapping, user_agent: str | None, kind: str, patch_type
         raise errors.invalid(kind, "meta.k8s.io", "", errs)
     manager = fm if fm else ("" if patch_type == "apply" else default_field_manager(user_agent))
     return WriteOptions(dry_run=bool(dry), field_manager=manager, field_validation=fv or "Warn", force=bool(force))
+
+
+# encoding/json's error for a body that is no JSON object, at serializer/json's Interpret
+# step (the apiVersion/kind probe), with Go's spelling of the anonymous probe struct
+_PROBE = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+# Go types the schema spells as plain strings
+_GO_TYPE_FIXUPS = (
+    ("Preconditions.preconditions.uid of type string", "Preconditions.preconditions.uid of type types.UID"),
+    (
+        "DeleteOptions.propagationPolicy of type string",
+        "DeleteOptions.propagationPolicy of type v1.DeletionPropagation",
+    ),
+)
+
+
+def check_type_meta(body) -> None:
+    """serializer/json's Interpret step: apiVersion and kind must be strings, the body a
+    JSON object (or null); 400 with encoding/json's message otherwise."""
+    from mockkube.machinery.validation import json_kind
+
+    if body is None:
+        return
+    if not isinstance(body, dict):
+        raise errors.bad_request(
+            f"couldn't get version/kind; json parse error: json: cannot unmarshal "
+            f"{json_kind(body)} into Go value of type {_PROBE}"
+        )
+    for key, value in body.items():
+        if key in ("apiVersion", "kind") and value is not None and not isinstance(value, str):
+            raise errors.bad_request(
+                f"couldn't get version/kind; json parse error: json: cannot unmarshal "
+                f"{json_kind(value)} into Go struct field .{key} of type string"
+            )
+
+
+def type_errors(body: dict, group: str, version: str, kind: str, prune: bool = False) -> list[str]:
+    """encoding/json's type errors of ``body`` decoded as ``kind`` (first one first); with
+    ``prune`` a well-typed body loses its unknown fields and nulls, as a typed decode does."""
+    from mockkube.machinery import schema, validation
+
+    root = schema.for_kind(group, version, kind)
+    if root is None:
+        return []
+    return validation.check_structure(body, root, canonicalize=prune, prune=prune).type_errors
+
+
+def delete_options_body(body) -> dict:
+    """A decoded DeleteOptions body as apiserver's delete handlers decode it (non-strict,
+    unknown fields dropped); since v1.35 every decode error is a 400 BadRequest carrying
+    the decoder's message (kubernetes#133358)."""
+    check_type_meta(body)
+    if body is None:
+        return {}
+    if body.get("kind") not in (None, "", "DeleteOptions"):
+        raise errors.bad_request(f"DeleteOptions expected, got kind {body.get('kind')!r}")
+    errs = type_errors(body, "", "v1", "DeleteOptions", prune=True)
+    if errs:
+        msg = errs[0]
+        for wrong, right in _GO_TYPE_FIXUPS:
+            msg = msg.replace(wrong, right)
+        raise errors.bad_request(msg)
+    return body
 
 
 def delete_options(q: MultiMapping, body: dict | None) -> tuple[dict, bool]:

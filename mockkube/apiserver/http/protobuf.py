@@ -22,6 +22,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
 from mockkube.generated.proto_types import KINDS, MESSAGES
+from mockkube.machinery import gobase64
 from mockkube.machinery.errors import APIError, bad_request
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -300,7 +301,11 @@ def _decode_duration(data: bytes) -> str:
 
 
 # authentication/authorization ExtraValue: a Go []string carried as a message of strings
-_EXTRA_VALUES = ("k8s.io.api.authentication.v1.ExtraValue", "k8s.io.api.authorization.v1.ExtraValue")
+_EXTRA_VALUES = (
+    "k8s.io.api.authentication.v1.ExtraValue",
+    "k8s.io.api.authorization.v1.ExtraValue",
+    "k8s.io.api.certificates.v1.ExtraValue",
+)
 
 
 def _decode_extra_value(data: bytes) -> list[str]:
@@ -422,8 +427,8 @@ def _enc_scalar(number: int, typ: str, value: Any) -> bytes:
         return _tag_bytes(number, value.encode("utf-8"))
     if typ == "bytes":
         try:
-            return _tag_bytes(number, base64.b64decode(value, validate=True))
-        except (ValueError, TypeError):
+            return _tag_bytes(number, gobase64.decode(value))
+        except (ValueError, TypeError, AttributeError):
             raise bad_request(f"illegal base64 data: {value!r}") from None
     if typ == "bool":
         return _tag_varint(number, 1 if value else 0)

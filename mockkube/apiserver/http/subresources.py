@@ -51,8 +51,9 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
             raise errors.service_unavailable("ServiceAccount tokens are not served")
         return json_response(_dumps(api.auth.tokens.request(t.namespace, t.name, body)), 201)
     if sub == "eviction" and m == "POST":
+        params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")  # validated
         body = await api._body(request)
-        evict(api, t, body)
+        evict(api, t, body, request.query.getall("dryRun", []))
         return json_response(
             _dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}), 201
         )
@@ -107,13 +108,10 @@ async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamRe
     from its pod's ``mockkube.io/log`` annotations, a process container's from its output
     (see mockkube/kubelet/logs.py and kubelet/runtime/, reached through ``NODE_KEY``);
     ``follow=true`` streams a growing log until the container ends or the client leaves."""
-    pod = api.res.get(t.rt, t.namespace, t.name).obj
     q = request.query
     tail = q.get("tailLines")
-    try:
-        tail_lines = int(tail) if tail not in (None, "") else None
-    except ValueError:
-        raise errors.bad_request(f'invalid value for "tailLines": strconv.ParseInt: parsing "{tail}": invalid syntax')
+    tail_lines = None if tail is None else params.parse_int64(tail)  # PodLogOptions decode before the get
+    pod = api.res.get(t.rt, t.namespace, t.name).obj
     node = _node(request)
     args = (pod, q.get("container", ""), tail_lines, q.get("timestamps") in ("true", "1"))
     previous = q.get("previous") in ("true", "1")
@@ -149,33 +147,62 @@ def _log_window(api: "API", q) -> tuple[float | None, int | None]:
     from mockkube.machinery import meta
 
     since = None
-    try:
-        if q.get("sinceSeconds"):
-            secs = int(q["sinceSeconds"])
-            if secs < 1:
-                raise errors.bad_request("sinceSeconds must be greater than 0")
-            since = api.res.clock() - secs
-        elif q.get("sinceTime"):
+    if q.get("sinceSeconds"):
+        secs = params.parse_int64(q["sinceSeconds"])
+        if secs < 1:
+            raise errors.bad_request("sinceSeconds must be greater than 0")
+        since = api.res.clock() - secs
+    elif q.get("sinceTime"):
+        try:
             since = meta.parse_time(q["sinceTime"])
-        limit = int(q["limitBytes"]) if q.get("limitBytes") else None
-    except ValueError as e:
-        raise errors.bad_request(f"invalid log options: {e}") from None
+        except ValueError as e:
+            raise errors.bad_request(f"invalid sinceTime: {e}") from None
+    limit = params.parse_int64(q["limitBytes"]) if q.get("limitBytes") else None
     if limit is not None and limit < 1:
         raise errors.bad_request("limitBytes must be greater than 0")
     return since, limit
+
+
+def _typed(body: dict, group: str, version: str, kind: str) -> None:
+    """The decode step of a subresource's request kind: encoding/json's first type error
+    as transformDecodeError's 400 (a field of the wrong JSON type is never a 500)."""
+    from mockkube.apiserver.http import params
+    from mockkube.machinery import validation
+
+    errs = params.type_errors(body, group, version, kind)
+    if errs:
+        raise validation.decode_error(kind, version, errs)
+
+
+async def legacy_binding(api: "API", request: web.Request, t: "Target") -> web.Response:
+    """``POST /api/v1/namespaces/{ns}/bindings`` (LegacyBindingREST): pods/binding for the
+    pod named by the Binding's own metadata.name."""
+    from dataclasses import replace
+
+    opts = params.write_options(request.query, request.headers.get("User-Agent"), "CreateOptions")
+    body = await api._body(request)
+    if not isinstance(body, dict) or body.get("kind") not in (None, "Binding"):
+        raise errors.bad_request("a Binding object is required")
+    name = (body.get("metadata") or {}).get("name", "") if isinstance(body.get("metadata"), dict) else ""
+    pods = api.reg.get("", "v1", "pods")
+    bind(api, replace(t, rt=pods, name=name, sub="binding"), body, opts.dry_run)
+    return json_response(
+        _dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}), 201
+    )
 
 
 def bind(api: "API", t: "Target", body: dict, dry_run: bool = False) -> Entry:
     """pods/binding: set spec.nodeName once, as the scheduler's Bind does."""
     if not isinstance(body, dict) or body.get("kind") not in (None, "Binding"):
         raise errors.bad_request("a Binding object is required")
+    _typed(body, "", "v1", "Binding")
     target = (body.get("target") or {}).get("name", "")
     if not target:
         raise errors.invalid("Binding", "", t.name, [fe.required("target.name", "")])
     return api.res.bind(t.namespace, t.name, target, dry_run)
 
 
-def evict(api: "API", t: "Target", body: dict) -> None:
+def evict(api: "API", t: "Target", body: dict, dry_run: list[str] | None = None) -> None:
     """pods/eviction: delete the pod unless its PodDisruptionBudget has no disruption left
     (429 with upstream's message and cause), charging the budget and marking the pod with
     a DisruptionTarget condition first, as kube-apiserver's eviction REST does."""
@@ -183,9 +210,22 @@ def evict(api: "API", t: "Target", body: dict) -> None:
 
     if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
         raise errors.bad_request("an Eviction object is required")
+    _typed(body, "policy", "v1", "Eviction")
+    if (body.get("metadata") or {}).get("name") != t.name:
+        raise errors.bad_request("name in URL does not match name in Eviction object")
     res = api.res
-    pod = res.get(t.rt, t.namespace, t.name).obj
     opts = dict(body.get("deleteOptions") or {})
+    # the eviction REST's propagateDryRun: the request's dryRun applies unless the
+    # Eviction's deleteOptions carry their own (upstream answers a mismatch with a plain
+    # error, a 500; a 400 here)
+    if dry_run and not opts.get("dryRun"):
+        opts["dryRun"] = list(dry_run)
+    elif dry_run and list(opts["dryRun"]) != list(dry_run):
+        raise errors.bad_request(
+            f"Non-matching dry-run options in request and content: [{' '.join(dry_run)}] and "
+            f"[{' '.join(map(str, opts['dryRun']))}]"
+        )
+    pod = res.get(t.rt, t.namespace, t.name).obj
     dry = bool(opts.get("dryRun"))
     phase = (pod.get("status") or {}).get("phase")
     if phase not in ("Succeeded", "Failed", "Pending") and not pod["metadata"].get("deletionTimestamp"):
@@ -266,6 +306,7 @@ def scale_of(api: "API", t: "Target") -> dict:
 def set_scale(api: "API", t: "Target", body: dict, opts) -> dict:
     if not isinstance(body, dict):
         raise errors.bad_request("a Scale object is required")
+    _typed(body, "autoscaling", "v1", "Scale")
     replicas = (body.get("spec") or {}).get("replicas")
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise errors.invalid(
@@ -292,6 +333,9 @@ def set_scale(api: "API", t: "Target", body: dict, opts) -> dict:
 
 
 def finalize_namespace(api: "API", t: "Target", body: dict) -> Entry:
+    if not isinstance(body, dict):
+        raise errors.bad_request("the object provided is not a JSON object")
+    _typed(body, "", "v1", "Namespace")
     entry = api.res.get(t.rt, "", t.name)
     new = copy.deepcopy(entry.obj)
     fins = ((body or {}).get("spec") or {}).get("finalizers") or []

@@ -80,6 +80,12 @@ def _build_columns() -> dict[tuple[str, str], list[dict]]:
             _col("Container-Runtime", _doc(_CORE + "NodeSystemInfo", "containerRuntimeVersion"), priority=1),
         ],
         ("", "namespaces"): [_name_col(), _col("Status", "The status of the namespace"), _age_col()],
+        ("", "componentstatuses"): [
+            _name_col(),
+            _col("Status", "Status of the component conditions"),
+            _col("Message", "Message of the component conditions"),
+            _col("Error", "Error of the component conditions"),
+        ],
         ("", "events"): events,
         ("events.k8s.io", "events"): [dict(c) for c in events],
         ("", "configmaps"): [_name_col(), _col("Data", _doc(_CORE + "ConfigMap", "data")), _age_col()],
@@ -553,6 +559,7 @@ _CELLS: dict[tuple[str, str], Callable[[Obj, datetime], list]] = {
         (o.get("status") or {}).get("phase", ""),
         _age(o, now),
     ],
+    ("", "componentstatuses"): lambda o, now: [_meta(o).get("name", ""), *_component_status_cells(o)],
     ("", "events"): _event_cells,
     ("events.k8s.io", "events"): lambda o, now: _event_cells(events_v1_as_core(o), now),
     ("", "configmaps"): lambda o, now: [
@@ -592,6 +599,14 @@ _CELLS: dict[tuple[str, str], Callable[[Obj, datetime], list]] = {
 }
 
 
+def _component_status_cells(o: Obj) -> list:
+    """printComponentStatus: the Healthy condition's status, message and error."""
+    for c in o.get("conditions") or ():
+        if c.get("type") == "Healthy":
+            return ["Healthy" if c.get("status") == "True" else "Unhealthy", c.get("message", ""), c.get("error", "")]
+    return ["Unknown", "", ""]
+
+
 def _add_workloads() -> None:
     from mockkube.apiserver.http import tables_workloads
 
@@ -600,6 +615,10 @@ def _add_workloads() -> None:
 
 
 _add_workloads()
+
+
+# kinds whose list printer orders the rows itself (printFlowSchemaList sorts by precedence)
+ROW_ORDER: dict[tuple[str, str], Callable[[list[Obj]], list[Obj]]] = {}
 
 
 def row_cells(group: str, plural: str, obj: Obj, now: datetime) -> list:
@@ -640,6 +659,9 @@ def make_table(
         from mockkube.apiserver.http.tables_custom import printer as custom_printer
 
         printer = custom_printer(printer)
+    order = ROW_ORDER.get((group, plural)) if printer is None else None
+    if order is not None:
+        objects = order(objects)
     rows = []
     for obj in objects:
         cells = printer.cells(obj, now) if printer is not None else row_cells(group, plural, obj, now)
@@ -662,9 +684,10 @@ def make_table(
 
 
 def _register_more() -> None:
-    from mockkube.apiserver.http import tables_admission, tables_cluster
+    from mockkube.apiserver.http import tables_admission, tables_apis, tables_cluster
 
     tables_cluster.register(__import__(__name__, fromlist=["_CELLS"]))
+    tables_apis.register(__import__(__name__, fromlist=["_CELLS"]))
     tables_admission.register(__import__(__name__, fromlist=["_CELLS"]))
 
 

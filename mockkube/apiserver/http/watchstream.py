@@ -65,7 +65,9 @@ class _Encoder:
                 "metadata": entry.obj.get("metadata", {}),
             }
             return _event_bytes(typ, json.dumps(obj, separators=(",", ":")).encode())
-        if self.t.rt.schema is not None and entry.obj.get("apiVersion") != self.t.rt.api_version:
+        if entry.obj.get("apiVersion") != self.t.rt.api_version and (
+            self.t.rt.schema is not None or self.t.rt.strategy_converts
+        ):
             from mockkube.machinery.customresource import raw_as
 
             return _event_bytes(
@@ -103,10 +105,9 @@ def _start_rv(p: "ListParams") -> int | None:
     """None = start from now with synthetic ADDED events; N = replay after N."""
     if p.resource_version in ("", "0"):
         return None
-    try:
-        return int(p.resource_version)
-    except ValueError:
-        raise errors.bad_request(f"invalid resource version: {p.resource_version}")
+    from mockkube.apiserver.rest import parse_resource_version
+
+    return parse_resource_version(p.resource_version)
 
 
 async def serve(api: "API", request: web.Request, t: "Target", p: "ListParams", wanted: Wanted) -> web.StreamResponse:

@@ -41,6 +41,8 @@ def local_apiservices(group_versions: list[tuple[str, str]]) -> list[dict]:
         gp, vp = _GROUP_PRIORITY.get(group, (15000, 15))
         if group == "resource.k8s.io" and version != "v1":
             vp = 9
+        if group == "autoscaling" and version == "v2":
+            vp = 30  # upstream's {autoscaling, v2}: {17500, 30}, above v1's 15
         out.append(
             {
                 "apiVersion": "apiregistration.k8s.io/v1",

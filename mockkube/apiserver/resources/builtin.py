@@ -1,5 +1,6 @@
 """Objects a fresh kube-apiserver creates besides namespaces: the system PriorityClasses
-(scheduling post-start hook), the bootstrap RBAC policy, the Local APIServices (autoregister controller) and, as a
+(scheduling post-start hook), the bootstrap RBAC policy, the API Priority and Fairness
+configuration (mandatory and suggested FlowSchemas and PriorityLevelConfigurations), the Local APIServices (autoregister controller) and, as a
 kind/minikube cluster ships one, a default StorageClass for the simulated provisioner."""
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ def bootstrap_objects(registry: Registry) -> list[tuple[ResourceType, str, dict]
         (sa, "kube-system", {"metadata": {"name": n, "namespace": "kube-system"}})
         for n in controller_service_accounts() + driver_service_accounts()
     ]
+    from mockkube.rules.flowcontrol_bootstrap import flow_schemas, priority_levels
+
+    pls = registry.get("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations")
+    out += [(pls, "", o) for o in priority_levels()]
+    fss = registry.get("flowcontrol.apiserver.k8s.io", "v1", "flowschemas")
+    out += [(fss, "", o) for o in flow_schemas()]
     sc = registry.get("storage.k8s.io", "v1", "storageclasses")
     out.append((sc, "", DEFAULT_STORAGE_CLASS))
     api = registry.get("apiregistration.k8s.io", "v1", "apiservices")

@@ -107,6 +107,12 @@ class ServiceStrategy(SpecStatusStrategy):
     def initial_status(self, obj: dict) -> dict:
         return {"loadBalancer": {}}
 
+    def admit(self, obj: dict, old: dict | None, res) -> None:
+        if old is None:  # the ClusterIP allocator: from the ServiceCIDRs, one IPAddress per IP
+            from mockkube.apiserver.resources import ipallocation
+
+            ipallocation.allocate(obj, res)
+
     def prepare_create(self, obj: dict) -> None:
         super().prepare_create(obj)
         spec = obj["spec"]

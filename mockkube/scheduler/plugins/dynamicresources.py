@@ -113,6 +113,7 @@ class _State:
         "plain",
         "interrupt",
         "deadline",
+        "rejected",
     )
 
     def __init__(self) -> None:
@@ -139,6 +140,9 @@ class _State:
         self.plain = False  # Filter is the allocation alone (no allocated, extended or unavailable claims)
         self.interrupt: Callable[[], bool] | None = None  # the allocator's interrupt, see _Deadline
         self.deadline: _Deadline | None = None  # re-armed at each Filter call
+        # PreFilter refused the pod before upstream records the claims in its state (a
+        # missing DeviceClass): PostFilter then has no claims to deallocate, as upstream's
+        self.rejected = False
 
 
 class _Deadline:
@@ -256,6 +260,10 @@ class DynamicResources(fw.Plugin):
                     return fw.unresolvable(
                         f"resource claim {claim['metadata'].get('name')} is in the process of being allocated"
                     )
+                st = self._check_classes(claim)
+                if st is not None:
+                    s.rejected = True
+                    return st
                 s.to_allocate.append(i)
         s.alloc_claims = [s.claims[i] for i in s.to_allocate]
         s.pod_claim_of = {name: pod_claim for pod_claim, name, _ in claim_names(pod) if name}
@@ -267,6 +275,32 @@ class DynamicResources(fw.Plugin):
             and not s.selectors
             and s.extended is None
         )
+        return None
+
+    def _check_classes(self, claim: dict) -> fw.Status | None:
+        """Upstream's PreFilter check of a claim to allocate: every request's (or
+        subrequest's) DeviceClass must exist, or the pod waits (unschedulable) for a
+        DeviceClass event; a request without a class name is an error."""
+        classes = self.dra.allocator.classes
+        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+            name = request.get("name", "")
+            if request.get("exactly") is not None:
+                targets = [(name, request["exactly"].get("deviceClassName") or "")]
+            elif request.get("firstAvailable"):
+                targets = [
+                    (f"{name}/{sub.get('name', '')}", sub.get("deviceClassName") or "")
+                    for sub in request["firstAvailable"]
+                ]
+            else:
+                meta = claim.get("metadata") or {}
+                return fw.unresolvable(
+                    f"resource claim {meta.get('namespace')}/{meta.get('name')}, request {name}: unknown request type"
+                )
+            for shown, class_name in targets:
+                if not class_name:
+                    return fw.error(f"request {shown}: unsupported request type")
+                if class_name not in classes:
+                    return fw.unresolvable(f"request {shown}: device class {class_name} does not exist")
         return None
 
     @staticmethod
@@ -386,7 +420,7 @@ class DynamicResources(fw.Plugin):
             except errors.APIError as e:
                 return fw.error(str(e))
             return fw.unschedulable("deletion of ResourceClaim completed")
-        if s is None or (not s.claims and s.extended is None):
+        if s is None or s.rejected or (not s.claims and s.extended is None):
             # Upstream runs this PostFilter for every pod, so its reason joins every
             # FailedScheduling message of a pod without claims.
             return fw.unschedulable(ERR_NO_CLAIMS)

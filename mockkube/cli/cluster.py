@@ -6,66 +6,30 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-
-def request(
-    method: str, url: str, body: bytes | None = None, content_type: str = "application/json", end: str = ""
-) -> int:
-    """One call to the server: the answer on stdout (then ``end``), or its Status message on
-    stderr and exit code 1."""
-    headers, context = {"Content-Type": content_type}, None
-    if url.startswith("https"):  # a TLS server: $KUBECONFIG's credentials for it (as kubectl would)
-        from mockkube.client import kubeconfigs
-
-        creds = kubeconfigs.for_url(url)
-        if creds is not None:
-            headers.update(creds.headers)
-            context = creds.ssl
-    req = urllib.request.Request(url, data=body, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=60, context=context) as resp:
-            sys.stdout.write(resp.read().decode() + end)
-            return 0
-    except urllib.error.HTTPError as e:
-        try:
-            msg = json.loads(e.read()).get("message", "")
-        except ValueError:
-            msg = e.reason
-        print(f"mockkube: {msg}", file=sys.stderr)
-        return 1
-    except urllib.error.URLError as e:
-        print(f"mockkube: cannot reach {url}: {e.reason}", file=sys.stderr)
-        return 1
+from mockkube.cli.connection import add_flags, call, request
 
 
-def post(url: str, body: bytes, content_type: str) -> int:
-    return request("POST", url, body, content_type, end="\n")
+def post(args: argparse.Namespace, path: str, body: bytes, content_type: str = "application/json") -> int:
+    return request(args, "POST", path, body, content_type, end="\n")
 
 
 def apply_profile(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
-    return post(args.server.rstrip("/") + "/mockkube/v1/profile", text.encode(), "application/yaml")
+    return post(args, "/mockkube/v1/profile", text.encode(), "application/yaml")
 
 
 def driver_health(args: argparse.Namespace) -> int:
     body = {"pool": args.pool, "device": args.device, "healthy": args.state == "healthy"}
     if args.effect:
         body["effect"] = args.effect
-    return post(
-        f"{args.server.rstrip('/')}/mockkube/v1/drivers/{args.driver}/health",
-        json.dumps(body).encode(),
-        "application/json",
-    )
+    return post(args, f"/mockkube/v1/drivers/{args.driver}/health", json.dumps(body).encode())
 
 
 def kubelet_state(args: argparse.Namespace) -> int:
     return post(
-        f"{args.server.rstrip('/')}/mockkube/v1/nodes/{args.node}/kubelet",
-        json.dumps({"running": args.state == "start"}).encode(),
-        "application/json",
+        args, f"/mockkube/v1/nodes/{args.node}/kubelet", json.dumps({"running": args.state == "start"}).encode()
     )
 
 
@@ -73,7 +37,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the commands on ``mockkube``'s subparsers."""
     a = sub.add_parser("apply-profile", help="apply a cluster profile to a running server")
     a.add_argument("file", help="profile YAML ('-' for stdin)")
-    a.add_argument("--server", default="http://127.0.0.1:6443")
+    add_flags(a)
     a.set_defaults(fn=apply_profile)
     d = sub.add_parser("driver", help="simulated DRA drivers")
     dsub = d.add_subparsers(dest="driver_command", required=True)
@@ -83,7 +47,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     h.add_argument("device", help="e.g. gpu-0")
     h.add_argument("state", choices=["healthy", "unhealthy"])
     h.add_argument("--effect", choices=["NoSchedule", "NoExecute", "None"], default=None)
-    h.add_argument("--server", default="http://127.0.0.1:6443")
+    add_flags(h)
     h.set_defaults(fn=driver_health)
     from mockkube.drivers.runner import add_command
 
@@ -91,7 +55,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     k = sub.add_parser("kubelet", help="stop or start a node's kubelet simulator")
     k.add_argument("state", choices=["stop", "start"])
     k.add_argument("node")
-    k.add_argument("--server", default="http://127.0.0.1:6443")
+    add_flags(k)
     k.set_defaults(fn=kubelet_state)
     add_explain(sub)
     add_fault_commands(sub)
@@ -102,23 +66,10 @@ def explain_pod(args: argparse.Namespace) -> int:
     from urllib.parse import quote
 
     fmt = "json" if args.output == "json" else "text"
-    url = (
-        f"{args.server.rstrip('/')}/mockkube/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}"
-        f"/explain?format={fmt}" + ("&all=true" if args.all_devices else "")
+    path = f"/mockkube/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}/explain?format={fmt}" + (
+        "&all=true" if args.all_devices else ""
     )
-    try:
-        with urllib.request.urlopen(url, timeout=60) as resp:
-            text = resp.read().decode()
-    except urllib.error.HTTPError as e:
-        try:
-            msg = json.loads(e.read()).get("message", "")
-        except ValueError:
-            msg = e.reason
-        print(f"mockkube: {msg}", file=sys.stderr)
-        return 1
-    except urllib.error.URLError as e:
-        print(f"mockkube: cannot reach {url}: {e.reason}", file=sys.stderr)
-        return 1
+    text = call(args, "GET", path)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
@@ -131,7 +82,7 @@ def add_explain(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-n", "--namespace", default="default")
     p.add_argument("-o", "--output", choices=["text", "json"], default="text")
     p.add_argument("--all-devices", action="store_true", help="list every device, also those whose selectors are false")
-    p.add_argument("--server", default="http://127.0.0.1:6443")
+    add_flags(p)
     p.set_defaults(fn=explain_pod)
 
 
@@ -166,19 +117,18 @@ def fault_add(args: argparse.Namespace) -> int:
         value = getattr(args, flag)
         if value is not None:
             spec[key] = parse_duration(value)
-    return request("POST", args.server.rstrip("/") + "/mockkube/v1/faults", json.dumps(spec).encode())
+    return request(args, "POST", "/mockkube/v1/faults", json.dumps(spec).encode())
 
 
 def fault_list(args: argparse.Namespace) -> int:
-    return request("GET", args.server.rstrip("/") + "/mockkube/v1/faults")
+    return request(args, "GET", "/mockkube/v1/faults")
 
 
 def fault_delete(args: argparse.Namespace) -> int:
     if not args.all and not args.id:
         print("mockkube: name a fault ID or pass --all", file=sys.stderr)
         return 1
-    url = args.server.rstrip("/") + "/mockkube/v1/faults" + ("" if args.all else f"/{args.id}")
-    return request("DELETE", url)
+    return request(args, "DELETE", "/mockkube/v1/faults" + ("" if args.all else f"/{args.id}"))
 
 
 def add_fault_commands(sub: argparse._SubParsersAction) -> None:
@@ -204,13 +154,13 @@ def add_fault_commands(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--device", default=None)
     a.add_argument("--effect", default=None, choices=["NoSchedule", "NoExecute", "None"])
     a.add_argument("--message", default=None)
-    a.add_argument("--server", default="http://127.0.0.1:6443")
+    add_flags(a)
     a.set_defaults(fn=fault_add)
     ls = fsub.add_parser("list", help="list injected faults")
-    ls.add_argument("--server", default="http://127.0.0.1:6443")
+    add_flags(ls)
     ls.set_defaults(fn=fault_list)
     d = fsub.add_parser("delete", help="remove a fault (or --all)")
     d.add_argument("id", nargs="?")
     d.add_argument("--all", action="store_true")
-    d.add_argument("--server", default="http://127.0.0.1:6443")
+    add_flags(d)
     d.set_defaults(fn=fault_delete)

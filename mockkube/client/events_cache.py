@@ -1,0 +1,318 @@
+"""client-go's ``tools/record`` EventCorrelator (``events_cache.go``): what a component's
+event recorder does with an Event before it reaches the API. Pure: no I/O, the time comes
+from the clock it is given (the cluster's injectable clock), events are core/v1 dicts.
+
+- **Counting** (eventLogger): an event identical to an earlier one (same source, involved
+  object with field path, type, reason and message) becomes a patch of the first one:
+  its ``count`` + 1, ``lastTimestamp`` now, under the first occurrence's name.
+- **Aggregation** (EventAggregator): once 10 events that differ only in their message
+  are seen for the same source, object, type, reason and reporting controller/instance,
+  each with less than 10 minutes since the previous one, further ones become one
+  "(combined from similar events): <message>" event, itself counted.
+- **Spam filter** (EventSourceObjectSpamFilter): per source and object, a token bucket of
+  25 events refilled at one every 5 minutes; an event over budget is skipped (its count
+  is still observed, so the next one sent carries the total).
+
+Each cache is an LRU of 4096 entries, as upstream's.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable
+
+from mockkube.machinery import meta
+
+MAX_LRU_CACHE_ENTRIES = 4096
+# more than 10 events that vary only by message within 10 minutes: aggregate
+DEFAULT_AGGREGATE_MAX_EVENTS = 10
+DEFAULT_AGGREGATE_INTERVAL_SECONDS = 600
+# a source may send 25 events about an object, refilled at 1 every 5 minutes
+DEFAULT_SPAM_BURST = 25
+DEFAULT_SPAM_QPS = 1.0 / 300.0
+AGGREGATE_PREFIX = "(combined from similar events): "
+
+Clock = Callable[[], float]
+
+
+def _src(ev: dict) -> dict:
+    return ev.get("source") or {}
+
+
+def _obj(ev: dict) -> dict:
+    return ev.get("involvedObject") or {}
+
+
+def event_key(ev: dict) -> str:
+    """getEventKey: source, involved object (with field path), type, reason, message."""
+    s, o = _src(ev), _obj(ev)
+    return "".join(
+        str(x or "")
+        for x in (
+            s.get("component"),
+            s.get("host"),
+            o.get("kind"),
+            o.get("namespace"),
+            o.get("name"),
+            o.get("fieldPath"),
+            o.get("uid"),
+            o.get("apiVersion"),
+            ev.get("type"),
+            ev.get("reason"),
+            ev.get("message"),
+        )
+    )
+
+
+def spam_key(ev: dict) -> str:
+    """getSpamKey: source and involved object (no field path)."""
+    s, o = _src(ev), _obj(ev)
+    return "".join(
+        str(x or "")
+        for x in (
+            s.get("component"),
+            s.get("host"),
+            o.get("kind"),
+            o.get("namespace"),
+            o.get("name"),
+            o.get("uid"),
+            o.get("apiVersion"),
+        )
+    )
+
+
+def aggregate_by_reason(ev: dict) -> tuple[str, str]:
+    """EventAggregatorByReasonFunc: (aggregate key, local key = the message)."""
+    s, o = _src(ev), _obj(ev)
+    key = "".join(
+        str(x or "")
+        for x in (
+            s.get("component"),
+            s.get("host"),
+            o.get("kind"),
+            o.get("namespace"),
+            o.get("name"),
+            o.get("uid"),
+            o.get("apiVersion"),
+            ev.get("type"),
+            ev.get("reason"),
+            ev.get("reportingComponent"),
+            ev.get("reportingInstance"),
+        )
+    )
+    return key, ev.get("message", "")
+
+
+def aggregate_message(ev: dict) -> str:
+    """EventAggregatorByReasonMessageFunc."""
+    return AGGREGATE_PREFIX + ev.get("message", "")
+
+
+class LRU:
+    """groupcache's lru.Cache: Get refreshes an entry, Add beyond the size evicts the oldest."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: OrderedDict[str, object] = OrderedDict()
+
+    def get(self, key: str):
+        if key not in self._d:
+            return None
+        self._d.move_to_end(key)
+        return self._d[key]
+
+    def add(self, key: str, value: object) -> None:
+        self._d[key] = value
+        self._d.move_to_end(key)
+        if self.size and len(self._d) > self.size:
+            self._d.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+class TokenBucket:
+    """flowcontrol's token bucket (golang.org/x/time/rate): starts full, refills at ``qps``
+    up to ``burst``; TryAccept takes a token if one is there and changes nothing if not."""
+
+    def __init__(self, qps: float, burst: int, now: float) -> None:
+        self.qps, self.burst = qps, burst
+        self.tokens = float(burst)
+        self.last = now
+
+    def try_accept(self, now: float) -> bool:
+        elapsed = max(0.0, now - self.last)
+        tokens = min(float(self.burst), self.tokens + elapsed * self.qps)
+        if tokens < 1.0:
+            return False
+        self.tokens, self.last = tokens - 1.0, max(now, self.last)
+        return True
+
+
+class SpamFilter:
+    """EventSourceObjectSpamFilter.Filter: True when the event is to be skipped."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        burst: int = DEFAULT_SPAM_BURST,
+        qps: float = DEFAULT_SPAM_QPS,
+        size: int = MAX_LRU_CACHE_ENTRIES,
+        key: Callable[[dict], str] = spam_key,
+    ) -> None:
+        self.clock, self.burst, self.qps, self.key = clock, burst, qps, key
+        self.cache = LRU(size)
+
+    def filter(self, ev: dict) -> bool:
+        k = self.key(ev)
+        now = self.clock()
+        bucket = self.cache.get(k)
+        if bucket is None:
+            bucket = TokenBucket(self.qps, self.burst, now)
+        skip = not bucket.try_accept(now)
+        self.cache.add(k, bucket)
+        return skip
+
+
+@dataclass
+class _AggregateRecord:
+    local_keys: set
+    last: float | None  # when the aggregate was last recorded (None: never)
+
+
+class Aggregator:
+    """EventAggregator.EventAggregate: the event to send and its cache key."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        max_events: int = DEFAULT_AGGREGATE_MAX_EVENTS,
+        max_interval: float = DEFAULT_AGGREGATE_INTERVAL_SECONDS,
+        size: int = MAX_LRU_CACHE_ENTRIES,
+        key: Callable[[dict], tuple[str, str]] = aggregate_by_reason,
+        message: Callable[[dict], str] = aggregate_message,
+        name: Callable[[str, float], str] | None = None,
+    ) -> None:
+        self.clock, self.max_events, self.max_interval = clock, max_events, max_interval
+        self.key, self.message = key, message
+        self.name = name or (lambda obj_name, now: f"{obj_name}.{int(now * 1e9):x}")
+        self.cache = LRU(size)
+
+    def aggregate(self, ev: dict) -> tuple[dict, str]:
+        now = self.clock()
+        full_key = event_key(ev)
+        agg_key, local_key = self.key(ev)
+        record = self.cache.get(agg_key)
+        # a record too old (or none: its time is the zero time) starts afresh
+        if record is None or record.last is None or now - record.last > self.max_interval:
+            record = _AggregateRecord(set(), None)
+        record.local_keys.add(local_key)
+        record.last = now
+        self.cache.add(agg_key, record)
+        if len(record.local_keys) < self.max_events:
+            return ev, full_key
+        record.local_keys.pop()  # do not grow the local key set beyond the max
+        ts = meta.rfc3339(now)
+        obj = _obj(ev)
+        copy = {
+            "metadata": {
+                "name": self.name(obj.get("name", ""), now),
+                "namespace": (ev.get("metadata") or {}).get("namespace", ""),
+            },
+            "involvedObject": dict(obj),
+            "reason": ev.get("reason", ""),
+            "message": self.message(ev),
+            "source": dict(_src(ev)),
+            "firstTimestamp": ts,
+            "lastTimestamp": ts,
+            "count": 1,
+            "type": ev.get("type", ""),
+        }
+        for k in ("apiVersion", "kind"):
+            if k in ev:
+                copy[k] = ev[k]
+        return copy, agg_key
+
+
+@dataclass
+class _EventLog:
+    count: int
+    first_timestamp: str
+    name: str
+    resource_version: str
+
+
+class EventLogger:
+    """eventLogger: counts occurrences per key; a repeat becomes a patch of the first."""
+
+    def __init__(self, size: int = MAX_LRU_CACHE_ENTRIES) -> None:
+        self.cache = LRU(size)
+
+    def observe(self, ev: dict, key: str) -> tuple[dict, dict | None]:
+        event = dict(ev, metadata=dict(ev.get("metadata") or {}))
+        last = self.cache.get(key)
+        patch = None
+        if last is not None and last.count > 0:
+            event["metadata"]["name"] = last.name
+            if last.resource_version:
+                event["metadata"]["resourceVersion"] = last.resource_version
+            else:
+                event["metadata"].pop("resourceVersion", None)
+            event["firstTimestamp"] = last.first_timestamp
+            event["count"] = last.count + 1
+            # CreateTwoWayMergePatch from (count 0, lastTimestamp epoch, message "") to the event
+            patch = {"count": event["count"], "lastTimestamp": event.get("lastTimestamp")}
+            if event.get("message"):
+                patch["message"] = event["message"]
+        self.cache.add(key, _log_of(event))
+        return event, patch
+
+    def update_state(self, ev: dict) -> None:
+        self.cache.add(event_key(ev), _log_of(ev))
+
+
+def _log_of(ev: dict) -> _EventLog:
+    m = ev.get("metadata") or {}
+    return _EventLog(
+        int(ev.get("count") or 0), ev.get("firstTimestamp") or "", m.get("name", ""), m.get("resourceVersion", "")
+    )
+
+
+@dataclass
+class CorrelateResult:
+    event: dict | None
+    patch: dict | None  # a strategic merge patch of the existing event, when it is a repeat
+    skip: bool = False
+
+
+class EventCorrelator:
+    """NewEventCorrelator's defaults (or NewEventCorrelatorWithOptions' overrides)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        burst: int = DEFAULT_SPAM_BURST,
+        qps: float = DEFAULT_SPAM_QPS,
+        max_events: int = DEFAULT_AGGREGATE_MAX_EVENTS,
+        max_interval: float = DEFAULT_AGGREGATE_INTERVAL_SECONDS,
+        size: int = MAX_LRU_CACHE_ENTRIES,
+        spam_key_func: Callable[[dict], str] = spam_key,
+        aggregate_name: Callable[[str, float], str] | None = None,
+    ) -> None:
+        self.spam = SpamFilter(clock, burst, qps, size, spam_key_func)
+        self.aggregator = Aggregator(clock, max_events, max_interval, size, name=aggregate_name)
+        self.logger = EventLogger(size)
+
+    def correlate(self, ev: dict) -> CorrelateResult:
+        """EventCorrelate: filter, aggregate, count and de-duplicate ``ev``."""
+        aggregated, key = self.aggregator.aggregate(ev)
+        observed, patch = self.logger.observe(aggregated, key)
+        if self.spam.filter(observed):
+            return CorrelateResult(None, None, True)
+        return CorrelateResult(observed, patch)
+
+    def update_state(self, ev: dict) -> None:
+        """UpdateState: the server's answer (name, resourceVersion, count) for later repeats."""
+        self.logger.update_state(ev)
