@@ -111,6 +111,18 @@ def test_exec_runs_real_commands_in_the_sandbox(mockkube, mockkube_namespace):
 
 
 @pytest.mark.mockkube(profile=PROFILE)
+def test_kubectl_cp_both_ways(mockkube, mockkube_namespace, tmp_path):
+    c, ns = mockkube, mockkube_namespace
+    apply(c, ns, pod_yaml("cp", "exec sleep infinity"))
+    c.wait_for_pod_phase("cp", "Running", ns)
+    (tmp_path / "in.txt").write_text("copied in\n")
+    c.kubectl("cp", str(tmp_path / "in.txt"), f"{ns}/cp:/tmp/in.txt")  # tar in the container, over exec
+    assert c.kubectl("exec", "-n", ns, "cp", "--", "cat", "/tmp/in.txt").stdout == "copied in\n"
+    c.kubectl("cp", f"{ns}/cp:/tmp/in.txt", str(tmp_path / "out.txt"))
+    assert (tmp_path / "out.txt").read_text() == "copied in\n"
+
+
+@pytest.mark.mockkube(profile=PROFILE)
 def test_logs_follow_the_process_output(mockkube, mockkube_namespace):
     c, ns = mockkube, mockkube_namespace
     apply(c, ns, pod_yaml("ticker", "while true; do echo tick; sleep 0.2; done"))
