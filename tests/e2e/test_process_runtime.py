@@ -188,6 +188,10 @@ def test_exit_codes_restarts_and_back_off_on_the_clock(mockkube, mockkube_namesp
     assert (
         term["exitCode"] == 3 and term["reason"] == "Error" and p["status"]["containerStatuses"][0]["restartCount"] == 0
     )
+    # no command: busybox's is sh, which ends at once without a terminal (a Job of it completes)
+    apply(c, ns, pod_yaml("shell", "x", policy="Never").replace('    command: [sh, -c, "x"]\n', ""))
+    p = c.wait_for_pod_phase("shell", "Succeeded", ns)
+    assert p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
     apply(c, ns, pod_yaml("ok", "echo done", policy="OnFailure"))
     p = c.wait_for_pod_phase("ok", "Succeeded", ns)
     assert p["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"

@@ -38,7 +38,7 @@ from mockkube.machinery import meta
 log = logging.getLogger("mockkube.kubelet.runtime")
 
 SPAWNERS = 4  # sandboxes made at once (each takes bubblewrap 10-40 ms, mostly in the kernel)
-DEFAULT_COMMAND = ["sleep", "infinity"]  # an image's own entrypoint is unknown
+DEFAULT_COMMAND = ["sleep", "infinity"]  # an image's own entrypoint is unknown: it serves forever
 _PODS: dict[str, "PodProcs"] = {}  # pod uid -> its processes (uids are unique across servers)
 _LOCK = threading.Lock()
 
@@ -190,7 +190,11 @@ class ProcessRuntime:
         argv = [str(a) for a in list(c.get("command") or ()) + list(c.get("args") or ())]
         if argv and argv[0] in ("python", "python3") and not shutil.which(argv[0], path=env.get("PATH")):
             argv[0] = sys.executable  # the host has no such Python on the container's PATH: the server's
-        return argv or list(DEFAULT_COMMAND)
+        if not argv:  # the image's own command, where mockkube knows it
+            from mockkube.kubelet.images import SHELL_IMAGES, repository
+
+            return ["sh"] if repository(c.get("image") or "") in SHELL_IMAGES else list(DEFAULT_COMMAND)
+        return argv
 
     def _resolve(self, exe: str, env: dict[str, str], cwd: str, pp: PodProcs, c: dict) -> bool:
         """Whether the sandbox will find the executable (the root is the host's, plus the mounts)."""
