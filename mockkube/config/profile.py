@@ -91,6 +91,7 @@ class NodeSpec:
     allocatable: dict[str, str] = field(default_factory=dict)
     drivers: dict[str, dict] = field(default_factory=dict)
     index: int = 0  # position in the cluster, for addresses
+    runtime: str = ""  # its kubelet's container runtime ("" = the cluster's kubelet.runtime)
 
 
 @dataclass
@@ -261,6 +262,7 @@ def expand(data: dict) -> Profile:
                     allocatable=dict(alloc),
                     drivers={k: dict(v or {}) for k, v in (group.get("drivers") or {}).items()},
                     index=len(nodes),
+                    runtime=(group.get("kubelet") or {}).get("runtime", ""),
                 )
             )
     if control_plane:

@@ -173,8 +173,60 @@ class ClusterRuntime:
             self.kubelet.run_to_completion = parse_duration(cfg["runToCompletion"])
         if cfg.get("runPrograms") is not None:
             self.kubelet.run_programs = bool(cfg["runPrograms"])
+        if cfg.get("runtime"):
+            self.kubelet.runtime = cfg["runtime"]
+        self._process_runtime(cfg)
         if cfg.get("healthTaintEffect"):
             self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
+
+    def _process_runtime(self, cfg: dict) -> None:
+        """The process runtime the nodes with ``runtime: process`` use (it starts nothing by itself)."""
+        if self.kubelet.process is not None:
+            return
+        from urllib.parse import urlsplit
+
+        from mockkube.kubelet.runtime.process import ProcessRuntime
+
+        assert self.plugin_root is not None
+        plurals = {"ConfigMap": "configmaps", "Secret": "secrets", "ServiceAccount": "serviceaccounts"}
+
+        def lookup(kind: str, namespace: str, name: str) -> dict | None:
+            try:
+                return self.client.get(self.client.rt(plurals[kind]), namespace, name)
+            except errors.APIError:
+                return None
+
+        url = urlsplit(getattr(self.server, "url", "") or "")
+        tls = getattr(self.server, "tls", None)
+        self.kubelet.process = ProcessRuntime(
+            self.plugin_root / "pods",
+            self.clock,
+            self.kubelet.queue.add,
+            lookup,
+            self._token,
+            (getattr(tls, "ca_pem", None) or b"") if tls else b"",
+            (url.hostname or "10.96.0.1", str(url.port or 443)),
+            network=cfg.get("network") or "host",
+        )
+
+    def _token(self, pod: dict, audience: str, expiration: int) -> str:
+        """A bound ServiceAccount token for the pod, as the kubelet's token manager asks one."""
+        tokens = getattr(self.server, "sa_tokens", None)
+        if tokens is None:
+            return ""
+        m = pod["metadata"]
+        spec: dict = {
+            "expirationSeconds": max(expiration, 600),
+            "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": m["name"], "uid": m["uid"]},
+        }
+        if audience:
+            spec["audiences"] = [audience]
+        sa = (pod.get("spec") or {}).get("serviceAccountName") or "default"
+        try:
+            return tokens.request(m.get("namespace", "default"), sa, {"spec": spec})["status"]["token"]
+        except Exception as e:  # noqa: BLE001 - no ServiceAccount (yet): the container gets no token
+            log.info("pod %s/%s: no ServiceAccount token: %s", m.get("namespace"), m["name"], e)
+            return ""
 
     def plugin_dirs(self, node: str) -> dict:
         """Where a kubelet plugin for ``node`` puts its sockets."""

@@ -35,6 +35,13 @@ DEFAULT_LISTENERS: dict[str, dict[int, tuple[str, str]]] = {
 }
 
 
+# images whose default command is a shell (busybox's and the distributions' CMD is sh or bash):
+# without a terminal it reads an empty stdin and exits 0 at once, as these images do on a cluster
+SHELL_IMAGES = frozenset(
+    {"busybox", "alpine", "ubuntu", "debian", "fedora", "centos", "rockylinux", "almalinux", "archlinux", "bash"}
+)
+
+
 def repository(image: str) -> str:
     """``docker.io/library/nginx:1.27@sha256:...`` -> ``nginx``."""
     name = image.split("@", 1)[0]

@@ -54,10 +54,6 @@ def container_log(pod: dict, container: str, tail_lines: int | None = None, time
         raise errors.bad_request(f'container "{container}" in pod "{name}" is waiting to start: {reason}')
     text = annotation(pod, "log", container)
     if text is None:
-        from mockkube.kubelet import programs
-
-        text = programs.output(pod["metadata"].get("uid", ""), container)
-    if text is None:
         text = command_output(pod, container)
     lines = text.splitlines()
     if tail_lines is not None and tail_lines >= 0:

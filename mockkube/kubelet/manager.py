@@ -29,6 +29,7 @@ from mockkube.machinery.requestcontext import acting_as, set_user
 
 if TYPE_CHECKING:
     from mockkube.drivers.base import Driver, Prepared
+    from mockkube.kubelet.runtime.process import ProcessRuntime
 
 log = logging.getLogger("mockkube.kubelet")
 
@@ -147,7 +148,9 @@ class KubeletManager(Controller):
         self.health_taint_effect = health_taint_effect
         # how long a restartPolicy Never/OnFailure container runs without an exit-after annotation
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
-        self.run_programs = False  # kubelet.runPrograms: Python programs run for real (programs.py)
+        self.run_programs = False  # kubelet.runPrograms: pods with a Python program use the process runtime
+        self.runtime = "simulated"  # kubelet.runtime: the nodes' container runtime unless a node says otherwise
+        self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), set by the cluster
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
         self.faults = None  # mockkube.machinery.faults.Faults: injected prepare/unprepare failures, slow drivers
         self.prepares = None  # mockkube_claim_prepares_total{result}, set by the cluster runtime
@@ -169,7 +172,9 @@ class KubeletManager(Controller):
         pods.add_handler(self._on_pod)
         claims = Informer(client.store, self.claims_rt)
         claims.add_handler(self._on_claim)
-        self.informers += [pods, claims]
+        node_objs = Informer(client.store, self.nodes_rt)
+        node_objs.add_handler(self._on_node)
+        self.informers += [pods, claims, node_objs]
 
     async def start(self) -> None:
         await super().start()
@@ -177,12 +182,8 @@ class KubeletManager(Controller):
             await self.plugins.start()
 
     async def stop(self) -> None:
-        if self.run_programs:
-            from mockkube.kubelet import programs
-
-            for sim in self.nodes.values():
-                for uid in list(sim.runs):
-                    programs.stop(uid)
+        if self.process is not None:
+            self.process.stop_all()  # a reset or the server's stop: no container outlives it
         if self.plugins is not None:
             await self.plugins.stop()
         for t in list(self._bg) + list(self.ops.values()):
@@ -194,6 +195,15 @@ class KubeletManager(Controller):
         self._bg.add(t)
         t.add_done_callback(self._bg.discard)
         return t
+
+    def _processes(self, sim: NodeSim, pod: dict | None = None) -> "ProcessRuntime | None":
+        """The process runtime, when this node's kubelet runs containers as processes, or
+        (``kubelet.runPrograms``) when the pod has a container whose command is Python."""
+        if (sim.spec.runtime or self.runtime) == "process":
+            return self.process
+        if self.run_programs and pod is not None and runs_python(pod):
+            return self.process
+        return None
 
     # -- nodes ------------------------------------------------------------------
     def register(self, spec: NodeSpec) -> NodeSim:
@@ -289,6 +299,14 @@ class KubeletManager(Controller):
         if node and node in self.nodes:
             self.queue.add(("pod", obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
 
+    def _on_node(self, typ: str, obj: dict, prev: dict | None) -> None:
+        """A deleted Node takes its process pods' containers with it (the machine is gone)."""
+        sim = self.nodes.get(obj["metadata"]["name"])
+        if typ == "DELETED" and sim is not None and self.process is not None:
+            self.stop_node(sim.spec.name)  # its kubelet went with it
+            for uid in list(sim.runs):
+                self.process.remove(uid)
+
     def _on_claim(self, typ: str, obj: dict, prev: dict | None) -> None:
         ns = obj["metadata"].get("namespace", "")
         for key in self.waiting.pop((ns, obj["metadata"]["name"]), ()):
@@ -369,10 +387,6 @@ class KubeletManager(Controller):
             sim.runs[uid] = run
             self.by_key[key] = (sim.spec.name, uid)
             self._adopt(sim, pod, run)
-            if self.run_programs:
-                from mockkube.kubelet import programs
-
-                programs.start(pod, lambda plural, ns, name: self.client.get(self.client.rt(plural), ns, name))
         run.pod = pod
         if run.terminal:
             return
@@ -400,8 +414,16 @@ class KubeletManager(Controller):
             else:
                 sim.ip_seq += 1
                 run.ip = nodes.pod_ip(sim.spec.index, sim.ip_seq)
-            self._started_events(pod, sim)
-        status, wake = lifecycle.compute_status(pod, run.sandbox_at, now, run.ip, host_ip, self.run_to_completion)
+            if self._processes(sim, pod) is None:
+                self._started_events(pod, sim)
+        procs = self._processes(sim, pod)
+        if procs is not None:
+            got = self._sync_processes(procs, sim, pod, run, key, now, host_ip)
+            if got is None:
+                return
+            status, wake = got
+        else:
+            status, wake = lifecycle.compute_status(pod, run.sandbox_at, now, run.ip, host_ip, self.run_to_completion)
         self._resources_health(sim, pod, run, status)
         self._write_status(pod, status, now, run)
         if status["phase"] in TERMINAL:
@@ -432,7 +454,31 @@ class KubeletManager(Controller):
         if not (pod.get("spec") or {}).get("hostNetwork"):
             sim.ip_seq += 1
 
+    def _sync_processes(
+        self, procs: "ProcessRuntime", sim: NodeSim, pod: dict, run: PodRun, key: tuple, now: float, host_ip: str
+    ) -> tuple[dict, float | None] | None:
+        """The process runtime's pod worker: its status and next wake, or None when a volume
+        cannot be set up yet (FailedMount; retried with a growing delay)."""
+        from mockkube.kubelet.runtime.volumes import VolumeError
+
+        try:
+            status, wake, events = procs.sync(pod, key, now, run.ip, host_ip)
+        except VolumeError as e:
+            self._write_status(pod, lifecycle.pending_status(pod, host_ip), now, run)
+            run.last_prepare_error = str(e)  # every failed sync records it; the correlator counts the repeats
+            self._event(pod, sim, "Warning", "FailedMount", str(e))
+            self.queue.add_after(key, min(0.5 * 2**run.prepare_failures, 30.0))
+            run.prepare_failures += 1
+            return None
+        for typ, reason, message, fp in events:
+            self._event(pod, sim, typ, reason, message, fp)
+        return status, wake
+
     def _deleting(self, sim: NodeSim, pod: dict, run: PodRun | None, key: tuple, now: float) -> None:
+        procs = self._processes(sim, pod)
+        if procs is not None and run is not None and run.sandbox_at is not None:
+            self._stop_processes(procs, sim, pod, run, key, now)
+            return
         if run is not None and not run.terminal and run.sandbox_at is not None:
             if run.stop_at is None:
                 run.stop_at = now + lifecycle.termination_delay(pod)
@@ -457,19 +503,59 @@ class KubeletManager(Controller):
         if run is not None:
             self._forget(sim.spec.name, run.uid)
 
+    def _stop_processes(
+        self, procs: "ProcessRuntime", sim: NodeSim, pod: dict, run: PodRun, key: tuple, now: float
+    ) -> None:
+        """Graceful deletion of a process pod: SIGTERM, the grace period on the clock, SIGKILL;
+        the containers' terminated statuses (and Ready=False) are written before the pod goes."""
+        if run.stop_at is None:
+            grace = pod["metadata"].get("deletionGracePeriodSeconds")
+            grace = float(
+                grace if grace is not None else (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+            )
+            run.stop_at = now + grace
+            if not run.terminal:
+                for c in (pod.get("spec") or {}).get("containers") or ():
+                    self._event(
+                        pod,
+                        sim,
+                        "Normal",
+                        "Killing",
+                        f"Stopping container {c['name']}",
+                        f"spec.containers{{{c['name']}}}",
+                    )
+        if not procs.has(run.uid):  # its containers were never made (a volume that never mounted)
+            stopped, run.terminal = True, True
+        else:
+            stopped = procs.kill(run.uid, run.stop_at - now if now < run.stop_at else 0.0, now)
+        if not stopped:
+            status, wake, _ = procs.sync(pod, key, now, run.ip, nodes.node_ip(sim.spec.index))
+            self._write_status(pod, status, now, run)
+            deadline = procs.kill_deadline(run.uid)
+            if deadline is not None:
+                self.queue.add_after(key, max(deadline - now, 0.0))
+            return  # the exits requeue the pod
+        if not run.terminal:
+            status, _, _ = procs.sync(pod, key, now, run.ip, nodes.node_ip(sim.spec.index))
+            self._write_status(pod, status, now, run)
+            run.terminal = True
+        self._unprepare(sim, run)
+        if pod["metadata"].get("finalizers"):
+            return
+        self.client.finalize_delete(self.pods_rt, pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
+        self._forget(sim.spec.name, run.uid)
+
     def _forget(self, node: str, uid: str) -> None:
         sim = self.nodes.get(node)
         if sim is None:
             return
+        if self.process is not None:
+            self.process.remove(uid)
         run = sim.runs.pop(uid, None)
         if run is not None:
             self._unprepare(sim, run)
             if self.by_key.get(run.key) == (node, uid):
                 del self.by_key[run.key]
-        if self.run_programs:
-            from mockkube.kubelet import programs
-
-            programs.stop(uid)
 
     # -- DRA --------------------------------------------------------------------------
     def _claim_names(self, pod: dict) -> list[str] | str:
@@ -901,6 +987,20 @@ class KubeletManager(Controller):
                 }
             )
         return {"podResources": sorted(out, key=lambda p: (p["namespace"], p["name"]))}
+
+
+PYTHONS = ("python", "python3")
+
+
+def runs_python(pod: dict) -> bool:
+    """A container of the pod runs a Python program (what kubelet.runPrograms runs for real)."""
+    import os
+
+    return any(
+        os.path.basename(str((c.get("command") or [""])[0])) in PYTHONS
+        for c in (pod.get("spec") or {}).get("containers") or ()
+        if c.get("command")
+    )
 
 
 def health_rule_name(node: str, driver: str, pool: str, device: str) -> str:

@@ -19,7 +19,6 @@ from typing import Protocol
 from mockkube.kubelet.images import listeners as image_listeners
 
 PREFIX = "mockkube.io/"
-STARTING = 2.0  # seconds a real program (kubelet.runPrograms) may take to start listening
 
 
 class Conn(Protocol):
@@ -86,10 +85,14 @@ def refused(pod: dict, port: int) -> str:
 
 async def connect(pod: dict, port: int) -> Conn:
     """Open a connection to ``port`` of the pod; ConnectionRefusedError(message) if none."""
-    from mockkube.kubelet import programs
+    from mockkube.kubelet.runtime import streams
 
-    if programs.running((pod.get("metadata") or {}).get("uid", "")) is not None:
-        return await _to_program(pod, port)
+    try:
+        pair = await streams.connect(pod, port)  # a process pod: its network's port
+    except OSError:
+        raise ConnectionRefusedError(refused(pod, port)) from None
+    if pair is not None:
+        return TCPConn(*pair)
     target = _anns(pod).get(f"{PREFIX}port-forward.{port}")
     if target:
         host, _, p = target.rpartition(":")
@@ -109,24 +112,6 @@ async def connect(pod: dict, port: int) -> Conn:
             body = f"mockkube: pod {pod['metadata'].get('name', '')} port {port}\n"
         return HTTPResponder(body.encode(), content_type)
     raise ConnectionRefusedError(refused(pod, port))
-
-
-async def _to_program(pod: dict, port: int) -> "TCPConn":
-    """The pod's real program (kubelet.runPrograms): its port on this host; while the
-    program is young (its first STARTING seconds) a refused port is tried again, as it may still be
-    starting to listen."""
-    from mockkube.kubelet import programs
-
-    uid = pod["metadata"]["uid"]
-    while True:
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            return TCPConn(reader, writer)
-        except OSError:
-            program = programs.running(uid)
-            if program is None or program.age() > STARTING:
-                raise ConnectionRefusedError(refused(pod, port)) from None
-            await asyncio.sleep(0.05)
 
 
 class TCPConn:

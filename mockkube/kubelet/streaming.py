@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, AsyncIterator
 
 from aiohttp import WSMsgType, web
 
@@ -61,6 +61,7 @@ class Channels:
         self.v5 = ws.ws_protocol == PROTOCOLS[0]
         self.status_json = ws.ws_protocol in PROTOCOLS[:2]
         self.stdin: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.on_resize = None  # (width, height) -> None: a terminal's new size (channel 4)
 
     async def write(self, channel: int, data: bytes) -> None:
         if data and not self.ws.closed:
@@ -77,6 +78,12 @@ class Channels:
                 await self.stdin.put(bytes(data))
             elif ch == CLOSE and self.v5 and data[:1] == bytes([STDIN]):
                 await self.stdin.put(None)
+            elif ch == RESIZE and self.on_resize is not None:
+                try:
+                    size = json.loads(bytes(data))
+                    self.on_resize(int(size.get("Width", 0)), int(size.get("Height", 0)))
+                except (ValueError, TypeError, AttributeError, OSError):
+                    pass
         await self.stdin.put(None)
 
     async def lines(self):
@@ -155,9 +162,39 @@ class NodeStreams:
 
         return lookup
 
-    def log(self, pod: dict, container: str, tail_lines: int | None, timestamps: bool) -> str:
-        """pods/log: what the container printed."""
-        return logs.container_log(pod, logs.pick_container(pod, container), tail_lines, timestamps)
+    def log(
+        self,
+        pod: dict,
+        container: str,
+        tail_lines: int | None,
+        timestamps: bool,
+        previous: bool = False,
+        since: float | None = None,
+    ) -> str:
+        """pods/log: what the container printed (``previous``: its last terminated instance;
+        ``since``: from that time on, a process container's)."""
+        from mockkube.kubelet.runtime import streams
+
+        name = logs.pick_container(pod, container)
+        text = streams.log_text(pod, name, tail_lines, timestamps, previous, since)
+        if text is not None:
+            return text
+        return logs.container_log(pod, name, tail_lines, timestamps)
+
+    def follow(
+        self,
+        pod: dict,
+        container: str,
+        tail_lines: int | None,
+        timestamps: bool,
+        previous: bool = False,
+        since: float | None = None,
+    ) -> "AsyncIterator[bytes] | None":
+        """pods/log?follow=true: the log, then what the container prints until it ends (a
+        process pod's); None when the log does not grow (a simulated container's)."""
+        from mockkube.kubelet.runtime import streams
+
+        return streams.follow(pod, logs.pick_container(pod, container), tail_lines, timestamps, previous, since)
 
     async def stream(self, request: web.Request, pod: dict, sub: str) -> web.StreamResponse:
         """pods/exec, pods/attach and pods/portforward."""
@@ -183,7 +220,25 @@ class NodeStreams:
             if (channel == STDOUT and out) or (channel == STDERR and (err or _flag(q, "tty"))):
                 await ch.write(STDOUT if channel == STDERR and _flag(q, "tty") else channel, data)
 
+        from mockkube.kubelet.runtime import streams
+
         try:
+            procs = streams.running_container(pod, name)
+            if procs is not None:
+                if sub == "attach":
+                    it = streams.follow(pod, name, None, False, False)
+                    async for chunk in it or ():
+                        if reader.done():  # the client left (the follower wakes at least every second)
+                            break
+                        if out:
+                            await ch.write(STDOUT, chunk)
+                    await reader
+                    return ws
+                code = await streams.exec_command(
+                    procs, argv, ch.stdin, _flag(q, "stdin"), _flag(q, "tty"), write, reader, ch
+                )
+                await ch.finish(code, argv)
+                return ws
             if sub == "attach":
                 text = logs.container_log(pod, name)
                 if text and out:

@@ -18,7 +18,8 @@ from mockkube.storage.cache import Entry
 
 # pods/log, pods/exec, pods/attach and pods/portforward reach the pod's node through this object (upstream's
 # kubelet client), which the server puts here (mockkube/kubelet/streaming.py: NodeStreams):
-# ``log(pod, container, tail_lines, timestamps) -> str`` and ``async stream(request, pod, subresource) -> response``.
+# ``log(pod, container, tail_lines, timestamps, previous) -> str``, ``follow(...same...) -> async iterator of
+# bytes | None`` (a log that grows) and ``async stream(request, pod, subresource) -> response``.
 # The API layer does not import the node simulation.
 NODE_KEY: web.AppKey = web.AppKey("mockkube.node", object)
 
@@ -85,7 +86,7 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
                     )
             return json_response(_dumps(set_scale(api, t, body, opts)))
     if sub == "log" and m == "GET":
-        return pod_log(api, request, t)
+        return await pod_log(api, request, t)
     if sub in ("exec", "attach", "portforward") and m in ("GET", "POST"):
         return await _node(request).stream(request, api.res.get(t.rt, t.namespace, t.name).obj, sub)
     if sub == "finalize" and m == "PUT":
@@ -102,15 +103,64 @@ def _node(request: web.Request):
     return node
 
 
-def pod_log(api: "API", request: web.Request, t: "Target") -> web.Response:
+async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamResponse:
     """pods/log as text/plain (``kubectl logs``); what a simulated container printed comes
-    from its pod's ``mockkube.io/log`` annotations (see mockkube/kubelet/logs.py, reached through ``NODE_KEY``)."""
+    from its pod's ``mockkube.io/log`` annotations, a process container's from its output
+    (see mockkube/kubelet/logs.py and kubelet/runtime/, reached through ``NODE_KEY``);
+    ``follow=true`` streams a growing log until the container ends or the client leaves."""
     q = request.query
     tail = q.get("tailLines")
     tail_lines = None if tail is None else params.parse_int64(tail)  # PodLogOptions decode before the get
     pod = api.res.get(t.rt, t.namespace, t.name).obj
-    text = _node(request).log(pod, q.get("container", ""), tail_lines, q.get("timestamps") in ("true", "1"))
-    return web.Response(text=text, content_type="text/plain")
+    node = _node(request)
+    args = (pod, q.get("container", ""), tail_lines, q.get("timestamps") in ("true", "1"))
+    previous = q.get("previous") in ("true", "1")
+    since, limit = _log_window(api, q)
+    if q.get("follow") in ("true", "1"):
+        chunks = node.follow(*args, previous, since)
+        if chunks is not None:
+            resp = web.StreamResponse(headers={"Content-Type": "text/plain", "Transfer-Encoding": "chunked"})
+            await resp.prepare(request)
+            try:
+                async for chunk in chunks:
+                    if chunk:
+                        if limit is not None:
+                            chunk = chunk[:limit]
+                            limit -= len(chunk)
+                        await resp.write(chunk)
+                        if limit == 0:
+                            break
+                    elif request.transport is None or request.transport.is_closing():
+                        break
+            except (ConnectionResetError, RuntimeError):  # the client left
+                pass
+            finally:
+                await chunks.aclose()
+            await resp.write_eof()
+            return resp
+    body = node.log(*args, previous, since).encode()
+    return web.Response(body=body[:limit] if limit is not None else body, content_type="text/plain")
+
+
+def _log_window(api: "API", q) -> tuple[float | None, int | None]:
+    """``sinceSeconds``/``sinceTime`` as a time (the cluster clock's), and ``limitBytes``."""
+    from mockkube.machinery import meta
+
+    since = None
+    if q.get("sinceSeconds"):
+        secs = params.parse_int64(q["sinceSeconds"])
+        if secs < 1:
+            raise errors.bad_request("sinceSeconds must be greater than 0")
+        since = api.res.clock() - secs
+    elif q.get("sinceTime"):
+        try:
+            since = meta.parse_time(q["sinceTime"])
+        except ValueError as e:
+            raise errors.bad_request(f"invalid sinceTime: {e}") from None
+    limit = params.parse_int64(q["limitBytes"]) if q.get("limitBytes") else None
+    if limit is not None and limit < 1:
+        raise errors.bad_request("limitBytes must be greater than 0")
+    return since, limit
 
 
 def _typed(body: dict, group: str, version: str, kind: str) -> None:

@@ -1,0 +1,768 @@
+"""The process runtime (``kubelet: {runtime: process}``): a container's command runs as a
+host process in a sandbox of its own (sandbox.py) with the pod's volumes (volumes.py), and
+its exits drive the container statuses and the pod's phase as the kubelet's SyncPod does:
+init containers in order, ``restartPolicy`` Always/OnFailure/Never, restarts with the
+kubelet's back-off (backoff.py, on the cluster's clock), ``CrashLoopBackOff``,
+``StartError`` for a command that cannot be found, ``CreateContainerError`` for a sandbox
+that cannot be made. What a container prints is its log (logfile.py). On deletion:
+SIGTERM, the grace period on the clock, then SIGKILL.
+
+The runtime lives on the components' loop; the API server's loop reads the registry
+(``pod(uid)``) for logs, exec and port-forward.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from mockkube.kubelet import lifecycle
+from mockkube.kubelet.containerdata import Lookup, simulated_container
+from mockkube.kubelet.runtime import sandbox, volumes
+from mockkube.kubelet.runtime.backoff import Backoff
+from mockkube.kubelet.runtime.logfile import LogFile
+from mockkube.kubelet.runtime.sandbox import SandboxError
+from mockkube.machinery import meta
+
+log = logging.getLogger("mockkube.kubelet.runtime")
+
+SPAWNERS = 4  # sandboxes made at once (each takes bubblewrap 10-40 ms, mostly in the kernel)
+DEFAULT_COMMAND = ["sleep", "infinity"]  # an image's own entrypoint is unknown: it serves forever
+_PODS: dict[str, "PodProcs"] = {}  # pod uid -> its processes (uids are unique across servers)
+_LOCK = threading.Lock()
+
+
+def pod(uid: str) -> "PodProcs | None":
+    """The process pod with this uid (any loop may ask)."""
+    return _PODS.get(uid)
+
+
+@dataclass
+class Instance:
+    """One run of a container."""
+
+    number: int  # 0 for the first, restartCount after restarts
+    started: float
+    log: LogFile
+    proc: sandbox.Proc | None = None
+    finished: float | None = None
+    exit_code: int = 0
+    reason: str = ""
+    message: str = ""
+    create_error: str = ""  # the sandbox could not be made: no process ran
+    creating: bool = False  # the sandbox is being made (on the spawner thread)
+    born: float = field(default_factory=lambda: time.monotonic())  # real time, for port-forward's patience
+
+    @property
+    def running(self) -> bool:
+        return self.finished is None
+
+    def terminated(self, cid: str) -> dict:
+        t = {
+            "exitCode": self.exit_code,
+            "reason": self.reason or ("Completed" if self.exit_code == 0 else "Error"),
+            "startedAt": meta.rfc3339(self.started),
+            "finishedAt": meta.rfc3339(self.finished if self.finished is not None else self.started),
+            "containerID": cid,
+        }
+        if self.message:
+            t["message"] = self.message
+        return t
+
+
+@dataclass
+class ContainerState:
+    name: str
+    spec: dict
+    init: bool = False
+    sidecar: bool = False
+    current: Instance | None = None
+    previous: Instance | None = None
+    starts: int = 0
+    backoff: Backoff = field(default_factory=Backoff)
+    waiting: tuple[str, str] | None = None  # shown while it cannot start
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str = "/"
+    reported_backoff: float | None = None  # the exit a BackOff event was sent for
+
+    @property
+    def running(self) -> bool:
+        return self.current is not None and self.current.running and not self.current.create_error
+
+
+@dataclass
+class PodProcs:
+    uid: str
+    key: tuple
+    dir: Path
+    hostname: str
+    containers: list[ContainerState]
+    vols: dict[str, str]
+    sa_dir: str | None
+    killing: bool = False
+    kill_deadline: float = 0.0
+    killed_hard: bool = False
+    events: list = field(default_factory=list)  # events of sandboxes made since the last sync
+    pause: sandbox.Proc | None = None  # holds the pod's network namespace (network: pod)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    api_listener: object = None  # a socket in the pod's network: the API server's address there
+    api_server: object = None  # its asyncio server, forwarding to the API server
+
+    def container(self, name: str) -> ContainerState | None:
+        return next((c for c in self.containers if c.name == name), None)
+
+    def young(self, seconds: float) -> bool:
+        """Whether a container of the pod started less than ``seconds`` ago (of real time)."""
+        now = time.monotonic()
+        return any(
+            c.current is not None and c.current.running and now - c.current.born < seconds for c in self.containers
+        )
+
+
+Event = tuple[str, str, str, str]  # (type, reason, message, fieldPath)
+
+
+class ProcessRuntime:
+    def __init__(
+        self,
+        root: Path,
+        clock: Callable[[], float],
+        on_change: Callable[[tuple], None],
+        lookup: Lookup,
+        token: volumes.TokenFn,
+        ca: bytes = b"",
+        api: tuple[str, str] = ("10.96.0.1", "443"),
+        network: str = "host",
+    ) -> None:
+        self.root = root
+        self.clock = clock
+        self.on_change = on_change
+        self.lookup = lookup
+        self.token = token
+        self.ca = ca
+        self.api = api
+        self.mine: set[str] = set()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.spawner: ThreadPoolExecutor | None = None
+        self.network = network  # "host": the host's; "pod": a network namespace per pod (loopback only)
+        _raise_fd_limit()  # a running container holds five descriptors (output, exit, log, bubblewrap's messages)
+
+    # -- set-up -----------------------------------------------------------------------------
+    def _setup(self, pod: dict, key: tuple, ip: str) -> PodProcs:
+        m = pod["metadata"]
+        spec = pod.get("spec") or {}
+        d = self.root / f"{m.get('namespace', '')}_{m['name']}_{m['uid']}"
+        d.mkdir(parents=True, exist_ok=True)
+        vols = volumes.materialize(pod, d / "volumes", self.lookup, self.token, self.ca)
+        sa = self.lookup("ServiceAccount", m.get("namespace", ""), spec.get("serviceAccountName") or "default")
+        automount = (sa or {}).get("automountServiceAccountToken") is not False
+        sa_dir = volumes.service_account(pod, d / "volumes", self.token, self.ca, automount)
+        hostname = spec.get("hostname") or m["name"]
+        (d / "hostname").write_text(hostname + "\n")
+        (d / "hosts").write_text(
+            "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+            f"{ip}\t{hostname}\n"
+        )
+        cs = [
+            ContainerState(c["name"], c, init=True, sidecar=c.get("restartPolicy") == "Always")
+            for c in spec.get("initContainers") or ()
+        ]
+        cs += [ContainerState(c["name"], c) for c in spec.get("containers") or ()]
+        pp = PodProcs(m["uid"], key, d, hostname, cs, vols, sa_dir)
+        with _LOCK:
+            _PODS[m["uid"]] = pp
+        self.mine.add(m["uid"])
+        return pp
+
+    # -- starting ---------------------------------------------------------------------------
+    def _argv(self, c: dict, env: dict[str, str]) -> list[str]:
+        argv = [str(a) for a in list(c.get("command") or ()) + list(c.get("args") or ())]
+        if argv and argv[0] in ("python", "python3") and not shutil.which(argv[0], path=env.get("PATH")):
+            argv[0] = sys.executable  # the host has no such Python on the container's PATH: the server's
+        if not argv:  # the image's own command, where mockkube knows it
+            from mockkube.kubelet.images import SHELL_IMAGES, repository
+
+            return ["sh"] if repository(c.get("image") or "") in SHELL_IMAGES else list(DEFAULT_COMMAND)
+        return argv
+
+    def _resolve(self, exe: str, env: dict[str, str], cwd: str, pp: PodProcs, c: dict) -> bool:
+        """Whether the sandbox will find the executable (the root is the host's, plus the mounts)."""
+        if "/" in exe:
+            path = exe if exe.startswith("/") else os.path.join(cwd or "/", exe)
+            for mnt in volumes.mounts({"spec": {"volumes": []}, "metadata": {}}, c, pp.vols, None, pp.dir):
+                t = mnt.target.rstrip("/")
+                if path == t or path.startswith(t + "/"):
+                    path = mnt.source + path[len(t) :]
+                    break
+            return os.path.isfile(path) and os.access(path, os.X_OK)
+        for d in env.get("PATH", "").split(":"):
+            p = os.path.join(d or ".", exe)
+            if os.path.isfile(p) and os.access(p, os.X_OK):
+                return True
+        return False
+
+    def _start(self, pod: dict, pp: PodProcs, cs: ContainerState, now: float, events: list[Event]) -> None:
+        c = cs.spec
+        fp = f"spec.{'initContainers' if cs.init else 'containers'}{{{cs.name}}}"
+        if cs.current is not None and cs.current.create_error:
+            number = cs.current.number  # no container was made: this is the same attempt again
+        else:
+            number = cs.starts
+            cs.starts += 1
+            if cs.current is not None:
+                cs.previous = cs.current
+                self._drop_old_logs(pp, cs)
+        inst = Instance(number, now, LogFile(pp.dir / "logs" / cs.name / f"{number}.log", self.clock))
+        cs.current = inst
+        env = dict(simulated_container(pod, c, self.clock, self.lookup).env)
+        env["KUBERNETES_SERVICE_HOST"], env["KUBERNETES_SERVICE_PORT"] = self.api
+        env.setdefault("HOME", "/root")
+        cs.env, cs.cwd = env, c.get("workingDir") or "/"
+        argv = self._argv(c, env)
+        if not self._resolve(argv[0], env, cs.cwd, pp, c):
+            why = "executable file not found in $PATH" if "/" not in argv[0] else "no such file or directory"
+            inst.finished, inst.exit_code, inst.reason = now, 128, "StartError"
+            inst.message = (
+                "failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+                f'runc create failed: unable to start container process: exec: "{argv[0]}": {why}: unknown'
+            )
+            inst.log.close()
+            events.append(("Warning", "Failed", f"Error: {inst.message}", fp))
+            self.on_change(pp.key)  # its restart (or the pod's end) is decided on the next sync
+            return
+        try:
+            mounts = volumes.mounts(pod, c, pp.vols, pp.sa_dir, pp.dir)
+        except OSError as e:
+            self._create_failed(inst, str(e), now)
+            events.append(("Warning", "Failed", f"Error: {inst.create_error}", fp))
+            self.on_change(pp.key)
+            return
+        # bubblewrap takes 10-40 ms to build a sandbox: that happens on the spawner thread, not here
+        inst.creating = True
+        loop = self.loop = self.loop or asyncio.get_running_loop()
+        if self.network == "pod":  # the API server is reached through the pod's own loopback
+            env["KUBERNETES_SERVICE_HOST"] = "127.0.0.1"
+        fut = loop.run_in_executor(self._spawner(), self._make, pp, argv, env, mounts, cs.cwd)
+        fut.add_done_callback(lambda f: self._spawned(pp, cs, inst, f, fp))
+
+    def _make(self, pp: PodProcs, argv: list[str], env: dict, mounts: list, cwd: str) -> sandbox.Proc:
+        """On a spawner thread: the pod's network (once), then the container's sandbox in it."""
+        netns = 0
+        if self.network == "pod":
+            with pp.lock:
+                if pp.pause is None:
+                    pp.pause = sandbox.spawn_pause(pp.uid)
+                    pid, port = pp.pause.child_pid, int(self.api[1])
+
+                    def listen():
+                        import socket
+
+                        s = socket.socket()
+                        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                        s.bind(("127.0.0.1", port))
+                        s.listen(64)
+                        s.setblocking(False)
+                        return s
+
+                    try:
+                        pp.api_listener = sandbox.in_netns(pid, listen)
+                    except OSError as e:
+                        log.warning("pod %s: no API server address in its network: %s", pp.uid, e)
+            netns = pp.pause.child_pid
+        return sandbox.spawn(argv, env, mounts, pp.hostname, cwd, netns)
+
+    async def _proxy(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A connection to the API server's address inside a pod's network: forwarded to it."""
+        try:
+            up_r, up_w = await asyncio.open_connection(self.api[0], int(self.api[1]))
+        except OSError:
+            writer.close()
+            return
+
+        async def pipe(a: asyncio.StreamReader, b: asyncio.StreamWriter) -> None:
+            try:
+                while data := await a.read(65536):
+                    b.write(data)
+                    await b.drain()
+            except (OSError, asyncio.CancelledError):
+                pass
+            finally:
+                b.close()
+
+        await asyncio.gather(pipe(reader, up_w), pipe(up_r, writer))
+
+    def _spawner(self) -> ThreadPoolExecutor:
+        """The threads that start sandboxes. They live as long as the runtime: a sandbox's
+        --die-with-parent follows the thread that started it."""
+        if self.spawner is None:
+            self.spawner = ThreadPoolExecutor(max_workers=SPAWNERS, thread_name_prefix="mockkube-sandboxes")
+        return self.spawner
+
+    def _spawned(self, pp: PodProcs, cs: ContainerState, inst: Instance, fut: asyncio.Future, fp: str) -> None:
+        inst.creating = False
+        now = self.clock()
+        exc = SandboxError("cancelled") if fut.cancelled() else fut.exception()
+        if exc is not None:
+            self._create_failed(inst, str(exc), now)
+            pp.events.append(("Warning", "Failed", f"Error: {inst.create_error}", fp))
+        else:
+            inst.proc = fut.result()
+            if pp.uid not in self.mine or inst.finished is not None:  # removed while it was being made
+                self._discard(inst.proc)
+                self._end_network(pp)
+                return
+            inst.started = now
+            self._watch(pp, cs, inst)
+            if pp.api_listener is not None and pp.api_server is None:
+                pp.api_server = asyncio.ensure_future(asyncio.start_server(self._proxy, sock=pp.api_listener))
+            if pp.killing:
+                os.kill(inst.proc.child_pid, signal.SIGKILL)
+            if inst.number == 0:
+                image = cs.spec.get("image", "")
+                pp.events.append(("Normal", "Pulled", f'Container image "{image}" already present on machine', fp))
+            pp.events.append(("Normal", "Created", f"Created container: {cs.name}", fp))
+            pp.events.append(("Normal", "Started", f"Started container {cs.name}", fp))
+        if pp.uid in self.mine:
+            self.on_change(pp.key)
+
+    def _end_network(self, pp: PodProcs) -> None:
+        with pp.lock:
+            pause, pp.pause = pp.pause, None
+            listener, pp.api_listener = pp.api_listener, None
+            server, pp.api_server = pp.api_server, None
+        if pause is not None:
+            self._discard(pause)
+        if server is not None:
+            if server.done() and not server.cancelled() and server.exception() is None:
+                server.result().close()
+            else:
+                server.cancel()
+        if listener is not None:
+            listener.close()
+
+    @staticmethod
+    def _discard(proc: sandbox.Proc) -> None:
+        for pid in (proc.child_pid, proc.popen.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.popen.wait()
+        for fd in (proc.stdout, proc.stderr, proc.setup):
+            if fd >= 0:
+                os.close(fd)
+
+    def _create_failed(self, inst: Instance, msg: str, now: float) -> None:
+        inst.finished, inst.exit_code = now, 128
+        inst.create_error = msg or "the sandbox could not be created"
+        inst.log.close()
+
+    def _drop_old_logs(self, pp: PodProcs, cs: ContainerState) -> None:
+        """The kubelet keeps the current and the previous instance's logs."""
+        keep = {i.log.path for i in (cs.current, cs.previous) if i is not None}
+        d = pp.dir / "logs" / cs.name
+        for p in d.glob("*.log") if d.exists() else ():
+            if p not in keep:
+                p.unlink(missing_ok=True)
+
+    def _watch(self, pp: PodProcs, cs: ContainerState, inst: Instance) -> None:
+        loop = self.loop = self.loop or asyncio.get_running_loop()
+        proc = inst.proc
+        assert proc is not None
+        for fd, stream in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
+            loop.add_reader(fd, self._read, fd, stream, inst)
+        proc.pidfd = os.pidfd_open(proc.popen.pid)
+        loop.add_reader(proc.pidfd, self._exited, pp, cs, inst)
+
+    def _read(self, fd: int, stream: str, inst: Instance) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            inst.log.write(stream, data)
+            return
+        self.loop.remove_reader(fd)  # type: ignore[union-attr]
+
+    def _drain(self, fd: int, stream: str, inst: Instance) -> None:
+        if fd < 0:
+            return
+        self.loop.remove_reader(fd)  # type: ignore[union-attr]
+        try:
+            while data := os.read(fd, 65536):
+                inst.log.write(stream, data)
+        except OSError:
+            pass
+        os.close(fd)
+
+    def _exited(self, pp: PodProcs, cs: ContainerState, inst: Instance) -> None:
+        proc = inst.proc
+        assert proc is not None and self.loop is not None
+        self.loop.remove_reader(proc.pidfd)
+        os.close(proc.pidfd)
+        proc.pidfd = -1
+        rc = proc.popen.wait()
+        self._drain(proc.stdout, "stdout", inst)
+        self._drain(proc.stderr, "stderr", inst)
+        proc.stdout = proc.stderr = -1
+        setup = sandbox.setup_messages(proc)
+        now = self.clock()
+        if setup.startswith("bwrap:") and rc == 1:
+            self._create_failed(inst, setup, now)
+        else:
+            inst.finished, inst.exit_code = now, rc
+            inst.log.close()
+        if pp.uid in self.mine:
+            self.on_change(pp.key)
+
+    # -- the pod worker -------------------------------------------------------------------------
+    def sync(self, pod: dict, key: tuple, now: float, ip: str, host_ip: str) -> tuple[dict, float | None, list[Event]]:
+        """Start what should run, restart what exited (after its back-off), report the status;
+        raises volumes.VolumeError while a volume cannot be set up."""
+        uid = pod["metadata"]["uid"]
+        pp = _PODS.get(uid) if uid in self.mine else None
+        if pp is None:
+            pp = self._setup(pod, key, ip)
+        events: list[Event] = pp.events
+        pp.events = []
+        wakes: list[float] = []
+        policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+        initialized, init_failed = True, False
+        if pp.killing:
+            if not pp.killed_hard and now >= pp.kill_deadline:
+                self._signal(pp, signal.SIGKILL)
+                pp.killed_hard = True
+            elif not pp.killed_hard:
+                wakes.append(pp.kill_deadline)
+        else:
+            for cs in pp.containers:
+                if not cs.init:
+                    continue
+                cur = cs.current
+                if cs.sidecar:
+                    if cur is None:
+                        self._start(pod, pp, cs, now, events)
+                    elif not cur.running or cur.create_error:
+                        self._restart(pod, pp, cs, now, events, wakes)
+                    if not cs.running:
+                        initialized = False
+                        break
+                    continue
+                if cur is None:
+                    self._start(pod, pp, cs, now, events)
+                    cur = cs.current
+                if cur is not None and cur.running:
+                    initialized = False
+                    break
+                if cur is not None and cur.exit_code == 0 and not cur.create_error:
+                    continue
+                initialized = False
+                if policy == "Never" and not cur.create_error:
+                    init_failed = True
+                else:
+                    self._restart(pod, pp, cs, now, events, wakes)
+                break
+            if initialized:
+                for cs in pp.containers:
+                    if cs.init:
+                        continue
+                    cur = cs.current
+                    if cur is None:
+                        self._start(pod, pp, cs, now, events)
+                    elif not cur.running and self._restarts(cs, policy):
+                        self._restart(pod, pp, cs, now, events, wakes)
+        status = self._status(pod, pp, policy, initialized, init_failed, ip, host_ip, now)
+        wake = min(wakes) if wakes else None
+        return status, wake, events
+
+    def _restarts(self, cs: ContainerState, policy: str) -> bool:
+        cur = cs.current
+        if cur is None or cur.running:
+            return False
+        if cur.create_error or cs.sidecar:
+            return True
+        if cs.init:
+            return cur.exit_code != 0 and policy != "Never"
+        return policy == "Always" or (policy == "OnFailure" and cur.exit_code != 0)
+
+    def _restart(
+        self, pod: dict, pp: PodProcs, cs: ContainerState, now: float, events: list[Event], wakes: list[float]
+    ) -> None:
+        cur = cs.current
+        assert cur is not None and cur.finished is not None
+        if cs.backoff.in_backoff_since(cur.finished, now):
+            wakes.append(cs.backoff.until(cur.finished))
+            if cs.reported_backoff != cur.finished:
+                cs.reported_backoff = cur.finished
+                fp = f"spec.{'initContainers' if cs.init else 'containers'}{{{cs.name}}}"
+                events.append(
+                    (
+                        "Warning",
+                        "BackOff",
+                        f"Back-off restarting failed container {cs.name} in pod {_pod_name(pod)}",
+                        fp,
+                    )
+                )
+            return
+        cs.backoff.next(cur.finished)
+        self._start(pod, pp, cs, now, events)
+
+    # -- status -------------------------------------------------------------------------------
+    def _status(
+        self,
+        pod: dict,
+        pp: PodProcs,
+        policy: str,
+        initialized: bool,
+        init_failed: bool,
+        ip: str,
+        host_ip: str,
+        now: float,
+    ) -> dict:
+        uid = pp.uid
+        inits, mains = [], []
+        for cs in pp.containers:
+            st = lifecycle._base(pod, cs.spec)
+            cur, prev = cs.current, cs.previous
+            st["restartCount"] = max(cs.starts - 1, 0)
+            if cur is not None:
+                st["imageID"] = lifecycle.image_id(cs.spec.get("image", ""))
+                st["image"] = lifecycle.normalize_image(cs.spec.get("image", ""))
+            cid = lifecycle.container_id(uid, cs.name, cur.number) if cur is not None else ""
+            if cur is not None and not cur.create_error:
+                st["containerID"] = cid
+            if prev is not None:
+                st["lastState"] = {"terminated": prev.terminated(lifecycle.container_id(uid, cs.name, prev.number))}
+            if cur is None:
+                reason = "ContainerCreating"
+                if not cs.init and pp.containers[0].init and not initialized:
+                    reason = "PodInitializing"
+                st["state"] = {"waiting": {"reason": reason}}
+            elif cur.create_error:
+                st["state"] = {"waiting": {"reason": "CreateContainerError", "message": cur.create_error}}
+            elif cur.creating:
+                st["state"] = {"waiting": {"reason": "ContainerCreating"}}
+            elif cur.running:
+                st["state"] = {"running": {"startedAt": meta.rfc3339(cur.started)}}
+                st["started"] = True
+                st["ready"] = not pp.killing
+            elif (
+                self._restarts(cs, policy)
+                and not pp.killing
+                and cur.finished is not None
+                and cs.backoff.in_backoff_since(cur.finished, now)
+            ):
+                st["lastState"] = {"terminated": cur.terminated(cid)}
+                st["state"] = {
+                    "waiting": {
+                        "reason": "CrashLoopBackOff",
+                        "message": f"back-off {cs.backoff.describe()} restarting failed container={cs.name} "
+                        f"pod={_pod_name(pod)}({uid})",
+                    }
+                }
+            else:
+                st["state"] = {"terminated": cur.terminated(cid)}
+            (inits if cs.init else mains).append(st)
+        phase = self._phase(pp, policy, initialized, init_failed, mains)
+        terminal = phase in ("Succeeded", "Failed")
+        if terminal:
+            for s in inits + mains:
+                s["ready"] = False
+        all_ready = initialized and bool(mains) and all(s["ready"] for s in mains) and not pp.killing
+        not_ready = [s["name"] for s in mains if not s["ready"]]
+        conds = [
+            {"type": "PodReadyToStartContainers", "status": "False" if terminal else "True"},
+            lifecycle._cond(
+                "Initialized",
+                initialized or terminal,
+                "ContainersNotInitialized",
+                "containers with incomplete status: ["
+                + " ".join(s["name"] for s in inits if "terminated" not in s["state"] and not s.get("started"))
+                + "]",
+            ),
+            lifecycle._ready_cond("ContainersReady", all_ready, terminal, not_ready),
+            lifecycle._ready_cond("Ready", all_ready, terminal, not_ready),
+        ]
+        status = {
+            "phase": phase,
+            "conditions": conds,
+            "hostIP": host_ip,
+            "hostIPs": [{"ip": host_ip}],
+            "podIP": ip,
+            "podIPs": [{"ip": ip}],
+            "containerStatuses": mains,
+        }
+        if inits:
+            status["initContainerStatuses"] = inits
+        return status
+
+    def _phase(self, pp: PodProcs, policy: str, initialized: bool, init_failed: bool, mains: list[dict]) -> str:
+        """The kubelet's getPhase."""
+        if init_failed:
+            return "Failed"
+        if pp.killing and not any(cs.running for cs in pp.containers):
+            codes = [cs.current.exit_code for cs in pp.containers if not cs.init and cs.current is not None]
+            return "Succeeded" if codes and all(c == 0 for c in codes) else "Failed"
+        if not initialized:
+            return "Pending"
+        running = waiting = stopped = succeeded = 0
+        for st in mains:
+            s = st["state"]
+            if "running" in s:
+                running += 1
+            elif "terminated" in s:
+                stopped += 1
+                succeeded += s["terminated"]["exitCode"] == 0
+            elif "terminated" in (st.get("lastState") or {}):
+                stopped += 1
+            else:
+                waiting += 1
+        if waiting:
+            return "Pending"
+        if running:
+            return "Running"
+        if stopped:
+            if policy == "Always":
+                return "Running"
+            if stopped == succeeded:
+                return "Succeeded"
+            if policy == "Never":
+                return "Failed"
+            return "Running"
+        return "Pending"
+
+    # -- stopping -------------------------------------------------------------------------------
+    def has(self, uid: str) -> bool:
+        return uid in self.mine
+
+    def kill(self, uid: str, grace: float, now: float) -> bool:
+        """Start the graceful stop (SIGTERM now, SIGKILL at the end of the grace period);
+        True once nothing runs any more."""
+        pp = _PODS.get(uid) if uid in self.mine else None
+        if pp is None:
+            return True
+        if not pp.killing:
+            pp.killing = True
+            pp.kill_deadline = now + max(grace, 0.0)
+            self._signal(pp, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+            pp.killed_hard = grace <= 0
+        return not any(cs.running for cs in pp.containers)
+
+    def kill_deadline(self, uid: str) -> float | None:
+        pp = _PODS.get(uid)
+        return pp.kill_deadline if pp is not None and pp.killing and not pp.killed_hard else None
+
+    def _signal(self, pp: PodProcs, sig: int) -> None:
+        for cs in pp.containers:
+            if cs.running and cs.current is not None and cs.current.proc is not None:
+                try:
+                    os.kill(cs.current.proc.child_pid, sig)
+                except ProcessLookupError:
+                    pass
+
+    def remove(self, uid: str, reap: list | None = None) -> None:
+        """Kill what still runs (at once) and forget the pod; its directory goes. The killed
+        processes are reaped and the directory removed on a thread of their own (a namespace
+        takes ~10 ms to go), or added to ``reap`` for the caller to do so."""
+        pp = _PODS.get(uid) if uid in self.mine else None
+        if pp is None:
+            return
+        if reap is None:
+            mine: list = []
+            self.remove(uid, mine)
+            _clean_up(mine)
+            return
+        self.mine.discard(uid)
+        with _LOCK:
+            _PODS.pop(uid, None)
+        for cs in pp.containers:
+            inst = cs.current
+            if inst is None:
+                continue
+            if inst.proc is None:  # never made, or still being made (then it is discarded once made)
+                if inst.running:
+                    inst.finished, inst.exit_code = self.clock(), 137
+                inst.log.close()
+                continue
+            proc = inst.proc
+            if inst.running:
+                for pid in (proc.child_pid, proc.popen.pid):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                reap.append(proc.popen)
+            if self.loop is not None:
+                for fd in (proc.pidfd, proc.stdout, proc.stderr):
+                    if fd >= 0:
+                        try:
+                            self.loop.remove_reader(fd)
+                        except Exception:  # noqa: BLE001 - a closed loop
+                            pass
+                        os.close(fd)
+                proc.pidfd = proc.stdout = proc.stderr = -1
+            if proc.setup >= 0:
+                os.close(proc.setup)
+                proc.setup = -1
+            if inst.running:
+                inst.finished, inst.exit_code = self.clock(), 137
+            inst.log.close()
+        self._end_network(pp)
+        reap.append(pp.dir)
+
+    def stop_all(self) -> None:
+        for uid in self.mine:  # every container at once, then each pod's clean-up
+            pp = _PODS.get(uid)
+            for cs in pp.containers if pp is not None else ():
+                if cs.running and cs.current is not None and cs.current.proc is not None:
+                    try:
+                        os.kill(cs.current.proc.child_pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        reap: list[subprocess.Popen | Path] = []
+        for uid in list(self.mine):
+            self.remove(uid, reap)
+        _clean_up(reap)
+        if self.spawner is not None:
+            self.spawner.shutdown(wait=False, cancel_futures=True)
+            self.spawner = None
+
+
+def _clean_up(reap: list) -> None:
+    """Reap killed processes and remove pod directories, beside the loop."""
+
+    def clean() -> None:
+        for x in reap:
+            x.wait() if isinstance(x, subprocess.Popen) else shutil.rmtree(x, ignore_errors=True)
+
+    if reap:
+        threading.Thread(target=clean, name="mockkube-reaper", daemon=True).start()
+
+
+def _raise_fd_limit() -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 1 << 20, hard))
+        except (ValueError, OSError):
+            pass
+
+
+def _pod_name(pod: dict) -> str:
+    m = pod.get("metadata") or {}
+    return f"{m.get('name', '')}_{m.get('namespace', '')}"
