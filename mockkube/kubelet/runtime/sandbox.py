@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 
 BWRAP = shutil.which("bwrap") or "/usr/bin/bwrap"
@@ -116,7 +117,17 @@ def root_args(targets: list[str]) -> list[str]:
     for d in sorted(private):
         args += ["--tmpfs", d]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for p in _python_under_tmp():
+        args += ["--ro-bind", p, p]
     return args
+
+
+def _python_under_tmp() -> list[str]:
+    """The server's own Python installation (its virtual environment, its base) where it
+    lives under /tmp, which the container's own /tmp hides: bound back read-only, so the
+    server's ``python`` runs in a container as it does on the host (a checkout in /tmp)."""
+    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
+    return sorted(p for p in paths if p == "/tmp" or p.startswith("/tmp/")) if "/tmp" not in paths else []
 
 
 def host_target(path: str) -> str:
