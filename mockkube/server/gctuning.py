@@ -14,9 +14,9 @@ collector. A TLS connection that fails its handshake (plain HTTP sent to the TLS
 ClientHello abandoned) leaves its SSL protocol, transport and 256 KiB buffers in a cycle
 through the exception's traceback and asyncio's accept frame; a thousand of them held 300 MB
 until the next full collection. So full collections are also paced by memory, as Go's
-collector is (GOGC): the ``Pacer`` reads the process's resident size every 2 s and collects
-when it has grown by a quarter (and 16 MiB) since the last full collection. A growing
-cluster costs a collection per quarter of growth, a logarithmic number of them. Memory freed
+collector is (GOGC): the ``Pacer`` reads the process's resident size every 2 s and, at a
+quiet tick, collects when it stands 16 MiB above the size it settled at; what stays after a
+collection is alive, and after a few retries becomes the new floor. Memory freed
 by reference count (200 TLS connections holding half a request, then gone) stays with glibc's
 allocator unless handed back: when more than 16 MiB of the heap is free, the Pacer trims it.
 """
@@ -32,8 +32,7 @@ from typing import Any
 
 THRESHOLDS = (50_000, 20, 100)
 PACE_SECONDS = 2.0
-GROWTH = 1.25
-SLACK = 16 << 20  # bytes: small heaps grow by this much before their quarter counts
+SLACK = 16 << 20  # bytes above the floor that a quiet tick lets stand
 BUSY = 0.5  # share of a core above which a tick counts as a burst
 MAX_RETRY = 64.0  # seconds between collections that do not bring the size back, at most
 
@@ -107,8 +106,8 @@ def release_free_memory() -> None:
 
 class Pacer:
     """Every ``every`` seconds: hands back freed heap the allocator holds beyond the slack,
-    and runs a full collection while the resident size stands a quarter and the slack above
-    its floor (the size it settled at). A collection that brings it back resets the pace; one
+    and, at a quiet tick, runs a full collection while the resident size stands the slack
+    above its floor (the size it settled at). A collection that brings it back resets the pace; one
     that does not is retried after 2, 4, 8, ... seconds (what was alive may be garbage by
     then: connections held open, then dropped), and after ``MAX_RETRY`` seconds of that the
     size is taken as the new floor, so a cluster that grew costs a handful of collections,
@@ -136,7 +135,7 @@ class Pacer:
 
     def due(self, rss: int) -> bool:
         assert self.floor is not None
-        return rss > self.floor * GROWTH + SLACK
+        return rss > self.floor + SLACK
 
     def _tick(self) -> None:
         cpu = time.process_time()

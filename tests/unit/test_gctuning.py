@@ -8,12 +8,12 @@ import itertools
 from mockkube.server import gctuning
 
 
-def test_a_full_collection_is_due_after_a_quarter_and_the_slack():
+def test_a_full_collection_is_due_past_the_slack():
     pacer = gctuning.Pacer(asyncio.new_event_loop())
     pacer.floor = 400 << 20
     assert not pacer.due(400 << 20)
-    assert not pacer.due(int((400 << 20) * gctuning.GROWTH) + gctuning.SLACK)
-    assert pacer.due(int((400 << 20) * gctuning.GROWTH) + gctuning.SLACK + 1)
+    assert not pacer.due((400 << 20) + gctuning.SLACK)
+    assert pacer.due((400 << 20) + gctuning.SLACK + 1)
 
 
 def test_the_resident_size_is_read_and_freed_memory_released():
@@ -36,7 +36,7 @@ def _pacer(monkeypatch, sizes, free: int = 0) -> tuple[gctuning.Pacer, list, lis
 
 def test_a_collection_that_brings_the_size_back_resets_the_pace(monkeypatch):
     pacer, collected, _ = _pacer(monkeypatch, [200, 105, 200, 104])
-    pacer.check(now=0)  # 200 MiB: past 125 + 16; the collection brings it to 105
+    pacer.check(now=0)  # 200 MiB: past 100 + 16; the collection brings it to 105
     pacer.check(now=2)  # grown again, collected again at once
     assert len(collected) == 2 and pacer.floor == 100 << 20
 
@@ -67,8 +67,8 @@ def test_held_connections_let_go_are_collected_at_the_next_retry(monkeypatch):
 
 
 def test_freed_heap_is_handed_back_without_a_collection(monkeypatch):
-    pacer, collected, trimmed = _pacer(monkeypatch, [120, 101], free=gctuning.SLACK + 1)
-    pacer.check(now=0)  # 120 MiB: not due (125 + 16), but 16 MiB are free in the heap
+    pacer, collected, trimmed = _pacer(monkeypatch, [112, 101], free=gctuning.SLACK + 1)
+    pacer.check(now=0)  # 112 MiB: not due (100 + 16), but 16 MiB are free in the heap
     assert trimmed == [1] and collected == [] and pacer.floor == 100 << 20
 
 
