@@ -116,6 +116,7 @@ class ResourceType:
     schema: Any = None
     table: Any = None  # printer columns (list of dicts with jsonPath) or "default"; see api/tables_custom.py
     version_priority: int = 0  # lower sorts first in discovery (custom resources' version order)
+    feature_gate: str = ""  # served only while this gate is on (mockkube.config.features)
 
     def __post_init__(self) -> None:
         if not self.singular:

@@ -10,7 +10,7 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 import yaml
 from aiohttp import web
@@ -101,6 +101,7 @@ class Server:
         service_addresses: dict[str, str] | list[str] | None = None,
         scheduler_process: bool = False,
         control_plane: bool | None = None,
+        feature_gates: "Mapping[str, bool] | str | None" = None,
     ) -> None:
         self.address = address
         self.port = port
@@ -124,6 +125,12 @@ class Server:
         self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
         # kind's control plane and kube-system add-ons; None: the profile's `controlPlane`
         self.control_plane = control_plane
+        from mockkube.config.features import FeatureGates
+
+        # --feature-gates: what every part of this cluster asks before acting on a gated feature
+        self.feature_gates = (
+            FeatureGates.parse(feature_gates) if isinstance(feature_gates, str) else FeatureGates(feature_gates)
+        )
         self.temp_dirs: list[str] = []  # removed when the server stops
         from mockkube.apiserver.webhookclient import parse_service_address
 
