@@ -102,6 +102,7 @@ class Server:
         scheduler_process: bool = False,
         control_plane: bool | None = None,
         feature_gates: "Mapping[str, bool] | str | None" = None,
+        runtime_config: "Mapping[str, bool] | str | None" = None,
     ) -> None:
         self.address = address
         self.port = port
@@ -131,6 +132,8 @@ class Server:
         self.feature_gates = (
             FeatureGates.parse(feature_gates) if isinstance(feature_gates, str) else FeatureGates(feature_gates)
         )
+        # --runtime-config: {"group/version": served}; parsed and applied by config.features
+        self.runtime_config = runtime_config
         self.temp_dirs: list[str] = []  # removed when the server stops
         from mockkube.apiserver.webhookclient import parse_service_address
 
