@@ -17,7 +17,6 @@ Public API:
 from __future__ import annotations
 
 import math
-import re
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -26,6 +25,7 @@ from mockkube.cel.celtypes import CelType, Duration, Timestamp
 from mockkube.cel.cost import estimate
 from mockkube.cel.lib import CELRuntimeError, Semver
 from mockkube.cel.parser import CELSyntaxError, Node, _qualified, parse
+from mockkube.machinery import goregexp
 
 # Upstream resourceapi.CELSelectorExpressionMaxCost / MaxLength.
 CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
@@ -541,11 +541,34 @@ def _list_sum(xs: list) -> Any:
     return total
 
 
-def _matches(s: str, pattern: str) -> bool:
+def regexp(pattern: str) -> goregexp.Regexp:
+    """``pattern`` as Go's regexp.Compile reads it; its error is the evaluation's error."""
     try:
-        return re.search(pattern, s) is not None
-    except re.error as exc:
-        raise CELRuntimeError(f"invalid regular expression: {exc}") from None
+        return goregexp.compile(pattern)
+    except goregexp.RegexpError as exc:
+        raise CELRuntimeError(str(exc)) from None
+
+
+def _matches(s: str, pattern: str) -> bool:
+    return regexp(pattern).search(s)
+
+
+# functions whose constant pattern cel-go compiles when the program is made (OptimizeRegex,
+# which every Kubernetes environment sets): a bad constant fails there, not at evaluation
+_REGEX_FUNCTIONS = frozenset({"matches", "find", "findAll"})
+
+
+class _ProgramError(Exception):
+    """cel-go's env.Program() failing: Kubernetes says "program instantiation failed: ..."."""
+
+
+def _precompile_regex(n: Node) -> None:
+    arg = n.args[0] if n.target is not None else (n.args[1] if len(n.args) > 1 else None)
+    if arg is not None and arg.kind == "lit" and isinstance(arg.value, str):
+        try:
+            goregexp.compile(arg.value)
+        except goregexp.RegexpError as exc:
+            raise _ProgramError(str(exc)) from None
 
 
 def _substring(s: str, start: int, end: int | None = None) -> str:
@@ -1152,6 +1175,8 @@ class _Compiler:
                 candidates.append((recv_t, params, result, impl))
         if not candidates:
             raise _no_overload(name, n, types, receiver)
+        if name in _REGEX_FUNCTIONS:
+            _precompile_regex(n)
         results = {c[2] if not isinstance(c[2], tuple) else type_name(c[2]) for c in candidates}
         rt = candidates[0][2] if len(results) == 1 else "dyn"
         if rt == "dyn" and name in ("min", "max", "sum") and _kind(receiver) == "list":
@@ -1586,6 +1611,8 @@ def compile_expression(expression: str) -> CompiledExpression:
         out_type, fn = _Compiler().compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
+    except _ProgramError as exc:
+        raise CELError(f"program instantiation failed: {exc}") from None
     except RecursionError:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
     if out_type not in ("bool", "dyn"):
@@ -1625,6 +1652,8 @@ def compile_with(
         out_type, fn = (_Compiler if checked else _UncheckedCompiler)(dict(variables), container).compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
+    except _ProgramError as exc:
+        raise CELError(f"program instantiation failed: {exc}") from None
     except RecursionError:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
     return CompiledExpression(expression, out_type, fn, estimate(ast))

@@ -174,13 +174,11 @@ def _list_last_index(xs: list, v: Any) -> int:
 
 
 def _find(s: str, pattern: str) -> str:
-    m = re.search(pattern, s)
-    return m.group(0) if m else ""
+    return engine.regexp(pattern).find(s)
 
 
 def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
-    out = [m.group(0) for m in re.finditer(pattern, s)]
-    return out if n < 0 else out[:n]
+    return engine.regexp(pattern).find_all(s, n)
 
 
 # -- format ----------------------------------------------------------------------------------

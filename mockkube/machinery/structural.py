@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 
 from mockkube.machinery import fielderrors as fe
+from mockkube.machinery import goregexp
 
 _META_FIELDS = ("apiVersion", "kind", "metadata")
 _GO_TYPES = {
@@ -158,13 +159,28 @@ def _path(base: str, parts: Any) -> str:
     return out
 
 
+def _go_pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Any:
+    """``pattern`` as kube-openapi applies it: Go's regexp, unanchored."""
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        found = goregexp.compile(pattern).search(instance)
+    except goregexp.RegexpError:
+        found = False  # refused when the CRD was written; a stored one matches nothing
+    if not found:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Validator = jsonschema.validators.extend(jsonschema.Draft7Validator, {"pattern": _go_pattern})
+
+
 def validate(obj: dict, schema: dict) -> list[fe.FieldError]:
     """Field errors of ``obj`` against a version's openAPIV3Schema (metadata excluded)."""
     body = {k: v for k, v in obj.items() if k not in _META_FIELDS}
     sub = dict(schema)
     sub["properties"] = {k: v for k, v in (schema.get("properties") or {}).items() if k not in _META_FIELDS}
     sub["required"] = [r for r in schema.get("required") or () if r not in _META_FIELDS]
-    validator = jsonschema.Draft7Validator(to_json_schema(sub), format_checker=_FORMATS)
+    validator = _Validator(to_json_schema(sub), format_checker=_FORMATS)
     errs: list[fe.FieldError] = []
     for e in sorted(validator.iter_errors(body), key=lambda e: [str(p) for p in e.absolute_path]):
         errs.extend(_field_errors(e))

@@ -506,3 +506,24 @@ def test_cel_rules_see_date_time_duration_date_and_byte_formats_typed():
     assert got["spec"]["blob"] == b"abc" and got["spec"]["windows"][0].ns == 300 * 10**9
     # a date-time keeps the offset it was written with, as Go's time.Time does
     assert got["spec"]["expiry"].offset == 3600
+
+
+def test_pattern_is_go_regexp():
+    """upstream apiextensions validation_test "invalid regex pattern": a CRD's pattern must
+    compile as Go's regexp; objects are matched as Go matches ($ is the end of the text)."""
+    errs = [
+        str(e)
+        for e in validate_structural(
+            {"type": "object", "properties": {"foo": {"type": "string", "pattern": "+"}}},
+            Path("spec.versions[0].schema.openAPIV3Schema"),
+        )
+    ]
+    assert errs == [
+        'spec.versions[0].schema.openAPIV3Schema.properties[foo].pattern: Invalid value: "+": must be a valid '
+        "regular expression, but isn't: error parsing regexp: missing argument to repetition operator: `+`"
+    ]
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^[a-z]+$"}}}
+    assert structural.validate({"s": "abc"}, schema) == []
+    assert [str(e) for e in structural.validate({"s": "abc\n"}, schema)] == [
+        "s: Invalid value: \"abc\\n\": s in body should match '^[a-z]+$'"
+    ]

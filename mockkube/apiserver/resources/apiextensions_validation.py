@@ -8,7 +8,7 @@ from typing import Any
 
 from mockkube.cel import CELError
 from mockkube.machinery import fielderrors as fe
-from mockkube.machinery import names
+from mockkube.machinery import goregexp, names
 from mockkube.machinery.fielderrors import Path
 
 _COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
@@ -250,6 +250,14 @@ def _walk(
         errs.append(
             fe.invalid(str(p.child("type")), typ or "", "must be object if x-kubernetes-embedded-resource is true")
         )
+    pattern = node.get("pattern")
+    if isinstance(pattern, str) and pattern:
+        try:
+            goregexp.compile(pattern)
+        except goregexp.RegexpError as exc:
+            errs.append(
+                fe.invalid(str(p.child("pattern")), pattern, f"must be a valid regular expression, but isn't: {exc}")
+            )
     lt = node.get("x-kubernetes-list-type")
     if lt is not None:
         if typ != "array":
