@@ -711,8 +711,21 @@ def _prefixes(container: str) -> tuple[str, ...]:
     return tuple(".".join(parts[:i]) + "." for i in range(len(parts), 0, -1))
 
 
+def _typed_at_run_time(*types: T) -> bool:
+    """Whether a type holds dyn: here an object whose schema type upstream knows (an
+    admission policy's ``object``, a CRD field that preserves unknown fields) is dyn, so the
+    homogeneity validator lets it pass rather than refuse what upstream accepts."""
+    return any(t == "dyn" or (isinstance(t, tuple) and _typed_at_run_time(*t[1:])) for t in types)
+
+
 class _Compiler:
+    # Kubernetes' environments add cel-go's AST validators (ValidateDurationLiterals,
+    # ValidateTimestampLiterals, ValidateRegexLiterals, ValidateHomogeneousAggregateLiterals);
+    # cel-spec's conformance tests run without them
+    validators = True
+
     def __init__(self, scope: dict[str, T] | None = None, container: str = "") -> None:
+        self.format_literals: set[int] = set()  # list/map literals inside a format() call: mixed types allowed
         if scope is None:  # the DRA selector environment
             self.scope: dict[str, T] = {"device": "device"}
             self.declared, self.dotted = _DRA_DECLARED, False
@@ -760,6 +773,13 @@ class _Compiler:
             return self._index(n)
         if k == "list":
             items = [self.compile(a) for a in n.args]
+            if self.validators and id(n) not in self.format_literals:
+                self._homogeneous(
+                    [
+                        (a, _opt_param(t) if i in n.optional_at else t)
+                        for i, (a, (t, _)) in enumerate(zip(n.args, items))
+                    ]
+                )
             if n.optional_at:
                 return self._optional_list(n, items)
             elem = self._join_types([t for t, _ in items], n, "list") if items else FREE
@@ -767,6 +787,15 @@ class _Compiler:
             return ("list", elem), lambda act: [f(act) for f in fns]
         if k == "map":
             pairs = [(self.compile(a), self.compile(b)) for a, b in n.entries]
+            if self.validators and id(n) not in self.format_literals and pairs:
+                kt0, vt0 = pairs[0][0][0], pairs[0][1][0]
+                vt0 = _opt_param(vt0) if 0 in n.optional_at else vt0
+                for i, ((key, val), ((kt, _), (vt, _))) in enumerate(zip(n.entries, pairs)):
+                    vt = _opt_param(vt) if i in n.optional_at else vt
+                    if kt != kt0 and not _typed_at_run_time(kt0, kt):
+                        raise _CheckError(f"expected type '{type_name(kt0)}' but found '{type_name(kt)}'", key.pos)
+                    if vt != vt0 and not _typed_at_run_time(vt0, vt):
+                        raise _CheckError(f"expected type '{type_name(vt0)}' but found '{type_name(vt)}'", val.pos)
             if n.optional_at:
                 return self._optional_map(n, pairs)
             kt = self._join_types([p[0][0] for p in pairs], n, "map")
@@ -881,6 +910,54 @@ class _Compiler:
             return out
 
         return type_name_, build
+
+    @staticmethod
+    def _homogeneous(elements: list[tuple[Node, T]]) -> None:
+        """cel-go's ValidateHomogeneousAggregateLiterals: every element of a list literal of
+        the first one's type (dyn only equals dyn)."""
+        if not elements:
+            return
+        first = elements[0][1]
+        for node, t in elements[1:]:
+            if t != first and not _typed_at_run_time(first, t):
+                raise _CheckError(f"expected type '{type_name(first)}' but found '{type_name(t)}'", node.pos)
+
+    def _mark_format_literals(self, nodes: list[Node]) -> None:
+        """The list and map literals reached from format()'s arguments through list and map
+        literals only (cel-go's hasStringFormatAncestor)."""
+        for node in nodes:
+            if node.kind == "list":
+                self.format_literals.add(id(node))
+                self._mark_format_literals(node.args)
+            elif node.kind == "map":
+                self.format_literals.add(id(node))
+                self._mark_format_literals([x for kv in node.entries for x in kv])
+
+    def _validate_literal_argument(self, n: Node) -> None:
+        """cel-go's format validators: duration(), timestamp() and matches() with a literal
+        first argument are evaluated (compiled) now; a failure is a compile error."""
+        arg = n.args[0]
+        if arg.kind != "lit":
+            return
+        name = n.name
+        if name == "matches":
+            if isinstance(arg.value, str):
+                try:
+                    goregexp.compile(arg.value)
+                except goregexp.RegexpError:
+                    raise _CheckError("invalid matches argument", arg.pos) from None
+            return
+        convert = {
+            ("duration", str): celtypes.parse_duration,
+            ("timestamp", str): celtypes.parse_timestamp,
+            ("timestamp", int): celtypes.timestamp_from_seconds,
+        }.get((name, type(arg.value)))
+        if convert is None:
+            return
+        try:
+            _guard(convert, arg.value)
+        except CELRuntimeError:
+            raise _CheckError(f"invalid {name} argument", arg.pos) from None
 
     def _join_types(self, types: list[T], n: Node, what: str) -> T:
         """cel-go's joinTypes for literal elements: the most general of mutually assignable
@@ -1007,6 +1084,8 @@ class _Compiler:
 
     def _call(self, n: Node) -> tuple[T, Fn]:
         name = n.name
+        if name == "format" and self.validators:
+            self._mark_format_literals(n.args)
         if n.target is None:
             if name == "has":
                 if len(n.args) != 1 or n.args[0].kind != "select":
@@ -1175,6 +1254,12 @@ class _Compiler:
                 candidates.append((recv_t, params, result, impl))
         if not candidates:
             raise _no_overload(name, n, types, receiver)
+        if (
+            self.validators
+            and n.args
+            and (name == "matches" or (name in ("duration", "timestamp") and n.target is None))
+        ):
+            self._validate_literal_argument(n)
         if name in _REGEX_FUNCTIONS:
             _precompile_regex(n)
         results = {c[2] if not isinstance(c[2], tuple) else type_name(c[2]) for c in candidates}
@@ -1620,7 +1705,13 @@ def compile_expression(expression: str) -> CompiledExpression:
     return CompiledExpression(expression, out_type, fn, estimate(ast))
 
 
-class _UncheckedCompiler(_Compiler):
+class _SpecCompiler(_Compiler):
+    """cel-go as cel-spec's conformance tests run it: no Kubernetes AST validators."""
+
+    validators = False
+
+
+class _UncheckedCompiler(_SpecCompiler):
     """cel-go with type checking off: every expression is dyn, and what the checker would
     reject (an undeclared variable or function, an overload no argument types fit) fails
     only when evaluated, so ``x || true`` and ``false && 32`` are true and false."""
@@ -1640,16 +1731,23 @@ class _UncheckedCompiler(_Compiler):
 
 @lru_cache(maxsize=8192)
 def compile_with(
-    expression: str, variables: tuple[tuple[str, T], ...], checked: bool = True, container: str = ""
+    expression: str,
+    variables: tuple[tuple[str, T], ...],
+    checked: bool = True,
+    container: str = "",
+    kubernetes: bool = True,
 ) -> CompiledExpression:
     """Parse, type-check and compile an expression over the given (name, type) variables
     (``dyn`` for values whose type comes from an object, as CRD rules' ``self``).
     ``checked=False`` compiles as cel-go does with checking off (the conformance tests'
     ``disable_check``); Kubernetes always checks. ``container`` is cel-go's container: names
-    resolve in it first (``x.y`` for ``y`` in container ``x``); Kubernetes sets none."""
+    resolve in it first (``x.y`` for ``y`` in container ``x``); Kubernetes sets none.
+    ``kubernetes=False`` leaves out the AST validators Kubernetes' environments add (literal
+    durations, timestamps and patterns checked, list and map literals of one type)."""
     try:
         ast = parse(expression)
-        out_type, fn = (_Compiler if checked else _UncheckedCompiler)(dict(variables), container).compile(ast)
+        compiler = _UncheckedCompiler if not checked else (_Compiler if kubernetes else _SpecCompiler)
+        out_type, fn = compiler(dict(variables), container).compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
     except _ProgramError as exc:

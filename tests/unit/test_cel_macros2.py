@@ -11,7 +11,7 @@ from mockkube.cel import engine
 
 
 def ev(expr: str) -> object:
-    return engine.compile_with(expr, ()).evaluate({})
+    return engine.compile_with(expr, (), kubernetes=False).evaluate({})
 
 
 VALUES = [

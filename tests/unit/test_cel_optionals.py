@@ -12,7 +12,7 @@ from mockkube.cel.engine import UInt, optional_type  # noqa: F401 - UInt appears
 
 
 def ev(expr: str) -> object:
-    return engine.compile_with(expr, ()).evaluate({})
+    return engine.compile_with(expr, (), kubernetes=False).evaluate({})
 
 
 VALUES = [
@@ -164,7 +164,7 @@ CHECKER_TYPES = [
 
 @pytest.mark.parametrize(("expr", "want"), CHECKER_TYPES)
 def test_checker_types(expr: str, want: str) -> None:
-    assert engine.type_name(engine.compile_with(expr, ()).output_type) == want
+    assert engine.type_name(engine.compile_with(expr, (), kubernetes=False).output_type) == want
 
 
 # the free element type of [] joins the other elements' (type_deduction list_parameter)
@@ -179,4 +179,4 @@ LIST_TYPES = [
 
 @pytest.mark.parametrize(("expr", "want"), LIST_TYPES)
 def test_list_literal_types(expr: str, want: str) -> None:
-    assert engine.type_name(engine.compile_with(expr, ()).output_type) == want
+    assert engine.type_name(engine.compile_with(expr, (), kubernetes=False).output_type) == want

@@ -10,7 +10,7 @@ from mockkube.cel import engine
 
 
 def ev(expr: str) -> object:
-    return engine.compile_with(expr, ()).evaluate({})
+    return engine.compile_with(expr, (), kubernetes=False).evaluate({})
 
 
 VALUES = [
@@ -263,7 +263,7 @@ def test_error(expr: str, want: str) -> None:
 @pytest.mark.parametrize(("expr", "want"), CHECK_ERRORS)
 def test_check_error(expr: str, want: str) -> None:
     with pytest.raises(engine.CELError) as exc:
-        engine.compile_with(expr, ())
+        engine.compile_with(expr, (), kubernetes=False)
     assert want in exc.value.message
 
 

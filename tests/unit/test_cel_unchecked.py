@@ -13,7 +13,9 @@ from mockkube.cel import engine
 
 def ev(expr: str, variables: dict | None = None, checked: bool = True, decls: dict | None = None) -> object:
     decls = decls or {k: "dyn" for k in variables or {}}
-    return engine.compile_with(expr, tuple(sorted(decls.items())), checked).evaluate(dict(variables or {}))
+    return engine.compile_with(expr, tuple(sorted(decls.items())), checked, kubernetes=False).evaluate(
+        dict(variables or {})
+    )
 
 
 QUOTED = [

@@ -12,7 +12,7 @@ from mockkube.cel.engine import UInt
 
 
 def ev(expr: str) -> object:
-    return engine.compile_with(expr, ()).evaluate({})
+    return engine.compile_with(expr, (), kubernetes=False).evaluate({})
 
 
 VALUES = [

@@ -92,7 +92,7 @@ class MockkubeBackend:
                 variables.setdefault(name, "dyn")
         try:
             compiled = engine.compile_with(
-                case.expr, tuple(sorted(variables.items())), not case.disable_check, case.container
+                case.expr, tuple(sorted(variables.items())), not case.disable_check, case.container, kubernetes=False
             )
         except engine.CELError as exc:
             return Outcome("check", error=exc.message)
