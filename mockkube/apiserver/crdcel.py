@@ -19,6 +19,7 @@ from mockkube.cel.celtypes import parse_duration, parse_timestamp
 from mockkube.cel.engine import COST_KEY
 from mockkube.cel.k8slib import FORMAT, optional_type
 from mockkube.cel.lib import CELRuntimeError
+from mockkube.cel.schemavalues import MapList, ObjectMap, SchemaList, SetList
 from mockkube.machinery import fielderrors as fe
 
 # upstream's per-expression static cost limit (StaticEstimatedCostLimit) and per-request budget
@@ -64,20 +65,55 @@ def _type_of(node: dict) -> str:
 
 
 _TYPED_FORMATS = ("date-time", "date", "duration", "byte")
-_FORMATTED: dict[int, tuple[dict, bool]] = {}  # id(schema node) -> (node, has a typed format below)
+_CONVERTS: dict[int, tuple[dict, bool]] = {}  # id(schema node) -> (node, values below it need converting)
+
+# k8s.io/apiserver pkg/cel/escaping.go: property names as CEL sees them
+_RESERVED = frozenset(
+    "true false null in as break const continue else for function if import let loop package namespace "
+    "return var void while".split()
+)
+_EXPAND = re.compile(r"(__|[-./]|[^a-zA-Z0-9\-./_])")
+_ESCAPES = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
 
 
-def _has_formats(node: Any) -> bool:
+def escape(name: str) -> str | None:
+    """A property's name in CEL (``__true__``, ``a__dash__b``), None when CEL cannot name it."""
+    if not name or name[0].isdigit():
+        return None
+    if name in _RESERVED:
+        return f"__{name}__"
+    bad = False
+
+    def sub(m: re.Match) -> str:
+        nonlocal bad
+        out = _ESCAPES.get(m.group(0))
+        if out is None:
+            bad = True
+            return ""
+        return out
+
+    out = _EXPAND.sub(sub, name)
+    return None if bad else out
+
+
+def _converts(node: Any) -> bool:
+    """Whether values under ``node`` differ from the stored JSON as CEL sees them: typed
+    string formats, numbers held as integers, lists (set and map semantics, their index
+    errors), escaped property names, null properties (absent in CEL)."""
     if not isinstance(node, dict):
         return False
-    hit = _FORMATTED.get(id(node))
+    hit = _CONVERTS.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    found = (node.get("type") == "string" and node.get("format") in _TYPED_FORMATS) or any(
-        _has_formats(sub)
-        for sub in [*(node.get("properties") or {}).values(), node.get("additionalProperties"), node.get("items")]
+    typ = node.get("type")
+    props = node.get("properties")
+    found = (
+        (typ == "string" and node.get("format") in _TYPED_FORMATS)
+        or typ in ("number", "array")
+        or (props is not None)
+        or _converts(node.get("additionalProperties"))
     )
-    _FORMATTED[id(node)] = (node, found)  # the node is kept, so its id is not reused
+    _CONVERTS[id(node)] = (node, found)  # the node is kept, so its id is not reused
     return found
 
 
@@ -107,24 +143,44 @@ def _string_value(text: str, fmt: str) -> Any:
 
 
 def cel_value(value: Any, node: dict) -> Any:
-    """``value`` as rules see it: strings of format date-time/date are timestamps, duration
-    durations, byte bytes (upstream's UnstructuredToVal); the value itself when the schema
-    below ``node`` has none of those formats."""
-    if not _has_formats(node):
+    """``value`` as rules see it (upstream's UnstructuredToVal): strings of format
+    date-time/date are timestamps, duration durations, byte bytes; a number schema's
+    integers are doubles; properties are named as CEL escapes them and a null property is
+    absent; lists carry their list-type's equality and ``+``. The value itself when the
+    schema below ``node`` changes nothing."""
+    if not _converts(node):
         return value
+    typ = node.get("type")
     if isinstance(value, str):
         fmt = node.get("format")
-        return _string_value(value, fmt) if node.get("type") == "string" and fmt in _TYPED_FORMATS else value
+        return _string_value(value, fmt) if typ == "string" and fmt in _TYPED_FORMATS else value
+    if typ == "number" and type(value) is int:
+        return float(value)
     if isinstance(value, dict):
         props = node.get("properties")
+        if props is not None or node.get("x-kubernetes-embedded-resource"):
+            out = ObjectMap()
+            for k, v in value.items():
+                if v is None:
+                    continue
+                name = escape(k) or k  # a name CEL cannot spell stays, for a map list's keys
+                sub = (props or {}).get(k)
+                out[name] = cel_value(v, sub) if isinstance(sub, dict) else v
+            return out
         addl = node.get("additionalProperties")
-        out = {}
-        for k, v in value.items():
-            sub = (props or {}).get(k) if props is not None else (addl if isinstance(addl, dict) else None)
-            out[k] = cel_value(v, sub) if isinstance(sub, dict) else v
-        return out
-    if isinstance(value, list) and isinstance(node.get("items"), dict):
-        return [cel_value(v, node["items"]) for v in value]
+        if isinstance(addl, dict):
+            return {k: cel_value(v, addl) for k, v in value.items()}
+        return value
+    if isinstance(value, list) and typ == "array":
+        items = node.get("items")
+        converted = [cel_value(v, items) for v in value] if _converts(items) else value
+        kind = node.get("x-kubernetes-list-type")
+        if kind == "set":
+            return SetList(converted)
+        if kind == "map":
+            keys = tuple(escape(k) or k for k in node.get("x-kubernetes-list-map-keys") or ())
+            return MapList(converted, keys)
+        return SchemaList(converted)
     return value
 
 
@@ -199,7 +255,30 @@ def _check(
                     )
                 )
                 return
-            errs.append(fe.invalid(str(where), _type_of(node), f"rule evaluation error: {exc}"))
+            text = str(exc)
+            what = _rule_error_string(rule)
+            if text.startswith("no such overload"):
+                errs.append(
+                    fe.invalid(
+                        str(where),
+                        _type_of(node),
+                        f"'{text}': call arguments did not match a supported operator, function or macro "
+                        f"signature for rule: {what}",
+                    )
+                )
+            elif text.startswith("operation cancelled: actual cost limit exceeded"):
+                errs.append(
+                    fe.invalid(
+                        str(where),
+                        _type_of(node),
+                        f"'{text}': no further validation rules will be run due to call cost exceeds limit for "
+                        f"rule: {what}",
+                    )
+                )
+                budget.exhausted = True
+                return
+            else:
+                errs.append(fe.invalid(str(where), _type_of(node), f"{text} evaluating rule: {what}"))
             continue
         budget.remaining -= start - call[0]
         if ok is True:
@@ -213,6 +292,11 @@ def _check(
             except CELError:
                 pass
         errs.append(_error(str(where), _type_of(node), value, message, rule.get("reason")))
+
+
+def _rule_error_string(rule: dict) -> str:
+    """upstream's ruleErrorString: the rule's message, else the rule."""
+    return (rule.get("message") or "").strip() or (rule.get("rule") or "").strip()
 
 
 def _rule_text(expr: str) -> str:

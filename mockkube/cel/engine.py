@@ -25,6 +25,7 @@ from mockkube.cel.celtypes import CelType, Duration, Timestamp
 from mockkube.cel.cost import estimate
 from mockkube.cel.lib import CELRuntimeError, Semver
 from mockkube.cel.parser import CELSyntaxError, Node, _qualified, parse
+from mockkube.cel.schemavalues import ObjectMap, SchemaList
 from mockkube.machinery import goregexp
 
 # Upstream resourceapi.CELSelectorExpressionMaxCost / MaxLength.
@@ -76,7 +77,14 @@ class optional_type:  # noqa: N801 - the runtime type name cel-go prints
 _NONE = optional_type()
 
 
+_ZERO_TIME_NS = -62135596800 * 1_000_000_000  # 0001-01-01T00:00:00Z, Go's zero time.Time
+
+
 def _opt_non_zero(v: Any) -> optional_type:
+    if type(v) is Duration:
+        return _NONE if v.ns == 0 else optional_type(v, True)
+    if type(v) is Timestamp:
+        return _NONE if v.ns == _ZERO_TIME_NS else optional_type(v, True)
     return optional_type(v, True) if v not in (None, "", 0, False, [], {}, b"") else _NONE
 
 
@@ -247,6 +255,9 @@ def _check_uint(v: int) -> UInt:
 def cel_equals(a: Any, b: Any) -> bool:
     """Heterogeneous equality: numbers compare by value, other types must match."""
     ta, tb = type(a), type(b)
+    if (ta is not list or tb is not list) and isinstance(a, list) and isinstance(b, list):
+        # a custom resource's list: the left operand's equality decides, as cel-go's lhs.Equal(rhs)
+        return a.cel_equal(b, cel_equals) if isinstance(a, SchemaList) else SchemaList.cel_equal(a, b, cel_equals)
     if ta is tb or (isinstance(a, dict) and isinstance(b, dict)):
         if ta is list:
             return len(a) == len(b) and all(cel_equals(x, y) for x, y in zip(a, b))
@@ -278,6 +289,10 @@ def _compare(a: Any, b: Any) -> int:
 
 def _add(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
+    if isinstance(a, SchemaList) and isinstance(b, list):
+        return a.cel_add(b, cel_equals)
+    if ta is list and isinstance(b, SchemaList):
+        return a + b
     if ta is not tb:
         if ta in _TIME and tb in _TIME:
             return celtypes.add(a, b)
@@ -335,6 +350,8 @@ def _index(container: Any, key: Any) -> Any:
             raise CELRuntimeError(f"no such overload: list[{runtime_type(key)}]")
         i = int(key)
         if i < 0 or i >= len(container):
+            if isinstance(container, SchemaList):  # k8s.io/apiserver's unstructuredList
+                raise CELRuntimeError(f"index out of bounds: {i}")
             raise CELRuntimeError(f"index out of range: {i}")
         return container[i]
     if isinstance(container, dict):
@@ -514,9 +531,12 @@ def _list_sorted(xs: list) -> bool:
     return all(_compare(xs[i], xs[i + 1]) <= 0 for i in range(len(xs) - 1))
 
 
+_COMPARABLE = ("int", "uint", "double", "bool", DURATION, TIMESTAMP, "string", "bytes")
+
+
 def _list_min(xs: list) -> Any:
     if not xs:
-        raise CELRuntimeError("min(list) argument must not be empty")
+        raise CELRuntimeError("min called on empty list")
     best = xs[0]
     for x in xs[1:]:
         if _compare(x, best) < 0:
@@ -526,7 +546,7 @@ def _list_min(xs: list) -> Any:
 
 def _list_max(xs: list) -> Any:
     if not xs:
-        raise CELRuntimeError("max(list) argument must not be empty")
+        raise CELRuntimeError("max called on empty list")
     best = xs[0]
     for x in xs[1:]:
         if _compare(x, best) > 0:
@@ -534,10 +554,18 @@ def _list_max(xs: list) -> Any:
     return best
 
 
-def _list_sum(xs: list) -> Any:
-    total: Any = 0
-    for x in xs:
-        total = _add(total, x) if xs else x
+def _summer(t: T) -> Callable[[list], Any]:
+    """sum() of a list(t): from t's zero; a list typed only at run time starts from its
+    first element's type, as the overload cel-go dispatches to for it would."""
+    zero = {"int": 0, "uint": UInt(0), "double": 0.0, DURATION: Duration(0)}[t]
+    starts = {int: 0, UInt: UInt(0), float: 0.0, Duration: Duration(0)}
+
+    def total(xs: list) -> Any:
+        acc: Any = starts.get(type(xs[0]), zero) if xs else zero
+        for x in xs:
+            acc = _add(acc, x)
+        return acc
+
     return total
 
 
@@ -585,7 +613,7 @@ def _char_at(s: str, i: int) -> str:
 
 
 LS = ("list", "string")
-_NAMESPACES = ("optional", "jsonpatch", "strings", "ip")
+_NAMESPACES = ("optional", "jsonpatch", "strings", "ip", "lists", "sets")
 # the optional library's generic result types: optional_type(T) from its arguments
 _OPT_RESULTS: dict[str, Callable[[T, list], T]] = {
     "optional.of": lambda r, a: (OPT, a[0]),
@@ -644,10 +672,11 @@ _FUNCTIONS: dict[str, list[tuple[T, tuple, T, Callable]]] = {
     ],
     "lastIndexOf": [("string", ("string",), "int", lambda s, x: s.rfind(x))],
     "join": [(LS, (), "string", lambda xs: "".join(xs)), (LS, ("string",), "string", lambda xs, sep: sep.join(xs))],
-    "isSorted": [("list", (), "bool", _list_sorted)],
-    "min": [("list", (), "dyn", _list_min)],
-    "max": [("list", (), "dyn", _list_max)],
-    "sum": [("list", (), "dyn", _list_sum)],
+    # Kubernetes' lists library: templated over its comparable and summable types
+    "isSorted": [(("list", t), (), "bool", _list_sorted) for t in _COMPARABLE],
+    "min": [(("list", t), (), t, _list_min) for t in _COMPARABLE],
+    "max": [(("list", t), (), t, _list_max) for t in _COMPARABLE],
+    "sum": [(("list", t), (), t, _summer(t)) for t in ("int", "uint", "double", DURATION)],
     "quantity": [(None, ("string",), "quantity", lib.quantity_parse)],
     "isQuantity": [(None, ("string",), "bool", lib.is_quantity)],
     "semver": [(None, ("string",), "semver", lib.semver_parse), (None, ("string", "bool"), "semver", lib.semver_parse)],
@@ -1029,6 +1058,8 @@ class _Compiler:
 
                 def has(act: dict) -> bool:
                     obj = tf(act)
+                    if type(obj) is ObjectMap:
+                        return obj.has_field(name)
                     if isinstance(obj, dict):
                         return dict.__contains__(obj, name)
                     raise CELRuntimeError(f"no such overload: has({runtime_type(obj)}.{name})")
@@ -1118,6 +1149,8 @@ class _Compiler:
                 return self._comprehension(n)
             if name == "bind" and n.target.kind == "ident" and n.target.name == "cel" and "cel" not in self.scope:
                 return self._bind(n)
+            if name == "sortBy" and len(n.args) == 2 and n.args[0].kind == "ident":
+                return self._sort_by(n)
             if (
                 n.target.kind == "ident"
                 and n.target.name in _NAMESPACES
@@ -1126,6 +1159,22 @@ class _Compiler:
             ):
                 return self._function(Node("call", n.pos, name=f"{n.target.name}.{name}", args=n.args))
         return self._function(n)
+
+    def _sort_by(self, n: Node) -> tuple[T, Fn]:
+        """cel-go's sortBy macro: ``xs.sortBy(e, key)`` is
+        ``cel.bind(@__sortBy_input__, xs, @__sortBy_input__.@sortByAssociatedKeys(@__sortBy_input__.map(e, key)))``."""
+        if n.target.kind not in ("list", "select", "ident", "call", "index"):
+            raise _CheckError(
+                "sortBy can only be applied to a list, identifier, comprehension, call or select expression",
+                n.target.pos,
+            )
+        var = "@__sortBy_input__"
+        bound = Node("ident", n.target.pos, name=var)
+        keys = Node("call", n.pos, name="map", target=bound, args=list(n.args))
+        call = Node("call", n.pos, name="@sortByAssociatedKeys", target=bound, args=[keys])
+        return self._bind(
+            Node("call", n.pos, name="bind", target=Node("ident", n.pos, name="cel"), args=[bound, n.target, call])
+        )
 
     def _logic(self, n: Node) -> tuple[T, Fn]:
         (at, af), (bt, bf) = self.compile(n.args[0]), self.compile(n.args[1])

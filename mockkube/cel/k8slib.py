@@ -45,7 +45,27 @@ def _is_url(text: str) -> bool:
         p = urlsplit(text)
     except ValueError:
         return False
+    host = p.netloc.rsplit("@", 1)[-1]
+    # Go's url.Parse: after the host, only ":" and digits (validOptionalPort)
+    port = host.rsplit("]", 1)[1] if host.startswith("[") else (host[host.rfind(":") :] if ":" in host else "")
+    if port and (port[0] != ":" or not port[1:].isdigit() and port != ":"):
+        return False
     return bool(p.scheme) or text.startswith("/")
+
+
+# Go's url.validEncoded(s, encodePath): what an escaped path may hold as it is
+_PATH_OK = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@[]/%")
+
+
+def _escaped_path(u: URL) -> str:
+    """Go's URL.EscapedPath: the path as written when that is a valid encoding, else the
+    path escaped as Go's encodePath does."""
+    raw = u.parts.path
+    if all(c in _PATH_OK for c in raw):
+        return raw
+    from urllib.parse import quote, unquote
+
+    return quote(unquote(raw), safe="$&+,/:;=@-._~")
 
 
 def _hostname(u: URL) -> str:
@@ -309,7 +329,7 @@ _MORE = {
     "getHost": [("url", (), "string", lambda u: u.parts.netloc.rsplit("@", 1)[-1])],
     "getHostname": [("url", (), "string", _hostname)],
     "getPort": [("url", (), "string", _port)],
-    "getEscapedPath": [("url", (), "string", lambda u: u.parts.path)],
+    "getEscapedPath": [("url", (), "string", _escaped_path)],
     "getQuery": [("url", (), ("map", "string", ("list", "string")), _query)],
     "ip": [(None, ("string",), "net.IP", IP), ("net.CIDR", (), "net.IP", lambda c: IP(str(c.ip)))],
     "isIP": [(None, ("string",), "bool", lambda s: _ok(IP, s))],

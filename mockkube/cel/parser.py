@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+# keywords of CEL's grammar that a field selection cannot name (cel-go: "mismatched input
+# 'true' expecting IDENTIFIER"); other reserved words may follow a dot
+_LITERAL_WORDS = frozenset(("true", "false", "null", "in"))
+
+
 class CELSyntaxError(Exception):
     """A parse error at `pos` (character offset into the expression)."""
 
@@ -328,7 +333,7 @@ class Parser:
                 if name_tok.kind == "quoted":
                     node = Node("select", dot.pos, name=name_tok.value, target=node, optional=opt)
                     continue
-                if name_tok.kind != "ident":
+                if name_tok.kind != "ident" or name_tok.text in _LITERAL_WORDS:
                     raise CELSyntaxError(
                         f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER", name_tok.pos
                     )
