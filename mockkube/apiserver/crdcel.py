@@ -16,7 +16,7 @@ from typing import Any
 
 from mockkube.cel import CELError, compile_with
 from mockkube.cel.celtypes import parse_duration, parse_timestamp
-from mockkube.cel.engine import COST_KEY
+from mockkube.cel.engine import COST_KEY, DURATION, OPT, TIMESTAMP, ObjectType, object_type
 from mockkube.cel.k8slib import FORMAT, optional_type
 from mockkube.cel.lib import CELRuntimeError
 from mockkube.cel.schemavalues import MapList, ObjectMap, SchemaList, SetList
@@ -35,9 +35,83 @@ def is_transition_rule(rule: str) -> bool:
     return bool(_OLD_SELF.search(rule or ""))
 
 
-def compile_rule(rule: str) -> Any:
-    """The compiled rule; CELError with upstream's compilation message."""
-    return compile_with(rule, VARIABLES)
+def compile_rule(rule: str, node: dict | None = None, root: bool = False, optional_old: bool = False) -> Any:
+    """The compiled rule; CELError with upstream's compilation message. With the schema
+    ``node`` the rule sits on, ``self`` (and ``oldSelf``) are typed as upstream types them,
+    so an undeclared field is a compile error; ``root``: the node is the resource's root."""
+    t = decl_type(node, root) if node is not None else None
+    if t is None:  # no schema, or one CEL cannot type (only x-kubernetes-preserve-unknown-fields)
+        return compile_with(rule, VARIABLES)
+    return compile_with(rule, (("self", t), ("oldSelf", (OPT, t) if optional_old else t), ("format", "format_lib")))
+
+
+_DECLS: dict[tuple[int, bool], tuple[dict, Any]] = {}  # (id(schema node), root) -> (node, CEL type)
+_FORMAT_TYPES = {"byte": "bytes", "duration": DURATION, "date": TIMESTAMP, "date-time": TIMESTAMP}
+_META = {"name": {"type": "string"}, "generateName": {"type": "string"}}
+# reserved words (not literals or operators) that a field selection may also spell as written
+_SELECTABLE_RESERVED = frozenset(
+    "as break const continue else for function if import let loop package namespace return var void while".split()
+)
+
+
+def decl_type(node: Any, root: bool = False, name: str = "self") -> Any:
+    """The CEL type of values of a schema node (upstream's SchemaDeclType): objects with
+    properties are objects of those fields (a resource's root and an embedded resource also
+    have apiVersion, kind and metadata.name/generateName), additionalProperties maps,
+    arrays lists, formats their types, int-or-string dyn. None for a node with no type (only
+    x-kubernetes-preserve-unknown-fields), or a list or map of such: upstream declares no
+    field for it, so rules cannot name it."""
+    if not isinstance(node, dict):
+        return None
+    key = (id(node), root)
+    hit = _DECLS.get(key)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    typ = node.get("type")
+    out: Any
+    if node.get("x-kubernetes-int-or-string"):
+        out = "dyn"
+    elif typ == "object":
+        props = node.get("properties")
+        embedded = bool(node.get("x-kubernetes-embedded-resource"))
+        addl = node.get("additionalProperties")
+        if props is not None or embedded or root:
+            decl = ObjectType(name)
+            out = object_type(decl)
+            _bounded(_DECLS)[key] = (node, out)  # before the fields: a field may refer back
+            fields = dict(props or {})
+            if embedded or root:
+                meta = dict(_META)
+                declared = fields.get("metadata")
+                if isinstance(declared, dict):
+                    meta.update(declared.get("properties") or {})
+                fields.setdefault("apiVersion", {"type": "string"})
+                fields.setdefault("kind", {"type": "string"})
+                fields["metadata"] = {"type": "object", "properties": meta}
+            for k, sub in fields.items():
+                cel_name = escape(k)
+                ft = decl_type(sub, False, f"{name}.{k}")
+                if cel_name is not None and ft is not None:
+                    decl.fields[cel_name] = ft
+                    if cel_name == f"__{k}__" and k in _SELECTABLE_RESERVED:
+                        decl.fields[k] = ft  # `self.if` as well as `self.__if__`
+            return out
+        if isinstance(addl, dict):
+            vt = decl_type(addl, False, f"{name}.@values")
+            out = ("map", "string", vt) if vt is not None else None
+        else:
+            out = "dyn" if addl is True else object_type(ObjectType(name))
+    elif typ == "array":
+        it = decl_type(node.get("items"), False, f"{name}.@idx")
+        out = ("list", it) if it is not None else None
+    elif typ == "string":
+        out = _FORMAT_TYPES.get(node.get("format", ""), "string")
+    elif typ in ("integer", "number", "boolean"):
+        out = {"integer": "int", "number": "double", "boolean": "bool"}[typ]
+    else:
+        out = None
+    _bounded(_DECLS)[key] = (node, out)
+    return out
 
 
 class _Budget:
@@ -51,11 +125,31 @@ class _Budget:
 def validate(obj: dict, old: dict | None, schema: dict, budget: int = RUNTIME_COST_BUDGET) -> list[fe.FieldError]:
     """Field errors of every failing rule in ``obj`` (``old`` on update)."""
     errs: list[fe.FieldError] = []
-    top = dict(schema)
-    props = {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}
-    top["properties"] = props
-    _walk(obj, old, top, fe.Path(""), errs, old is not None, _Budget(budget))
+    _walk(obj, old, root_node(schema), fe.Path(""), errs, old is not None, _Budget(budget), True)
     return errs
+
+
+_ROOTS: dict[int, tuple[dict, dict]] = {}  # id(version schema) -> (schema, the root node rules see)
+
+
+def root_node(schema: dict) -> dict:
+    """The version's schema without metadata (rules see metadata as the root's declared
+    metadata.name and generateName), made once per schema so its CEL type is too."""
+    hit = _ROOTS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    top = dict(schema)
+    top["properties"] = {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}
+    _bounded(_ROOTS)[id(schema)] = (schema, top)
+    return top
+
+
+def _bounded(cache: dict) -> dict:
+    """A cache keyed by schema nodes' ids is emptied when it grows past what any set of
+    CRDs needs (deleted CRDs' schemas would otherwise stay)."""
+    if len(cache) > 20_000:
+        cache.clear()
+    return cache
 
 
 def _type_of(node: dict) -> str:
@@ -113,7 +207,7 @@ def _converts(node: Any) -> bool:
         or (props is not None)
         or _converts(node.get("additionalProperties"))
     )
-    _CONVERTS[id(node)] = (node, found)  # the node is kept, so its id is not reused
+    _bounded(_CONVERTS)[id(node)] = (node, found)  # the node is kept, so its id is not reused
     return found
 
 
@@ -184,12 +278,14 @@ def cel_value(value: Any, node: dict) -> Any:
     return value
 
 
-def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool, budget: _Budget) -> None:
+def _walk(
+    value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool, budget: _Budget, root: bool = False
+) -> None:
     if value is None or budget.exhausted:
         return
     rules = node.get("x-kubernetes-validations")
     if rules:
-        _check(value, old, has_old, node, rules, path, errs, budget)
+        _check(value, old, has_old, node, rules, path, errs, budget, root)
     if isinstance(value, dict):
         props = node.get("properties")
         addl = node.get("additionalProperties")
@@ -216,7 +312,7 @@ def _walk(value: Any, old: Any, node: dict, path: Any, errs: list, has_old: bool
 
 
 def _check(
-    value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list, budget: _Budget
+    value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list, budget: _Budget, root: bool
 ) -> None:
     cel_self = cel_value(value, node)
     cel_old = cel_value(old, node) if has_old else old
@@ -229,7 +325,7 @@ def _check(
         if transition and not has_old and not optional:
             continue
         try:
-            prog = compile_rule(expr)
+            prog = compile_rule(expr, node, root, optional and transition)
         except CELError:
             continue  # rejected when the CRD was written
         old_value: Any = cel_old
@@ -286,7 +382,7 @@ def _check(
         message = rule.get("message") or f"failed rule: {_rule_text(expr)}"
         if rule.get("messageExpression"):
             try:
-                got = compile_with(rule["messageExpression"], VARIABLES).evaluate(act)
+                got = compile_rule(rule["messageExpression"], node, root, optional and transition).evaluate(act)
                 if isinstance(got, str) and got.strip() and "\n" not in got:
                     message = got
             except CELError:

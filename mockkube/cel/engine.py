@@ -119,9 +119,33 @@ TYPE_NAMES = frozenset(
 )
 
 
+class ObjectType:
+    """An object whose fields a schema declares (upstream's DeclType of a custom resource's
+    object schema): selecting an undeclared field is a compile error, and an object is not
+    a map (no ``[]``, no ``==`` with a map literal). Made once per schema node and compared
+    by identity, so compiled rules cache cheaply. ``fields`` is filled after construction
+    (a schema may nest); ``name`` is the path cel-go names it by."""
+
+    __slots__ = ("name", "fields")
+
+    def __init__(self, name: str, fields: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.fields: dict[str, Any] = fields if fields is not None else {}
+
+    def __repr__(self) -> str:
+        return f"ObjectType({self.name})"
+
+
+def object_type(decl: ObjectType) -> T:
+    """The CEL type of an object with declared fields."""
+    return ("object", decl)
+
+
 def type_name(t: T) -> str:
     """cel-go's spelling of a type, used in error messages."""
     if isinstance(t, tuple):
+        if t[0] == "object":
+            return t[1].name
         if t[0] == "list":
             return f"list({type_name(t[1])})"
         if t[0] in ("type", OPT):
@@ -212,6 +236,17 @@ def _merge(a: T, b: T) -> T | None:
             return None
         return (a[0], *parts)
     return None
+
+
+def _null_comparable(a: T, b: T) -> bool:
+    """cel-go's checker: null is assignable to null, optionals and message-like types
+    (timestamps, durations, objects), not to primitives, lists or maps."""
+    return a == "null_type" and (
+        b == "null_type" or _kind(b) == OPT or b in (TIMESTAMP, DURATION) or _kind(b) not in _NOT_NULLABLE
+    )
+
+
+_NOT_NULLABLE = frozenset(("int", "uint", "double", "bool", "string", "bytes", "list", "map", "type"))
 
 
 def _elem(t: T) -> T:
@@ -727,7 +762,8 @@ class _CheckError(Exception):
 
 
 def _no_overload(name: str, node: Node, types: list[T], receiver: T | None = None) -> _CheckError:
-    args = ", ".join(type_name(t) for t in types)
+    # cel-go's FormatCheckedType spells the null type "null" here (type(null) is null_type)
+    args = ", ".join("null" if t == "null_type" else type_name(t) for t in types)
     applied = f"{type_name(receiver)}.({args})" if receiver is not None else f"({args})"
     return _CheckError(f"found no matching overload for '{name}' applied to '{applied}'", node.pos)
 
@@ -1026,9 +1062,14 @@ class _Compiler:
         name = n.name
         kt = tt[0] if type(tt) is tuple else tt
         if n.optional:
-            if kt not in (OPT, "map", "dyn"):
+            if kt not in (OPT, "map", "dyn", "object"):
                 raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
             inner = _opt_param(tt) if kt == OPT else tt
+            if _kind(inner) == "object":
+                ft = inner[1].fields.get(name)
+                if ft is None:
+                    raise _CheckError(f"undefined field '{name}'", n.pos)
+                return (OPT, ft), lambda act: _opt_index(tf(act), name)
             return (OPT, _field_type(inner)), lambda act: _opt_index(tf(act), name)
         if kt == OPT and not n.test_only:
             return (OPT, _field_type(_opt_param(tt))), lambda act: _select(tf(act), name)
@@ -1051,6 +1092,20 @@ class _Compiler:
             if n.test_only:
                 return "bool", lambda act: True
             return _DEVICE_FIELDS[name], lambda act: tf(act)[name]
+        if kt == "object":
+            ft = tt[1].fields.get(name)
+            if ft is None:
+                raise _CheckError(f"undefined field '{name}'", n.pos)
+            if n.test_only:
+
+                def has_field(act: dict) -> bool:
+                    obj = tf(act)
+                    if type(obj) is ObjectMap:
+                        return obj.has_field(name)
+                    return isinstance(obj, dict) and dict.__contains__(obj, name)
+
+                return "bool", has_field
+            return ft, lambda act: _select(tf(act), name)
         if kt == "map" or tt == "dyn":
             if kt == "map" and tt[1] not in ("string", "dyn"):
                 raise _CheckError(f"type '{type_name(tt)}' does not support field selection", n.pos)
@@ -1240,7 +1295,7 @@ class _Compiler:
         fa, fb = fns
         dyn = "dyn" in (a, b)
         if name in ("_==_", "_!=_"):
-            if not (dyn or _assignable(a, b) or "null_type" in (a, b)):
+            if not (dyn or _assignable(a, b) or _null_comparable(a, b) or _null_comparable(b, a)):
                 raise _no_overload(display, n, types)
             if name == "_==_":
                 return "bool", lambda act: cel_equals(fa(act), fb(act))

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-
 # keywords of CEL's grammar that a field selection cannot name (cel-go: "mismatched input
 # 'true' expecting IDENTIFIER"); other reserved words may follow a dot
 _LITERAL_WORDS = frozenset(("true", "false", "null", "in"))

@@ -293,7 +293,9 @@ def _walk(
         )
     for i, rule in enumerate(node.get("x-kubernetes-validations") or []):
         rp = p.child("x-kubernetes-validations").index(i)
-        errs += _validate_rule(rule, rp)
+        from mockkube.apiserver import crdcel
+
+        errs += _validate_rule(rule, rp, crdcel.root_node(node) if root else node, root)
         if uncorrelatable is not None and isinstance(rule, dict) and _uses_old_self(rule.get("rule", "")):
             errs.append(
                 fe.invalid(
@@ -322,16 +324,17 @@ def _uses_old_self(expr: str) -> bool:
     return crdcel.is_transition_rule(expr)
 
 
-def _validate_rule(rule: dict, p: Path) -> list[fe.FieldError]:
+def _validate_rule(rule: dict, p: Path, node: dict, root: bool) -> list[fe.FieldError]:
+    """A rule compiled as it will run: ``self`` typed by the schema ``node`` it sits on."""
     from mockkube.apiserver import crdcel
-    from mockkube.cel import compile_with
 
     errs: list[fe.FieldError] = []
     expr = rule.get("rule", "")
     if not expr.strip():
         return [fe.required(str(p.child("rule")), "")]
+    old_optional = bool(rule.get("optionalOldSelf")) and crdcel.is_transition_rule(expr)
     try:
-        prog = crdcel.compile_rule(expr)
+        prog = crdcel.compile_rule(expr, node, root, old_optional)
         if prog.max_cost > crdcel.STATIC_COST_LIMIT:
             errs.append(
                 fe.forbidden(
@@ -352,7 +355,7 @@ def _validate_rule(rule: dict, p: Path) -> list[fe.FieldError]:
             errs.append(fe.invalid(str(p.child("message")), m, "message must not contain line breaks"))
     if rule.get("messageExpression") is not None:
         try:
-            compile_with(rule["messageExpression"], crdcel.VARIABLES)
+            crdcel.compile_rule(rule["messageExpression"], node, root, old_optional)
         except CELError as exc:
             errs.append(
                 fe.invalid(str(p.child("messageExpression")), rule["messageExpression"], f"messageExpression {exc}")
