@@ -20,7 +20,7 @@ import math
 from functools import lru_cache
 from typing import Any, Callable
 
-from mockkube.cel import celtypes, lib
+from mockkube.cel import celtypes, lib, schemavalues
 from mockkube.cel.celtypes import CelType, Duration, Timestamp
 from mockkube.cel.cost import estimate
 from mockkube.cel.lib import CELRuntimeError, Semver
@@ -290,15 +290,16 @@ def _check_uint(v: int) -> UInt:
 def cel_equals(a: Any, b: Any) -> bool:
     """Heterogeneous equality: numbers compare by value, other types must match."""
     ta, tb = type(a), type(b)
-    if (ta is not list or tb is not list) and isinstance(a, list) and isinstance(b, list):
-        # a custom resource's list: the left operand's equality decides, as cel-go's lhs.Equal(rhs)
-        return a.cel_equal(b, cel_equals) if isinstance(a, SchemaList) else SchemaList.cel_equal(a, b, cel_equals)
     if ta is tb or (isinstance(a, dict) and isinstance(b, dict)):
         if ta is list:
             return len(a) == len(b) and all(cel_equals(x, y) for x, y in zip(a, b))
         if isinstance(a, dict):
             return len(a) == len(b) and all(k in b and cel_equals(v, b[k]) for k, v in a.items())
-        return a == b
+        return a == b  # a custom resource's lists (schemavalues) compare as their list-type says
+    if isinstance(a, list) and isinstance(b, list):
+        # a custom resource's list beside another list: the left operand's equality decides, as
+        # cel-go's lhs.Equal(rhs)
+        return a.cel_equal(b, cel_equals) if isinstance(a, SchemaList) else SchemaList.cel_equal(a, b, cel_equals)
     if ta in (int, UInt, float) and tb in (int, UInt, float):
         if ta is float and tb is not float:
             return a == float(b)
@@ -306,6 +307,9 @@ def cel_equals(a: Any, b: Any) -> bool:
             return float(a) == b
         return a == b
     return False
+
+
+schemavalues.use_equality(cel_equals)
 
 
 def _compare(a: Any, b: Any) -> int:
@@ -324,11 +328,9 @@ def _compare(a: Any, b: Any) -> int:
 
 def _add(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
-    if isinstance(a, SchemaList) and isinstance(b, list):
-        return a.cel_add(b, cel_equals)
-    if ta is list and isinstance(b, SchemaList):
-        return a + b
     if ta is not tb:
+        if isinstance(a, list) and isinstance(b, list):  # a custom resource's list on either side
+            return a.cel_add(b, cel_equals) if isinstance(a, SchemaList) else a + b
         if ta in _TIME and tb in _TIME:
             return celtypes.add(a, b)
         raise CELRuntimeError(f"no such overload: {runtime_type(a)} + {runtime_type(b)}")
@@ -340,6 +342,8 @@ def _add(a: Any, b: Any) -> Any:
         return a + b
     if ta is Duration:
         return celtypes.add(a, b)
+    if isinstance(a, SchemaList):
+        return a.cel_add(b, cel_equals)
     raise CELRuntimeError(f"no such overload: {runtime_type(a)} + {runtime_type(b)}")
 
 

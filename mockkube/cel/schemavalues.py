@@ -15,12 +15,26 @@ from __future__ import annotations
 from typing import Any, Callable
 
 Equals = Callable[[Any, Any], bool]
+# CEL's equality, which the engine (importing this module) hands over with use_equality
+_EQUALS: list[Equals] = [lambda a, b: a == b]
+
+
+def use_equality(equals: Equals) -> None:
+    _EQUALS[0] = equals
 
 
 class SchemaList(list):
     """An atomic list of an object (``x-kubernetes-list-type: atomic`` or none)."""
 
     __slots__ = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        """CEL's equality of two lists of one list-type (the engine's ``==`` of same types)."""
+        return isinstance(other, list) and self.cel_equal(other, _EQUALS[0])
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
 
     def cel_equal(self, other: list, eq: Equals) -> bool:
         return len(self) == len(other) and all(eq(x, y) for x, y in zip(self, other))
