@@ -17,7 +17,7 @@ from typing import Any
 
 from mockkube.client.asyncbridge import spawn
 from mockkube.client.client import Client
-from mockkube.client.informer import Informer
+from mockkube.client.informer import Informer, NoInformer
 from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
@@ -197,7 +197,10 @@ class Scheduler:
             "resourceclaims": Informer(store, rt("resourceclaims", "resource.k8s.io")),
             "resourceslices": Informer(store, rt("resourceslices", "resource.k8s.io")),
             "deviceclasses": Informer(store, rt("deviceclasses", "resource.k8s.io")),
-            "devicetaintrules": Informer(store, rt("devicetaintrules", "resource.k8s.io")),
+            # DeviceTaintRules only while served (DRADeviceTaintRules and resource.k8s.io/v1beta2)
+            "devicetaintrules": Informer(store, rt("devicetaintrules", "resource.k8s.io"))
+            if self.client.served("devicetaintrules", "resource.k8s.io")
+            else NoInformer("devicetaintrules"),
             "poddisruptionbudgets": Informer(store, rt("poddisruptionbudgets", "policy")),
             "namespaces": Informer(store, rt("namespaces")),  # InterPodAffinity's namespaceSelector
             # PodTopologySpread's system default constraints select what these select

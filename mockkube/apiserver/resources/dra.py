@@ -180,5 +180,6 @@ devicetaintrules = REGISTRY.add(
             v.validate_device_taint_rule_update,
             v.validate_device_taint_rule_status_update,
         ),
+        feature_gate="DRADeviceTaintRules",  # and resource.k8s.io/v1beta2, off by default in v1.36
     )
 )
