@@ -522,6 +522,9 @@ class DeviceTaintEvictionController(Controller):
 
 
 async def start(server: "Server") -> list:
+    gates = getattr(server, "feature_gates", None)
+    if gates is not None and not gates.enabled("DRADeviceTaints"):
+        return []  # kube-controller-manager runs device-taint-eviction-controller only with DRADeviceTaints
     c = DeviceTaintEvictionController(server)
     await c.start()
     return [c]

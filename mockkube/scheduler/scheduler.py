@@ -119,7 +119,7 @@ class Scheduler:
         self.async_binding = bool(getattr(server, "async_binding", False))
         self._binding_now: dict[str, asyncio.Task] = {}
         self.cache = Cache()
-        self.dra = DRAManager()
+        self.dra = DRAManager(getattr(server, "feature_gates", None))
         self.queue = SchedulingQueue(self.clock, initial_backoff, max_backoff)
         self.recorder = Recorder(self.client, self.clock)
         self.percentage = percentage_of_nodes_to_score

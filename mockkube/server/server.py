@@ -261,6 +261,7 @@ class Server:
         apiextensions.load_stored(self.registry, self.store.stored_objects(apiextensions.STORAGE_KEY))
         self.store.load()
         self.resources = Resources(self.store, self.registry, self.clock)
+        self.resources.feature_gates = self.feature_gates
         self.resources.webhooks.services = lambda ns, name: self.service_addresses.get((ns, name))
         crds = apiextensions.CRDServing(self.resources)
         self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly

@@ -210,7 +210,6 @@ volumeattributesclasses             vac          storage.k8s.io/v1              
 KNOWN_GAPS: set[tuple[str, str]] = set()
 
 
-
 def _rows(text: str) -> dict[tuple[str, str], tuple[str, ...]]:
     """(name, apiVersion) -> (shortnames, namespaced, kind); columns as kubectl prints them."""
     out = {}
