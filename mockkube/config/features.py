@@ -164,6 +164,39 @@ _MATCHERS = {
 }
 
 
+# The group/versions of k8s.io/api at kubernetes-1.36 that kube-apiserver's scheme knows: a
+# --runtime-config key naming one of them is accepted even where mockkube does not serve it
+# (yet); another version of a known group is a start-up error, as upstream.
+UPSTREAM_GROUP_VERSIONS: frozenset[tuple[str, str]] = frozenset(
+    (group, version)
+    for group, versions in {
+        "": "v1",
+        "admissionregistration.k8s.io": "v1 v1alpha1 v1beta1",
+        "internal.apiserver.k8s.io": "v1alpha1",
+        "apps": "v1 v1beta1 v1beta2",
+        "authentication.k8s.io": "v1 v1alpha1 v1beta1",
+        "authorization.k8s.io": "v1 v1beta1",
+        "autoscaling": "v1 v2",
+        "batch": "v1 v1beta1",
+        "certificates.k8s.io": "v1 v1alpha1 v1beta1",
+        "coordination.k8s.io": "v1 v1alpha2 v1beta1",
+        "discovery.k8s.io": "v1 v1beta1",
+        "events.k8s.io": "v1 v1beta1",
+        "extensions": "v1beta1",
+        "flowcontrol.apiserver.k8s.io": "v1 v1beta1 v1beta2 v1beta3",
+        "networking.k8s.io": "v1 v1beta1",
+        "node.k8s.io": "v1 v1alpha1 v1beta1",
+        "policy": "v1 v1beta1",
+        "rbac.authorization.k8s.io": "v1 v1alpha1 v1beta1",
+        "resource.k8s.io": "v1 v1alpha3 v1beta1 v1beta2",
+        "scheduling.k8s.io": "v1 v1alpha2 v1beta1",
+        "storage.k8s.io": "v1 v1alpha1 v1beta1",
+        "storagemigration.k8s.io": "v1beta1",
+    }.items()
+    for version in versions.split()
+)
+
+
 def parse_runtime_config(value: "Mapping[str, bool | str] | str | None") -> dict[str, str]:
     """``--runtime-config`` as cliflag's ConfigurationMap reads it: ``key=value`` pairs split
     on commas, a bare ``key`` meaning an empty value (true). A mapping's bools become
@@ -205,7 +238,7 @@ class RuntimeConfig:
         """Check the group/version keys against what this server can serve, as
         kube-apiserver does at start: a group it does not know is ignored, a version of a
         known group that does not exist is an error."""
-        known = set(group_versions)
+        known = set(group_versions) | UPSTREAM_GROUP_VERSIONS
         groups = {g for g, _ in known}
         for key, value in self.overrides.items():
             if key in _MATCHERS:

@@ -43,9 +43,7 @@ async def test_metrics_report_every_generated_gate_with_its_1_36_default():
         status, text = await _get(server.url, "/metrics")
     assert status == 200
     got = _feature_samples(text)
-    want = {
-        name: ("" if g["stage"] == "GA" else g["stage"], 1.0 if g["default"] else 0.0) for name, g in table.items()
-    }
+    want = {name: ("" if g["stage"] == "GA" else g["stage"], 1.0 if g["default"] else 0.0) for name, g in table.items()}
     assert got == want
 
 
@@ -122,7 +120,9 @@ async def test_a_request_list_is_rejected_with_prioritized_list_off():
             "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims",
             {
                 "metadata": {"name": "c"},
-                "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [{"name": "a", "deviceClassName": "x"}]}]}},
+                "spec": {
+                    "devices": {"requests": [{"name": "r", "firstAvailable": [{"name": "a", "deviceClassName": "x"}]}]}
+                },
             },
         )
     assert st == 422, body

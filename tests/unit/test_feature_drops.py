@@ -68,7 +68,9 @@ def test_claim_spec_rules():
     new = claim(tolerations=[{"key": "k"}], capacity={"requests": {"mem": "1"}})
     fd.claim(new, None, off("DRADeviceTaints", "DRAConsumableCapacity"))
     assert new == claim()
-    prio = {"spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [{"name": "a", "deviceClassName": "c"}]}]}}}
+    prio = {
+        "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [{"name": "a", "deviceClassName": "c"}]}]}}
+    }
     fd.claim(prio, None, off("DRAPrioritizedList"))
     assert prio == {"spec": {"devices": {"requests": [{"name": "r"}]}}}  # then validation rejects it, as upstream
     # distinctAttribute stays: upstream's loop clears a copy of each constraint
