@@ -225,3 +225,9 @@ def test_help_lists_alpha_and_beta_gates_as_component_base_does():
     assert "DRANodeAllocatableResources=true|false (ALPHA - default=false)" in text.splitlines()
     assert "DRAExtendedResource=true|false (BETA - default=true)" in text.splitlines()
     assert "DynamicResourceAllocation" not in text  # GA gates are not listed
+
+
+def test_docs_list_the_generated_gates():
+    text = (ROOT / "docs" / "compatibility.md").read_text()
+    table = text.split("<!-- feature-gates -->\n", 1)[1].split("\n<!-- /feature-gates -->", 1)[0]
+    assert table == features.gate_table_markdown()
