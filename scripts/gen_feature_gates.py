@@ -18,6 +18,14 @@ A later source wins for a gate that two of them list. What kube-apiserver regist
   metrics/features and zpages/features kube_features.go
 - k8s.io/client-go features/known_features.go (registered through kube's client adapter)
 
+How the committed table was made (the JSON's ``sources`` say the same): the staging
+repositories at their ``kubernetes-1.36.1`` tags (``git show kubernetes-1.36.1:PATH`` in
+snapshots of k8s.io/apiserver, apiextensions-apiserver, component-base and client-go), and,
+for kubernetes' own gates, text saved from the search tool's read_file: the newest complete
+pkg/features/kube_features.go it held (the v1.35 line) overlaid with the v1.37 development
+line's scheduler/DRA gate file, whose entries up to 1.36 are v1.36's. A newer or fuller
+source is one more argument: give it after the others and its gates win.
+
 The Go source is read, never committed; the JSON it makes is. A gate's spec at ``--at`` is its
 last entry whose Version (and MinCompatibilityVersion) is not above it, as featuregate's
 emulation version picks it; a gate with no entry yet is left out.
