@@ -81,6 +81,9 @@ class Resources:
         self.registry = registry
         self.clock = clock
         self._ns_rt = registry.get("", "v1", "namespaces")
+        from mockkube.config.features import FeatureGates
+
+        self.feature_gates = FeatureGates()  # the server's (--feature-gates): what strategies drop
         self.after_commit: list[Callable[[ResourceType, str, dict], None]] = []
         # validating admission on create (ResourceQuota): fn(rt, obj, name shown in errors, dry_run)
         self.admission: list[Callable[[ResourceType, dict, str, bool], None]] = []
@@ -455,6 +458,13 @@ class Resources:
 
     # -- create ----------------------------------------------------------------
     @_serialized
+    def _drop_disabled(self, rt: ResourceType, new: dict, old: dict | None, subresource: str) -> None:
+        """The fields of switched-off features, dropped as upstream's strategies drop them
+        (a strategy's ``drop_disabled``; kept on update where the old object uses them)."""
+        drop = getattr(rt.strategy, "drop_disabled", None)
+        if drop is not None:
+            drop(new, old, self.feature_gates, subresource)
+
     def create(
         self,
         rt: ResourceType,
@@ -521,6 +531,7 @@ class Resources:
         )
         m = obj["metadata"]
         rt.strategy.prepare_create(obj)
+        self._drop_disabled(rt, obj, None, "")
         self._validate(
             rt, obj, self._meta_errors(rt, obj, None) + rt.strategy.validate(obj) + self._namespace_errors(rt, obj, "")
         )
@@ -627,6 +638,8 @@ class Resources:
             rt.strategy.default(new, self.now())
             rt.strategy.admit(new, old, self)
             rt.strategy.prepare_update(new, old)
+        self._drop_disabled(rt, new, old, subresource)
+        if not subresource:
             changed = getattr(rt.strategy, "generation_changed", meta.spec_changed)
             if getattr(rt.strategy, "tracks_generation", False) and changed(new, old):
                 m["generation"] = om.get("generation", 0) + 1

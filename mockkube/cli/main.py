@@ -31,6 +31,16 @@ def _authorization_mode(text: str) -> str:
     return text
 
 
+class _LineHelp(argparse.HelpFormatter):
+    """Help text whose explicit line breaks stay (the --feature-gates list, one gate a line)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        lines: list[str] = []
+        for part in text.split("\n"):
+            lines += super()._split_lines(part, width)
+        return lines
+
+
 def _serve(args: argparse.Namespace) -> int:
     import os
     import time
@@ -46,6 +56,8 @@ def _serve(args: argparse.Namespace) -> int:
         filter_timeout=args.dra_filter_timeout,
         binding_timeout=args.binding_timeout,
         control_plane=args.control_plane,
+        feature_gates=args.feature_gates or None,
+        runtime_config=args.runtime_config or None,
         authorization_mode=args.authorization_mode,
         token_auth_file=args.token_auth_file,
         anonymous_auth=args.anonymous_auth,
@@ -104,7 +116,7 @@ def _kubeconfig(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mockkube", description="A Kubernetes v1.36 API server with DRA, for tests.")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run a cluster")
+    s = sub.add_parser("serve", help="run a cluster", formatter_class=_LineHelp)
     s.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=6443, help="port; 0 picks a free one (default 6443)")
     s.add_argument("--db", default=None, help="SQLAlchemy URL (default: embedded in-memory SQLite)")
@@ -124,6 +136,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="kind's control plane: node mockkube-control-plane, its static pods, CoreDNS, kube-proxy and "
         "kindnet in kube-system (default: the profile's controlPlane; the demo cluster has it)",
+    )
+    from mockkube.config.features import gate_help
+
+    s.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="KEY=BOOL,...",
+        help="kube-apiserver's feature gates, on top of v1.36's defaults and the profile's featureGates "
+        "(the demo cluster turns on DRANodeAllocatableResources). Alpha and beta gates "
+        "(GA and deprecated ones are accepted too; docs/compatibility.md lists all):\n" + gate_help(),
+    )
+    s.add_argument(
+        "--runtime-config",
+        default="",
+        metavar="KEY=BOOL,...",
+        help="kube-apiserver's --runtime-config: api/all, api/ga, api/beta, api/alpha, group/version or "
+        "group/version/resource =true|false (default: GA versions served, beta and alpha ones not, as v1.36)",
     )
     s.add_argument("--log-level", default="WARNING")
     s.add_argument(
@@ -249,8 +278,11 @@ def main(argv: list[str] | None = None, prog: str = "mockkube") -> int:
 
 def _one_line(e: Exception) -> tuple[int, str]:
     from mockkube.cli.connection import CommandError, UsageError
+    from mockkube.config.features import FeatureGateError
     from mockkube.config.profile import ProfileError
 
+    if isinstance(e, FeatureGateError):
+        return 2, str(e)
     if isinstance(e, ProfileError):
         return 2, "invalid cluster profile: " + "; ".join(e.problems)
     if isinstance(e, UsageError):

@@ -30,6 +30,11 @@ class Client:
         self.manager = manager
 
     # -- resource lookup -------------------------------------------------------
+    def served(self, plural: str, group: str = "") -> bool:
+        """Whether the server serves this resource (--runtime-config and feature gates decide
+        for some, e.g. DeviceTaintRules)."""
+        return any(each.plural == plural and each.group == group for each in self.registry.all())
+
     def rt(self, plural: str, group: str = "", version: str = "") -> ResourceType:
         """``client.rt("pods")``, ``client.rt("resourceclaims", "resource.k8s.io")``."""
         if not version:

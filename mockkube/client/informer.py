@@ -99,6 +99,32 @@ class Informer:
         return self.store.objects(self.rt, namespace)
 
 
+class NoInformer:
+    """The informer of a resource the server does not serve (a feature gate or
+    --runtime-config turned it off): nothing to list, nothing ever happens."""
+
+    def __init__(self, plural: str) -> None:
+        self.plural = plural
+
+    def add_handler(self, fn: Handler) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def pending(self) -> bool:
+        return False
+
+    def get(self, namespace: str, name: str) -> dict | None:
+        return None
+
+    def list(self, namespace: str | None = None) -> list[dict]:
+        return []
+
+
 class WorkQueue:
     """A de-duplicating queue of keys with delayed re-adds (rate-limited retries)."""
 

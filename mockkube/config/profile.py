@@ -34,6 +34,8 @@ DEMO_PROFILE: dict = {
     "kind": "ClusterProfile",
     "name": "demo",
     "controlPlane": True,
+    # the cpu.example.com driver publishes KEP-5517 node-allocatable mappings (alpha in v1.36)
+    "featureGates": {"DRANodeAllocatableResources": True},
     "nodes": [
         {
             "name": "gpu-node",
@@ -104,6 +106,9 @@ class Profile:
     scheduler: dict = field(default_factory=dict)
     kubelet: dict = field(default_factory=dict)  # rootDir, pluginWipingDelay, healthTaintEffect
     control_plane: bool = False  # kind's control plane and kube-system add-ons (mockkube/kubelet/controlplane.py)
+    # --feature-gates and --runtime-config as the profile sets them (mockkube/config/features.py)
+    feature_gates: dict = field(default_factory=dict)
+    runtime_config: dict = field(default_factory=dict)
 
     def drivers(self) -> list[str]:
         """Every driver the profile uses, in a stable order."""
@@ -277,6 +282,8 @@ def expand(data: dict) -> Profile:
         scheduler=dict(data.get("scheduler") or {}),
         kubelet=dict(data.get("kubelet") or {}),
         control_plane=control_plane,
+        feature_gates=dict(data.get("featureGates") or {}),
+        runtime_config=dict(data.get("runtimeConfig") or {}),
     )
 
 

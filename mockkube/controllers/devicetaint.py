@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from mockkube.client import recorder
 from mockkube.client.client import Client, clone
-from mockkube.client.informer import Controller, Informer
+from mockkube.client.informer import Controller, Informer, NoInformer
 from mockkube.dra import taints as dtaints
 from mockkube.machinery import errors, meta
 
@@ -262,16 +262,17 @@ class DeviceTaintEvictionController(Controller):
         self.pod_rt = self.client.rt("pods")
         self.claim_rt = self.client.rt("resourceclaims", "resource.k8s.io")
         self.slice_rt = self.client.rt("resourceslices", "resource.k8s.io")
-        self.rule_rt = self.client.rt("devicetaintrules", "resource.k8s.io")
+        served = self.client.served("devicetaintrules", "resource.k8s.io")  # DRADeviceTaintRules
+        self.rule_rt = self.client.rt("devicetaintrules", "resource.k8s.io") if served else None
         self.pods = Informer(server.store, self.pod_rt)
         self.claims = Informer(server.store, self.claim_rt)
         self.slices = Informer(server.store, self.slice_rt)
-        self.rules = Informer(server.store, self.rule_rt)
+        self.rules = Informer(server.store, self.rule_rt) if self.rule_rt else NoInformer("devicetaintrules")
         self.pods.add_handler(self._on_pod)
         self.claims.add_handler(self._on_claim)
         self.slices.add_handler(self._on_slice)
         self.rules.add_handler(self._on_rule)
-        self.informers = [self.rules, self.slices, self.claims, self.pods]
+        self.informers = [i for i in (self.rules, self.slices, self.claims, self.pods) if isinstance(i, Informer)]
         self._first_seen: dict[tuple, float] = {}
         self.pending: dict[tuple[str, str], tuple[str, Eviction]] = {}  # pod key -> (uid, eviction)
         self._tainted_slices: set[str] = set()  # slices with any device taint
@@ -521,6 +522,9 @@ class DeviceTaintEvictionController(Controller):
 
 
 async def start(server: "Server") -> list:
+    gates = getattr(server, "feature_gates", None)
+    if gates is not None and not gates.enabled("DRADeviceTaints"):
+        return []  # kube-controller-manager runs device-taint-eviction-controller only with DRADeviceTaints
     c = DeviceTaintEvictionController(server)
     await c.start()
     return [c]

@@ -38,6 +38,37 @@ REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
 REASON_INVALID_POOLS = "invalid resource pools were encountered"
 
 
+@dataclass(frozen=True)
+class Features:
+    """The DRA features the allocator honours (upstream's structured ``Features``), from
+    the cluster's gates. Off, a feature's requests are errors (admin access, subrequests,
+    capacity requests) and its devices are passed over (counter-consuming or per-device
+    node selection, binding conditions) or its data ignored (taints; multiple allocations:
+    such a device is exclusive), as upstream's allocator does with that feature off."""
+
+    admin_access: bool = True  # DRAAdminAccess
+    prioritized_list: bool = True  # DRAPrioritizedList
+    partitionable_devices: bool = True  # DRAPartitionableDevices
+    device_taints: bool = True  # DRADeviceTaints
+    device_binding: bool = True  # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus
+    consumable_capacity: bool = True  # DRAConsumableCapacity
+
+    @classmethod
+    def from_gates(cls, gates: Any) -> "Features":
+        """From a FeatureGates (None: everything on)."""
+        if gates is None:
+            return cls()
+        on = gates.enabled
+        return cls(
+            admin_access=on("DRAAdminAccess"),
+            prioritized_list=on("DRAPrioritizedList"),
+            partitionable_devices=on("DRAPartitionableDevices"),
+            device_taints=on("DRADeviceTaints"),
+            device_binding=on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus"),
+            consumable_capacity=on("DRAConsumableCapacity"),
+        )
+
+
 class AllocationOutcome:
     """Result of `Allocator.allocate` for one node.
 
@@ -192,6 +223,7 @@ class _NodeView:
         pools: list[tuple[PoolInfo, list[DeviceInfo]]],
         state: dict[int, tuple[bool, str]],
         remote: list[tuple[PoolInfo, bool, str]] | None = None,
+        features: Features | None = None,
     ) -> None:
         self.version = version
         self.labels = labels
@@ -199,6 +231,14 @@ class _NodeView:
         self.state = state
         self.remote = remote or []
         self.usable = [d for p, devs in pools if state[id(p)] == (True, "") for d in devs]
+        f = features or Features()
+        if not (f.partitionable_devices and f.device_binding):  # devices those features describe
+            self.usable = [
+                d
+                for d in self.usable
+                if (f.partitionable_devices or not d.consumes_counters)
+                and (f.device_binding or not (d.binding_conditions or d.binding_failure_conditions))
+            ]
         self.has_binding = any(d.binding_conditions for d in self.usable)
         self.candidates: dict[tuple, list[tuple[DeviceInfo, tuple | None]]] = {}
         # per selector key: the candidates when all are plain and matched without error
@@ -210,8 +250,13 @@ class Allocator:
     """Cluster view for allocation; update it as slices, classes and taint rules change."""
 
     def __init__(
-        self, slices: Iterable[dict] = (), classes: Iterable[dict] = (), taint_rules: Iterable[dict] = ()
+        self,
+        slices: Iterable[dict] = (),
+        classes: Iterable[dict] = (),
+        taint_rules: Iterable[dict] = (),
+        features: Features | None = None,
     ) -> None:
+        self.features = features or Features()
         self._slices: dict[str, dict] = {}
         self._pool_slices: dict[tuple[str, str], dict[str, dict]] = {}
         self._pools: dict[tuple[str, str], PoolInfo] = {}  # newest generation
@@ -332,11 +377,10 @@ class Allocator:
                         counters.setdefault(key, []).append((pool, si))  # GatherPools: for every node
                     elif spec.get("nodeName"):
                         by_node.setdefault(spec["nodeName"], []).append((pool, si))
-                    elif (
-                        spec.get("allNodes")
-                        or spec.get("nodeSelector") is not None
-                        or spec.get("perDeviceNodeSelection")
-                    ):
+                    elif spec.get("perDeviceNodeSelection"):
+                        if self.features.partitionable_devices:  # else its devices reach no node
+                            glob.append((pool, si))
+                    elif spec.get("allNodes") or spec.get("nodeSelector") is not None:
                         glob.append((pool, si))
                     # else: no node selection known, the slice concerns no node
         self._by_node, self._global, self._counter_slices = by_node, glob, counters
@@ -383,7 +427,7 @@ class Allocator:
                 pools.append((pool, devices))
                 state[id(pool)] = (complete, invalid)
         remote = [(pool, complete, invalid) for key, pool, complete, invalid in self._remote if key not in relevant]
-        view = _NodeView(self._version, dict(labels), pools, state, remote)
+        view = _NodeView(self._version, dict(labels), pools, state, remote, self.features)
         self._views[name] = view
         return view
 
@@ -499,15 +543,37 @@ class Allocator:
 
     def _build_plan(self, claim: dict) -> list[_Slot]:
         slots: list[_Slot] = []
+        f = self.features
         for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
             name = request.get("name", "")
             if request.get("firstAvailable"):
+                if not f.prioritized_list:
+                    raise _Fatal(
+                        f"claim {claim_ref(claim)}, request {name}: has subrequests, but the DRAPrioritizedList "
+                        "feature is disabled"
+                    )
+                for sub in request["firstAvailable"]:
+                    if not f.consumable_capacity and sub.get("capacity") is not None:
+                        raise _Fatal(
+                            f"claim {claim_ref(claim)}, subrequest {sub.get('name', '')}: has capacity requests, "
+                            "but the DRAConsumableCapacity feature is disabled"
+                        )
                 alts = [
                     self._resolve(claim, name, sub.get("name", ""), sub, False) for sub in request["firstAvailable"]
                 ]
                 slots.append(_Slot(alts, True))
             else:
                 exact = request.get("exactly") or {}
+                if not f.admin_access and exact.get("adminAccess"):
+                    raise _Fatal(
+                        f"claim {claim_ref(claim)}, request {name}: admin access is requested, but the feature is "
+                        "disabled"
+                    )
+                if not f.consumable_capacity and exact.get("capacity") is not None:
+                    raise _Fatal(
+                        f"claim {claim_ref(claim)}, request {name}: has capacity requests, but the "
+                        "DRAConsumableCapacity feature is disabled"
+                    )
                 slots.append(_Slot([self._resolve(claim, name, "", exact, bool(exact.get("adminAccess")))], False))
         return slots
 
@@ -996,7 +1062,8 @@ class _Search:
         """allocateDevice: availability, capacity, counters, taints, constraints; returns
         an undo function when the device was recorded, None when it cannot be used."""
         did = dev.id
-        multi = dev.allow_multiple
+        features = self.owner.features
+        multi = dev.allow_multiple and features.consumable_capacity
         if req.admin:
             if not multi and ci in self.allocating.get(did, ()):
                 return None
@@ -1015,7 +1082,7 @@ class _Search:
             if not self.counters.try_consume(dev):
                 return None
             took_counters = True
-        if dev.taints and taint_prevents_allocation(dev.taints, req.tolerations):
+        if dev.taints and features.device_taints and taint_prevents_allocation(dev.taints, req.tolerations):
             if took_counters:
                 self.counters.release(dev)
             return None

@@ -159,7 +159,9 @@ class KubeletManager(Controller):
         self.health: dict[tuple[str, str, str, str], str] = {}  # (node, driver, pool, device) -> health
         self._bg: set[asyncio.Task] = set()
         self.slices_rt = client.rt("resourceslices", "resource.k8s.io")
-        self.rules_rt = client.rt("devicetaintrules", "resource.k8s.io")
+        # mockkube's device-health taints are DeviceTaintRules: none while they are not served
+        served = client.served("devicetaintrules", "resource.k8s.io")
+        self.rules_rt = client.rt("devicetaintrules", "resource.k8s.io") if served else None
         self.nodes: dict[str, NodeSim] = {}
         self.by_key: dict[tuple, tuple[str, str]] = {}
         self.waiting: dict[tuple[str, str], set[tuple]] = {}
@@ -857,6 +859,8 @@ class KubeletManager(Controller):
     def _taint_rule(self, node: str, driver: str, pool: str, device: str, unhealthy: bool) -> None:
         """mockkube's device-health taint for a plugin-reported device: a DeviceTaintRule
         (the slices belong to the plugin, so the taint cannot go into them)."""
+        if self.rules_rt is None:
+            return
         name = health_rule_name(node, driver, pool, device)
         live = self.client.get(self.rules_rt, "", name)
         try:

@@ -7,7 +7,7 @@ kept current from ResourceSlices, DeviceClasses and DeviceTaintRules.
 from __future__ import annotations
 
 from mockkube.dra import extended
-from mockkube.dra.allocator import Allocator
+from mockkube.dra.allocator import Allocator, Features
 from mockkube.dra.state import AllocatedState
 
 
@@ -19,8 +19,14 @@ def _rv(obj: dict) -> int:
 
 
 class DRAManager:
-    def __init__(self) -> None:
-        self.allocator = Allocator()
+    def __init__(self, gates=None) -> None:
+        """``gates``: the cluster's FeatureGates (None: every DRA feature on)."""
+        on = gates.enabled if gates is not None else (lambda name: True)
+        self.allocator = Allocator(features=Features.from_gates(gates))
+        # KEP-5004: off, no DeviceClass backs an extended resource (NodeResourcesFit alone)
+        self.extended_resources = on("DRAExtendedResource")
+        # KEP-5517: off, slices' node-allocatable mappings are ignored
+        self.node_allocatable = on("DRANodeAllocatableResources")
         self.claims: dict[tuple[str, str], dict] = {}
         self.state = AllocatedState()
         self._counted: dict[str, dict] = {}  # claim uid -> allocation in `state`
@@ -93,8 +99,10 @@ class DRAManager:
     # -- cluster view ---------------------------------------------------------------
     def set_slice(self, obj: dict) -> None:
         self.allocator.update_slice(obj)
-        if not self.any_mappings and any(
-            d.get("nodeAllocatableResourceMappings") for d in (obj.get("spec") or {}).get("devices") or ()
+        if (
+            self.node_allocatable
+            and not self.any_mappings
+            and any(d.get("nodeAllocatableResourceMappings") for d in (obj.get("spec") or {}).get("devices") or ())
         ):
             self.any_mappings = True
 
@@ -117,6 +125,8 @@ class DRAManager:
 
     def extended_mapping(self) -> dict[str, str]:
         """Extended resource name -> DeviceClass (KEP-5004), cached until a class changes."""
+        if not self.extended_resources:
+            return {}
         if self._ext_map is None or self._ext_version != self.allocator.classes_version:
             self._ext_map = extended.extended_resource_classes(self.allocator.classes.values())
             self._ext_version = self.allocator.classes_version

@@ -17,7 +17,7 @@ from typing import Any
 
 from mockkube.client.asyncbridge import spawn
 from mockkube.client.client import Client
-from mockkube.client.informer import Informer
+from mockkube.client.informer import Informer, NoInformer
 from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
@@ -119,7 +119,7 @@ class Scheduler:
         self.async_binding = bool(getattr(server, "async_binding", False))
         self._binding_now: dict[str, asyncio.Task] = {}
         self.cache = Cache()
-        self.dra = DRAManager()
+        self.dra = DRAManager(getattr(server, "feature_gates", None))
         self.queue = SchedulingQueue(self.clock, initial_backoff, max_backoff)
         self.recorder = Recorder(self.client, self.clock)
         self.percentage = percentage_of_nodes_to_score
@@ -197,7 +197,10 @@ class Scheduler:
             "resourceclaims": Informer(store, rt("resourceclaims", "resource.k8s.io")),
             "resourceslices": Informer(store, rt("resourceslices", "resource.k8s.io")),
             "deviceclasses": Informer(store, rt("deviceclasses", "resource.k8s.io")),
-            "devicetaintrules": Informer(store, rt("devicetaintrules", "resource.k8s.io")),
+            # DeviceTaintRules only while served (DRADeviceTaintRules and resource.k8s.io/v1beta2)
+            "devicetaintrules": Informer(store, rt("devicetaintrules", "resource.k8s.io"))
+            if self.client.served("devicetaintrules", "resource.k8s.io")
+            else NoInformer("devicetaintrules"),
             "poddisruptionbudgets": Informer(store, rt("poddisruptionbudgets", "policy")),
             "namespaces": Informer(store, rt("namespaces")),  # InterPodAffinity's namespaceSelector
             # PodTopologySpread's system default constraints select what these select

@@ -63,10 +63,15 @@ class Host:
     def __init__(self, args: argparse.Namespace, http_: HTTP) -> None:
         from mockkube.apiserver.resources import registry
         from mockkube.client.replica import Replica
+        from mockkube.config.features import FeatureGates, RuntimeConfig, served_registry
         from mockkube.config.profile import load_profile
 
         self.http = http_
-        self.registry = registry()
+        # the server's gates and runtime-config (it passes them merged with its profile's)
+        self.feature_gates = FeatureGates.parse(getattr(args, "feature_gates", "") or "")
+        self.runtime_config = RuntimeConfig(getattr(args, "runtime_config", "") or None)
+        self.runtime_config.validate(registry().group_versions())
+        self.registry = served_registry(registry(), self.feature_gates, self.runtime_config)
         self.clock = Clock()
         if args.clock:
             apply_clock(self.clock, json.loads(args.clock))

@@ -113,6 +113,11 @@ async def spawn(server: Any) -> Child:
     ]
     if server.cluster:
         cmd += ["--cluster", str(server.cluster)]
+    gates = server.feature_gates.overrides  # the profile's and the flag's, merged
+    if gates:
+        cmd += ["--feature-gates", ",".join(f"{k}={str(v).lower()}" for k, v in gates.items())]
+    if server.runtime_config.overrides:
+        cmd += ["--runtime-config", ",".join(f"{k}={v}" for k, v in server.runtime_config.overrides.items())]
     if server.filter_timeout is not None:
         cmd += ["--dra-filter-timeout", f"{server.filter_timeout}s"]
     if server.binding_timeout is not None:

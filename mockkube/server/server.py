@@ -126,14 +126,7 @@ class Server:
         self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
         # kind's control plane and kube-system add-ons; None: the profile's `controlPlane`
         self.control_plane = control_plane
-        from mockkube.config.features import FeatureGates
-
-        # --feature-gates: what every part of this cluster asks before acting on a gated feature
-        self.feature_gates = (
-            FeatureGates.parse(feature_gates) if isinstance(feature_gates, str) else FeatureGates(feature_gates)
-        )
-        # --runtime-config: {"group/version": served}; parsed and applied by config.features
-        self.runtime_config = runtime_config
+        self._configure_features(feature_gates, runtime_config)
         self.temp_dirs: list[str] = []  # removed when the server stops
         from mockkube.apiserver.webhookclient import parse_service_address
 
@@ -189,8 +182,19 @@ class Server:
 
             self.admin_token = secrets.token_urlsafe(32)
             self.static_tokens[self.admin_token] = {"username": "kubernetes-admin", "groups": [MASTERS]}
-        self.registry = registry().child()  # this server also serves what is defined at run time
+        from mockkube.config.features import served_registry
+
+        # this server also serves what is defined at run time; not what --runtime-config or
+        # a feature gate turns off
+        self.registry = served_registry(registry(), self.feature_gates, self.runtime_config)
         self.metrics = Metrics()
+        feature_enabled = self.metrics.gauge(  # as component-base's featuregate records it
+            "kubernetes_feature_enabled",
+            "[BETA] This metric records the data about the stage and enablement of a k8s feature.",
+            ["name", "stage"],
+        )
+        for name, on in self.feature_gates.items():
+            feature_enabled.labels(name, self.feature_gates.specs[name].metric_stage).set(1 if on else 0)
         from mockkube.machinery.faults import Faults
 
         self.faults = Faults(self.clock, self.metrics)  # injected faults (docs/faults.md); cleared by reset
@@ -202,11 +206,50 @@ class Server:
         self._runner: web.AppRunner | None = None
         self.url = ""
         self.components: list = []
-        self.profile = None  # the cluster profile, loaded when the components start
         self.cleanups: list[threading.Thread] = []  # clean-up still running after stop()
         self.baseline = None  # mockkube.storage.reset.Baseline: what a reset returns to
         self._baseline_task: asyncio.Task | None = None
         self._reset_hooks: list[Callable] = []
+
+    def _configure_features(
+        self, feature_gates: "Mapping[str, bool] | str | None", runtime_config: "Mapping[str, bool] | str | None"
+    ) -> None:
+        """``feature_gates`` and ``runtime_config`` (flags, markers) on top of the cluster
+        profile's ``featureGates``/``runtimeConfig``: a bad name or value is a start-up error
+        (FeatureGateError) saying where it came from."""
+        from mockkube.config.features import (
+            FeatureGateError,
+            FeatureGates,
+            RuntimeConfig,
+            gate_overrides,
+            parse_runtime_config,
+        )
+        from mockkube.config.profile import load_profile
+
+        self.profile = load_profile(self.cluster, self.control_plane)  # the same one the components use
+
+        def raw(value) -> str:
+            return value if isinstance(value, str) else ",".join(f"{k}={v}" for k, v in (value or {}).items())
+
+        try:
+            FeatureGates(gate_overrides(self.profile.feature_gates))
+        except FeatureGateError as e:
+            raise FeatureGateError(f"cluster profile featureGates: {e}") from None
+        try:
+            gates = {**gate_overrides(self.profile.feature_gates), **gate_overrides(feature_gates)}
+            # --feature-gates: what every part of this cluster asks before acting on a gated feature
+            self.feature_gates = FeatureGates(gates)
+        except FeatureGateError as e:
+            raise FeatureGateError(f'invalid argument "{raw(feature_gates)}" for "--feature-gates" flag: {e}') from None
+        where = "--runtime-config" if runtime_config else "cluster profile runtimeConfig"
+        try:
+            # --runtime-config: which built-in group/versions are served
+            self.runtime_config = RuntimeConfig(
+                {**parse_runtime_config(self.profile.runtime_config), **parse_runtime_config(runtime_config)}
+            )
+            self.runtime_config.validate(registry().group_versions())
+        except FeatureGateError as e:
+            raise FeatureGateError(f"{where}: {e}") from None
 
     def open_store(self) -> None:
         engine = make_engine(self.db_url)
@@ -218,6 +261,7 @@ class Server:
         apiextensions.load_stored(self.registry, self.store.stored_objects(apiextensions.STORAGE_KEY))
         self.store.load()
         self.resources = Resources(self.store, self.registry, self.clock)
+        self.resources.feature_gates = self.feature_gates
         self.resources.webhooks.services = lambda ns, name: self.service_addresses.get((ns, name))
         crds = apiextensions.CRDServing(self.resources)
         self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly
@@ -512,7 +556,8 @@ class Server:
         from mockkube.config.profile import load_profile
         from mockkube.server import components
 
-        self.profile = load_profile(self.cluster, self.control_plane)
+        if self.profile is None:
+            self.profile = load_profile(self.cluster, self.control_plane)
 
         if self.component_thread:
             from mockkube.server.componentloop import ComponentLoop

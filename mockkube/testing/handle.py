@@ -88,6 +88,16 @@ class ClockControl:
 AUTH_OPTIONS = ("authorization_mode", "token_auth_file", "anonymous_auth")
 
 
+def _flag_text(value: "dict | str | None") -> str:
+    """A ``--feature-gates``/``--runtime-config`` value from a string or a dict (bools as
+    true/false), the form both the server and ``mockkube serve`` take."""
+    if not value:
+        return ""
+    if isinstance(value, str):
+        return value
+    return ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in value.items())
+
+
 class Cluster(ClientTools):
     """One mockkube cluster: start with ``with`` (or ``start()``/``stop()``)."""
 
@@ -103,12 +113,17 @@ class Cluster(ClientTools):
         db_url: str | None = None,
         workdir: str | None = None,
         auth: dict | bool | None = None,
+        feature_gates: "dict[str, bool] | str | None" = None,
+        runtime_config: "dict[str, bool | str] | str | None" = None,
     ) -> None:
         """``control_plane``: kind's control-plane node and kube-system pods (off by default,
         to keep tests fast; docs/profiles.md). ``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
         or a dict of ``authorization_mode`` (default "Node,RBAC"), ``token_auth_file``,
         ``anonymous_auth``; the
-        kubeconfig then holds an admin token and ``kubeconfig_for()`` hands out others."""
+        kubeconfig then holds an admin token and ``kubeconfig_for()`` hands out others.
+        ``feature_gates``, ``runtime_config``: kube-apiserver's ``--feature-gates`` and
+        ``--runtime-config`` (a string or a dict), on top of v1.36's defaults and the profile's
+        ``featureGates``/``runtimeConfig``."""
         auth = {"authorization_mode": "Node,RBAC"} if auth is True else dict(auth or {})
         unknown = set(auth) - set(AUTH_OPTIONS)
         if unknown:
@@ -127,6 +142,8 @@ class Cluster(ClientTools):
             "frozen_clock": frozen_clock,
             "control_plane": control_plane,
             "db_url": db_url,
+            "feature_gates": _flag_text(feature_gates),
+            "runtime_config": _flag_text(runtime_config),
         }
         self.url = ""
         self.http = requests.Session()
@@ -157,6 +174,8 @@ class Cluster(ClientTools):
                 binding_timeout=o["binding_timeout"],
                 filter_timeout=o["filter_timeout"],
                 control_plane=o["control_plane"],
+                feature_gates=o["feature_gates"] or None,
+                runtime_config=o["runtime_config"] or None,
                 clock=FakeClock(time.time()) if o["frozen_clock"] else None,
                 **self.auth,
             ).start()
@@ -178,6 +197,10 @@ class Cluster(ClientTools):
             cmd += ["--dra-filter-timeout", f"{o['filter_timeout']}s"]
         if o["binding_timeout"] is not None:
             cmd += ["--binding-timeout", f"{o['binding_timeout']}s"]
+        if o["feature_gates"]:
+            cmd += ["--feature-gates", o["feature_gates"]]
+        if o["runtime_config"]:
+            cmd += ["--runtime-config", o["runtime_config"]]
         a = self.auth
         if a.get("authorization_mode"):
             cmd += ["--authorization-mode", a["authorization_mode"]]

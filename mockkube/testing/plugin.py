@@ -7,9 +7,12 @@ Per test, reset between tests (the way to write new suites):
   (tens of milliseconds), so tests never see each other's objects and run in parallel
   under ``pytest -n auto``. Choose the cluster with a marker:
   ``@pytest.mark.mockkube(profile=..., filter_timeout=..., binding_timeout=...,
-  frozen_clock=True, control_plane=True)`` (``profile``: a path, inline YAML or a dict; none:
-  the demo cluster; ``control_plane``: kind's control plane and kube-system add-ons, off by
-  default in tests to keep resets and starts fast).
+  frozen_clock=True, control_plane=True, feature_gates=..., runtime_config=...)`` (``profile``: a
+  path, inline YAML or a dict; none: the demo cluster; ``control_plane``: kind's control plane
+  and kube-system add-ons, off by default in tests to keep resets and starts fast;
+  ``feature_gates``/``runtime_config``: kube-apiserver's flags as a string or a dict, on top of
+  v1.36's defaults and the profile's own, e.g. ``feature_gates={"DRADeviceTaintRules": True},
+  runtime_config={"resource.k8s.io/v1beta2": True}``).
 - ``mockkube_namespace``: a fresh namespace in that cluster (deleted after the test).
 - ``mockkube_api_client``: an official-Python-client ``ApiClient`` for it.
 
@@ -38,7 +41,16 @@ if TYPE_CHECKING:  # the server is imported when a fixture first needs one: coll
     from mockkube.testing.handle import Cluster
 
 MARKER = "mockkube"
-OPTIONS = ("profile", "filter_timeout", "binding_timeout", "frozen_clock", "control_plane", "auth")  # auth: reserved
+OPTIONS = (
+    "profile",
+    "filter_timeout",
+    "binding_timeout",
+    "frozen_clock",
+    "control_plane",
+    "auth",
+    "feature_gates",
+    "runtime_config",
+)  # auth: reserved
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -70,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "mockkube(profile=None, filter_timeout=None, binding_timeout=None, frozen_clock=False, control_plane=False, "
-        "auth=None): "
+        "auth=None, feature_gates=None, runtime_config=None): "
         "the cluster the `mockkube` fixture gives this test",
     )
 

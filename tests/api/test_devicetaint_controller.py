@@ -18,7 +18,13 @@ DRIVER = "gpu.example.com"
 @pytest.fixture
 async def env():
     clock = [NOW]
-    async with running_server(components=False, clock=lambda: clock[0]) as server:
+    async with running_server(
+        components=False,
+        clock=lambda: clock[0],
+        # DeviceTaintRules: beta in v1.36 and off by default, as their API version
+        feature_gates={"DRADeviceTaintRules": True},
+        runtime_config={"resource.k8s.io/v1beta2": True},
+    ) as server:
         [ctrl] = await devicetaint.start(server)
         try:
             yield server, Client(server.resources, manager="test"), ctrl, clock

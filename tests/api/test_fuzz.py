@@ -59,7 +59,13 @@ FUZZ = settings(
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    c = ThreadedCluster(workdir=str(tmp_path_factory.mktemp("fuzz")), components=False).start()
+    c = ThreadedCluster(
+        workdir=str(tmp_path_factory.mktemp("fuzz")),
+        components=False,
+        # every built-in resource served, the gated and beta/alpha ones too
+        feature_gates={"AllAlpha": True, "AllBeta": True},
+        runtime_config={"api/all": True},
+    ).start()
     s = requests.Session()
     assert s.post(c.url + "/api/v1/namespaces", json={"metadata": {"name": "fuzz"}}).status_code == 201
     for rt in RTS:

@@ -346,7 +346,6 @@ async def test_binding_subresource(api):
     [
         "/api/v1/namespaces",
         "/apis/resource.k8s.io/v1/deviceclasses",
-        "/apis/resource.k8s.io/v1beta2/devicetaintrules",
         "/apis/coordination.k8s.io/v1/namespaces/default/leases",
         "/apis/events.k8s.io/v1/events",
         "/api/v1/nodes",

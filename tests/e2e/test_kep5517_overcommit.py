@@ -20,6 +20,7 @@ PROFILE = """
 apiVersion: mockkube.io/v1alpha1
 kind: ClusterProfile
 name: sixteen-cpus
+featureGates: {DRANodeAllocatableResources: true}   # KEP-5517: alpha, off by default in v1.36
 nodes:
 - name: cpu16
   capacity: {cpu: "16", memory: 64Gi}

@@ -209,11 +209,6 @@ volumeattributesclasses             vac          storage.k8s.io/v1              
 # served fails the test, so it is removed when it lands.
 KNOWN_GAPS: set[tuple[str, str]] = set()
 
-# Served by mockkube beyond a default kind cluster, on purpose (docs/compatibility.md):
-# DeviceTaintRules (the DRA drivers' device-health taints) are beta in v1.36 and served
-# upstream only with DRADeviceTaintRules and resource.k8s.io/v1beta2 turned on.
-EXTRA = {("devicetaintrules", "resource.k8s.io/v1beta2")}
-
 
 def _rows(text: str) -> dict[tuple[str, str], tuple[str, ...]]:
     """(name, apiVersion) -> (shortnames, namespaced, kind); columns as kubectl prints them."""
@@ -232,8 +227,7 @@ def test_api_resources_equal_a_default_v1_36_kind_cluster(mockkube):
     expected = _rows(KIND_V1_36)
     assert not (KNOWN_GAPS & set(served)), "a known gap is served now: remove it from KNOWN_GAPS"
     missing = set(expected) - set(served) - KNOWN_GAPS
-    extra = set(served) - set(expected) - EXTRA
+    extra = set(served) - set(expected)
     assert not missing and not extra, (sorted(missing), sorted(extra))
     wrong = {key: (served[key], want) for key, want in expected.items() if key in served and served[key] != want}
     assert not wrong, wrong
-    assert EXTRA <= set(served)

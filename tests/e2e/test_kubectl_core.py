@@ -42,7 +42,6 @@ def test_api_resources_lists_dra_kinds(kubectl):
         "resourceclaims",
         "resourceclaimtemplates",
         "resourceslices",
-        "devicetaintrules",
         "pods",
         "leases",
         "deployments",

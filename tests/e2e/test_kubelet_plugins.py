@@ -27,6 +27,9 @@ apiVersion: mockkube.io/v1alpha1
 kind: ClusterProfile
 name: plugins
 kubelet: {pluginWipingDelay: 1s}
+# device-health taints are DeviceTaintRules: beta, off by default in v1.36
+featureGates: {DRADeviceTaintRules: true}
+runtimeConfig: {resource.k8s.io/v1beta2: true}
 nodes:
 - name: oop
   drivers: {gpu.example.com: {count: 2}}

@@ -17,9 +17,9 @@ How upstream's expectations map onto mockkube's allocator:
   the non-fatal "invalid resource pools were encountered" that upstream wraps in
   ErrFailedAllocationOnNode).
 
-mockkube runs with every v1.36 DRA feature on and has no per-feature switches in its
-allocator, so the cases that turn a feature off are expected failures (strict xfail), as
-are the cases for behaviour mockkube does not implement; each says why.
+The cases that turn a feature off run the allocator with the same ``Features`` off (the
+cluster's feature gates set them); the cases for behaviour mockkube does not implement
+are expected failures (strict xfail), each saying why.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from mockkube.dra.allocator import REASON_CANNOT_ALLOCATE, Allocator
+from mockkube.dra.allocator import REASON_CANNOT_ALLOCATE, Allocator, Features
 from mockkube.dra.state import AllocatedState
 
 NOW = "2026-01-01T00:00:00Z"
@@ -326,6 +326,7 @@ class Case:
     expect: list[dict] | None = None  # None: no results (and, without `error`, no error)
     error: str | None = None
     xfail: str | None = None
+    features: Features = field(default_factory=Features)  # upstream's case's features (all on unless said)
 
 
 CASES: dict[str, Case] = {}
@@ -334,9 +335,6 @@ CASES: dict[str, Case] = {}
 def case(name: str, **kw: Any) -> None:
     assert name not in CASES, name
     CASES[name] = Case(**kw)
-
-
-FEATURE_OFF = "feature gate off in upstream's case; mockkube's allocator runs with every v1.36 DRA feature on"
 
 
 # -- the table ----------------------------------------------------------------------------
@@ -806,7 +804,7 @@ case(
     slices=[slice_with_one_device(slice1, node1, pool1, driverA)],
     node=node(node1, region1),
     error="claim claim-0, request req-0: admin access is requested, but the feature is disabled",
-    xfail=FEATURE_OFF,
+    features=Features(admin_access=False),
 )
 case(
     "admin-access-enabled",
@@ -1259,7 +1257,7 @@ case(
     slices=[slice_with_one_device(slice1, node1, pool1, driverA)],
     node=node(node1, region1),
     error="claim claim-0, request req-0: has subrequests, but the DRAPrioritizedList feature is disabled",
-    xfail=FEATURE_OFF,
+    features=Features(prioritized_list=False),
 )
 case(
     "prioritized-list-multi-request",
@@ -1598,7 +1596,7 @@ case(
     ],
     node=node(node1, region1),
     expect=[allocation(local_node_selector(node1), result(req0, driverA, pool1, device2))],
-    xfail=FEATURE_OFF,
+    features=Features(partitionable_devices=False),
 )
 case(
     "partitionable-devices-disabled-per-device-node-selection",
@@ -1606,7 +1604,7 @@ case(
     classes=[cls(classA, driverA)],
     slices=[slice_with_devices(slice1, nodeSelectionPerDevice, pool1, driverA, device(device2, node_selection=node1))],
     node=node(node1, region1),
-    xfail=FEATURE_OFF,
+    features=Features(partitionable_devices=False),
 )
 case(
     "partitionable-devices-per-device-node-selection-nodename",
@@ -1808,7 +1806,7 @@ case(
     ],
     node=node(node1, region1),
     expect=[allocation(local_node_selector(node1), result(req0, driverA, pool1, device1))],
-    xfail=FEATURE_OFF,
+    features=Features(device_taints=False),
 )
 case(
     "tainted-prioritized-list",
@@ -1824,7 +1822,7 @@ case(
     slices=[slice_with_devices(slice1, node1, pool1, driverA, device(device1, taints=[taintNoSchedule]))],
     node=node(node1, region1),
     expect=[allocation(local_node_selector(node1), result(req0SubReq1, driverA, pool1, device1))],
-    xfail=FEATURE_OFF,
+    features=Features(device_taints=False),
 )
 case(
     "tainted-admin-access",
@@ -1842,7 +1840,7 @@ case(
     slices=[slice_with_devices(slice1, node1, pool1, driverA, device(device1, taints=[taintNoSchedule]))],
     node=node(node1, region1),
     expect=[allocation(local_node_selector(node1), result(req0, driverA, pool1, device1, True))],
-    xfail=FEATURE_OFF,
+    features=Features(device_taints=False),
 )
 case(
     "tainted-all-devices-single",
@@ -1858,7 +1856,7 @@ case(
     slices=[slice_with_devices(slice1, node1, pool1, driverA, device(device1, taints=[taintNoSchedule]))],
     node=node(node1, region1),
     expect=[allocation(local_node_selector(node1), result(req0, driverA, pool1, device1))],
-    xfail=FEATURE_OFF,
+    features=Features(device_taints=False),
 )
 case(
     "prioritized-list-allocation-mode-all",
@@ -2121,7 +2119,7 @@ case(
     classes=[cls(classA, driverA)],
     slices=[slice_with_devices(slice1, node1, pool1, driverA, device(device1, binding=PREPARE))],
     node=node(node1, region1),
-    xfail=FEATURE_OFF,
+    features=Features(device_binding=False),
 )
 case(
     "node-restriction",
@@ -2358,7 +2356,7 @@ case(
     slices=[slice_with_one_device(slice1, node1, pool1, driverA)],
     node=node(node1, region1),
     error="claim claim-0, request req-0: has capacity requests, but the DRAConsumableCapacity feature is disabled",
-    xfail=FEATURE_OFF,
+    features=Features(consumable_capacity=False),
 )
 case(
     "consumable-capacity-disabled-feature-with-prioritized-list",
@@ -2377,7 +2375,7 @@ case(
     node=node(node1, region1),
     error="claim claim-0, subrequest subReq-0: has capacity requests, but the DRAConsumableCapacity feature is "
     "disabled",
-    xfail=FEATURE_OFF,
+    features=Features(consumable_capacity=False),
 )
 case(
     "consumable-capacity-multi-allocatable-device-with-missing-capacity-request",
@@ -3802,7 +3800,7 @@ def _state(c: Case) -> AllocatedState:
 )
 def test_upstream_allocator_case(name: str) -> None:
     c = CASES[name]
-    alloc = Allocator(c.slices, c.classes)
+    alloc = Allocator(c.slices, c.classes, features=c.features)
     share_ids = itertools.repeat(fixedShareID)
     outcome = alloc.allocate(
         c.claims, c.node or node(node1, region1), _state(c), NOW, new_share_id=lambda: next(share_ids)

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from aiohttp import web
 
@@ -148,8 +148,42 @@ def _custom(request: web.Request) -> dict[str, Document]:
 _CUSTOM_DOCS = web.AppKey("mockkube_openapi_custom_docs", dict)
 
 
-async def handle_index(request: web.Request) -> web.Response:
+def _gv_served(reg: Any, key: str) -> bool:
+    """Whether the server serves the group/version a document key names (``api/v1``,
+    ``apis/GROUP/VERSION``); other keys always. --runtime-config and feature gates decide."""
+    parts = key.split("/")
+    if parts[0] == "api" and len(parts) == 2:
+        return reg.has_group_version("", parts[1])
+    if parts[0] == "apis" and len(parts) == 3:
+        return reg.has_group_version(parts[1], parts[2])
+    return True
+
+
+def _served_docs(request: web.Request) -> "OpenAPIDocuments":
+    """The built-in documents of the group/versions this server serves."""
     docs = request.app[_DOCS].get()
+    reg = request.app.get(_REGISTRY)
+    if reg is None:
+        return docs
+    cache = request.app.get(_SERVED_DOCS)
+    served = tuple(reg.group_versions())  # type: ignore[attr-defined]
+    if cache is not None and cache[0] == served and cache[1] is docs:
+        return cache[2]
+    out = docs
+    if not all(_gv_served(reg, key) for key in docs.groups):
+        groups = {key: doc for key, doc in docs.groups.items() if _gv_served(reg, key)}
+        paths = {key: {"serverRelativeURL": server_relative_url(key, doc.etag)} for key, doc in sorted(groups.items())}
+        out = OpenAPIDocuments(_document(json.dumps({"paths": paths}, separators=(",", ":")).encode()), groups)
+    if cache is not None:
+        cache[:] = [served, docs, out]
+    return out
+
+
+_SERVED_DOCS = web.AppKey("mockkube_openapi_served_docs", list)
+
+
+async def handle_index(request: web.Request) -> web.Response:
+    docs = _served_docs(request)
     custom = _custom(request)
     if custom:
         groups = dict(docs.groups)
@@ -163,7 +197,7 @@ async def handle_index(request: web.Request) -> web.Response:
 
 
 async def handle_group_version(request: web.Request) -> web.Response:
-    docs = request.app[_DOCS].get()
+    docs = _served_docs(request)
     key = request.match_info["gv"].strip("/")
     doc = docs.groups.get(key) or _custom(request).get(key)
     if doc is None:
@@ -231,6 +265,7 @@ def setup(
     app[_NOW] = now
     if registry is not None:  # custom resources' documents come and go with their CRDs
         app[_REGISTRY] = registry
+        app[_SERVED_DOCS] = [None, None, None]
         app[_CUSTOM_DOCS] = {}
     app.router.add_get("/openapi/v3", handle_index)
     app.router.add_get("/openapi/v3/{gv:.+}", handle_group_version)

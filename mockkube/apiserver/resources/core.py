@@ -3,7 +3,7 @@ resourcequotas."""
 
 from __future__ import annotations
 
-from mockkube.apiserver.resources import core_validation, pod_admission, pod_defaults, pod_resize
+from mockkube.apiserver.resources import core_validation, feature_drops, pod_admission, pod_defaults, pod_resize
 from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
 
@@ -113,6 +113,9 @@ class PodStrategy(SpecStatusStrategy):
 
     def prepare_resize_update(self, new: dict, old: dict) -> None:
         pod_resize.prepare(new, old)
+
+    def drop_disabled(self, new: dict, old: dict | None, gates, subresource: str) -> None:
+        feature_drops.pod(new, old, gates, subresource)
 
     def validate_resize_update(self, new: dict, old: dict):
         return pod_resize.validate(new, old)

@@ -8,6 +8,7 @@ from typing import Callable
 
 from mockkube.apiserver.resources import dra_defaults as d
 from mockkube.apiserver.resources import dra_validation as v
+from mockkube.apiserver.resources import feature_drops
 from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
@@ -71,6 +72,7 @@ class _Hooks:
         validate_status_update: Callable | None = None,
         generation: bool = True,
         admin_access: str = "",
+        drop: Callable | None = None,
     ) -> None:
         self._defaults = defaults
         self._validate = validate
@@ -78,6 +80,11 @@ class _Hooks:
         self._validate_status_update = validate_status_update
         self.tracks_generation = generation
         self._admin_access = admin_access  # "claim" or "template": check the namespace label
+        self._drop = drop  # feature_drops: the fields of switched-off features
+
+    def drop_disabled(self, new: dict, old: dict | None, gates, subresource: str) -> None:
+        if self._drop is not None:
+            self._drop(new, old, gates, subresource)
 
     def namespace_errors(self, obj: dict, namespace: dict | None, subresource: str) -> list:
         if not self._admin_access:
@@ -112,7 +119,12 @@ deviceclasses = REGISTRY.add(
         "DeviceClass",
         "deviceclasses",
         namespaced=False,
-        strategy=_Plain(d.default_device_class, v.validate_device_class, v.validate_device_class_update),
+        strategy=_Plain(
+            d.default_device_class,
+            v.validate_device_class,
+            v.validate_device_class_update,
+            drop=feature_drops.device_class,
+        ),
     )
 )
 
@@ -130,6 +142,7 @@ resourceclaims = REGISTRY.add(
             v.validate_resource_claim_update,
             v.validate_resource_claim_status_update,
             admin_access="claim",
+            drop=feature_drops.claim,
         ),
     )
 )
@@ -147,6 +160,7 @@ resourceclaimtemplates = REGISTRY.add(
             v.validate_resource_claim_template_update,
             generation=False,
             admin_access="template",
+            drop=feature_drops.claim_template,
         ),
     )
 )
@@ -158,7 +172,12 @@ resourceslices = REGISTRY.add(
         "ResourceSlice",
         "resourceslices",
         namespaced=False,
-        strategy=_Plain(d.default_resource_slice, v.validate_resource_slice, v.validate_resource_slice_update),
+        strategy=_Plain(
+            d.default_resource_slice,
+            v.validate_resource_slice,
+            v.validate_resource_slice_update,
+            drop=feature_drops.resource_slice,
+        ),
         selectable_fields={
             "spec.nodeName": lambda o: _spec(o, "nodeName"),
             "spec.driver": lambda o: _spec(o, "driver"),
@@ -180,5 +199,6 @@ devicetaintrules = REGISTRY.add(
             v.validate_device_taint_rule_update,
             v.validate_device_taint_rule_status_update,
         ),
+        feature_gate="DRADeviceTaintRules",  # and resource.k8s.io/v1beta2, off by default in v1.36
     )
 )

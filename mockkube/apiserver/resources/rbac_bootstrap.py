@@ -148,10 +148,10 @@ def mockkube_cluster_role_bindings() -> list[dict]:
     ]
 
 
-# mockkube serves resource.k8s.io/v1beta2 DeviceTaintRules, whose feature gate
-# (DRADeviceTaintRules) is off by default in v1.36: the rules upstream's policy adds with
-# that gate on (its cluster-roles-featuregates/controller-roles-featuregates golden files) to
-# the scheduler and the device-taint-eviction controller, in roles of their own
+# resource.k8s.io/v1beta2 DeviceTaintRules are served with DRADeviceTaintRules on (off by
+# default in v1.36): the rules upstream's policy adds with that gate on (its
+# cluster-roles-featuregates/controller-roles-featuregates golden files) to the scheduler and
+# the device-taint-eviction controller, in roles of their own (created whatever the gate)
 FEATURE_ROLE = "mockkube:feature:DRADeviceTaintRules"
 
 

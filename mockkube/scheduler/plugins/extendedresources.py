@@ -28,6 +28,8 @@ def find_existing(dra: Any, pod: dict) -> dict | None:
     """The pod's special claim as the scheduler last saw it, if any. A pod that requests no
     extended resource has none (its requests of such resources cannot change), which spares
     a scan of every claim per scheduling attempt."""
+    if not getattr(dra, "extended_resources", True):  # DRAExtendedResource off: none is DRA-backed
+        return None
     spec = pod.get("spec") or {}
     if not any(
         extended.is_dra_extended_resource_name(k)

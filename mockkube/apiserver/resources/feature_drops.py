@@ -1,0 +1,293 @@
+"""What kube-apiserver's strategies drop when a feature gate is off: upstream's
+``dropDisabled...Fields`` rules for the DRA kinds and the pod status fields DRA adds.
+
+Each rule drops a field from the new object unless its gate is on or the old object (on
+an update) already uses the feature, so turning a gate off never strips what is stored.
+Pure functions over plain dicts; the strategies call ``drop_disabled(new, old, gates,
+subresource)``.
+
+Where upstream's code and its intent differ, the code wins: ResourceClaim
+``constraints[].distinctAttribute`` is not dropped with DRAConsumableCapacity off
+(upstream's loop clears a copy), as docs/compatibility.md notes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+Gates = Any  # mockkube.config.features.FeatureGates (anything with enabled(name))
+
+
+def _requests(spec: dict | None) -> list[dict]:
+    return [r for r in (((spec or {}).get("devices") or {}).get("requests") or []) if isinstance(r, dict)]
+
+
+def _subrequests(spec: dict | None) -> Iterator[dict]:
+    """Every ``exactly`` and ``firstAvailable[]`` entry of a claim spec's requests."""
+    for r in _requests(spec):
+        if isinstance(r.get("exactly"), dict):
+            yield r["exactly"]
+        for sub in r.get("firstAvailable") or []:
+            if isinstance(sub, dict):
+                yield sub
+
+
+def _results(claim: dict | None) -> list[dict]:
+    alloc = ((claim or {}).get("status") or {}).get("allocation") or {}
+    return [r for r in ((alloc.get("devices") or {}).get("results") or []) if isinstance(r, dict)]
+
+
+def _status_devices(claim: dict | None) -> list[dict]:
+    return [d for d in (((claim or {}).get("status") or {}).get("devices") or []) if isinstance(d, dict)]
+
+
+def _slice_devices(obj: dict | None) -> list[dict]:
+    return [d for d in (((obj or {}).get("spec") or {}).get("devices") or []) if isinstance(d, dict)]
+
+
+def _rule(gate: str | tuple[str, ...], in_use: Callable[[Any], bool], drop: Callable[[Any], None]):
+    """A dropDisabled...Fields rule: drop unless every gate is on or ``old`` uses it."""
+    gates_needed = (gate,) if isinstance(gate, str) else gate
+
+    def apply(new: Any, old: Any, gates: Gates) -> None:
+        if all(gates.enabled(g) for g in gates_needed):
+            return
+        if old is not None and in_use(old):
+            return
+        drop(new)
+
+    return apply
+
+
+# -- ResourceClaimSpec (pkg/registry/resource/resourceclaimspec) -------------------------
+
+
+def _drop_first_available(spec: dict) -> None:
+    for r in _requests(spec):
+        r.pop("firstAvailable", None)
+
+
+def _drop_tolerations(spec: dict) -> None:
+    for sub in _subrequests(spec):
+        sub.pop("tolerations", None)
+
+
+def _drop_admin_access(spec: dict) -> None:
+    for r in _requests(spec):
+        if isinstance(r.get("exactly"), dict):
+            r["exactly"].pop("adminAccess", None)
+
+
+def _drop_capacity(spec: dict) -> None:
+    for sub in _subrequests(spec):
+        sub.pop("capacity", None)
+
+
+def _spec_capacity_in_use(spec: dict) -> bool:
+    constraints = ((spec or {}).get("devices") or {}).get("constraints") or []
+    if any(isinstance(c, dict) and c.get("distinctAttribute") is not None for c in constraints):
+        return True
+    return any(sub.get("capacity") is not None for sub in _subrequests(spec))
+
+
+CLAIM_SPEC_RULES = (  # upstream's order: prioritized list first, so its sub-requests go first
+    _rule("DRAPrioritizedList", lambda s: any(r.get("firstAvailable") for r in _requests(s)), _drop_first_available),
+    _rule("DRADeviceTaints", lambda s: any(sub.get("tolerations") for sub in _subrequests(s)), _drop_tolerations),
+    _rule(
+        "DRAAdminAccess",
+        lambda s: any(
+            isinstance(r.get("exactly"), dict) and r["exactly"].get("adminAccess") is not None for r in _requests(s)
+        ),
+        _drop_admin_access,
+    ),
+    _rule("DRAConsumableCapacity", _spec_capacity_in_use, _drop_capacity),
+)
+
+
+def claim_spec(new: dict | None, old: dict | None, gates: Gates) -> None:
+    """resourceclaimspec.DropDisabledFields on a claim's (or a template's) ``spec``."""
+    if not isinstance(new, dict):
+        return
+    for rule in CLAIM_SPEC_RULES:
+        rule(new, old, gates)
+
+
+# -- ResourceClaim status (pkg/registry/resource/resourceclaim) ----------------------------
+
+
+def _drop_status_devices(claim: dict) -> None:
+    (claim.get("status") or {}).pop("devices", None)
+
+
+def _drop_result_admin_access(claim: dict) -> None:
+    for r in _results(claim):
+        r.pop("adminAccess", None)
+
+
+def _claim_capacity_in_use(claim: dict) -> bool:
+    if _spec_capacity_in_use(claim.get("spec") or {}):
+        return True
+    if any(r.get("shareID") is not None or r.get("consumedCapacity") is not None for r in _results(claim)):
+        return True
+    return any(d.get("shareID") is not None for d in _status_devices(claim))
+
+
+def _drop_claim_capacity(claim: dict) -> None:
+    for r in _results(claim):
+        r.pop("shareID", None)
+        r.pop("consumedCapacity", None)
+    for d in _status_devices(claim):
+        d.pop("shareID", None)
+
+
+def _drop_result_binding_conditions(claim: dict) -> None:
+    for r in _results(claim):
+        r.pop("bindingConditions", None)
+        r.pop("bindingFailureConditions", None)
+
+
+CLAIM_STATUS_RULES = (
+    _rule("DRAResourceClaimDeviceStatus", lambda c: bool(_status_devices(c)), _drop_status_devices),
+    _rule(
+        "DRAAdminAccess",
+        lambda c: (
+            any(
+                isinstance(r.get("exactly"), dict) and r["exactly"].get("adminAccess") is not None
+                for r in _requests(c.get("spec"))
+            )
+            or any(r.get("adminAccess") is not None for r in _results(c))
+        ),
+        _drop_result_admin_access,
+    ),
+    _rule("DRAConsumableCapacity", _claim_capacity_in_use, _drop_claim_capacity),
+    _rule(
+        "DRADeviceBindingConditions",
+        lambda c: any(
+            r.get("bindingConditions") is not None or r.get("bindingFailureConditions") is not None for r in _results(c)
+        ),
+        _drop_result_binding_conditions,
+    ),
+)
+
+
+def claim(new: dict, old: dict | None, gates: Gates, subresource: str = "") -> None:
+    """A ResourceClaim: the spec's rules on create and update, the status's on a status update."""
+    if subresource == "status":
+        for rule in CLAIM_STATUS_RULES:
+            rule(new, old, gates)
+        return
+    claim_spec(new.get("spec"), (old or {}).get("spec") if old is not None else None, gates)
+
+
+def claim_template(new: dict, old: dict | None, gates: Gates, subresource: str = "") -> None:
+    """A ResourceClaimTemplate: the claim spec's rules on ``spec.spec``."""
+    old_spec = ((old or {}).get("spec") or {}).get("spec") if old is not None else None
+    claim_spec((new.get("spec") or {}).get("spec"), old_spec, gates)
+
+
+# -- ResourceSlice (pkg/registry/resource/resourceslice) ------------------------------------
+
+
+def _drop_device_fields(*fields: str) -> Callable[[dict], None]:
+    def drop(obj: dict) -> None:
+        for d in _slice_devices(obj):
+            for f in fields:
+                d.pop(f, None)
+
+    return drop
+
+
+def _partitionable_in_use(obj: dict) -> bool:
+    spec = obj.get("spec") or {}
+    if spec.get("sharedCounters") or spec.get("perDeviceNodeSelection") is not None:
+        return True
+    return any(
+        d.get("consumesCounters") or any(d.get(f) is not None for f in ("nodeName", "nodeSelector", "allNodes"))
+        for d in _slice_devices(obj)
+    )
+
+
+def _drop_partitionable(obj: dict) -> None:
+    spec = obj.get("spec") or {}
+    spec.pop("sharedCounters", None)
+    spec.pop("perDeviceNodeSelection", None)
+    _drop_device_fields("consumesCounters", "nodeName", "nodeSelector", "allNodes")(obj)
+
+
+def _slice_capacity_in_use(obj: dict) -> bool:
+    for d in _slice_devices(obj):
+        if d.get("allowMultipleAllocations") is not None:
+            return True
+        if any(isinstance(c, dict) and c.get("requestPolicy") is not None for c in (d.get("capacity") or {}).values()):
+            return True
+    return False
+
+
+def _drop_slice_capacity(obj: dict) -> None:
+    for d in _slice_devices(obj):
+        d.pop("allowMultipleAllocations", None)
+        for c in (d.get("capacity") or {}).values():
+            if isinstance(c, dict):
+                c.pop("requestPolicy", None)
+
+
+SLICE_RULES = (
+    _rule("DRADeviceTaints", lambda o: any(d.get("taints") for d in _slice_devices(o)), _drop_device_fields("taints")),
+    _rule("DRAPartitionableDevices", _partitionable_in_use, _drop_partitionable),
+    _rule(
+        ("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"),
+        lambda o: any(
+            d.get("bindingConditions") or d.get("bindingFailureConditions") or d.get("bindsToNode") is not None
+            for d in _slice_devices(o)
+        ),
+        _drop_device_fields("bindingConditions", "bindingFailureConditions", "bindsToNode"),
+    ),
+    _rule("DRAConsumableCapacity", _slice_capacity_in_use, _drop_slice_capacity),
+    _rule(
+        "DRANodeAllocatableResources",
+        lambda o: any(d.get("nodeAllocatableResourceMappings") for d in _slice_devices(o)),
+        _drop_device_fields("nodeAllocatableResourceMappings"),
+    ),
+)
+
+
+def resource_slice(new: dict, old: dict | None, gates: Gates, subresource: str = "") -> None:
+    for rule in SLICE_RULES:
+        rule(new, old, gates)
+
+
+# -- DeviceClass (pkg/registry/resource/deviceclass) ----------------------------------------
+
+_DEVICE_CLASS_RULE = _rule(
+    "DRAExtendedResource",
+    lambda o: (o.get("spec") or {}).get("extendedResourceName") is not None,
+    lambda o: (o.get("spec") or {}).pop("extendedResourceName", None),
+)
+
+
+def device_class(new: dict, old: dict | None, gates: Gates, subresource: str = "") -> None:
+    _DEVICE_CLASS_RULE(new, old, gates)
+
+
+# -- Pod status fields DRA adds (pkg/api/pod dropDisabledPodStatusFields) -------------------
+
+POD_STATUS_RULES = (
+    _rule(
+        "DRAExtendedResource",
+        lambda p: (p.get("status") or {}).get("extendedResourceClaimStatus") is not None,
+        lambda p: (p.get("status") or {}).pop("extendedResourceClaimStatus", None),
+    ),
+    _rule(
+        "DRANodeAllocatableResources",
+        lambda p: bool((p.get("status") or {}).get("nodeAllocatableResourceClaimStatuses")),
+        lambda p: (p.get("status") or {}).pop("nodeAllocatableResourceClaimStatuses", None),
+    ),
+)
+
+
+def pod(new: dict, old: dict | None, gates: Gates, subresource: str = "") -> None:
+    """A pod's DRA status fields (on create, a status update and any update)."""
+    if not isinstance(new.get("status"), dict):
+        return
+    for rule in POD_STATUS_RULES:
+        rule(new, old, gates)

@@ -1,0 +1,140 @@
+"""upstream's dropDisabled...Fields rules (mockkube/apiserver/resources/feature_drops.py):
+a switched-off feature's fields go on create and stay on update only where the old object
+already used them."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from mockkube.apiserver.resources import feature_drops as fd
+from mockkube.config.features import FeatureGates
+
+ON = FeatureGates({"DRANodeAllocatableResources": True})
+
+
+def off(*names: str) -> FeatureGates:
+    return FeatureGates({n: False for n in names})
+
+
+def slice_with(**device_fields) -> dict:
+    return {"spec": {"driver": "d", "devices": [{"name": "dev-0", **device_fields}]}}
+
+
+SLICE_CASES = [
+    ("DRADeviceTaints", {"taints": [{"key": "k", "effect": "NoSchedule"}]}),
+    ("DRAPartitionableDevices", {"consumesCounters": [{"counterSet": "s", "counters": {"c": {"value": "1"}}}]}),
+    ("DRADeviceBindingConditions", {"bindingConditions": ["ready"], "bindingFailureConditions": ["failed"]}),
+    ("DRAResourceClaimDeviceStatus", {"bindsToNode": True}),  # binding conditions need both gates
+    ("DRAConsumableCapacity", {"allowMultipleAllocations": True}),
+    ("DRANodeAllocatableResources", {"nodeAllocatableResourceMappings": [{"resourceName": "cpu"}]}),
+]
+
+
+@pytest.mark.parametrize("gate, fields", SLICE_CASES, ids=[c[0] for c in SLICE_CASES])
+def test_slice_fields_dropped_on_create_kept_on_update_in_use(gate, fields):
+    new = slice_with(**copy.deepcopy(fields))
+    fd.resource_slice(new, None, off(gate))
+    assert new["spec"]["devices"][0] == {"name": "dev-0"}
+    kept = slice_with(**copy.deepcopy(fields))
+    fd.resource_slice(kept, slice_with(**copy.deepcopy(fields)), off(gate))
+    assert kept == slice_with(**fields)
+    added = slice_with(**copy.deepcopy(fields))
+    fd.resource_slice(added, slice_with(), off(gate))  # not in use before: dropped on update too
+    assert added["spec"]["devices"][0] == {"name": "dev-0"}
+    on = slice_with(**copy.deepcopy(fields))
+    fd.resource_slice(on, None, ON)
+    assert on == slice_with(**fields)
+
+
+def test_slice_partitionable_spec_fields_and_capacity_policy():
+    new = {
+        "spec": {
+            "sharedCounters": [{"name": "s"}],
+            "perDeviceNodeSelection": True,
+            "devices": [{"name": "d", "nodeName": "n", "capacity": {"mem": {"value": "1", "requestPolicy": {}}}}],
+        }
+    }
+    fd.resource_slice(new, None, off("DRAPartitionableDevices", "DRAConsumableCapacity"))
+    assert new == {"spec": {"devices": [{"name": "d", "capacity": {"mem": {"value": "1"}}}]}}
+
+
+def claim(**exactly) -> dict:
+    return {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "c", **exactly}}]}}}
+
+
+def test_claim_spec_rules():
+    new = claim(tolerations=[{"key": "k"}], capacity={"requests": {"mem": "1"}})
+    fd.claim(new, None, off("DRADeviceTaints", "DRAConsumableCapacity"))
+    assert new == claim()
+    prio = {
+        "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [{"name": "a", "deviceClassName": "c"}]}]}}
+    }
+    fd.claim(prio, None, off("DRAPrioritizedList"))
+    assert prio == {"spec": {"devices": {"requests": [{"name": "r"}]}}}  # then validation rejects it, as upstream
+    # distinctAttribute stays: upstream's loop clears a copy of each constraint
+    distinct = {"spec": {"devices": {"requests": [], "constraints": [{"distinctAttribute": "a"}]}}}
+    fd.claim(distinct, None, off("DRAConsumableCapacity"))
+    assert distinct["spec"]["devices"]["constraints"] == [{"distinctAttribute": "a"}]
+
+
+def test_claim_template_rules_apply_to_spec_spec():
+    new = {"spec": {"spec": claim(tolerations=[{"key": "k"}])["spec"]}}
+    fd.claim_template(new, None, off("DRADeviceTaints"))
+    assert new == {"spec": {"spec": claim()["spec"]}}
+
+
+def test_claim_status_rules():
+    status = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {
+                        "request": "r",
+                        "device": "d",
+                        "shareID": "x",
+                        "consumedCapacity": {"mem": "1"},
+                        "bindingConditions": ["ready"],
+                        "bindingFailureConditions": ["failed"],
+                    }
+                ]
+            }
+        },
+        "devices": [{"driver": "d", "pool": "p", "device": "d", "shareID": "x"}],
+    }
+    old = claim()
+    new = dict(claim(), status=copy.deepcopy(status))
+    fd.claim(new, old, off("DRAConsumableCapacity", "DRADeviceBindingConditions"), "status")
+    assert new["status"]["allocation"]["devices"]["results"] == [{"request": "r", "device": "d"}]
+    assert new["status"]["devices"] == [{"driver": "d", "pool": "p", "device": "d"}]
+    new = dict(claim(), status=copy.deepcopy(status))
+    fd.claim(new, old, off("DRAResourceClaimDeviceStatus"), "status")
+    assert "devices" not in new["status"]
+    in_use = dict(claim(), status=copy.deepcopy(status))
+    new = dict(claim(), status=copy.deepcopy(status))
+    fd.claim(new, in_use, off("DRAResourceClaimDeviceStatus", "DRAConsumableCapacity"), "status")
+    assert new["status"] == status
+
+
+def test_device_class_extended_resource_name():
+    new = {"spec": {"extendedResourceName": "example.com/gpu"}}
+    fd.device_class(new, None, off("DRAExtendedResource"))
+    assert new == {"spec": {}}
+    kept = {"spec": {"extendedResourceName": "example.com/gpu"}}
+    fd.device_class(kept, {"spec": {"extendedResourceName": "example.com/gpu"}}, off("DRAExtendedResource"))
+    assert kept["spec"]["extendedResourceName"] == "example.com/gpu"
+
+
+def test_pod_status_fields():
+    status = {
+        "phase": "Pending",
+        "extendedResourceClaimStatus": {"resourceClaimName": "c", "requestMappings": []},
+        "nodeAllocatableResourceClaimStatuses": [{"resourceClaimName": "c"}],
+    }
+    new = {"status": copy.deepcopy(status)}
+    fd.pod(new, {"status": {"phase": "Pending"}}, off("DRAExtendedResource", "DRANodeAllocatableResources"), "status")
+    assert new == {"status": {"phase": "Pending"}}
+    new = {"status": copy.deepcopy(status)}
+    fd.pod(new, None, ON)
+    assert new == {"status": status}
