@@ -34,6 +34,7 @@ SPECS: dict[str, FeatureSpec] = {
     "DRAConsumableCapacity": FeatureSpec(False, "ALPHA"),
     "DRADeviceBindingConditions": FeatureSpec(False, "ALPHA"),
     "DRADeviceTaints": FeatureSpec(False, "ALPHA"),
+    "DRAListTypeAttributes": FeatureSpec(False, "ALPHA"),
     "DRAExtendedResource": FeatureSpec(False, "ALPHA"),
     "DRANodeAllocatableResources": FeatureSpec(False, "ALPHA"),
     "DRAPartitionableDevices": FeatureSpec(False, "ALPHA"),

@@ -210,8 +210,15 @@ class Allocator:
     """Cluster view for allocation; update it as slices, classes and taint rules change."""
 
     def __init__(
-        self, slices: Iterable[dict] = (), classes: Iterable[dict] = (), taint_rules: Iterable[dict] = ()
+        self,
+        slices: Iterable[dict] = (),
+        classes: Iterable[dict] = (),
+        taint_rules: Iterable[dict] = (),
+        list_type_attributes: bool = False,
     ) -> None:
+        # the DRAListTypeAttributes feature gate (alpha, off by default in v1.36): list-valued
+        # attributes are CEL lists and constraints compare them as sets
+        self.list_type_attributes = list_type_attributes
         self._slices: dict[str, dict] = {}
         self._pool_slices: dict[tuple[str, str], dict[str, dict]] = {}
         self._pools: dict[tuple[str, str], PoolInfo] = {}  # newest generation
@@ -256,7 +263,7 @@ class Allocator:
         else:
             rules = list(self._rules.values())
             gens = {
-                g: build_pool(key[0], key[1], members.values(), rules, g)
+                g: build_pool(key[0], key[1], members.values(), rules, g, self.list_type_attributes)
                 for g in sorted({dra_pools.slice_generation(m) for m in members.values()})
             }
             self._gen_pools[key] = gens

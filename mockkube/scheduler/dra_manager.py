@@ -19,8 +19,8 @@ def _rv(obj: dict) -> int:
 
 
 class DRAManager:
-    def __init__(self) -> None:
-        self.allocator = Allocator()
+    def __init__(self, list_type_attributes: bool = False) -> None:
+        self.allocator = Allocator(list_type_attributes=list_type_attributes)
         self.claims: dict[tuple[str, str], dict] = {}
         self.state = AllocatedState()
         self._counted: dict[str, dict] = {}  # claim uid -> allocation in `state`

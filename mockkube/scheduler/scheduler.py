@@ -119,7 +119,10 @@ class Scheduler:
         self.async_binding = bool(getattr(server, "async_binding", False))
         self._binding_now: dict[str, asyncio.Task] = {}
         self.cache = Cache()
-        self.dra = DRAManager()
+        gates = getattr(server, "feature_gates", None)
+        self.dra = DRAManager(
+            list_type_attributes=gates.enabled("DRAListTypeAttributes") if gates is not None else False
+        )
         self.queue = SchedulingQueue(self.clock, initial_backoff, max_backoff)
         self.recorder = Recorder(self.client, self.clock)
         self.percentage = percentage_of_nodes_to_score

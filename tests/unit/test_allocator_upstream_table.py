@@ -17,9 +17,10 @@ How upstream's expectations map onto mockkube's allocator:
   the non-fatal "invalid resource pools were encountered" that upstream wraps in
   ErrFailedAllocationOnNode).
 
-mockkube runs with every v1.36 DRA feature on and has no per-feature switches in its
-allocator, so the cases that turn a feature off are expected failures (strict xfail), as
-are the cases for behaviour mockkube does not implement; each says why.
+mockkube's allocator runs with every v1.36 DRA feature on but DRAListTypeAttributes, its one
+switch (off by default, as upstream's gate; a case turns it on where upstream's does), so
+the other cases that turn a feature off are expected failures (strict xfail), as are the
+cases for behaviour mockkube does not implement; each says why.
 """
 
 from __future__ import annotations
@@ -326,6 +327,7 @@ class Case:
     expect: list[dict] | None = None  # None: no results (and, without `error`, no error)
     error: str | None = None
     xfail: str | None = None
+    list_attrs: bool = False  # the DRAListTypeAttributes feature gate (upstream's case features)
 
 
 CASES: dict[str, Case] = {}
@@ -3151,10 +3153,6 @@ case(
         )
     ],
 )
-LIST_ATTRS = (
-    "list-type attributes (DRAListTypeAttributes, alpha, off by default in v1.36) are not implemented: "
-    "mockkube rejects list values as unsupported attribute values"
-)
 
 
 def list_attr(kind: str, *values: Any) -> dict:
@@ -3165,6 +3163,7 @@ def _two_or_three(attr: str, *values: dict) -> list[dict]:
     return [device(f"device-{i + 1}", None, {attr: v}) for i, v in enumerate(values)]
 
 
+# with DRAListTypeAttributes on, as upstream's list-attributes cases (but the -disabled- ones)
 # (name, attribute, constraint kind, count, attribute values, expected devices (None: no allocation), xfail)
 for _name, _attr, _kind, _count, _values, _want, _xfail in (
     (
@@ -3183,7 +3182,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("strings", "value1", "value2", "value3"), list_attr("strings", "value2", "value3", "value4")],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-list-of-string-values-with-partially-common-elements",
@@ -3196,7 +3195,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
             list_attr("strings", "value3", "value1"),
         ],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-with-common-elements",
@@ -3205,7 +3204,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [{"string": "value1"}, list_attr("strings", "value1", "value2")],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-with-partially-common-elements",
@@ -3214,7 +3213,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         3,
         [{"string": "value1"}, list_attr("strings", "value1", "value2"), list_attr("strings", "value2", "value3")],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-without-common-elements",
@@ -3223,7 +3222,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [{"string": "value1"}, list_attr("strings", "value2", "value3")],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-list-of-int-values-with-common-elements",
@@ -3232,7 +3231,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("ints", 0, 1, 2), list_attr("ints", 1, 2, 3)],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-list-of-bool-values-with-common-elements",
@@ -3241,7 +3240,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("bools", True, False), list_attr("bools", True)],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-list-of-version-values-with-common-elements",
@@ -3250,7 +3249,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("versions", "1.0.0", "1.1.0", "2.0.0"), list_attr("versions", "1.1.0", "2.0.0", "2.1.0")],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-scalar-string-values-all-distinct",
@@ -3281,7 +3280,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
             list_attr("strings", "value3", "value4"),
         ],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-list-of-string-values-with-common-elements",
@@ -3290,7 +3289,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("strings", "value1", "value2", "value3"), list_attr("strings", "value2", "value4", "value5")],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-mixed-scalar-and-list-all-distinct",
@@ -3299,7 +3298,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [{"string": "value1"}, list_attr("strings", "value1", "value2"), list_attr("strings", "value2", "value3")],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-mixed-scalar-and-list-with-common-elements",
@@ -3308,7 +3307,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [{"string": "value1"}, list_attr("strings", "value1", "value2")],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-list-of-int-values-all-distinct",
@@ -3317,7 +3316,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("ints", 0, 1), list_attr("ints", 1, 2), list_attr("ints", 2, 3)],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-list-of-bool-values-all-distinct",
@@ -3326,7 +3325,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("bools", True), list_attr("bools", True, False), list_attr("bools", False)],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-list-of-version-values-all-distinct",
@@ -3339,7 +3338,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
             list_attr("versions", "2.0.0", "2.1.0"),
         ],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
 ):
     case(
@@ -3354,6 +3353,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         if _want is None
         else [allocation(local_node_selector(node1), *(result(req0, driverA, pool1, d) for d in _want))],
         xfail=_xfail,
+        list_attrs=True,
     )
 case(
     "list-attributes-match-constaint-list-of-string-values-without-common-elements",
@@ -3379,7 +3379,7 @@ case(
         )
     ],
     node=node(node1, region1),
-    xfail=LIST_ATTRS,
+    list_attrs=True,
 )
 case(
     "list-attributes-match-constaint-with-empty-or-unknown-type",
@@ -3389,6 +3389,7 @@ case(
         slice_with_devices(slice1, node1, pool1, driverA, *_two_or_three("stringAttribute", {}, list_attr("strings")))
     ],
     node=node(node1, region1),
+    list_attrs=True,
     error="unsupported attribute value",
 )
 case(
@@ -3421,6 +3422,7 @@ case(
         )
     ],
     node=node(node1, region1),
+    list_attrs=True,
     error="unsupported attribute value",
 )
 case(
@@ -3802,7 +3804,7 @@ def _state(c: Case) -> AllocatedState:
 )
 def test_upstream_allocator_case(name: str) -> None:
     c = CASES[name]
-    alloc = Allocator(c.slices, c.classes)
+    alloc = Allocator(c.slices, c.classes, list_type_attributes=c.list_attrs)
     share_ids = itertools.repeat(fixedShareID)
     outcome = alloc.allocate(
         c.claims, c.node or node(node1, region1), _state(c), NOW, new_share_id=lambda: next(share_ids)
