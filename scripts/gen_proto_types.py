@@ -43,6 +43,11 @@ KINDS: list[tuple[str, str, str]] = [
     ("resource.k8s.io/v1", "ResourceClaimTemplate", "k8s.io.api.resource.v1.ResourceClaimTemplate"),
     ("resource.k8s.io/v1", "ResourceSlice", "k8s.io.api.resource.v1.ResourceSlice"),
     ("resource.k8s.io/v1beta2", "DeviceTaintRule", "k8s.io.api.resource.v1beta2.DeviceTaintRule"),
+    (
+        "resource.k8s.io/v1alpha3",
+        "ResourcePoolStatusRequest",
+        "k8s.io.api.resource.v1alpha3.ResourcePoolStatusRequest",
+    ),
     ("resource.k8s.io/v1beta2", "DeviceClass", "k8s.io.api.resource.v1beta2.DeviceClass"),
     ("resource.k8s.io/v1beta2", "ResourceClaim", "k8s.io.api.resource.v1beta2.ResourceClaim"),
     ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", "k8s.io.api.resource.v1beta2.ResourceClaimTemplate"),

@@ -39,6 +39,7 @@ SPECS: dict[str, FeatureSpec] = {
     "DRANodeAllocatableResources": FeatureSpec(False, "ALPHA"),
     "DRAPartitionableDevices": FeatureSpec(False, "ALPHA"),
     "DRAPrioritizedList": FeatureSpec(True, "BETA"),
+    "DRAResourcePoolStatus": FeatureSpec(False, "ALPHA"),
     "DynamicResourceAllocation": FeatureSpec(True, "GA", locked=True),
 }
 

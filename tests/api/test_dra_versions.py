@@ -253,7 +253,7 @@ async def test_template_and_class_at_older_versions(api):
 
 async def test_discovery(api):
     st, group, _ = await api.get("/apis/resource.k8s.io")
-    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta2", "v1beta1"]
+    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta2", "v1beta1", "v1alpha3"]
     assert group["preferredVersion"]["version"] == "v1"
     st, b1, _ = await api.get(B1)
     names = sorted(r["name"] for r in b1["resources"])

@@ -1046,6 +1046,40 @@ OBJECTS += [
     },
 ]
 
+OBJECTS.append(
+    {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourcePoolStatusRequest",
+        "metadata": meta(namespace=None),
+        "spec": {"driver": "gpu.example.com", "poolName": "node-1", "limit": 10},
+        "status": {
+            "poolCount": 2,
+            "pools": [
+                {
+                    "driver": "gpu.example.com",
+                    "poolName": "node-1",
+                    "nodeName": "node-1",
+                    "generation": 3,
+                    "resourceSliceCount": 1,
+                    "totalDevices": 8,
+                    "allocatedDevices": 2,
+                    "availableDevices": 6,
+                    "unavailableDevices": 0,
+                },
+                {"driver": "gpu.example.com", "poolName": "node-2", "generation": 1, "validationError": "incomplete"},
+            ],
+            "conditions": [
+                {
+                    "type": "Complete",
+                    "status": "True",
+                    "lastTransitionTime": "2026-03-01T12:00:00Z",
+                    "reason": "CalculationComplete",
+                    "message": "Calculated status for 2 pools (1 incomplete)",
+                }
+            ],
+        },
+    }
+)
 # the same resource.k8s.io objects at the older versions mockkube serves (v1beta1's basic wrapper)
 OBJECTS += [
     dra_conversion.convert(o, f"resource.k8s.io/{version}")
