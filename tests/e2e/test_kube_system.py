@@ -212,7 +212,12 @@ KNOWN_GAPS: set[tuple[str, str]] = set()
 # Served by mockkube beyond a default kind cluster, on purpose (docs/compatibility.md):
 # DeviceTaintRules (the DRA drivers' device-health taints) are beta in v1.36 and served
 # upstream only with DRADeviceTaintRules and resource.k8s.io/v1beta2 turned on.
-EXTRA = {("devicetaintrules", "resource.k8s.io/v1beta2")}
+# ResourcePoolStatusRequests (DRAResourcePoolStatus, alpha) are served at v1alpha3 until the
+# feature-gate work (issue 26) stops serving a resource whose gate is off.
+EXTRA = {
+    ("devicetaintrules", "resource.k8s.io/v1beta2"),
+    ("resourcepoolstatusrequests", "resource.k8s.io/v1alpha3"),
+}
 
 
 def _rows(text: str) -> dict[tuple[str, str], tuple[str, ...]]:
