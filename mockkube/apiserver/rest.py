@@ -232,9 +232,16 @@ class Resources:
         from mockkube.machinery import apply, schema
 
         stored = getattr(rt.strategy, "storage_api_version", None)
-        if stored and stored != rt.api_version and new.get("apiVersion") == stored:
+        if (
+            stored
+            and stored != rt.api_version
+            and new.get("apiVersion") == stored
+            and not getattr(rt.strategy, "same_field_paths", False)
+        ):
             # a built-in resource written through another version (autoscaling/v1): fields are
-            # tracked on the stored form, as the stored version's
+            # tracked on the stored form, as the stored version's (unless both versions have
+            # the same field paths, as resource.k8s.io's, whose differences are all inside
+            # atomic lists: then as the version written, as upstream records them)
             group, _, version = stored.rpartition("/")
             srt = self.registry.get(group, version, rt.plural)
             if srt is not None:

@@ -52,6 +52,9 @@ class Features:
     device_taints: bool = True  # DRADeviceTaints
     device_binding: bool = True  # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus
     consumable_capacity: bool = True  # DRAConsumableCapacity
+    # DRAListTypeAttributes (alpha, off unless turned on, also without gates): list-valued
+    # attributes are CEL lists and constraints compare them as sets
+    list_type_attributes: bool = False
 
     @classmethod
     def from_gates(cls, gates: Any) -> "Features":
@@ -66,6 +69,7 @@ class Features:
             device_taints=on("DRADeviceTaints"),
             device_binding=on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus"),
             consumable_capacity=on("DRAConsumableCapacity"),
+            list_type_attributes=on("DRAListTypeAttributes"),
         )
 
 
@@ -301,7 +305,7 @@ class Allocator:
         else:
             rules = list(self._rules.values())
             gens = {
-                g: build_pool(key[0], key[1], members.values(), rules, g)
+                g: build_pool(key[0], key[1], members.values(), rules, g, self.features.list_type_attributes)
                 for g in sorted({dra_pools.slice_generation(m) for m in members.values()})
             }
             self._gen_pools[key] = gens

@@ -54,6 +54,7 @@ class DeviceInfo:
     # ("name", n) | ("all", None) | ("selector", sel) | ("none", None)
     target: tuple[str, Any] = ("none", None)
     plain: bool = False  # no blocking taints, counters, sharing or binding conditions
+    list_attrs: bool = False  # DRAListTypeAttributes: list values are CEL lists (else an error)
     _env: dict | None = None
     _env_error: str | None = None
     _cel: dict = field(default_factory=dict)
@@ -110,7 +111,7 @@ class DeviceInfo:
                 if self._env_error is not None:
                     raise cel.CELError(self._env_error)
                 try:
-                    self._env = cel.device_env(self.driver, self.device)
+                    self._env = cel.device_env(self.driver, self.device, self.list_attrs)
                 except cel.CELError as exc:
                     self._env_error = exc.message
                     raise
@@ -243,9 +244,15 @@ def devices_for_node(pool: PoolInfo, slice_index: int, node: dict) -> list[Devic
 
 
 def build_pool(
-    driver: str, name: str, slices: Iterable[dict], taint_rules: Iterable[dict] = (), generation: int | None = None
+    driver: str,
+    name: str,
+    slices: Iterable[dict],
+    taint_rules: Iterable[dict] = (),
+    generation: int | None = None,
+    list_attrs: bool = False,
 ) -> PoolInfo:
-    """Build one generation of a pool (default: the newest) from the slices that name it."""
+    """Build one generation of a pool (default: the newest) from the slices that name it
+    (``list_attrs``: the DRAListTypeAttributes feature gate)."""
     slices = list(slices)
     pool = PoolInfo(driver=driver, name=name)
     if not slices:
@@ -276,6 +283,7 @@ def build_pool(
                 device_index=di,
                 taints=effective_taints(d, driver, name, rules),
                 target=_device_target(d) if per_device else slice_target,
+                list_attrs=list_attrs,
             )
             info.plain = not (
                 any(t.get("effect") in BLOCKING_EFFECTS for t in info.taints)

@@ -67,6 +67,7 @@ CONTROLLERS = (
     "replicaset-controller",
     "replication-controller",
     "resourceclaim-controller",
+    "resourcepoolstatusrequest-controller",
     "resourcequota-controller",
     "root-ca-cert-publisher",
     "serviceaccount-controller",

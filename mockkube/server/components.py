@@ -32,6 +32,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.ttlafterfinished",
     "mockkube.controllers.cronjob",
     "mockkube.controllers.devicetaint",
+    "mockkube.controllers.resourcepoolstatus",
     "mockkube.controllers.disruption",
     "mockkube.controllers.podautoscaler",
     "mockkube.controllers.storage",

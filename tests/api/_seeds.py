@@ -377,6 +377,10 @@ SEEDS: dict[tuple[str, str], dict] = {
         "metadata": {"name": "10.250.0.200"},
         "spec": {"parentRef": {"group": "", "resource": "services", "namespace": "fuzz", "name": "seed"}},
     },
+    ("resource.k8s.io", "ResourcePoolStatusRequest"): {
+        "metadata": {"name": "seed"},
+        "spec": {"driver": "gpu.example.com"},
+    },
 }
 # autoscaling/v1 serves the same objects as v2 (one stored version): its own seed and name
 _V1_SEEDS = {
@@ -391,9 +395,22 @@ _V1_SEEDS = {
 }
 
 
+def _older_dra_seed(rt) -> dict | None:
+    """resource.k8s.io v1beta1/v1beta2 serve the v1 objects (one stored version): the v1 seed
+    converted, under its own name."""
+    if rt.group != "resource.k8s.io" or rt.version not in ("v1beta1", "v1beta2") or (rt.group, rt.kind) not in SEEDS:
+        return None
+    from mockkube.apiserver.resources import dra_conversion
+
+    v1 = {**copy.deepcopy(SEEDS[(rt.group, rt.kind)]), "apiVersion": "resource.k8s.io/v1", "kind": rt.kind}
+    out = dra_conversion.convert(v1, rt.api_version)
+    out["metadata"]["name"] = f"seed-{rt.version}"
+    return out
+
+
 def seed(rt, name: str | None = None, namespace: str = "fuzz") -> dict:
     """A valid body for ``rt`` (a minimal one for kinds without a seed)."""
-    own = _V1_SEEDS.get((rt.group, rt.version, rt.kind))
+    own = _V1_SEEDS.get((rt.group, rt.version, rt.kind)) or _older_dra_seed(rt)
     obj = copy.deepcopy(own or SEEDS.get((rt.group, rt.kind), {"metadata": {"name": "seed"}}))
     obj["apiVersion"] = rt.api_version
     obj["kind"] = rt.kind

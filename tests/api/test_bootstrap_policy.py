@@ -75,7 +75,8 @@ def test_controller_role_bindings_are_derived_as_upstream_derives_them():
 
 
 def test_each_controller_acts_as_the_service_account_its_upstream_role_is_bound_to():
-    bound = {(s["namespace"], s["name"]) for b in rb.golden("controller-role-bindings.yaml") for s in b["subjects"]}
+    bindings = rb.golden("controller-role-bindings.yaml") + rb.pool_status_objects()[1]  # + a feature-gated one
+    bound = {(s["namespace"], s["name"]) for b in bindings for s in b["subjects"]}
     for c in CONTROLLERS:
         user = controller_user(c)["username"]
         if user == "system:kube-controller-manager":

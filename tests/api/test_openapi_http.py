@@ -41,6 +41,8 @@ async def test_index_lists_every_group_version_with_hash():
             "apis/coordination.k8s.io/v1",
             "apis/events.k8s.io/v1",
             "apis/resource.k8s.io/v1",
+            "apis/resource.k8s.io/v1alpha3",
+            "apis/resource.k8s.io/v1beta1",
             "apis/resource.k8s.io/v1beta2",
             "apis/scheduling.k8s.io/v1",
             "apis/policy/v1",

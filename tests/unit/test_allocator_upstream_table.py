@@ -18,14 +18,15 @@ How upstream's expectations map onto mockkube's allocator:
   ErrFailedAllocationOnNode).
 
 The cases that turn a feature off run the allocator with the same ``Features`` off (the
-cluster's feature gates set them); the cases for behaviour mockkube does not implement
+cluster's feature gates set them; DRAListTypeAttributes is off unless a case turns it on,
+as upstream's gate); the cases for behaviour mockkube does not implement
 are expected failures (strict xfail), each saying why.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -327,6 +328,7 @@ class Case:
     error: str | None = None
     xfail: str | None = None
     features: Features = field(default_factory=Features)  # upstream's case's features (all on unless said)
+    list_attrs: bool = False  # the DRAListTypeAttributes feature gate (upstream's case features)
 
 
 CASES: dict[str, Case] = {}
@@ -3149,10 +3151,6 @@ case(
         )
     ],
 )
-LIST_ATTRS = (
-    "list-type attributes (DRAListTypeAttributes, alpha, off by default in v1.36) are not implemented: "
-    "mockkube rejects list values as unsupported attribute values"
-)
 
 
 def list_attr(kind: str, *values: Any) -> dict:
@@ -3163,6 +3161,7 @@ def _two_or_three(attr: str, *values: dict) -> list[dict]:
     return [device(f"device-{i + 1}", None, {attr: v}) for i, v in enumerate(values)]
 
 
+# with DRAListTypeAttributes on, as upstream's list-attributes cases (but the -disabled- ones)
 # (name, attribute, constraint kind, count, attribute values, expected devices (None: no allocation), xfail)
 for _name, _attr, _kind, _count, _values, _want, _xfail in (
     (
@@ -3181,7 +3180,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("strings", "value1", "value2", "value3"), list_attr("strings", "value2", "value3", "value4")],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-list-of-string-values-with-partially-common-elements",
@@ -3194,7 +3193,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
             list_attr("strings", "value3", "value1"),
         ],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-with-common-elements",
@@ -3203,7 +3202,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [{"string": "value1"}, list_attr("strings", "value1", "value2")],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-with-partially-common-elements",
@@ -3212,7 +3211,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         3,
         [{"string": "value1"}, list_attr("strings", "value1", "value2"), list_attr("strings", "value2", "value3")],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-mixed-scalar-and-list-of-string-values-without-common-elements",
@@ -3221,7 +3220,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [{"string": "value1"}, list_attr("strings", "value2", "value3")],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-list-of-int-values-with-common-elements",
@@ -3230,7 +3229,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("ints", 0, 1, 2), list_attr("ints", 1, 2, 3)],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-list-of-bool-values-with-common-elements",
@@ -3239,7 +3238,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("bools", True, False), list_attr("bools", True)],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-match-constaint-list-of-version-values-with-common-elements",
@@ -3248,7 +3247,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("versions", "1.0.0", "1.1.0", "2.0.0"), list_attr("versions", "1.1.0", "2.0.0", "2.1.0")],
         [device1, device2],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-scalar-string-values-all-distinct",
@@ -3279,7 +3278,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
             list_attr("strings", "value3", "value4"),
         ],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-list-of-string-values-with-common-elements",
@@ -3288,7 +3287,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("strings", "value1", "value2", "value3"), list_attr("strings", "value2", "value4", "value5")],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-mixed-scalar-and-list-all-distinct",
@@ -3297,7 +3296,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [{"string": "value1"}, list_attr("strings", "value1", "value2"), list_attr("strings", "value2", "value3")],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-mixed-scalar-and-list-with-common-elements",
@@ -3306,7 +3305,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [{"string": "value1"}, list_attr("strings", "value1", "value2")],
         None,
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-list-of-int-values-all-distinct",
@@ -3315,7 +3314,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("ints", 0, 1), list_attr("ints", 1, 2), list_attr("ints", 2, 3)],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-list-of-bool-values-all-distinct",
@@ -3324,7 +3323,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         2,
         [list_attr("bools", True), list_attr("bools", True, False), list_attr("bools", False)],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
     (
         "list-attributes-distinct-constraint-list-of-version-values-all-distinct",
@@ -3337,7 +3336,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
             list_attr("versions", "2.0.0", "2.1.0"),
         ],
         [device1, device3],
-        LIST_ATTRS,
+        None,
     ),
 ):
     case(
@@ -3352,6 +3351,7 @@ for _name, _attr, _kind, _count, _values, _want, _xfail in (
         if _want is None
         else [allocation(local_node_selector(node1), *(result(req0, driverA, pool1, d) for d in _want))],
         xfail=_xfail,
+        list_attrs=True,
     )
 case(
     "list-attributes-match-constaint-list-of-string-values-without-common-elements",
@@ -3377,7 +3377,7 @@ case(
         )
     ],
     node=node(node1, region1),
-    xfail=LIST_ATTRS,
+    list_attrs=True,
 )
 case(
     "list-attributes-match-constaint-with-empty-or-unknown-type",
@@ -3387,6 +3387,7 @@ case(
         slice_with_devices(slice1, node1, pool1, driverA, *_two_or_three("stringAttribute", {}, list_attr("strings")))
     ],
     node=node(node1, region1),
+    list_attrs=True,
     error="unsupported attribute value",
 )
 case(
@@ -3419,6 +3420,7 @@ case(
         )
     ],
     node=node(node1, region1),
+    list_attrs=True,
     error="unsupported attribute value",
 )
 case(
@@ -3800,7 +3802,7 @@ def _state(c: Case) -> AllocatedState:
 )
 def test_upstream_allocator_case(name: str) -> None:
     c = CASES[name]
-    alloc = Allocator(c.slices, c.classes, features=c.features)
+    alloc = Allocator(c.slices, c.classes, features=replace(c.features, list_type_attributes=c.list_attrs))
     share_ids = itertools.repeat(fixedShareID)
     outcome = alloc.allocate(
         c.claims, c.node or node(node1, region1), _state(c), NOW, new_share_id=lambda: next(share_ids)

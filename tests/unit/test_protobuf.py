@@ -31,6 +31,7 @@ from mockkube.apiserver.http.protobuf import (
     format_duration,
     parse_duration,
 )
+from mockkube.apiserver.resources import dra_conversion
 from mockkube.generated.proto_types import KINDS, MESSAGES
 from mockkube.machinery.errors import APIError
 
@@ -1045,6 +1046,48 @@ OBJECTS += [
     },
 ]
 
+OBJECTS.append(
+    {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourcePoolStatusRequest",
+        "metadata": meta(namespace=None),
+        "spec": {"driver": "gpu.example.com", "poolName": "node-1", "limit": 10},
+        "status": {
+            "poolCount": 2,
+            "pools": [
+                {
+                    "driver": "gpu.example.com",
+                    "poolName": "node-1",
+                    "nodeName": "node-1",
+                    "generation": 3,
+                    "resourceSliceCount": 1,
+                    "totalDevices": 8,
+                    "allocatedDevices": 2,
+                    "availableDevices": 6,
+                    "unavailableDevices": 0,
+                },
+                {"driver": "gpu.example.com", "poolName": "node-2", "generation": 1, "validationError": "incomplete"},
+            ],
+            "conditions": [
+                {
+                    "type": "Complete",
+                    "status": "True",
+                    "lastTransitionTime": "2026-03-01T12:00:00Z",
+                    "reason": "CalculationComplete",
+                    "message": "Calculated status for 2 pools (1 incomplete)",
+                }
+            ],
+        },
+    }
+)
+# the same resource.k8s.io objects at the older versions mockkube serves (v1beta1's basic wrapper)
+OBJECTS += [
+    dra_conversion.convert(o, f"resource.k8s.io/{version}")
+    for version in ("v1beta2", "v1beta1")
+    for o in list(OBJECTS)
+    if o.get("apiVersion") == "resource.k8s.io/v1"
+]
+
 
 @pytest.mark.parametrize("obj", OBJECTS, ids=[f"{o['apiVersion']}/{o['kind']}" for o in OBJECTS])
 def test_round_trip(obj: dict) -> None:
@@ -1083,6 +1126,13 @@ def test_resource_slice_details() -> None:
     # pointer bool false survives; omitempty zero fields of a plain struct do not appear
     assert spec["devices"][1] == {"name": "gpu-1", "allNodes": False}
     assert spec["pool"] == {"name": "node-1", "generation": 2, "resourceSliceCount": 1}
+
+
+def test_v1beta1_resource_slice_basic_device() -> None:
+    b1 = dra_conversion.convert(RESOURCE_SLICE, "resource.k8s.io/v1beta1")
+    spec = decode(encode(b1))["spec"]
+    assert spec["devices"][0]["basic"]["attributes"]["model"] == {"string": "H100"}
+    assert spec["devices"][1] == {"name": "gpu-1", "basic": {"allNodes": False}}
 
 
 def test_pod_details() -> None:

@@ -13,7 +13,7 @@ AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscover
 
 
 # preferred version first; resource.k8s.io serves v1 (and v1beta2 for DeviceTaintRule)
-_VERSION_ORDER = {"resource.k8s.io": ["v1", "v1beta2"], "autoscaling": ["v2", "v1"]}
+_VERSION_ORDER = {"resource.k8s.io": ["v1", "v1beta2", "v1beta1", "v1alpha3"], "autoscaling": ["v2", "v1"]}
 
 
 def version_info() -> dict:

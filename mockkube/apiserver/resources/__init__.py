@@ -19,6 +19,7 @@ from mockkube.apiserver.resources import (  # noqa: F401
     core_cluster,
     discovery,
     dra,
+    dra_poolstatus,
     events,
     flowcontrol,
     networking,

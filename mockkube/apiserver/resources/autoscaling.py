@@ -10,7 +10,7 @@ subresource's; no generation), defaults those of ``pkg/apis/autoscaling/v{1,2}/d
 from __future__ import annotations
 
 from mockkube.apiserver.resources import autoscaling_conversion as conv
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
+from mockkube.apiserver.resources.strategies import ConvertingStrategy, SpecStatusStrategy
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import names
 from mockkube.machinery.meta import clone
@@ -252,7 +252,7 @@ def _nonnegative(v, path: str) -> list[fe.FieldError]:
     return [fe.invalid(path, v, "must be greater than or equal to 0")] if isinstance(v, int) and v < 0 else []
 
 
-class HorizontalPodAutoscalerStrategy(SpecStatusStrategy):
+class HorizontalPodAutoscalerStrategy(ConvertingStrategy, SpecStatusStrategy):
     """autoscaling/v2, the storage version."""
 
     tracks_generation = False
@@ -263,38 +263,16 @@ class HorizontalPodAutoscalerStrategy(SpecStatusStrategy):
     def default(self, obj: dict, now: str | None = None) -> None:
         default_v2(obj)
 
+    def storage_default(self, obj: dict, now: str | None = None) -> None:
+        default_v2(obj)
+
+    def stored_form(self, obj: dict) -> None:
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            conv.drop_round_trip(meta)
+
     def initial_status(self, obj: dict) -> dict:
         return {"currentMetrics": None, "desiredReplicas": 0}
-
-    def _to_storage(self, obj: dict) -> None:
-        """Objects are stored as autoscaling/v2 whichever version wrote them (kept in place:
-        the generic registry holds on to the dict and its metadata)."""
-        if obj.get("apiVersion") == self.storage_api_version:
-            drop_meta = obj.get("metadata")
-            if isinstance(drop_meta, dict):
-                conv.drop_round_trip(drop_meta)
-            return
-        converted = conv.to_v2(obj)
-        default_v2(converted)
-        meta = obj.get("metadata")
-        obj.clear()
-        obj.update(converted)
-        if isinstance(meta, dict):
-            meta.clear()
-            meta.update(converted["metadata"])
-            obj["metadata"] = meta
-
-    def prepare_create(self, obj: dict) -> None:
-        self._to_storage(obj)
-        super().prepare_create(obj)
-
-    def prepare_update(self, new: dict, old: dict) -> None:
-        self._to_storage(new)
-        super().prepare_update(new, old)
-
-    def prepare_status_update(self, new: dict, old: dict) -> None:
-        self._to_storage(new)
-        super().prepare_status_update(new, old)
 
     def validate(self, obj: dict) -> list[fe.FieldError]:
         return validate_spec(obj.get("spec") or {})

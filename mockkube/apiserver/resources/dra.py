@@ -1,15 +1,17 @@
-"""resource.k8s.io: DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice (v1)
-and DeviceTaintRule (v1beta2). Validation and defaulting live in dra_validation/dra_defaults;
-each strategy here only names its functions."""
+"""resource.k8s.io: DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice (v1, and
+v1beta2 and v1beta1 converted to and from the stored v1 by dra_conversion) and DeviceTaintRule
+(v1beta2). Validation and defaulting live in dra_validation/dra_defaults; each strategy here
+only names its functions."""
 
 from __future__ import annotations
 
 from typing import Callable
 
+from mockkube.apiserver.resources import dra_conversion as conv
 from mockkube.apiserver.resources import dra_defaults as d
 from mockkube.apiserver.resources import dra_validation as v
 from mockkube.apiserver.resources import feature_drops
-from mockkube.apiserver.resources.strategies import SpecStatusStrategy
+from mockkube.apiserver.resources.strategies import ConvertingStrategy, SpecStatusStrategy
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import REGISTRY, ResourceType, Strategy, Subresource
 
@@ -112,6 +114,58 @@ class _WithStatus(_Hooks, SpecStatusStrategy):
     pass
 
 
+class _Converting(ConvertingStrategy):
+    """A kind served at v1beta1 or v1beta2: defaulted, validated and stored as v1 (upstream
+    validates the internal form, so errors name v1's field paths, ``exactly`` included)."""
+
+    storage_api_version = conv.V1
+    converter = conv.DRAConverter()
+    # v1beta1's differences (the basic wrapper, exactly) are inside atomic lists (devices,
+    # requests): managed fields read the same at every version
+    same_field_paths = True
+
+    def storage_default(self, obj: dict, now: str | None = None) -> None:
+        self._defaults(obj, now)  # type: ignore[attr-defined]
+
+    def default(self, obj: dict, now: str | None = None) -> None:
+        self.default_through_storage(obj, now)
+
+
+class _PlainAt(_Converting, _Plain):
+    pass
+
+
+class _WithStatusAt(_Converting, _WithStatus):
+    pass
+
+
+# upstream v1.36 serves these kinds at v1beta2 and v1beta1 too (both off by default there:
+# beta versions need --runtime-config; see docs/compatibility.md)
+OLDER_VERSIONS = ("v1beta2", "v1beta1")
+
+
+def _older(rt: ResourceType, strategy: Callable[[], Strategy]) -> list[ResourceType]:
+    """``rt`` (a v1 kind) declared at each older version, after v1 (components and reset find
+    the storage version first for the shared storage key)."""
+    out = []
+    for version in OLDER_VERSIONS:
+        out.append(
+            REGISTRY.add(
+                ResourceType(
+                    rt.group,
+                    version,
+                    rt.kind,
+                    rt.plural,
+                    namespaced=rt.namespaced,
+                    subresources=rt.subresources,
+                    strategy=strategy(),
+                    selectable_fields=rt.selectable_fields,
+                )
+            )
+        )
+    return out
+
+
 deviceclasses = REGISTRY.add(
     ResourceType(
         GROUP,
@@ -126,6 +180,15 @@ deviceclasses = REGISTRY.add(
             drop=feature_drops.device_class,
         ),
     )
+)
+deviceclasses_older = _older(
+    deviceclasses,
+    lambda: _PlainAt(
+        d.default_device_class,
+        v.validate_device_class,
+        v.validate_device_class_update,
+        drop=feature_drops.device_class,
+    ),
 )
 
 resourceclaims = REGISTRY.add(
@@ -146,6 +209,17 @@ resourceclaims = REGISTRY.add(
         ),
     )
 )
+resourceclaims_older = _older(
+    resourceclaims,
+    lambda: _WithStatusAt(
+        d.default_resource_claim,
+        v.validate_resource_claim,
+        v.validate_resource_claim_update,
+        v.validate_resource_claim_status_update,
+        admin_access="claim",
+        drop=feature_drops.claim,
+    ),
+)
 
 resourceclaimtemplates = REGISTRY.add(
     ResourceType(
@@ -163,6 +237,17 @@ resourceclaimtemplates = REGISTRY.add(
             drop=feature_drops.claim_template,
         ),
     )
+)
+resourceclaimtemplates_older = _older(
+    resourceclaimtemplates,
+    lambda: _PlainAt(
+        d.default_resource_claim_template,
+        v.validate_resource_claim_template,
+        v.validate_resource_claim_template_update,
+        generation=False,
+        admin_access="template",
+        drop=feature_drops.claim_template,
+    ),
 )
 
 resourceslices = REGISTRY.add(
@@ -183,6 +268,15 @@ resourceslices = REGISTRY.add(
             "spec.driver": lambda o: _spec(o, "driver"),
         },
     )
+)
+resourceslices_older = _older(
+    resourceslices,
+    lambda: _PlainAt(
+        d.default_resource_slice,
+        v.validate_resource_slice,
+        v.validate_resource_slice_update,
+        drop=feature_drops.resource_slice,
+    ),
 )
 
 devicetaintrules = REGISTRY.add(

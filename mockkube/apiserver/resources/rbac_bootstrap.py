@@ -171,10 +171,33 @@ def feature_objects() -> tuple[list[dict], list[dict]]:
     return roles, bindings
 
 
+# resource.k8s.io/v1alpha3 ResourcePoolStatusRequests (DRAResourcePoolStatus, alpha): the
+# controller that answers them writes statuses and deletes expired requests (its informers
+# list and watch as kube-controller-manager)
+POOL_STATUS_ROLE = "mockkube:feature:DRAResourcePoolStatus:resourcepoolstatusrequest-controller"
+
+
+def pool_status_objects() -> tuple[list[dict], list[dict]]:
+    rules = [
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourcepoolstatusrequests"],
+            "verbs": ["delete", "get", "list", "watch"],
+        },
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourcepoolstatusrequests/status"],
+            "verbs": ["patch", "update"],
+        },
+    ]
+    subject = {"kind": "ServiceAccount", "name": "resourcepoolstatusrequest-controller", "namespace": "kube-system"}
+    return [_cluster_role(POOL_STATUS_ROLE, rules)], [_binding(POOL_STATUS_ROLE, POOL_STATUS_ROLE, [subject])]
+
+
 # -- what the server creates ---------------------------------------------------------------
 def cluster_roles() -> list[dict]:
     """Every bootstrap ClusterRole: upstream's (aggregations computed), then mockkube's."""
-    roles = upstream_cluster_roles() + feature_objects()[0] + driver_objects()[0]
+    roles = upstream_cluster_roles() + feature_objects()[0] + pool_status_objects()[0] + driver_objects()[0]
     _aggregate(roles)
     return roles
 
@@ -185,6 +208,7 @@ def cluster_role_bindings() -> list[dict]:
         + golden("controller-role-bindings.yaml")
         + mockkube_cluster_role_bindings()
         + feature_objects()[1]
+        + pool_status_objects()[1]
         + driver_objects()[1]
     )
 
