@@ -21,6 +21,7 @@ from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import requestcontext as identity
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage.cache import Entry
+from mockkube.storage.sharedlog import CacheBehind
 from mockkube.storage.store import Store
 
 log = logging.getLogger("mockkube.rest")
@@ -67,10 +68,29 @@ def _serialized(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(self: "Resources", *args: Any, **kwargs: Any) -> Any:
-        with self.store.lock:
+        store = self.store
+        if not store.shared:
+            with store.lock:
+                return fn(self, *args, **kwargs)
+        if store.lock._is_owned():  # a verb inside a verb: the outer one retries
             return fn(self, *args, **kwargs)
+        # PostgreSQL, where other API servers write too: catch up from the shared log, and
+        # when the database finds the object changed meanwhile, catch up and run the verb
+        # again on what is stored now, as upstream's GuaranteedUpdate retries
+        with store.lock:
+            for attempt in range(_SHARED_ATTEMPTS):
+                store.sync()
+                try:
+                    return fn(self, *args, **kwargs)
+                except CacheBehind as e:
+                    if attempt == _SHARED_ATTEMPTS - 1:
+                        raise e.error from None
+            raise AssertionError("unreachable")
 
     return wrapper
+
+
+_SHARED_ATTEMPTS = 5
 
 
 class Resources:
@@ -359,6 +379,7 @@ class Resources:
 
     # -- reads -----------------------------------------------------------------
     def get(self, rt: ResourceType, ns: str, name: str) -> Entry:
+        self.store.sync()  # another API server's writes first (PostgreSQL)
         return self.store.must_get(rt, ns, name)
 
     @_serialized  # a list is one consistent snapshot at list_rv, even while another thread writes
@@ -374,6 +395,8 @@ class Resources:
     ) -> ListResult:
         pred = self.predicate(rt, label_selector, field_selector)
         after = None
+        if resource_version != "0" and not continue_token:
+            self.store.sync()  # a consistent list sees other API servers' writes (PostgreSQL)
         list_rv = self.store.rv
         if continue_token:
             try:

@@ -57,6 +57,7 @@ def _serve(args: argparse.Namespace) -> int:
         client_ca_file=args.client_ca_file,
         cert_dir=args.cert_dir,
         service_addresses=args.service_address,
+        components=args.components,
         scheduler_process=args.scheduler == "process",
         # with the scheduler out, the other components are many small writers that
         # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
@@ -203,6 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="process",
         help="where the scheduler runs: a process of its own, a client of the API as kube-scheduler "
         "(default; it works on a second core), or a thread of the server's process",
+    )
+    s.add_argument(
+        "--components",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the simulated cluster (scheduler, controllers, kubelets, drivers); --no-components "
+        "serves the API only, as a further API server of a cluster on PostgreSQL (docs/scaling.md)",
     )
     s.set_defaults(fn=_serve)
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")

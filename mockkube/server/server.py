@@ -220,6 +220,7 @@ class Server:
         self.resources = Resources(self.store, self.registry, self.clock)
         self.resources.webhooks.services = lambda ns, name: self.service_addresses.get((ns, name))
         crds = apiextensions.CRDServing(self.resources)
+        self.store.on_remote.append(crds.on_remote)  # CRDs written through another API server
         self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly
         from mockkube.apiserver.resources.quota import QuotaAdmission
 
@@ -227,10 +228,22 @@ class Server:
         from mockkube.apiserver.resources import ipallocation
 
         self.resources.after_commit.append(ipallocation.after_commit(self.resources))  # one IPAddress per ClusterIP
-        self._bootstrap()
+        if self.store.shared:
+            # API servers starting together on one PostgreSQL database: one bootstraps at a
+            # time, the next finds the objects there
+            with self.store.engine.connect() as conn:
+                conn.exec_driver_sql("SELECT pg_advisory_lock(7312)")
+                try:
+                    self._bootstrap()
+                finally:
+                    conn.exec_driver_sql("SELECT pg_advisory_unlock(7312)")
+                    conn.commit()
+        else:
+            self._bootstrap()
 
     def _bootstrap(self) -> None:
         """What a fresh kube-apiserver creates: the system namespaces and the ``kubernetes`` Service."""
+        self.store.sync()  # what another API server bootstrapped already (PostgreSQL)
         ns_rt = self.registry.get("", "v1", "namespaces")
         for ns in SYSTEM_NAMESPACES:
             if self.store.get(ns_rt, "", ns) is None:
