@@ -59,9 +59,10 @@ def _serve(args: argparse.Namespace) -> int:
         service_addresses=args.service_address,
         components=args.components,
         scheduler_process=args.scheduler == "process",
+        run_scheduler=args.scheduler != "none",
         # with the scheduler out, the other components are many small writers that
         # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
-        component_thread=args.scheduler != "process",
+        component_thread=args.scheduler == "thread",
     )
     code = 0
     try:
@@ -200,10 +201,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--scheduler",
-        choices=("process", "thread"),
+        choices=("process", "thread", "none"),
         default="process",
         help="where the scheduler runs: a process of its own, a client of the API as kube-scheduler "
-        "(default; it works on a second core), or a thread of the server's process",
+        "(default; it works on a second core), a thread of the server's process, or none (run "
+        "`mockkube scheduler --leader-elect` processes beside it: docs/scaling.md)",
     )
     s.add_argument(
         "--components",

@@ -100,6 +100,7 @@ class Server:
         cert_dir: str | None = None,
         service_addresses: dict[str, str] | list[str] | None = None,
         scheduler_process: bool = False,
+        run_scheduler: bool = True,
         control_plane: bool | None = None,
         feature_gates: "Mapping[str, bool] | str | None" = None,
         runtime_config: "Mapping[str, bool] | str | None" = None,
@@ -119,6 +120,9 @@ class Server:
         # the scheduler as a process of its own (`mockkube serve`'s default): it works on the
         # machine's other core and reaches the API over HTTP, as kube-scheduler does
         self.scheduler_process = scheduler_process and components
+        # False: no scheduler here (`--scheduler none`): `mockkube scheduler --leader-elect`
+        # processes run beside the server, one acting (docs/scaling.md)
+        self.run_scheduler = run_scheduler
         self.scheduler_child = None  # mockkube.server.schedulerprocess.Child while it runs
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
