@@ -35,6 +35,22 @@ def _serve(args: argparse.Namespace) -> int:
     import os
     import time
 
+    from mockkube.cli.connection import UsageError
+
+    if args.api_servers < 1:
+        raise UsageError("--api-servers must be at least 1")
+    if args.api_servers > 1:
+        if not (args.db or "").startswith(("postgresql", "postgres:")):
+            raise UsageError("--api-servers above 1 needs --db postgresql://... (the API servers share it)")
+        if (
+            args.tls
+            or args.token_auth_file
+            or args.client_ca_file
+            or args.authorization_mode != "AlwaysAllow"
+            or not args.anonymous_auth
+        ):
+            raise UsageError("--api-servers above 1 serves without authentication or TLS (docs/scaling.md)")
+
     from mockkube.server.server import Server, serve_forever
 
     server = Server(
@@ -63,12 +79,21 @@ def _serve(args: argparse.Namespace) -> int:
         # with the scheduler out, the other components are many small writers that
         # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
         component_thread=args.scheduler == "thread",
+        reuse_port=args.reuse_port or args.api_servers > 1,
     )
+    replicas = None
+    if args.api_servers > 1:
+        from mockkube.server.apireplicas import APIReplicas
+
+        replicas = APIReplicas(args.api_servers - 1, args.db, args.address, ["--log-level", args.log_level])
     code = 0
     try:
-        asyncio.run(serve_forever(server))
+        asyncio.run(serve_forever(server, replicas=replicas))
     except OSError as e:
         print(f"mockkube: cannot serve on {args.address}:{args.port}: {e.strerror or e}", file=sys.stderr)
+        code = 1
+    except RuntimeError as e:
+        print(f"mockkube: {e}", file=sys.stderr)
         code = 1
     except KeyboardInterrupt:  # pragma: no cover - SIGINT before the handler is set
         pass
@@ -207,6 +232,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(default; it works on a second core), a thread of the server's process, or none (run "
         "`mockkube scheduler --leader-elect` processes beside it: docs/scaling.md)",
     )
+    s.add_argument(
+        "--api-servers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N API server processes on one port (SO_REUSEPORT) sharing --db postgresql://...; the first "
+        "also runs the components (default 1; docs/scaling.md)",
+    )
+    s.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)  # a further API server's
     s.add_argument(
         "--components",
         action=argparse.BooleanOptionalAction,

@@ -101,6 +101,7 @@ class Server:
         service_addresses: dict[str, str] | list[str] | None = None,
         scheduler_process: bool = False,
         run_scheduler: bool = True,
+        reuse_port: bool = False,
         control_plane: bool | None = None,
         feature_gates: "Mapping[str, bool] | str | None" = None,
         runtime_config: "Mapping[str, bool] | str | None" = None,
@@ -123,6 +124,8 @@ class Server:
         # False: no scheduler here (`--scheduler none`): `mockkube scheduler --leader-elect`
         # processes run beside the server, one acting (docs/scaling.md)
         self.run_scheduler = run_scheduler
+        # SO_REUSEPORT: further API server processes listen on the same port (--api-servers)
+        self.reuse_port = reuse_port
         self.scheduler_child = None  # mockkube.server.schedulerprocess.Child while it runs
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
@@ -321,6 +324,8 @@ class Server:
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET6 if ":" in self.address else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if self.reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((self.address, self.port))
         self.port = sock.getsockname()[1]
         site = web.SockSite(self._runner, sock, ssl_context=self.tls.server_context(self.address) if self.tls else None)
@@ -619,11 +624,19 @@ def _remove_later(path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-async def serve_forever(server: Server, ready_line: bool = True) -> None:
+async def serve_forever(server: Server, ready_line: bool = True, replicas=None) -> None:
+    """Run ``server`` until SIGTERM/SIGINT; ``replicas`` (``apireplicas.APIReplicas``) start
+    on its port once it listens, before the ready line, and stop before it."""
     from mockkube.server import gctuning
 
     gctuning.tune()
     url = await server.start()
+    if replicas is not None:
+        try:
+            await asyncio.to_thread(replicas.start, server.port)
+        except RuntimeError:
+            await server.stop()
+            raise
     loop = asyncio.get_running_loop()
     pacer = gctuning.Pacer(loop)
 
@@ -645,4 +658,6 @@ async def serve_forever(server: Server, ready_line: bool = True) -> None:
             pass
     await stop.wait()
     pacer.stop()
+    if replicas is not None:
+        await asyncio.to_thread(replicas.stop)
     await server.stop()

@@ -66,7 +66,7 @@ async def api():
 
 
 @pytest.fixture(scope="module")
-def pg_url():
+def pg():
     """A throw-away PostgreSQL (initdb + pg_ctl) for one module; skipped where PostgreSQL is
     not installed, a failure in CI (which installs it)."""
     import os
@@ -78,6 +78,11 @@ def pg_url():
             raise  # CI installs PostgreSQL: its absence is a failure there
         pytest.skip(str(e))
     try:
-        yield pg.url
+        yield pg
     finally:
         pg.stop()
+
+
+@pytest.fixture(scope="module")
+def pg_url(pg):
+    return pg.url
