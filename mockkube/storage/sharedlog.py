@@ -3,10 +3,11 @@
 Every replica keeps its own cache and watch history (``Store``); the ``events`` table is
 the one order they all follow, as kube-apiserver replicas follow etcd's revisions:
 
-- A write takes its resourceVersion from the sequence ``mockkube_rv`` and inserts its event
-  row first, then the object row (checked against the resourceVersion the write read, so
-  two replicas updating one object: one commits, the other gets ``CacheBehind``), and
-  ``NOTIFY``s the other replicas, all in one transaction.
+- A write takes its resourceVersion from the sequence ``mockkube_rv``, then
+  ``mockkube_write`` (migrations/versions/0002) inserts its event row first, then the object
+  row (checked against the resourceVersion the write read, so two replicas updating one
+  object: one commits, the other gets ``CacheBehind``), and ``NOTIFY``s the other replicas,
+  all in one transaction.
 - A replica applies the log strictly in rv order (``Feed.catch_up``). Sequence numbers are
   taken in order but committed in any order, and a write that fails leaves its number
   unused, so the log can show rv 7 while rv 6 is missing. The reader then inserts a ``GAP``
@@ -26,7 +27,6 @@ import threading
 from typing import Callable
 
 from sqlalchemy import Engine, text
-from sqlalchemy.exc import IntegrityError
 
 log = logging.getLogger("mockkube.sharedlog")
 
@@ -34,28 +34,12 @@ CHANNEL = "mockkube_events"
 GAP = "GAP"
 KEEP = 50_000  # event rows kept in the table: a replica further behind reloads everything
 
-_NEXT = text("SELECT nextval('mockkube_rv')")
-_INSERT_EVENT = text(
-    "INSERT INTO events (rv, resource, namespace, name, type, data) VALUES (:rv, :k_resource, :k_namespace, :k_name, :type, :data)"
-)
-_INSERT_OBJECT = text(
-    "INSERT INTO objects (resource, namespace, name, uid, rv, data) VALUES (:k_resource, :k_namespace, :k_name, :uid, :rv, :data)"
-)
-_UPDATE_OBJECT = text(
-    "UPDATE objects SET rv = :rv, data = :data, uid = :uid "
-    "WHERE resource = :k_resource AND namespace = :k_namespace AND name = :k_name AND rv = :expect"
-)
-_DELETE_OBJECT = text(
-    "DELETE FROM objects WHERE resource = :k_resource AND namespace = :k_namespace AND name = :k_name AND rv = :expect"
-)
-_NOTIFY = text(f"SELECT pg_notify('{CHANNEL}', :payload)")
-_READ = text("SELECT rv, resource, type, data FROM events WHERE rv > :after ORDER BY rv LIMIT 2000")
-_FILL = text(
+_FILL = (
     "INSERT INTO events (rv, resource, namespace, name, type, data) "
-    f"SELECT s, '', '', '', '{GAP}', '' FROM generate_series(CAST(:lo AS BIGINT), CAST(:hi AS BIGINT)) s "
+    f"SELECT s, '', '', '', '{GAP}', '' FROM generate_series(%s::bigint, %s::bigint) s "
     "ON CONFLICT (rv) DO NOTHING"
 )
-_PRUNED = text("SELECT value FROM counters WHERE key = 'pruned'")
+CHANGED = "MK409"  # mockkube_write's SQLSTATE: the stored object is not the one the write read
 
 
 class CacheBehind(Exception):
@@ -71,66 +55,96 @@ class FellBehind(Exception):
     """The events this replica has not applied were pruned from the table."""
 
 
-def _constraint(e: IntegrityError) -> str:
-    diag = getattr(e.orig, "diag", None)
-    return getattr(diag, "constraint_name", "") or ""
+def conninfo(engine: Engine) -> str:
+    """The engine's database as a libpq connection string (for psycopg itself)."""
+    return engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def commit(engine: Engine, typ: str, row: dict, fill: Callable[[int], tuple[str, bytes]]) -> int:
-    """Write one change; returns its rv. ``row`` carries the keys and ``expect``;
-    ``fill(rv)`` gives (text, bytes) of the object with its resourceVersion set to ``rv``.
+class Log:
+    """This replica's connection for writes and for reading the log: one, in autocommit,
+    used under the store's lock (writes and catch-ups are serialized there anyway), so a
+    write is two round trips (``nextval``, ``mockkube_write``) with no pool in between.
+    A broken connection (PostgreSQL restarted) is opened again at the next call."""
 
-    Raises ``CacheBehind(IntegrityError)`` when the name is taken, ``CacheBehind(None)`` when
-    the stored object is not the one the write read."""
-    while True:
-        with engine.connect() as conn:
+    def __init__(self, engine: Engine) -> None:
+        self._info = conninfo(engine)
+        self._conn = None
+
+    def _c(self):
+        import psycopg
+
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg.connect(self._info, autocommit=True, connect_timeout=5)
+        return self._conn
+
+    def _run(self, fn: Callable):
+        import psycopg
+
+        try:
+            return fn(self._c())
+        except psycopg.OperationalError:
+            self.close()  # the next call connects again
+            raise
+
+    def close(self) -> None:
+        if self._conn is not None:
             try:
-                with conn.begin():
-                    rv = conn.execute(_NEXT).scalar_one()
-                    row["rv"] = rv
-                    row["data"], _ = fill(rv)
-                    conn.execute(_INSERT_EVENT, row)  # claims rv in the log before anything else
-                    if typ == "ADDED":
-                        conn.execute(_INSERT_OBJECT, row)
-                    elif typ == "MODIFIED":
-                        if conn.execute(_UPDATE_OBJECT, row).rowcount != 1:
-                            raise CacheBehind(LookupError("changed"))
-                    elif conn.execute(_DELETE_OBJECT, row).rowcount != 1:
-                        raise CacheBehind(LookupError("changed"))
-                    conn.execute(_NOTIFY, {"payload": str(rv)})
-                    if rv % 5000 == 0:
-                        _prune(conn, rv)
-                return rv
-            except IntegrityError as e:
-                if _constraint(e) == "events_pkey":
-                    continue  # a reader filled our rv as a gap before we inserted: take another
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def commit(self, typ: str, row: dict, fill: Callable[[int], str]) -> int:
+        """Write one change; returns its rv. ``row`` carries the keys, uid and ``expect``;
+        ``fill(rv)`` gives the object's JSON with its resourceVersion set to ``rv``.
+
+        Raises ``CacheBehind`` when the name is taken (create) or the stored object is not
+        the one the write read (update, delete)."""
+        import psycopg
+
+        while True:
+            rv = self._run(lambda c: c.execute("SELECT nextval('mockkube_rv')").fetchone()[0])
+            data = fill(rv)
+            args = (rv, row["k_resource"], row["k_namespace"], row["k_name"], typ, data, row["uid"], row["expect"])
+            try:
+                self._run(lambda c: c.execute("SELECT mockkube_write(%s, %s, %s, %s, %s, %s, %s, %s)", args))
+            except psycopg.errors.UniqueViolation as e:
+                if e.diag.constraint_name == "events_pkey":
+                    continue  # a reader settled our rv as a gap before we wrote it: take another
                 raise CacheBehind(e) from None
+            except psycopg.Error as e:
+                if e.sqlstate == CHANGED:
+                    raise CacheBehind(e) from None
+                raise
+            if rv % 5000 == 0:
+                self._run(lambda c: _prune(c, rv))
+            return rv
+
+    def read_after(self, after: int) -> list[tuple[int, str, str, str]]:
+        """Committed events after ``after`` in rv order, at most 2,000 (rv, resource, type, data)."""
+        q = "SELECT rv, resource, type, data FROM events WHERE rv > %s ORDER BY rv LIMIT 2000"
+        return self._run(lambda c: c.execute(q, (after,)).fetchall())
+
+    def fill_gap(self, lo: int, hi: int) -> None:
+        """Settle the unused rvs ``lo..hi``: each becomes a GAP row unless its writer commits
+        first (the insert waits for a running writer on the primary key)."""
+
+        def fill(c) -> None:
+            pruned = c.execute("SELECT value FROM counters WHERE key = 'pruned'").fetchone()
+            if pruned is not None and lo <= pruned[0]:
+                raise FellBehind(f"events up to rv {pruned[0]} were pruned; this replica had applied {lo - 1}")
+            c.execute(_FILL, (lo, hi))
+
+        self._run(fill)
 
 
-def _prune(conn, rv: int) -> None:
+def _prune(c, rv: int) -> None:
     horizon = rv - KEEP
     if horizon <= 0:
         return
-    conn.execute(text("DELETE FROM events WHERE rv <= :h"), {"h": horizon})
-    if conn.execute(text("UPDATE counters SET value = :h WHERE key = 'pruned'"), {"h": horizon}).rowcount != 1:
-        conn.execute(text("INSERT INTO counters (key, value) VALUES ('pruned', :h)"), {"h": horizon})
-
-
-def read_after(engine: Engine, after: int) -> list[tuple[int, str, str, str]]:
-    """Committed events after ``after`` in rv order, at most 2,000 (rv, resource, type, data)."""
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(_READ, {"after": after})]  # type: ignore[misc]
-
-
-def fill_gap(engine: Engine, lo: int, hi: int) -> None:
-    """Settle the unused rvs ``lo..hi``: each becomes a GAP row unless its writer commits
-    first (the insert waits for a running writer on the primary key)."""
-    with engine.connect() as conn:
-        with conn.begin():
-            pruned = conn.execute(_PRUNED).scalar()
-            if pruned is not None and lo <= pruned:
-                raise FellBehind(f"events up to rv {pruned} were pruned; this replica had applied {lo - 1}")
-            conn.execute(_FILL, {"lo": lo, "hi": hi})
+    with c.transaction():
+        c.execute("DELETE FROM events WHERE rv <= %s", (horizon,))
+        if c.execute("UPDATE counters SET value = %s WHERE key = 'pruned'", (horizon,)).rowcount != 1:
+            c.execute("INSERT INTO counters (key, value) VALUES ('pruned', %s)", (horizon,))
 
 
 def snapshot(engine: Engine) -> tuple[int, list[tuple[str, str, int]], list[tuple[int, str, str, str]]]:
@@ -159,7 +173,11 @@ def snapshot(engine: Engine) -> tuple[int, list[tuple[str, str, int]], list[tupl
                         tuple(r) for r in conn.execute(text("SELECT rv, resource, type, data FROM events ORDER BY rv"))
                     ]
                     return hi, objs, evs  # type: ignore[return-value]
-        fill_gap(engine, missing[0], hi)
+        log_ = Log(engine)
+        try:
+            log_.fill_gap(missing[0], hi)
+        finally:
+            log_.close()
 
 
 class Listener:
@@ -170,7 +188,7 @@ class Listener:
     opened again with back-off."""
 
     def __init__(self, engine: Engine, wake: Callable[[int | None], None]) -> None:
-        self._url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        self._url = conninfo(engine)
         self._wake = wake
         self._stop = threading.Event()
         self._conn = None

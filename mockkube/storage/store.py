@@ -106,6 +106,7 @@ class Store:
         # from its sequence and the cache follows the shared event log (storage/sharedlog.py)
         self.shared = engine.dialect.name == "postgresql"
         self._listener: sharedlog.Listener | None = None
+        self._dblog = sharedlog.Log(engine) if self.shared else None
         # fn(storage key, type, object) for each change another replica made, once this one
         # applied it (the server keeps its served custom resources in step with it)
         self.on_remote: list[Callable[[str, str, dict], None]] = []
@@ -212,13 +213,13 @@ class Store:
         """Apply the log after ``self.rv`` in rv order, settling gaps (see sharedlog);
         ``own``: this replica's just-committed changes, applied without parsing them again."""
         while True:
-            rows = sharedlog.read_after(self.engine, self.rv)
+            rows = self._dblog.read_after(self.rv)
             if not rows:
                 return
             expected = self.rv + 1
             for rv, res, typ, data in rows:
                 if rv != expected:
-                    sharedlog.fill_gap(self.engine, expected, rv - 1)
+                    self._dblog.fill_gap(expected, rv - 1)
                     break  # read again from the first unsettled rv
                 if typ != sharedlog.GAP:
                     mine = own.get(rv) if own else None
@@ -267,15 +268,15 @@ class Store:
         }
         made: list = []
 
-        def fill(rv: int) -> tuple[str, bytes]:
+        def fill(rv: int) -> str:
             meta["resourceVersion"] = str(rv)
             done = canonical_order(obj)
             raw = dumps(done)
             made[:] = [done, raw]
-            return raw.decode(), raw
+            return raw.decode()
 
         try:
-            rv = sharedlog.commit(self.engine, typ, row, fill)
+            rv = self._dblog.commit(typ, row, fill)
         except sharedlog.CacheBehind as e:
             if typ == "ADDED":
                 e.error = errors.already_exists(rt.plural, rt.group, name)
@@ -508,6 +509,9 @@ class Store:
     def close(self) -> None:
         if self._listener is not None:
             self._listener.stop()
+        if self._dblog is not None:
+            with self.lock:
+                self._dblog.close()
         self.hub.close_all()
         with self.lock:
             if self._wconn is not None:
