@@ -88,7 +88,7 @@ def _serve(args: argparse.Namespace) -> int:
         replicas = APIReplicas(args.api_servers - 1, args.db, args.address, ["--log-level", args.log_level])
     code = 0
     try:
-        asyncio.run(serve_forever(server, replicas=replicas))
+        asyncio.run(serve_forever(server, replicas=replicas, stop_with_stdin=args.stop_with_stdin))
     except OSError as e:
         print(f"mockkube: cannot serve on {args.address}:{args.port}: {e.strerror or e}", file=sys.stderr)
         code = 1
@@ -241,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
         "also runs the components (default 1; docs/scaling.md)",
     )
     s.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)  # a further API server's
+    s.add_argument("--stop-with-stdin", action="store_true", help=argparse.SUPPRESS)  # ... which ends with the first
     s.add_argument(
         "--components",
         action=argparse.BooleanOptionalAction,

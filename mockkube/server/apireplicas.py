@@ -5,13 +5,13 @@ They share the PostgreSQL database (mockkube/storage/sharedlog.py) and the liste
 every process opens it with ``SO_REUSEPORT``, so the kernel spreads new connections over
 the processes and a client needs one address, whichever process answers. The first
 process (the one ``mockkube serve`` started) also runs the cluster's components; the
-others serve the API only (``--no-components``). A further server that dies is not
+others serve the API only (``--no-components``) and stop when the first does, even if it
+is killed (their stdin, a pipe from it, closes). A further server that dies is not
 restarted: its port share closes with it and new connections go to the others.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import signal
 import subprocess
@@ -19,14 +19,6 @@ import sys
 import time
 
 log = logging.getLogger("mockkube.apireplicas")
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    """Linux: the child gets SIGTERM when the server that started it dies (even by SIGKILL)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 class APIReplicas:
@@ -39,16 +31,16 @@ class APIReplicas:
         self.extra = list(extra or [])
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, port: int) -> list[str]:
-        """Start them and wait until each is ready; returns their URLs (all the same address)."""
+    def spawn(self, port: int) -> None:
+        """Start them all at once (each reads the database on its own). Each holds a pipe from
+        this process on its stdin and stops when it closes: when this server ends, however."""
         cmd = [sys.executable, "-m", "mockkube", "serve", "--db", self.db_url, "--address", self.address]
-        cmd += ["--port", str(port), "--no-components", "--reuse-port", *self.extra]
-        for _ in range(self.count):  # all start at once; each reads the database on its own
-            self.procs.append(
-                subprocess.Popen(
-                    cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, preexec_fn=_die_with_parent
-                )
-            )
+        cmd += ["--port", str(port), "--no-components", "--reuse-port", "--stop-with-stdin", *self.extra]
+        for _ in range(self.count):
+            self.procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True))
+
+    def wait_ready(self) -> list[str]:
+        """Wait until each has printed its ready line; returns their URLs (one address)."""
         urls = []
         for p in self.procs:
             line = p.stdout.readline() if p.stdout else ""

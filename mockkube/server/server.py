@@ -624,16 +624,18 @@ def _remove_later(path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-async def serve_forever(server: Server, ready_line: bool = True, replicas=None) -> None:
+async def serve_forever(server: Server, ready_line: bool = True, replicas=None, stop_with_stdin: bool = False) -> None:
     """Run ``server`` until SIGTERM/SIGINT; ``replicas`` (``apireplicas.APIReplicas``) start
-    on its port once it listens, before the ready line, and stop before it."""
+    on its port once it listens, before the ready line, and stop before it.
+    ``stop_with_stdin``: also stop when stdin closes (the server that started this one ended)."""
     from mockkube.server import gctuning
 
     gctuning.tune()
     url = await server.start()
     if replicas is not None:
         try:
-            await asyncio.to_thread(replicas.start, server.port)
+            replicas.spawn(server.port)
+            await asyncio.to_thread(replicas.wait_ready)
         except RuntimeError:
             await server.stop()
             raise
@@ -656,7 +658,21 @@ async def serve_forever(server: Server, ready_line: bool = True, replicas=None) 
             loop.add_signal_handler(sig, stop.set)
         except NotImplementedError:  # pragma: no cover
             pass
+    if stop_with_stdin:
+        import sys
+
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+
+        async def until_closed() -> None:
+            while await reader.read(4096):
+                pass
+            stop.set()
+
+        watching = loop.create_task(until_closed())
     await stop.wait()
+    if stop_with_stdin:
+        watching.cancel()
     pacer.stop()
     if replicas is not None:
         await asyncio.to_thread(replicas.stop)
