@@ -74,17 +74,22 @@ def _serialized(fn: Callable) -> Callable:
                 return fn(self, *args, **kwargs)
         if store.lock._is_owned():  # a verb inside a verb: the outer one retries
             return fn(self, *args, **kwargs)
-        # PostgreSQL, where other API servers write too: catch up from the shared log, and
-        # when the database finds the object changed meanwhile, catch up and run the verb
-        # again on what is stored now, as upstream's GuaranteedUpdate retries
+        # PostgreSQL, where other API servers write too: the verb runs on this server's cache;
+        # when the database finds the object changed meanwhile (CacheBehind), or the verb
+        # fails on what may be stale (404, 409) and catching up from the shared log brings
+        # something new, it runs again on what is stored now, as GuaranteedUpdate retries
         with store.lock:
             for attempt in range(_SHARED_ATTEMPTS):
-                store.sync()
+                last = attempt == _SHARED_ATTEMPTS - 1
                 try:
                     return fn(self, *args, **kwargs)
                 except CacheBehind as e:
-                    if attempt == _SHARED_ATTEMPTS - 1:
+                    if last:
                         raise e.error from None
+                    store.sync()
+                except errors.APIError as e:
+                    if last or e.code not in (404, 409) or not store.sync():
+                        raise
             raise AssertionError("unreachable")
 
     return wrapper

@@ -195,19 +195,21 @@ class Store:
             return  # our own write, applied already
         self.sync()
 
-    def sync(self) -> None:
+    def sync(self) -> bool:
         """Apply what other replicas committed up to now (PostgreSQL; nothing on SQLite):
-        a read or write after this sees every write acknowledged before it, as a quorum
-        read from etcd does."""
+        a read after this sees every write acknowledged before it, as a quorum read from
+        etcd does. True if anything new was applied."""
         if not self.shared:
-            return
+            return False
         with self.lock:
+            before = self.rv
             try:
                 self._catch_up(None)
             except sharedlog.FellBehind as e:
                 log.error("%s: reloading the cache; open watches end", e)
                 self.hub.close_all()
                 self._load_shared()
+            return self.rv != before
 
     def _catch_up(self, own: dict[int, tuple[str, Entry]] | None) -> None:
         """Apply the log after ``self.rv`` in rv order, settling gaps (see sharedlog);

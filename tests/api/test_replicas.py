@@ -352,3 +352,35 @@ async def test_serve_api_servers_shares_one_port_and_stops_together(pg_url):
         finally:
             if proc.poll() is None:
                 proc.kill()
+
+
+async def test_a_crd_created_through_one_replica_is_served_by_the_other(replicas):
+    a, b = replicas
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.replicas.example.com"},
+        "spec": {
+            "group": "replicas.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
+        },
+    }
+    path = "/apis/replicas.example.com/v1/namespaces/default/widgets"
+    async with aiohttp.ClientSession() as s:
+        async with s.post(a + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd) as r:
+            assert r.status == 201, await r.text()
+        async with s.post(
+            b + path, json={"apiVersion": "replicas.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+        ) as r:
+            assert r.status == 201, await r.text()  # B serves the type at once: the write caught up
+        async with s.get(a + path + "/w") as r:
+            assert r.status == 200
