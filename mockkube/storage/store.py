@@ -107,6 +107,7 @@ class Store:
         self.shared = engine.dialect.name == "postgresql"
         self._listener: sharedlog.Listener | None = None
         self._dblog = sharedlog.Log(engine) if self.shared else None
+        self._closed = False
         # fn(storage key, type, object) for each change another replica made, once this one
         # applied it (the server keeps its served custom resources in step with it)
         self.on_remote: list[Callable[[str, str, dict], None]] = []
@@ -141,11 +142,7 @@ class Store:
 
     def load(self) -> None:
         """Fill the cache and the event logs from the database."""
-        fields: dict[str, dict] = {}
-        for rt in self.registry.all():
-            fields.setdefault(rt.storage_key, {}).update(rt.selectable_fields)
-        for key, f in fields.items():
-            self._caches[key] = ResourceCache(f)
+        self._new_caches()
         if self.shared:
             self._load_shared()
             return
@@ -167,6 +164,12 @@ class Store:
             log.prepend_loaded(loaded.get(key, []), self.rv)
             self._logs[key] = log
         self._loaded = True
+
+    def _new_caches(self) -> None:
+        fields: dict[str, dict] = {}
+        for rt in self.registry.all():
+            fields.setdefault(rt.storage_key, {}).update(rt.selectable_fields)
+        self._caches = {key: ResourceCache(f) for key, f in fields.items()}
 
     def _load_shared(self) -> None:
         rv, objs, evs = sharedlog.snapshot(self.engine)
@@ -191,8 +194,8 @@ class Store:
     # -- the shared event log (PostgreSQL) ------------------------------------
     def _woken(self, newest: int | None) -> None:
         """Another replica committed (``newest`` is its rv) or a second went by."""
-        if newest is not None and newest <= self.rv:
-            return  # our own write, applied already
+        if self._closed or (newest is not None and newest <= self.rv):
+            return  # closed, or our own write, applied already
         self.sync()
 
     def sync(self) -> bool:
@@ -208,6 +211,7 @@ class Store:
             except sharedlog.FellBehind as e:
                 log.error("%s: reloading the cache; open watches end", e)
                 self.hub.close_all()
+                self._new_caches()
                 self._load_shared()
             return self.rv != before
 
@@ -509,6 +513,7 @@ class Store:
         return self._logs[rt.storage_key].window_start + 1
 
     def close(self) -> None:
+        self._closed = True
         if self._listener is not None:
             self._listener.stop()
         if self._dblog is not None:
