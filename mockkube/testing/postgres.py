@@ -28,6 +28,12 @@ def _bin(name: str) -> str:
     raise PostgresUnavailable(f"{name} not found (install Debian's postgresql package)")
 
 
+def check_installed() -> None:
+    """Raise ``PostgresUnavailable`` unless initdb and pg_ctl are installed."""
+    _bin("initdb")
+    _bin("pg_ctl")
+
+
 def _free_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
