@@ -24,29 +24,38 @@ from mockkube.testing.waiting import eventually
 CM = "/api/v1/namespaces/{ns}/configmaps"
 
 
-def start_replica(db_url: str) -> tuple[subprocess.Popen, str]:
-    """``mockkube serve --no-components`` on a free port: (process, URL)."""
-    proc = subprocess.Popen(
+def spawn_replica(db_url: str) -> subprocess.Popen:
+    """``mockkube serve --no-components`` on a free port."""
+    return subprocess.Popen(
         [sys.executable, "-m", "mockkube", "serve", "--db", db_url, "--port", "0", "--no-components"],
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+def ready(proc: subprocess.Popen) -> str:
+    """The URL a spawned replica prints once it serves."""
     line = proc.stdout.readline()
     if not line.startswith("mockkube ready at "):
         proc.kill()
         raise RuntimeError(f"API replica did not start: {line!r}")
-    return proc, line.split()[-1]
+    return line.split()[-1]
+
+
+def start_replica(db_url: str) -> tuple[subprocess.Popen, str]:
+    proc = spawn_replica(db_url)
+    return proc, ready(proc)
 
 
 @pytest.fixture(scope="module")
 def replicas(pg_url):
-    started = [start_replica(pg_url) for _ in range(2)]
+    procs = [spawn_replica(pg_url) for _ in range(2)]  # both start at once
     try:
-        yield [url for _, url in started]
+        yield [ready(proc) for proc in procs]
     finally:
-        for proc, _ in started:
+        for proc in procs:
             proc.terminate()
-        for proc, _ in started:
+        for proc in procs:
             try:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
