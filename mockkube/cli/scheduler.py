@@ -24,10 +24,30 @@ def add_command(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="act only while holding the Lease kube-system/kube-scheduler (several schedulers, one acting)",
     )
-    p.add_argument("--leader-elect-lease-duration", type=positive_duration, default=15.0, metavar="DURATION")
-    p.add_argument("--leader-elect-renew-deadline", type=positive_duration, default=10.0, metavar="DURATION")
-    p.add_argument("--leader-elect-retry-period", type=positive_duration, default=2.0, metavar="DURATION")
-    p.add_argument("--leader-elect-resource-name", default="kube-scheduler", metavar="NAME")
-    p.add_argument("--leader-elect-resource-namespace", default="kube-system", metavar="NAMESPACE")
+    p.add_argument(
+        "--leader-elect-lease-duration",
+        type=positive_duration,
+        default=15.0,
+        metavar="DURATION",
+        help="how long a standby waits, after it last saw the Lease change, before taking it (default 15s)",
+    )
+    p.add_argument(
+        "--leader-elect-renew-deadline",
+        type=positive_duration,
+        default=10.0,
+        metavar="DURATION",
+        help="how long the leader tries to renew before it stops acting (default 10s)",
+    )
+    p.add_argument(
+        "--leader-elect-retry-period",
+        type=positive_duration,
+        default=2.0,
+        metavar="DURATION",
+        help="how often to try to take or renew the Lease (default 2s)",
+    )
+    p.add_argument("--leader-elect-resource-name", default="kube-scheduler", metavar="NAME", help="the Lease's name")
+    p.add_argument(
+        "--leader-elect-resource-namespace", default="kube-system", metavar="NAMESPACE", help="the Lease's namespace"
+    )
     p.add_argument("--log-level", default="WARNING")
     p.set_defaults(fn=schedulermain.main)
