@@ -21,6 +21,7 @@ from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import requestcontext as identity
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage.cache import Entry
+from mockkube.storage.sharedlog import CacheBehind
 from mockkube.storage.store import Store
 
 log = logging.getLogger("mockkube.rest")
@@ -67,10 +68,34 @@ def _serialized(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(self: "Resources", *args: Any, **kwargs: Any) -> Any:
-        with self.store.lock:
+        store = self.store
+        if not store.shared:
+            with store.lock:
+                return fn(self, *args, **kwargs)
+        if store.lock._is_owned():  # a verb inside a verb: the outer one retries
             return fn(self, *args, **kwargs)
+        # PostgreSQL, where other API servers write too: the verb runs on this server's cache;
+        # when the database finds the object changed meanwhile (CacheBehind), or the verb
+        # fails on what may be stale (404, 409) and catching up from the shared log brings
+        # something new, it runs again on what is stored now, as GuaranteedUpdate retries
+        with store.lock:
+            for attempt in range(_SHARED_ATTEMPTS):
+                last = attempt == _SHARED_ATTEMPTS - 1
+                try:
+                    return fn(self, *args, **kwargs)
+                except CacheBehind as e:
+                    if last:
+                        raise e.error from None
+                    store.sync()
+                except errors.APIError as e:
+                    if last or e.code not in (404, 409) or not store.sync():
+                        raise
+            raise AssertionError("unreachable")
 
     return wrapper
+
+
+_SHARED_ATTEMPTS = 5
 
 
 class Resources:
@@ -369,6 +394,7 @@ class Resources:
 
     # -- reads -----------------------------------------------------------------
     def get(self, rt: ResourceType, ns: str, name: str) -> Entry:
+        self.store.sync()  # another API server's writes first (PostgreSQL)
         return self.store.must_get(rt, ns, name)
 
     @_serialized  # a list is one consistent snapshot at list_rv, even while another thread writes
@@ -384,6 +410,8 @@ class Resources:
     ) -> ListResult:
         pred = self.predicate(rt, label_selector, field_selector)
         after = None
+        if resource_version != "0" and not continue_token:
+            self.store.sync()  # a consistent list sees other API servers' writes (PostgreSQL)
         list_rv = self.store.rv
         if continue_token:
             try:

@@ -45,6 +45,22 @@ def _serve(args: argparse.Namespace) -> int:
     import os
     import time
 
+    from mockkube.cli.connection import UsageError
+
+    if args.api_servers < 1:
+        raise UsageError("--api-servers must be at least 1")
+    if args.api_servers > 1:
+        if not (args.db or "").startswith(("postgresql", "postgres:")):
+            raise UsageError("--api-servers above 1 needs --db postgresql://... (the API servers share it)")
+        if (
+            args.tls
+            or args.token_auth_file
+            or args.client_ca_file
+            or args.authorization_mode != "AlwaysAllow"
+            or not args.anonymous_auth
+        ):
+            raise UsageError("--api-servers above 1 serves without authentication or TLS (docs/scaling.md)")
+
     from mockkube.server.server import Server, serve_forever
 
     server = Server(
@@ -69,16 +85,27 @@ def _serve(args: argparse.Namespace) -> int:
         client_ca_file=args.client_ca_file,
         cert_dir=args.cert_dir,
         service_addresses=args.service_address,
+        components=args.components,
         scheduler_process=args.scheduler == "process",
+        run_scheduler=args.scheduler != "none",
         # with the scheduler out, the other components are many small writers that
         # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
-        component_thread=args.scheduler != "process",
+        component_thread=args.scheduler == "thread",
+        reuse_port=args.reuse_port or args.api_servers > 1,
     )
+    replicas = None
+    if args.api_servers > 1:
+        from mockkube.server.apireplicas import APIReplicas
+
+        replicas = APIReplicas(args.api_servers - 1, args.db, args.address, ["--log-level", args.log_level])
     code = 0
     try:
-        asyncio.run(serve_forever(server))
+        asyncio.run(serve_forever(server, replicas=replicas, stop_with_stdin=args.stop_with_stdin))
     except OSError as e:
         print(f"mockkube: cannot serve on {args.address}:{args.port}: {e.strerror or e}", file=sys.stderr)
+        code = 1
+    except RuntimeError as e:
+        print(f"mockkube: {e}", file=sys.stderr)
         code = 1
     except KeyboardInterrupt:  # pragma: no cover - SIGINT before the handler is set
         pass
@@ -228,10 +255,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--scheduler",
-        choices=("process", "thread"),
+        choices=("process", "thread", "none"),
         default="process",
         help="where the scheduler runs: a process of its own, a client of the API as kube-scheduler "
-        "(default; it works on a second core), or a thread of the server's process",
+        "(default; it works on a second core), a thread of the server's process, or none (run "
+        "`mockkube scheduler --leader-elect` processes beside it: docs/scaling.md)",
+    )
+    s.add_argument(
+        "--api-servers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N API server processes on one port (SO_REUSEPORT) sharing --db postgresql://...; the first "
+        "also runs the components (default 1; docs/scaling.md)",
+    )
+    s.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)  # a further API server's
+    s.add_argument("--stop-with-stdin", action="store_true", help=argparse.SUPPRESS)  # ... which ends with the first
+    s.add_argument(
+        "--components",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the simulated cluster (scheduler, controllers, kubelets, drivers); --no-components "
+        "serves the API only, as a further API server of a cluster on PostgreSQL (docs/scaling.md)",
     )
     s.set_defaults(fn=_serve)
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")

@@ -13,7 +13,7 @@ import asyncio
 import http.client
 import logging
 import ssl
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote, urlencode, urlsplit
 
 import aiohttp
@@ -70,9 +70,17 @@ class HTTP:
         self._conn: http.client.HTTPConnection | None = None
         self._session: aiohttp.ClientSession | None = None
         self._pending: set[asyncio.Task] = set()
+        # writes are refused while this says no (a leader-elected component that does not
+        # hold its Lease: leaderelection.LeaderElector.holds)
+        self.guard: Callable[[], bool] | None = None
+
+    def _check_guard(self, method: str) -> None:
+        if method != "GET" and self.guard is not None and not self.guard():
+            raise errors.APIError(503, "ServiceUnavailable", "not writing: this process does not hold its leader lease")
 
     # -- blocking ----------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        self._check_guard(method)
         data = None if body is None else jsoncodec.dumps(body)
         headers = dict(self.headers)
         if data is not None:
@@ -111,6 +119,7 @@ class HTTP:
         return self._session
 
     async def arequest(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        self._check_guard(method)
         data = None if body is None else jsoncodec.dumps(body)
         headers = {"Content-Type": content_type} if data is not None else None
         async with self.session().request(method, self.creds.server + path, data=data, headers=headers) as r:

@@ -48,6 +48,8 @@ COMPONENTS: list[str] = [
 async def start_all(server: "Server") -> list:
     started: list = []
     for name in COMPONENTS:
+        if name == "mockkube.scheduler" and not getattr(server, "run_scheduler", True):
+            continue  # `mockkube serve --scheduler none`: schedulers run elsewhere, leader-elected
         if name == "mockkube.scheduler" and getattr(server, "scheduler_process", False):
             name = "mockkube.server.schedulerprocess"  # `mockkube serve`: a process of its own
         mod = importlib.import_module(name)

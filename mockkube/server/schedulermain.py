@@ -157,8 +157,10 @@ async def _control(host: Host, stop: asyncio.Event) -> None:
 async def run(args: argparse.Namespace) -> int:
     from mockkube.client import kubeconfigs
 
-    http_ = HTTP(kubeconfigs.load(args.kubeconfig), USER_AGENT)
+    creds = kubeconfigs.load(args.kubeconfig)
+    http_ = HTTP(creds, USER_AGENT)
     host = Host(args, http_)
+    elector = _elector(args, creds, http_)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -181,14 +183,26 @@ async def run(args: argparse.Namespace) -> int:
     control = loop.create_task(_control(host, stop)) if args.control else None
     syncing = loop.create_task(host.store.start())
     stopped = loop.create_task(stop.wait())
-    await asyncio.wait([syncing, stopped], return_when=asyncio.FIRST_COMPLETED)
+    # a leader-elected scheduler fills its informers while it waits for the Lease, as upstream's
+    ready = asyncio.gather(syncing, elector.acquire()) if elector else syncing
+    await asyncio.wait([ready, stopped], return_when=asyncio.FIRST_COMPLETED)
+    code = 0
     if not stop.is_set():
         await host.start_scheduler()
         gctuning.settle()
         if args.control:
             sys.stdout.write(json.dumps({"ready": True}) + "\n")
             sys.stdout.flush()
-        await stop.wait()
+        if elector is not None:
+            lost = loop.create_task(elector.renew())
+            await asyncio.wait([lost, stopped], return_when=asyncio.FIRST_COMPLETED)
+            if lost.done():  # upstream exits at once: another scheduler may be acting soon
+                print(f"mockkube scheduler: leaderelection lost ({elector.identity})", file=sys.stderr, flush=True)
+                code = 1
+            lost.cancel()
+        else:
+            await stop.wait()
+    ready.cancel()
     syncing.cancel()
     for c in host.components:
         request_stop = getattr(c, "request_stop", None)
@@ -200,9 +214,36 @@ async def run(args: argparse.Namespace) -> int:
         pass
     if control is not None:
         control.cancel()
+    if elector is not None:
+        await elector.release()  # ReleaseOnCancel: a standby takes over at its next try
+        await elector.lock.http.close()
     await host.store.stop()
     await http_.close()
-    return 0
+    return code
+
+
+def _elector(args: argparse.Namespace, creds: Any, http_: HTTP) -> Any:
+    """With ``--leader-elect``: a LeaderElector on its own connection (as upstream's leader
+    election client), guarding every other write of this process."""
+    if not getattr(args, "leader_elect", False):
+        return None
+    from mockkube.client import leaderelection as le
+
+    try:
+        cfg = le.Config(
+            name=args.leader_elect_resource_name,
+            namespace=args.leader_elect_resource_namespace,
+            lease_duration=args.leader_elect_lease_duration,
+            renew_deadline=args.leader_elect_renew_deadline,
+            retry_period=args.leader_elect_retry_period,
+        )
+    except ValueError as e:
+        print(f"mockkube scheduler: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    elector = le.LeaderElector(le.HTTPLeaseLock(HTTP(creds, USER_AGENT), cfg.namespace, cfg.name), cfg)
+    http_.guard = elector.holds
+    print(f"mockkube scheduler: leader election as {elector.identity}", file=sys.stderr, flush=True)
+    return elector
 
 
 def main(args: argparse.Namespace) -> int:

@@ -100,6 +100,8 @@ class Server:
         cert_dir: str | None = None,
         service_addresses: dict[str, str] | list[str] | None = None,
         scheduler_process: bool = False,
+        run_scheduler: bool = True,
+        reuse_port: bool = False,
         control_plane: bool | None = None,
         feature_gates: "Mapping[str, bool] | str | None" = None,
         runtime_config: "Mapping[str, bool] | str | None" = None,
@@ -119,6 +121,11 @@ class Server:
         # the scheduler as a process of its own (`mockkube serve`'s default): it works on the
         # machine's other core and reaches the API over HTTP, as kube-scheduler does
         self.scheduler_process = scheduler_process and components
+        # False: no scheduler here (`--scheduler none`): `mockkube scheduler --leader-elect`
+        # processes run beside the server, one acting (docs/scaling.md)
+        self.run_scheduler = run_scheduler
+        # SO_REUSEPORT: further API server processes listen on the same port (--api-servers)
+        self.reuse_port = reuse_port
         self.scheduler_child = None  # mockkube.server.schedulerprocess.Child while it runs
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
@@ -264,6 +271,7 @@ class Server:
         self.resources.feature_gates = self.feature_gates
         self.resources.webhooks.services = lambda ns, name: self.service_addresses.get((ns, name))
         crds = apiextensions.CRDServing(self.resources)
+        self.store.on_remote.append(crds.on_remote)  # CRDs written through another API server
         self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly
         from mockkube.apiserver.resources.quota import QuotaAdmission
 
@@ -271,10 +279,22 @@ class Server:
         from mockkube.apiserver.resources import ipallocation
 
         self.resources.after_commit.append(ipallocation.after_commit(self.resources))  # one IPAddress per ClusterIP
-        self._bootstrap()
+        if self.store.shared:
+            # API servers starting together on one PostgreSQL database: one bootstraps at a
+            # time, the next finds the objects there
+            with self.store.engine.connect() as conn:
+                conn.exec_driver_sql("SELECT pg_advisory_lock(7312)")
+                try:
+                    self._bootstrap()
+                finally:
+                    conn.exec_driver_sql("SELECT pg_advisory_unlock(7312)")
+                    conn.commit()
+        else:
+            self._bootstrap()
 
     def _bootstrap(self) -> None:
         """What a fresh kube-apiserver creates: the system namespaces and the ``kubernetes`` Service."""
+        self.store.sync()  # what another API server bootstrapped already (PostgreSQL)
         ns_rt = self.registry.get("", "v1", "namespaces")
         for ns in SYSTEM_NAMESPACES:
             if self.store.get(ns_rt, "", ns) is None:
@@ -348,6 +368,8 @@ class Server:
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET6 if ":" in self.address else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if self.reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((self.address, self.port))
         self.port = sock.getsockname()[1]
         site = web.SockSite(self._runner, sock, ssl_context=self.tls.server_context(self.address) if self.tls else None)
@@ -647,11 +669,21 @@ def _remove_later(path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-async def serve_forever(server: Server, ready_line: bool = True) -> None:
+async def serve_forever(server: Server, ready_line: bool = True, replicas=None, stop_with_stdin: bool = False) -> None:
+    """Run ``server`` until SIGTERM/SIGINT; ``replicas`` (``apireplicas.APIReplicas``) start
+    on its port once it listens, before the ready line, and stop before it.
+    ``stop_with_stdin``: also stop when stdin closes (the server that started this one ended)."""
     from mockkube.server import gctuning
 
     gctuning.tune()
     url = await server.start()
+    if replicas is not None:
+        try:
+            replicas.spawn(server.port)
+            await asyncio.to_thread(replicas.wait_ready)
+        except RuntimeError:
+            await server.stop()
+            raise
     loop = asyncio.get_running_loop()
     pacer = gctuning.Pacer(loop)
 
@@ -671,6 +703,22 @@ async def serve_forever(server: Server, ready_line: bool = True) -> None:
             loop.add_signal_handler(sig, stop.set)
         except NotImplementedError:  # pragma: no cover
             pass
+    if stop_with_stdin:
+        import sys
+
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+
+        async def until_closed() -> None:
+            while await reader.read(4096):
+                pass
+            stop.set()
+
+        watching = loop.create_task(until_closed())
     await stop.wait()
+    if stop_with_stdin:
+        watching.cancel()
     pacer.stop()
+    if replicas is not None:
+        await asyncio.to_thread(replicas.stop)
     await server.stop()

@@ -72,5 +72,8 @@ def migrate(engine: Engine) -> None:
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
     with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            # API replicas starting together: one migrates, the others wait and find it done
+            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(7311)")
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")

@@ -10,8 +10,9 @@ it over a whole verb) and reads take snapshots of the cache's key lists.
 from __future__ import annotations
 
 import json
+import logging
 import threading
-from typing import Iterable
+from typing import Callable, Iterable
 
 from sqlalchemy import Engine, bindparam, delete, insert, select, update
 
@@ -19,8 +20,11 @@ from mockkube.machinery import errors, jsoncodec
 from mockkube.machinery.meta import canonical_order
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage import schema as t
+from mockkube.storage import sharedlog
 from mockkube.storage.cache import Entry, ResourceCache
 from mockkube.storage.watch import Event, EventLog, Hub, Predicate, Watcher
+
+log = logging.getLogger("mockkube.store")
 
 EVENT_WINDOW = 10_000  # retained events per resource for watch resumption
 _DB_EVENT_KEEP = 50_000  # rows kept in the events table (all resources)
@@ -98,6 +102,15 @@ class Store:
         # write) and leave the rv counter row to start-up and close, since the event rows
         # carry every resourceVersion (load takes the larger of the two)
         self._sqlite = engine.dialect.name == "sqlite"
+        # PostgreSQL: other API servers may write to the same database; resourceVersions come
+        # from its sequence and the cache follows the shared event log (storage/sharedlog.py)
+        self.shared = engine.dialect.name == "postgresql"
+        self._listener: sharedlog.Listener | None = None
+        self._dblog = sharedlog.Log(engine) if self.shared else None
+        self._closed = False
+        # fn(storage key, type, object) for each change another replica made, once this one
+        # applied it (the server keeps its served custom resources in step with it)
+        self.on_remote: list[Callable[[str, str, dict], None]] = []
         self._wconn = None
         self._loaded = False
         # the server's Authorizer while it enforces one (--authorization-mode): in-process
@@ -129,11 +142,10 @@ class Store:
 
     def load(self) -> None:
         """Fill the cache and the event logs from the database."""
-        fields: dict[str, dict] = {}
-        for rt in self.registry.all():
-            fields.setdefault(rt.storage_key, {}).update(rt.selectable_fields)
-        for key, f in fields.items():
-            self._caches[key] = ResourceCache(f)
+        self._new_caches()
+        if self.shared:
+            self._load_shared()
+            return
         with self.engine.connect() as conn:
             row = conn.execute(select(t.counters.c.value).where(t.counters.c.key == "rv")).first()
             newest = conn.execute(select(t.events.c.rv).order_by(t.events.c.rv.desc()).limit(1)).first()
@@ -152,6 +164,132 @@ class Store:
             log.prepend_loaded(loaded.get(key, []), self.rv)
             self._logs[key] = log
         self._loaded = True
+
+    def _new_caches(self) -> None:
+        fields: dict[str, dict] = {}
+        for rt in self.registry.all():
+            fields.setdefault(rt.storage_key, {}).update(rt.selectable_fields)
+        self._caches = {key: ResourceCache(f) for key, f in fields.items()}
+
+    def _load_shared(self) -> None:
+        rv, objs, evs = sharedlog.snapshot(self.engine)
+        self.rv = rv
+        for res, data, orv in objs:
+            cache = self._caches.get(res)
+            if cache is not None:
+                cache.put(Entry(json.loads(data), data.encode(), orv))
+        loaded: dict[str, list[Event]] = {}
+        for erv, res, typ, data in evs:
+            if typ != sharedlog.GAP and res in self._caches:
+                loaded.setdefault(res, []).append(Event(typ, Entry(json.loads(data), data.encode(), erv), None))
+        for key in self._caches:
+            elog = EventLog(self._event_window, self.rv)
+            elog.prepend_loaded(loaded.get(key, []), self.rv)
+            self._logs[key] = elog
+        self._loaded = True
+        if self._listener is None:
+            self._listener = sharedlog.Listener(self.engine, self._woken)
+            self._listener.start()
+
+    # -- the shared event log (PostgreSQL) ------------------------------------
+    def _woken(self, newest: int | None) -> None:
+        """Another replica committed (``newest`` is its rv) or a second went by."""
+        if self._closed or (newest is not None and newest <= self.rv):
+            return  # closed, or our own write, applied already
+        self.sync()
+
+    def sync(self) -> bool:
+        """Apply what other replicas committed up to now (PostgreSQL; nothing on SQLite):
+        a read after this sees every write acknowledged before it, as a quorum read from
+        etcd does. True if anything new was applied."""
+        if not self.shared:
+            return False
+        with self.lock:
+            before = self.rv
+            try:
+                self._catch_up(None)
+            except sharedlog.FellBehind as e:
+                log.error("%s: reloading the cache; open watches end", e)
+                self.hub.close_all()
+                self._new_caches()
+                self._load_shared()
+            return self.rv != before
+
+    def _catch_up(self, own: dict[int, tuple[str, Entry]] | None) -> None:
+        """Apply the log after ``self.rv`` in rv order, settling gaps (see sharedlog);
+        ``own``: this replica's just-committed changes, applied without parsing them again."""
+        while True:
+            rows = self._dblog.read_after(self.rv)
+            if not rows:
+                return
+            expected = self.rv + 1
+            for rv, res, typ, data in rows:
+                if rv != expected:
+                    self._dblog.fill_gap(expected, rv - 1)
+                    break  # read again from the first unsettled rv
+                if typ != sharedlog.GAP:
+                    mine = own.get(rv) if own else None
+                    if mine is not None:
+                        self._apply(res, mine[0], mine[1], False)
+                    else:
+                        self._apply(res, typ, Entry(json.loads(data), data.encode(), rv), True)
+                self.rv = rv
+                expected += 1
+            else:
+                if len(rows) < 2000:
+                    return
+
+    def _apply(self, key: str, typ: str, entry: Entry, remote: bool) -> None:
+        cache = self._caches.get(key)
+        if cache is None:
+            return  # a resource this replica does not serve (yet)
+        ns, name = entry.key
+        old = cache.remove(ns, name) if typ == "DELETED" else cache.put(entry)
+        ev = Event(typ, entry, old.obj if old is not None else None)
+        self._logs[key].append(ev)
+        self.hub.publish(key, ev)
+        if remote:
+            for fn in self.on_remote:
+                fn(key, typ, entry.obj)
+
+    def _land(self, key: str, typ: str, entry: Entry) -> None:
+        """This replica's committed write reaches its cache in rv order: at once when no
+        rv before it is outstanding, else after those (read from the log)."""
+        if entry.rv == self.rv + 1:
+            self._apply(key, typ, entry, False)
+            self.rv = entry.rv
+        else:
+            self._catch_up({entry.rv: (typ, entry)})
+
+    def _commit_shared(self, rt: ResourceType, typ: str, obj: dict, expect_rv: int | None) -> Entry:
+        meta = obj["metadata"]
+        name = meta["name"]
+        row = {
+            "k_resource": rt.storage_key,
+            "k_namespace": meta.get("namespace", "") if rt.namespaced else "",
+            "k_name": name,
+            "uid": meta.get("uid", ""),
+            "expect": expect_rv,
+            "type": typ,
+        }
+        made: list = []
+
+        def fill(rv: int) -> str:
+            meta["resourceVersion"] = str(rv)
+            done = canonical_order(obj)
+            raw = dumps(done)
+            made[:] = [done, raw]
+            return raw.decode()
+
+        try:
+            rv = self._dblog.commit(typ, row, fill)
+        except sharedlog.CacheBehind as e:
+            if typ == "ADDED":
+                e.error = errors.already_exists(rt.plural, rt.group, name)
+            else:
+                e.error = errors.stale(rt.plural, rt.group, name)
+            raise
+        return Entry(made[0], made[1], rv)
 
     # -- reads ---------------------------------------------------------------
     def cache(self, rt: ResourceType) -> ResourceCache:
@@ -180,6 +318,8 @@ class Store:
 
     # -- writes --------------------------------------------------------------
     def _commit(self, rt: ResourceType, typ: str, obj: dict, expect_rv: int | None) -> Entry:
+        if self.shared:
+            return self._commit_shared(rt, typ, obj, expect_rv)
         rv = self.rv + 1
         obj["metadata"]["resourceVersion"] = str(rv)
         obj = canonical_order(obj)
@@ -275,6 +415,9 @@ class Store:
         if cache.get(ns, meta["name"]) is not None:
             raise errors.already_exists(rt.plural, rt.group, meta["name"])
         entry = self._commit(rt, "ADDED", obj, None)
+        if self.shared:
+            self._land(rt.storage_key, "ADDED", entry)
+            return entry
         cache.put(entry)
         self._publish(rt, Event("ADDED", entry, None))
         return entry
@@ -294,6 +437,9 @@ class Store:
         if old.rv != expect_rv:
             raise errors.stale(rt.plural, rt.group, meta["name"])
         entry = self._commit(rt, "MODIFIED", obj, expect_rv)
+        if self.shared:
+            self._land(rt.storage_key, "MODIFIED", entry)
+            return entry
         cache.put(entry)
         self._publish(rt, Event("MODIFIED", entry, old.obj))
         return entry
@@ -312,7 +458,10 @@ class Store:
         if expect_rv is not None and old.rv != expect_rv:
             raise errors.stale(rt.plural, rt.group, name)
         obj = jsoncodec.loads(old.raw)
-        entry = self._commit(rt, "DELETED", obj, None)
+        entry = self._commit(rt, "DELETED", obj, old.rv)  # SQLite's single writer checks nothing
+        if self.shared:
+            self._land(rt.storage_key, "DELETED", entry)
+            return entry
         cache.remove(ns, name)
         self._publish(rt, Event("DELETED", entry, old.obj))
         return entry
@@ -339,6 +488,8 @@ class Store:
         ns = namespace if rt.namespaced else None
         key = rt.storage_key
         backlog: list[tuple[str, Entry]] = []
+        if from_rv is not None and from_rv > self.rv:
+            self.sync()  # a resourceVersion another replica gave out
         if from_rv is not None:
             if from_rv > self.rv:
                 raise errors.too_large_rv(from_rv, self.rv)
@@ -362,6 +513,12 @@ class Store:
         return self._logs[rt.storage_key].window_start + 1
 
     def close(self) -> None:
+        self._closed = True
+        if self._listener is not None:
+            self._listener.stop()
+        if self._dblog is not None:
+            with self.lock:
+                self._dblog.close()
         self.hub.close_all()
         with self.lock:
             if self._wconn is not None:

@@ -28,6 +28,12 @@ def _bin(name: str) -> str:
     raise PostgresUnavailable(f"{name} not found (install Debian's postgresql package)")
 
 
+def check_installed() -> None:
+    """Raise ``PostgresUnavailable`` unless initdb and pg_ctl are installed."""
+    _bin("initdb")
+    _bin("pg_ctl")
+
+
 def _free_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -53,12 +59,15 @@ class TempPostgres:
             raise PostgresUnavailable(f"{' '.join(cmd)} failed: {p.stderr or p.stdout}")
 
     def start(self) -> "TempPostgres":
-        data = self.dir / "data"
-        self._run(_bin("initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
+        self._run(_bin("initdb"), "-D", str(self.dir / "data"), "-U", "postgres", "-A", "trust", "--no-sync")
+        self._pg_ctl_start()
+        return self
+
+    def _pg_ctl_start(self) -> None:
         self._run(
             _bin("pg_ctl"),
             "-D",
-            str(data),
+            str(self.dir / "data"),
             "-l",
             str(self.dir / "log"),
             "-w",
@@ -66,7 +75,12 @@ class TempPostgres:
             f"-p {self.port} -k {self.dir} -h 127.0.0.1 -F",
             "start",
         )
-        return self
+
+    def restart(self) -> None:
+        """Stop the server at once (as a crash would: open connections break) and start it
+        again on the same port and data."""
+        self._run(_bin("pg_ctl"), "-D", str(self.dir / "data"), "-m", "immediate", "stop")
+        self._pg_ctl_start()
 
     @property
     def url(self) -> str:

@@ -6,6 +6,7 @@ import aiohttp
 import pytest
 
 from mockkube.testing.cluster import running_server
+from mockkube.testing.postgres import PostgresUnavailable, TempPostgres
 
 
 class Api:
@@ -62,3 +63,26 @@ async def api():
     async with running_server(event_window=50) as server:
         async with aiohttp.ClientSession() as s:
             yield Api(s, server.url, server)
+
+
+@pytest.fixture(scope="module")
+def pg():
+    """A throw-away PostgreSQL (initdb + pg_ctl) for one module; skipped where PostgreSQL is
+    not installed, a failure in CI (which installs it)."""
+    import os
+
+    try:
+        pg = TempPostgres().start()
+    except PostgresUnavailable as e:
+        if os.environ.get("CI"):
+            raise  # CI installs PostgreSQL: its absence is a failure there
+        pytest.skip(str(e))
+    try:
+        yield pg
+    finally:
+        pg.stop()
+
+
+@pytest.fixture(scope="module")
+def pg_url(pg):
+    return pg.url

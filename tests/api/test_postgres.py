@@ -2,27 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import aiohttp
-import pytest
 
 from mockkube.testing.cluster import running_server
-from mockkube.testing.postgres import PostgresUnavailable, TempPostgres
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    try:
-        pg = TempPostgres().start()
-    except PostgresUnavailable as e:
-        if os.environ.get("CI"):
-            raise  # CI installs PostgreSQL: its absence is a failure there
-        pytest.skip(str(e))
-    try:
-        yield pg.url
-    finally:
-        pg.stop()
 
 
 async def test_postgres_store_survives_restart(pg_url):

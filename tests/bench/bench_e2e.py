@@ -14,6 +14,12 @@ watch). Printed against:
 
     .venv/bin/python tests/bench/bench_e2e.py                       # 500 nodes, 1000 pods
     .venv/bin/python tests/bench/bench_e2e.py --nodes 5000 --pods 1000
+    .venv/bin/python tests/bench/bench_e2e.py --api-servers 2         # and the multi-process set
+
+``--api-servers N`` measures, in the same run and after the default server, the set on
+PostgreSQL (a throw-away one, started here): `mockkube serve --db postgresql://...
+--api-servers N` (N API server processes on one port, the first with the components, the
+scheduler process); CPU per pod is given per process, PostgreSQL's included.
 """
 
 from __future__ import annotations
@@ -114,7 +120,7 @@ async def watch_bound(s: aiohttp.ClientSession, url: str, want: int, rv: str, do
                     return
 
 
-def cpu_seconds(pid: int) -> dict[str, float]:
+def cpu_seconds(pid: int, postgres: int | None = None) -> dict[str, float]:
     """CPU time (user + system) of the server process and of each child it started (the
     scheduler process), by command: where the cluster's work goes, whatever else the
     machine runs meanwhile."""
@@ -127,6 +133,14 @@ def cpu_seconds(pid: int) -> dict[str, float]:
                 procs += [int(x) for x in f.read().split()]
         except OSError:
             pass
+    if postgres:  # the postmaster and its backends
+        procs.append(postgres)
+        try:
+            with open(f"/proc/{postgres}/task/{postgres}/children") as f:
+                procs += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    replicas = 0
     for p in procs:
         try:
             with open(f"/proc/{p}/stat") as f:
@@ -135,7 +149,17 @@ def cpu_seconds(pid: int) -> dict[str, float]:
                 cmd = f.read().split("\0")
         except OSError:
             continue
-        name = "scheduler" if "scheduler" in cmd else ("server" if p == pid else os.path.basename(cmd[0]))
+        if "scheduler" in cmd:
+            name = "scheduler"
+        elif p == pid:
+            name = "server"
+        elif "--reuse-port" in cmd:
+            replicas += 1
+            name = f"api-server-{replicas + 1}"
+        elif postgres and (p == postgres or "postgres" in os.path.basename(cmd[0])):
+            name = "postgresql"
+        else:
+            name = os.path.basename(cmd[0])
         out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
     return out
 
@@ -166,7 +190,7 @@ def pod(i: int) -> dict:
     }
 
 
-async def measure(url: str, nodes: int, pods: int, pid: int | None = None) -> dict:
+async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postgres: int | None = None) -> dict:
     conn = aiohttp.TCPConnector(limit=CLIENTS + 4)
     async with aiohttp.ClientSession(connector=conn) as s:
         await wait_nodes_ready(s, url, nodes)
@@ -196,13 +220,13 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None) -> di
             rv = (await r.json())["metadata"]["resourceVersion"]
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         watcher = asyncio.create_task(watch_bound(s, url, pods, rv, done))
-        cpu0 = cpu_seconds(pid) if pid else {}
+        cpu0 = cpu_seconds(pid, postgres) if pid else {}
         latencies: list[float] = []
         prober = asyncio.create_task(probe_gets(s, url, latencies))
         first = await create_all(s, url, "/api/v1/namespaces/bench/pods", [pod(i) for i in range(pods)])
         created = time.perf_counter() - first
         last = await asyncio.wait_for(done, 900)
-        cpu1 = cpu_seconds(pid) if pid else {}
+        cpu1 = cpu_seconds(pid, postgres) if pid else {}
         watcher.cancel()
         prober.cancel()
         latencies.sort()
@@ -234,6 +258,14 @@ def main() -> None:
     ap.add_argument("--no-in-process", action="store_true", help="skip the in-process second line")
     ap.add_argument("--server-arg", action="append", default=[], help="extra `mockkube serve` argument")
     ap.add_argument("--url", help="measure a server already running with profile(N) (e.g. under py-spy)")
+    ap.add_argument(
+        "--api-servers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also measure `mockkube serve --api-servers N` on a throw-away PostgreSQL, same run",
+    )
+    ap.add_argument("--only-api-servers", action="store_true", help="skip the default server's line")
     args = ap.parse_args()
     if args.url:
         r = asyncio.run(measure(args.url, int(args.nodes), args.pods))
@@ -241,23 +273,18 @@ def main() -> None:
         return
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "mockkube")], check=False)
     for n in (int(x) for x in args.nodes.split(",")):
-        with tempfile.TemporaryDirectory() as d:
-            p, url = start_server(d, n, args.server_arg)
-            try:
-                r = asyncio.run(measure(url, n, args.pods, p.pid))
-            finally:
-                p.send_signal(signal.SIGTERM)
-                p.wait(30)
-        print(
-            f"{n:>5} nodes, {args.pods} pods over HTTP ({CLIENTS} clients), every component: "
-            f"{r['pps']:.0f} pods/s first create -> last bound = x{r['pps'] / UPSTREAM_THRESHOLD:.2f} of "
-            f"upstream's CI threshold ({UPSTREAM_THRESHOLD:.0f}); creates alone took {r['create_s']:.1f}s; "
-            f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f}); "
-            f"CPU per pod: "
-            + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items()))
-            + f"; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
-            flush=True,
-        )
+        if not args.only_api_servers:
+            with tempfile.TemporaryDirectory() as d:
+                p, url = start_server(d, n, args.server_arg)
+                try:
+                    r = asyncio.run(measure(url, n, args.pods, p.pid))
+                finally:
+                    p.send_signal(signal.SIGTERM)
+                    p.wait(30)
+            report(n, args.pods, "every component", r)
+        if args.api_servers:
+            r = multi_process(n, args.pods, args.api_servers, args.server_arg)
+            report(n, args.pods, f"--api-servers {args.api_servers} on PostgreSQL", r)
         if not args.no_in_process:
             ip = in_process(n, args.pods)
             print(
@@ -265,6 +292,34 @@ def main() -> None:
                 f"= x{ip / UPSTREAM_THRESHOLD:.2f} of the threshold",
                 flush=True,
             )
+
+
+def report(n: int, pods: int, what: str, r: dict) -> None:
+    print(
+        f"{n:>5} nodes, {pods} pods over HTTP ({CLIENTS} clients), {what}: "
+        f"{r['pps']:.0f} pods/s first create -> last bound = x{r['pps'] / UPSTREAM_THRESHOLD:.2f} of "
+        f"upstream's CI threshold ({UPSTREAM_THRESHOLD:.0f}); creates alone took {r['create_s']:.1f}s; "
+        f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f}); "
+        f"CPU per pod: "
+        + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items()))
+        + f"; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
+        flush=True,
+    )
+
+
+def multi_process(nodes: int, pods: int, api_servers: int, extra: list[str]) -> dict:
+    """The multi-process set on a throw-away PostgreSQL (mockkube.testing.postgres)."""
+    from mockkube.testing.postgres import TempPostgres
+
+    with TempPostgres() as pg, tempfile.TemporaryDirectory() as d:
+        p, url = start_server(d, nodes, ["--db", pg.url, "--api-servers", str(api_servers), *extra])
+        try:
+            with open(pg.dir / "data" / "postmaster.pid") as f:
+                postmaster = int(f.readline())
+            return asyncio.run(measure(url, nodes, pods, p.pid, postmaster))
+        finally:
+            p.send_signal(signal.SIGTERM)
+            p.wait(30)
 
 
 if __name__ == "__main__":

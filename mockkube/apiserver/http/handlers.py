@@ -93,7 +93,14 @@ class API:
         return t
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        target = self.parse(request.path)
+        try:
+            target = self.parse(request.path)
+        except errors.APIError as e:
+            # a type another API server has just started serving (a CRD written there): look
+            # again once this one has caught up with the shared log (PostgreSQL)
+            if e.code != 404 or not self.res.store.sync():
+                raise
+            target = self.parse(request.path)
         if isinstance(target, dict):
             return self.discovery(request, target)
         request[requestmetrics.TARGET] = target

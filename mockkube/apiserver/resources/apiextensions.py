@@ -274,7 +274,10 @@ class CRDServing:
             new_obj["status"] = status
             self.res.update(self.crd_rt, "", name, new_obj, subresource="status")  # commits: served from there
             return
-        new = _types_of(crd)
+        self._serve(name, old, _types_of(crd))
+        self._sync_apiservices()
+
+    def _serve(self, name: str, old: list[ResourceType], new: list[ResourceType]) -> None:
         keep = {(r.group, r.version, r.plural) for r in new}
         for rt in old:
             if (rt.group, rt.version, rt.plural) not in keep:
@@ -282,7 +285,24 @@ class CRDServing:
         for rt in new:
             self.reg.add(rt)
         self._served[name] = new
-        self._sync_apiservices()
+
+    def on_remote(self, key: str, typ: str, crd: dict) -> None:
+        """A CRD change another API server committed (PostgreSQL replicas): serve what it
+        defines here too. That server writes the CRD's status and APIServices; this one
+        only follows."""
+        if key != self.crd_rt.storage_key:
+            return
+        name = crd["metadata"]["name"]
+        old = self._served.pop(name, [])
+        if typ == "DELETED":
+            for rt in old:
+                self.reg.remove(rt)
+        elif crd["metadata"].get("deletionTimestamp"):
+            self._served[name] = old
+            for rt in old:
+                rt.strategy.terminating = True
+        else:
+            self._serve(name, old, _types_of(crd))
 
     def _sync_apiservices(self) -> None:
         """kube-aggregator's crdRegistrationController: one automanaged Local APIService per

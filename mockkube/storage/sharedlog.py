@@ -1,0 +1,233 @@
+"""The event log on PostgreSQL, shared by several API servers (replicas) of one cluster.
+
+Every replica keeps its own cache and watch history (``Store``); the ``events`` table is
+the one order they all follow, as kube-apiserver replicas follow etcd's revisions:
+
+- A write takes its resourceVersion from the sequence ``mockkube_rv``, then
+  ``mockkube_write`` (migrations/versions/0002) inserts its event row first, then the object
+  row (checked against the resourceVersion the write read, so two replicas updating one
+  object: one commits, the other gets ``CacheBehind``), and ``NOTIFY``s the other replicas,
+  all in one transaction.
+- A replica applies the log strictly in rv order (``Feed.catch_up``). Sequence numbers are
+  taken in order but committed in any order, and a write that fails leaves its number
+  unused, so the log can show rv 7 while rv 6 is missing. The reader then inserts a ``GAP``
+  row at 6 (``ON CONFLICT DO NOTHING``): if 6's transaction is still running, the insert
+  waits for it on the primary key and finds its row once it commits; if it never commits,
+  the GAP row takes its place for every replica. A writer that finds its number taken by
+  a GAP row (it was slow between ``nextval`` and its insert) writes again with a new one,
+  so what a client was told committed is always in the log, exactly once.
+- ``Listener`` wakes the replica on ``NOTIFY`` (and once a second in case one was missed,
+  or PostgreSQL restarted) to catch up from the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Callable
+
+from sqlalchemy import Engine, text
+
+log = logging.getLogger("mockkube.sharedlog")
+
+CHANNEL = "mockkube_events"
+GAP = "GAP"
+KEEP = 50_000  # event rows kept in the table: a replica further behind reloads everything
+
+_FILL = (
+    "INSERT INTO events (rv, resource, namespace, name, type, data) "
+    f"SELECT s, '', '', '', '{GAP}', '' FROM generate_series(%s::bigint, %s::bigint) s "
+    "ON CONFLICT (rv) DO NOTHING"
+)
+CHANGED = "MK409"  # mockkube_write's SQLSTATE: the stored object is not the one the write read
+
+
+class CacheBehind(Exception):
+    """The database disagreed with this replica's cache (another replica wrote first): the
+    verb catches up from the log and runs again, as upstream's GuaranteedUpdate retries."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error  # what the client gets if retrying does not help
+
+
+class FellBehind(Exception):
+    """The events this replica has not applied were pruned from the table."""
+
+
+def conninfo(engine: Engine) -> str:
+    """The engine's database as a libpq connection string (for psycopg itself)."""
+    return engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+class Log:
+    """This replica's connection for writes and for reading the log: one, in autocommit,
+    used under the store's lock (writes and catch-ups are serialized there anyway), so a
+    write is two round trips (``nextval``, ``mockkube_write``) with no pool in between.
+    A broken connection (PostgreSQL restarted) is opened again at the next call."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._info = conninfo(engine)
+        self._conn = None
+
+    def _c(self):
+        import psycopg
+
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg.connect(self._info, autocommit=True, connect_timeout=5)
+        return self._conn
+
+    def _run(self, fn: Callable):
+        import psycopg
+
+        try:
+            return fn(self._c())
+        except psycopg.OperationalError:
+            self.close()  # the next call connects again
+            raise
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def commit(self, typ: str, row: dict, fill: Callable[[int], str]) -> int:
+        """Write one change; returns its rv. ``row`` carries the keys, uid and ``expect``;
+        ``fill(rv)`` gives the object's JSON with its resourceVersion set to ``rv``.
+
+        Raises ``CacheBehind`` when the name is taken (create) or the stored object is not
+        the one the write read (update, delete)."""
+        import psycopg
+
+        while True:
+            rv = self._run(lambda c: c.execute("SELECT nextval('mockkube_rv')").fetchone()[0])
+            data = fill(rv)
+            args = (rv, row["k_resource"], row["k_namespace"], row["k_name"], typ, data, row["uid"], row["expect"])
+            try:
+                self._run(lambda c: c.execute("SELECT mockkube_write(%s, %s, %s, %s, %s, %s, %s, %s)", args))
+            except psycopg.errors.UniqueViolation as e:
+                if e.diag.constraint_name == "events_pkey":
+                    continue  # a reader settled our rv as a gap before we wrote it: take another
+                raise CacheBehind(e) from None
+            except psycopg.Error as e:
+                if e.sqlstate == CHANGED:
+                    raise CacheBehind(e) from None
+                raise
+            if rv % 5000 == 0:
+                self._run(lambda c: _prune(c, rv))
+            return rv
+
+    def read_after(self, after: int) -> list[tuple[int, str, str, str]]:
+        """Committed events after ``after`` in rv order, at most 2,000 (rv, resource, type, data)."""
+        q = "SELECT rv, resource, type, data FROM events WHERE rv > %s ORDER BY rv LIMIT 2000"
+        return self._run(lambda c: c.execute(q, (after,)).fetchall())
+
+    def fill_gap(self, lo: int, hi: int) -> None:
+        """Settle the unused rvs ``lo..hi``: each becomes a GAP row unless its writer commits
+        first (the insert waits for a running writer on the primary key)."""
+
+        def fill(c) -> None:
+            pruned = c.execute("SELECT value FROM counters WHERE key = 'pruned'").fetchone()
+            if pruned is not None and lo <= pruned[0]:
+                raise FellBehind(f"events up to rv {pruned[0]} were pruned; this replica had applied {lo - 1}")
+            c.execute(_FILL, (lo, hi))
+
+        self._run(fill)
+
+
+def _prune(c, rv: int) -> None:
+    horizon = rv - KEEP
+    if horizon <= 0:
+        return
+    with c.transaction():
+        c.execute("DELETE FROM events WHERE rv <= %s", (horizon,))
+        if c.execute("UPDATE counters SET value = %s WHERE key = 'pruned'", (horizon,)).rowcount != 1:
+            c.execute("INSERT INTO counters (key, value) VALUES ('pruned', %s)", (horizon,))
+
+
+def snapshot(engine: Engine) -> tuple[int, list[tuple[str, str, int]], list[tuple[int, str, str, str]]]:
+    """(rv, objects, events) as one consistent state at start-up: every rv up to ``rv`` is
+    committed or a GAP (missing ones are settled first), objects are as of ``rv``."""
+    while True:
+        with engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                lo, hi = conn.execute(text("SELECT min(rv), max(rv) FROM events")).one()
+                if hi is None:
+                    newest = conn.execute(text("SELECT last_value, is_called FROM mockkube_rv")).one()
+                    rv = newest[0] if newest[1] else newest[0] - 1
+                    objs = [tuple(r) for r in conn.execute(text("SELECT resource, data, rv FROM objects"))]
+                    return rv, objs, []  # type: ignore[return-value]
+                missing = conn.execute(
+                    text(
+                        "SELECT s FROM generate_series(CAST(:lo AS BIGINT), CAST(:hi AS BIGINT)) s "
+                        "WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.rv = s) LIMIT 1"
+                    ),
+                    {"lo": lo, "hi": hi},
+                ).first()
+                if missing is None:
+                    objs = [tuple(r) for r in conn.execute(text("SELECT resource, data, rv FROM objects"))]
+                    evs = [
+                        tuple(r) for r in conn.execute(text("SELECT rv, resource, type, data FROM events ORDER BY rv"))
+                    ]
+                    return hi, objs, evs  # type: ignore[return-value]
+        log_ = Log(engine)
+        try:
+            log_.fill_gap(missing[0], hi)
+        finally:
+            log_.close()
+
+
+class Listener:
+    """A thread that LISTENs on the replicas' channel and calls ``wake(newest_rv)``.
+
+    Once a second without a notification it calls ``wake(None)`` (catch up anyway: a
+    notification may have been lost while PostgreSQL restarted); a broken connection is
+    opened again with back-off."""
+
+    def __init__(self, engine: Engine, wake: Callable[[int | None], None]) -> None:
+        self._url = conninfo(engine)
+        self._wake = wake
+        self._stop = threading.Event()
+        self._conn = None
+        self.thread = threading.Thread(target=self._run, name="mockkube-listen", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        import psycopg
+
+        delay = 0.1
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self._url, autocommit=True, connect_timeout=5) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    delay = 0.1
+                    self._wake(None)  # whatever was committed while not listening
+                    while not self._stop.is_set():
+                        newest: int | None = None
+                        for n in conn.notifies(timeout=1.0, stop_after=1):
+                            newest = _payload(n.payload)
+                        self._wake(newest)
+            except (psycopg.Error, OSError) as e:
+                if self._stop.is_set():
+                    return
+                log.warning("listening for other replicas' writes: %s; again in %.1fs", e, delay)
+                self._stop.wait(delay)
+                delay = min(delay * 2, 2.0)
+            except Exception:  # pragma: no cover - keep listening whatever a catch-up raised
+                log.exception("catching up from the shared event log failed")
+                self._stop.wait(delay)
+
+
+def _payload(text_: str) -> int | None:
+    try:
+        return int(text_)
+    except ValueError:
+        return None
