@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,8 @@ def runtime_for(resources: object) -> "ClusterRuntime | None":
     return _RUNTIMES.get(id(resources))
 
 
+# a process pod's hostPaths that are its node's own: (path on the node, directory under ROOT/NODE)
+NODE_PATHS = (("/var/lib/kubelet", ""), ("/var/run/cdi", "cdi"), ("/run/cdi", "cdi"), ("/etc/cdi", "cdi"))
 FAULT_EXPIRY_INTERVAL = 0.25  # seconds between checks for cluster faults past their end
 
 
@@ -196,17 +199,39 @@ class ClusterRuntime:
             except errors.APIError:
                 return None
 
-        url = urlsplit(getattr(self.server, "url", "") or "")
-        tls = getattr(self.server, "tls", None)
+        root = self.plugin_root
+
+        def endpoint() -> tuple[str, str, bytes]:
+            pods_endpoint = getattr(self.server, "in_cluster_endpoint", None)
+            if pods_endpoint is not None:
+                return pods_endpoint()
+            url = urlsplit(getattr(self.server, "url", "") or "")
+            return url.hostname or "10.96.0.1", str(url.port or 443), b""
+
+        def node_path(node: str, path: str) -> str:
+            """A node's /var/lib/kubelet is ROOT/NODE (its plugins_registry and plugins), its
+            CDI directories ROOT/NODE/cdi; other host paths are the host's."""
+            p = os.path.normpath(path) if path else path
+            for prefix, target in NODE_PATHS:
+                if p == prefix or p.startswith(prefix + "/"):
+                    return str(root / node / target) + p[len(prefix) :]
+            return path
+
+        images = {
+            image: [entry] if isinstance(entry, str) else [str(a) for a in entry]
+            for image, entry in (cfg.get("images") or {}).items()
+        }
         self.kubelet.process = ProcessRuntime(
-            self.plugin_root / "pods",
+            root / "pods",
             self.clock,
             self.kubelet.queue.add,
             lookup,
             self._token,
-            (getattr(tls, "ca_pem", None) or b"") if tls else b"",
-            (url.hostname or "10.96.0.1", str(url.port or 443)),
+            endpoint,
             network=cfg.get("network") or "host",
+            node_path=node_path,
+            cdi_dirs=lambda node: [str(root / node / "cdi")],
+            images=images,
         )
 
     def _token(self, pod: dict, audience: str, expiration: int) -> str:

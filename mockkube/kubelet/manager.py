@@ -461,8 +461,19 @@ class KubeletManager(Controller):
         cannot be set up yet (FailedMount; retried with a growing delay)."""
         from mockkube.kubelet.runtime.volumes import VolumeError
 
+        prepared = [pc for pc in (sim.prepared.get(cuid) for cuid in run.claims) if pc is not None]
+        spec = pod.get("spec") or {}
+        cdi_ids = {
+            c["name"]: [
+                d["name"]
+                for claim in _container_devices(pod, c, prepared)
+                for r in claim["claimResources"]
+                for d in r["cdiDevices"]
+            ]
+            for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+        }
         try:
-            status, wake, events = procs.sync(pod, key, now, run.ip, host_ip)
+            status, wake, events = procs.sync(pod, key, now, run.ip, host_ip, cdi_ids)
         except VolumeError as e:
             self._write_status(pod, lifecycle.pending_status(pod, host_ip), now, run)
             run.last_prepare_error = str(e)  # every failed sync records it; the correlator counts the repeats

@@ -29,7 +29,7 @@ from typing import Callable
 
 from mockkube.kubelet import lifecycle
 from mockkube.kubelet.containerdata import Lookup, simulated_container
-from mockkube.kubelet.runtime import sandbox, volumes
+from mockkube.kubelet.runtime import cdi, sandbox, volumes
 from mockkube.kubelet.runtime.backoff import Backoff
 from mockkube.kubelet.runtime.logfile import LogFile
 from mockkube.kubelet.runtime.sandbox import SandboxError
@@ -118,6 +118,7 @@ class PodProcs:
     lock: threading.Lock = field(default_factory=threading.Lock)
     api_listener: object = None  # a socket in the pod's network: the API server's address there
     api_server: object = None  # its asyncio server, forwarding to the API server
+    cdi: dict[str, list[str]] = field(default_factory=dict)  # container -> its prepared CDI device IDs
 
     def container(self, name: str) -> ContainerState | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -141,22 +142,35 @@ class ProcessRuntime:
         on_change: Callable[[tuple], None],
         lookup: Lookup,
         token: volumes.TokenFn,
-        ca: bytes = b"",
-        api: tuple[str, str] = ("10.96.0.1", "443"),
+        endpoint: Callable[[], tuple[str, str, bytes]] = lambda: ("10.96.0.1", "443", b""),
         network: str = "host",
+        node_path: Callable[[str, str], str] = lambda node, path: path,
+        cdi_dirs: Callable[[str], list[str]] = lambda node: [],
+        images: dict[str, list[str]] | None = None,
     ) -> None:
         self.root = root
         self.clock = clock
         self.on_change = on_change
         self.lookup = lookup
         self.token = token
-        self.ca = ca
-        self.api = api
+        self.endpoint = endpoint  # (host, port, CA PEM): where pods reach the API server over TLS
+        self.node_path = node_path  # a hostPath on a node -> the host's path (the node's kubelet directories)
+        self.cdi_dirs = cdi_dirs  # a node's CDI spec directories
+        self.images = images if images is not None else {}  # image -> its entrypoint (kubelet.images)
         self.mine: set[str] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawner: ThreadPoolExecutor | None = None
         self.network = network  # "host": the host's; "pod": a network namespace per pod (loopback only)
         _raise_fd_limit()  # a running container holds five descriptors (output, exit, log, bubblewrap's messages)
+
+    @property
+    def api(self) -> tuple[str, str]:
+        host, port, _ = self.endpoint()
+        return host, port
+
+    @property
+    def ca(self) -> bytes:
+        return self.endpoint()[2]
 
     # -- set-up -----------------------------------------------------------------------------
     def _setup(self, pod: dict, key: tuple, ip: str) -> PodProcs:
@@ -164,7 +178,10 @@ class ProcessRuntime:
         spec = pod.get("spec") or {}
         d = self.root / f"{m.get('namespace', '')}_{m['name']}_{m['uid']}"
         d.mkdir(parents=True, exist_ok=True)
-        vols = volumes.materialize(pod, d / "volumes", self.lookup, self.token, self.ca)
+        node = spec.get("nodeName", "")
+        vols = volumes.materialize(
+            pod, d / "volumes", self.lookup, self.token, self.ca, lambda path: self.node_path(node, path)
+        )
         sa = self.lookup("ServiceAccount", m.get("namespace", ""), spec.get("serviceAccountName") or "default")
         automount = (sa or {}).get("automountServiceAccountToken") is not False
         sa_dir = volumes.service_account(pod, d / "volumes", self.token, self.ca, automount)
@@ -186,8 +203,16 @@ class ProcessRuntime:
         return pp
 
     # -- starting ---------------------------------------------------------------------------
+    def entrypoint(self, image: str) -> list[str] | None:
+        """The program an image maps to (``kubelet.images``: by the reference as written, or
+        normalized as the kubelet reports it), or None."""
+        if image in self.images:
+            return self.images[image]
+        return self.images.get(lifecycle.normalize_image(image)) if self.images else None
+
     def _argv(self, c: dict, env: dict[str, str]) -> list[str]:
-        argv = [str(a) for a in list(c.get("command") or ()) + list(c.get("args") or ())]
+        entry = None if c.get("command") else self.entrypoint(c.get("image") or "")
+        argv = [str(a) for a in list(c.get("command") or entry or ()) + list(c.get("args") or ())]
         if argv and argv[0] in ("python", "python3") and not shutil.which(argv[0], path=env.get("PATH")):
             argv[0] = sys.executable  # the host has no such Python on the container's PATH: the server's
         if not argv:  # the image's own command, where mockkube knows it
@@ -243,6 +268,11 @@ class ProcessRuntime:
             return
         try:
             mounts = volumes.mounts(pod, c, pp.vols, pp.sa_dir, pp.dir)
+            ids = pp.cdi.get(cs.name) or []
+            if ids:  # the prepared devices, as the container runtime applies their CDI specs
+                found = cdi.edits(self.cdi_dirs((pod.get("spec") or {}).get("nodeName", "")), ids)
+                env.update(found.env)
+                mounts += [sandbox.Mount(h, t, ro) for h, t, ro in found.mounts]
         except OSError as e:
             self._create_failed(inst, str(e), now)
             events.append(("Warning", "Failed", f"Error: {inst.create_error}", fp))
@@ -429,13 +459,18 @@ class ProcessRuntime:
             self.on_change(pp.key)
 
     # -- the pod worker -------------------------------------------------------------------------
-    def sync(self, pod: dict, key: tuple, now: float, ip: str, host_ip: str) -> tuple[dict, float | None, list[Event]]:
+    def sync(
+        self, pod: dict, key: tuple, now: float, ip: str, host_ip: str, cdi_ids: dict[str, list[str]] | None = None
+    ) -> tuple[dict, float | None, list[Event]]:
         """Start what should run, restart what exited (after its back-off), report the status;
-        raises volumes.VolumeError while a volume cannot be set up."""
+        raises volumes.VolumeError while a volume cannot be set up. ``cdi_ids``: each
+        container's prepared CDI devices."""
         uid = pod["metadata"]["uid"]
         pp = _PODS.get(uid) if uid in self.mine else None
         if pp is None:
             pp = self._setup(pod, key, ip)
+        if cdi_ids is not None:
+            pp.cdi = cdi_ids
         events: list[Event] = pp.events
         pp.events = []
         wakes: list[float] = []
