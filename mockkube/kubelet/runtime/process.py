@@ -29,7 +29,7 @@ from typing import Callable
 
 from mockkube.kubelet import lifecycle
 from mockkube.kubelet.containerdata import Lookup, simulated_container
-from mockkube.kubelet.runtime import cdi, sandbox, volumes
+from mockkube.kubelet.runtime import cdi, probes, sandbox, volumes
 from mockkube.kubelet.runtime.backoff import Backoff
 from mockkube.kubelet.runtime.logfile import LogFile
 from mockkube.kubelet.runtime.sandbox import SandboxError
@@ -63,6 +63,24 @@ class Instance:
     create_error: str = ""  # the sandbox could not be made: no process ran
     creating: bool = False  # the sandbox is being made (on the spawner thread)
     born: float = field(default_factory=lambda: time.monotonic())  # real time, for port-forward's patience
+    probes: list[probes.ProbeState] | None = None  # made once it runs
+    kill_at: float | None = None  # being stopped (a failed liveness probe or postStart hook): SIGKILL then
+    hooks: int = 0  # lifecycle hooks running
+
+    def probe(self, field_name: str) -> "probes.ProbeState | None":
+        return next((p for p in self.probes or () if p.field_name == field_name), None)
+
+    @property
+    def started_ok(self) -> bool:
+        """``started``: no startup probe, or it succeeded."""
+        p = self.probe("startupProbe")
+        return p is None or p.result is True
+
+    @property
+    def ready_ok(self) -> bool:
+        """Ready as far as probes say: started, and no readiness probe or it succeeded."""
+        p = self.probe("readinessProbe")
+        return self.started_ok and (p is None or p.result is True) and self.kill_at is None
 
     @property
     def running(self) -> bool:
@@ -119,6 +137,9 @@ class PodProcs:
     api_listener: object = None  # a socket in the pod's network: the API server's address there
     api_server: object = None  # its asyncio server, forwarding to the API server
     cdi: dict[str, list[str]] = field(default_factory=dict)  # container -> its prepared CDI device IDs
+    grace: float = 30.0  # terminationGracePeriodSeconds
+    pod_ip: str = ""
+    full_name: str = ""  # name_namespace(uid), as the kubelet names a pod in messages
 
     def container(self, name: str) -> ContainerState | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -197,6 +218,10 @@ class ProcessRuntime:
         ]
         cs += [ContainerState(c["name"], c) for c in spec.get("containers") or ()]
         pp = PodProcs(m["uid"], key, d, hostname, cs, vols, sa_dir)
+        grace = spec.get("terminationGracePeriodSeconds")
+        pp.grace = float(grace if grace is not None else 30)
+        pp.pod_ip = ip
+        pp.full_name = f"{_pod_name(pod)}({m['uid']})"
         with _LOCK:
             _PODS[m["uid"]] = pp
         self.mine.add(m["uid"])
@@ -363,6 +388,7 @@ class ProcessRuntime:
                 pp.events.append(("Normal", "Pulled", f'Container image "{image}" already present on machine', fp))
             pp.events.append(("Normal", "Created", f"Created container: {cs.name}", fp))
             pp.events.append(("Normal", "Started", f"Started container {cs.name}", fp))
+            self._post_start(pp, cs, inst, fp)
         if pp.uid in self.mine:
             self.on_change(pp.key)
 
@@ -458,6 +484,109 @@ class ProcessRuntime:
         if pp.uid in self.mine:
             self.on_change(pp.key)
 
+    # -- probes and lifecycle hooks ---------------------------------------------------------------
+    def _target(self, pp: PodProcs, cs: ContainerState, inst: Instance) -> probes.Target:
+        assert inst.proc is not None
+        netns = pp.pause.child_pid if pp.pause is not None else 0
+        return probes.Target(inst.proc.child_pid, dict(cs.env), cs.cwd, pp.pod_ip or "127.0.0.1", cs.spec, netns)
+
+    def _probe(self, pp: PodProcs, cs: ContainerState, inst: Instance, now: float, wakes: list[float]) -> None:
+        """Run the container's probes that are due (startup first; liveness and readiness
+        once it succeeded), as the kubelet's probe workers do, each every periodSeconds."""
+        if inst.probes is None:
+            inst.probes = probes.states(cs.spec, inst.started)
+        startup = inst.probe("startupProbe")
+        for ps in inst.probes:
+            if ps is startup and ps.result is True:
+                continue  # a startup probe stops once it succeeded
+            if ps is not startup and startup is not None and startup.result is not True:
+                continue
+            if ps.inflight:
+                continue
+            if now >= ps.next_at:
+                ps.inflight, ps.next_at = True, now + ps.period
+                task = asyncio.ensure_future(probes.run(ps.spec, self._target(pp, cs, inst), ps.timeout))
+                task.add_done_callback(lambda f, ps=ps: self._probed(pp, cs, inst, ps, f))
+            wakes.append(ps.next_at)
+
+    def _probed(
+        self, pp: PodProcs, cs: ContainerState, inst: Instance, ps: probes.ProbeState, fut: asyncio.Future
+    ) -> None:
+        ps.inflight = False
+        if cs.current is not inst or not inst.running or pp.uid not in self.mine or pp.killing:
+            return
+        try:
+            ok, out = fut.result()
+        except Exception as e:  # noqa: BLE001 - a probe that cannot run fails
+            ok, out = False, str(e)
+        changed = ps.record(ok)
+        fp = f"spec.{'initContainers' if cs.init else 'containers'}{{{cs.name}}}"
+        if not ok:
+            pp.events.append(("Warning", "Unhealthy", f"{ps.kind} probe failed: {out}", fp))
+        if ps.result is False and ps.kind in ("Liveness", "Startup") and inst.kill_at is None:
+            pp.events.append(
+                ("Normal", "Killing", f"Container {cs.name} failed {ps.kind.lower()} probe, will be restarted", fp)
+            )
+            grace = ps.spec.get("terminationGracePeriodSeconds")
+            self._stop_container(pp, cs, inst, float(grace) if grace is not None else pp.grace)
+        if changed or not ok:
+            self.on_change(pp.key)
+
+    def _stop_container(self, pp: PodProcs, cs: ContainerState, inst: Instance, grace: float) -> None:
+        """Stop one container as the kubelet's killContainer does: its preStop hook, then
+        SIGTERM; SIGKILL at the end of the grace period (on the clock, from the pod worker)."""
+        inst.kill_at = self.clock() + max(grace, 0.0)
+        self._pre_stop(pp, cs, inst, grace)
+        self.on_change(pp.key)
+
+    def _pre_stop(self, pp: PodProcs, cs: ContainerState, inst: Instance, grace: float) -> None:
+        """The preStop hook (if any) and then SIGTERM to the container's PID 1."""
+        handler = (cs.spec.get("lifecycle") or {}).get("preStop")
+        if not handler or inst.proc is None:
+            self._kill_instance(inst, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+            return
+        fp = f"spec.{'initContainers' if cs.init else 'containers'}{{{cs.name}}}"
+
+        def done(f: asyncio.Future) -> None:
+            inst.hooks -= 1
+            msg = "" if f.cancelled() else (str(f.exception()) if f.exception() else f.result())
+            if msg:
+                pp.events.append(("Warning", "FailedPreStopHook", msg, fp))
+                if pp.uid in self.mine:
+                    self.on_change(pp.key)
+            self._kill_instance(inst, signal.SIGTERM)
+
+        inst.hooks += 1
+        target = self._target(pp, cs, inst)
+        task = asyncio.ensure_future(probes.hook(handler, target, max(grace, 1.0), cs.name, pp.full_name))
+        task.add_done_callback(done)
+
+    def _post_start(self, pp: PodProcs, cs: ContainerState, inst: Instance, fp: str) -> None:
+        handler = (cs.spec.get("lifecycle") or {}).get("postStart")
+        if not handler:
+            return
+
+        def done(f: asyncio.Future) -> None:
+            inst.hooks -= 1
+            msg = "" if f.cancelled() else (str(f.exception()) if f.exception() else f.result())
+            if not msg or cs.current is not inst or not inst.running or pp.uid not in self.mine:
+                return
+            pp.events.append(("Warning", "FailedPostStartHook", msg, fp))
+            pp.events.append(("Normal", "Killing", "FailedPostStartHook", fp))
+            self._stop_container(pp, cs, inst, pp.grace)
+
+        inst.hooks += 1
+        task = asyncio.ensure_future(probes.hook(handler, self._target(pp, cs, inst), pp.grace, cs.name, pp.full_name))
+        task.add_done_callback(done)
+
+    @staticmethod
+    def _kill_instance(inst: Instance, sig: int) -> None:
+        if inst.running and inst.proc is not None:
+            try:
+                os.kill(inst.proc.child_pid, sig)
+            except ProcessLookupError:
+                pass
+
     # -- the pod worker -------------------------------------------------------------------------
     def sync(
         self, pod: dict, key: tuple, now: float, ip: str, host_ip: str, cdi_ids: dict[str, list[str]] | None = None
@@ -519,6 +648,20 @@ class ProcessRuntime:
                         self._start(pod, pp, cs, now, events)
                     elif not cur.running and self._restarts(cs, policy):
                         self._restart(pod, pp, cs, now, events, wakes)
+        if ip:
+            pp.pod_ip = ip
+        for cs in pp.containers:
+            inst = cs.current
+            if inst is None or not cs.running or inst.proc is None:
+                continue
+            if inst.kill_at is not None:  # stopping after a failed probe or hook
+                if now >= inst.kill_at:
+                    self._kill_instance(inst, signal.SIGKILL)
+                else:
+                    wakes.append(inst.kill_at)
+                continue
+            if not pp.killing and (not cs.init or cs.sidecar):
+                self._probe(pp, cs, inst, now, wakes)
         status = self._status(pod, pp, policy, initialized, init_failed, ip, host_ip, now)
         wake = min(wakes) if wakes else None
         return status, wake, events
@@ -592,8 +735,8 @@ class ProcessRuntime:
                 st["state"] = {"waiting": {"reason": "ContainerCreating"}}
             elif cur.running:
                 st["state"] = {"running": {"startedAt": meta.rfc3339(cur.started)}}
-                st["started"] = True
-                st["ready"] = not pp.killing
+                st["started"] = cur.started_ok
+                st["ready"] = not pp.killing and cur.ready_ok
             elif (
                 self._restarts(cs, policy)
                 and not pp.killing
@@ -692,7 +835,12 @@ class ProcessRuntime:
         if not pp.killing:
             pp.killing = True
             pp.kill_deadline = now + max(grace, 0.0)
-            self._signal(pp, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+            if grace > 0:  # each container's preStop hook, then its SIGTERM
+                for cs in pp.containers:
+                    if cs.running and cs.current is not None and cs.current.proc is not None:
+                        self._pre_stop(pp, cs, cs.current, grace)
+            else:
+                self._signal(pp, signal.SIGKILL)
             pp.killed_hard = grace <= 0
         return not any(cs.running for cs in pp.containers)
 
