@@ -52,6 +52,7 @@ class ClusterRuntime:
         self.drivers: dict[str, Driver] = {}
         self.publisher = Publisher(Client(server.resources, "dra-driver"))
         self.kubelet = KubeletManager(self.client, self.clock, self.drivers)
+        self.service_proxy = None  # runtime/services.py, with process nodes
         self.lifecycle = NodeLifecycleController(Client(server.resources, "kube-controller-manager"), self.clock)
         self.fabric: FabricController | None = None
         self.fabric_pools: list[dict] = []
@@ -69,6 +70,7 @@ class ClusterRuntime:
             self._control_plane()
         await self.kubelet.start()
         await self.lifecycle.start()
+        await self._service_proxy(profile)
         if self.fabric is not None:
             await self.fabric.start()
         self.started = True
@@ -85,6 +87,21 @@ class ClusterRuntime:
             self.kubelet.faults = faults
             faults.on_apply, faults.on_revert = self._apply_fault, self._revert_fault
             self._expiry = asyncio.get_running_loop().call_later(FAULT_EXPIRY_INTERVAL, self._expire_faults)
+
+    async def _service_proxy(self, profile: Profile) -> None:
+        """Services for process pods (runtime/services.py), when some node runs processes."""
+        procs = self.kubelet.process
+        if procs is None or self.service_proxy is not None:
+            return
+        if self.kubelet.runtime != "process" and not any(n.runtime == "process" for n in profile.nodes):
+            return
+        from mockkube.kubelet.runtime.services import ServiceProxy
+
+        self.service_proxy = ServiceProxy(
+            self.server.store, Client(self.server.resources, "kube-proxy"), procs.refresh_hosts, lambda: procs.api
+        )
+        procs.service_hosts = self.service_proxy.hosts
+        await self.service_proxy.start()
 
     def _control_plane(self) -> None:
         """kind's static pods and kube-system add-ons (mockkube/kubelet/controlplane.py)."""
@@ -156,6 +173,9 @@ class ClusterRuntime:
         if self.fabric is not None:
             await self.fabric.stop()
         await self.lifecycle.stop()
+        if self.service_proxy is not None:
+            await self.service_proxy.stop()
+            self.service_proxy = None
         await self.kubelet.stop()
         await self._stop_processes()
         self.started = False

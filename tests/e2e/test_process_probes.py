@@ -187,3 +187,82 @@ spec:
         "failed - error: command 'sh -c echo no >&2; exit 3' exited with 3: no\n, message: \"no\\n\""
     )
     c.wait_for("pod", "badhook", lambda p: (p["status"].get("containerStatuses") or [{}])[0].get("restartCount"), ns)
+
+
+SERVE = "import http.server, os; http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT'])), type('H', (http.server.SimpleHTTPRequestHandler,), {'log_message': lambda *a: None})).serve_forever()"
+
+
+@pytest.mark.mockkube(profile=PROFILE)
+def test_a_service_reaches_a_process_pod_by_name_and_port_forward(mockkube, mockkube_namespace):
+    """A pod reaches another through its Service's name (the Service's port, not the
+    pod's), round the readiness gate; kubectl port-forward svc/ reaches it too."""
+    import socket
+    import subprocess
+    import urllib.request
+
+    from mockkube.testing import binaries
+
+    c, ns = mockkube, mockkube_namespace
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    c.kubectl(
+        "apply",
+        "-n",
+        ns,
+        "-f",
+        "-",
+        input=f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: web, labels: {{app: web}}}}
+spec:
+  containers:
+  - name: web
+    image: python
+    command: [python3, -c, "{SERVE}"]
+    workingDir: /etc
+    env: [{{name: PORT, value: "{port}"}}]
+    ports: [{{name: http, containerPort: {port}}}]
+    readinessProbe: {{httpGet: {{path: /hostname, port: http}}, periodSeconds: 1}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: web}}
+spec:
+  selector: {{app: web}}
+  ports: [{{port: 80, targetPort: http}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: client}}
+spec:
+  containers: [{{name: c, image: python, command: [sleep, infinity]}}]
+""",
+    )
+    c.wait_for("pod", "web", lambda p: ready(p) == "True", ns)
+    c.wait_for_pod_phase("client", "Running", ns)
+    get = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode().strip())"
+    for url in ("http://web/hostname", f"http://web.{ns}.svc.cluster.local/hostname"):
+        deadline = time.monotonic() + 15
+        while True:  # the endpoints follow the readiness
+            p = c.kubectl("exec", "-n", ns, "client", "--", "python3", "-c", get, url, check=False)
+            if p.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert p.stdout == "web\n", p.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        local = s.getsockname()[1]
+    pf = subprocess.Popen(
+        [binaries.kubectl(), "port-forward", "-n", ns, "svc/web", f"{local}:80"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=c.env(),
+    )
+    try:
+        assert "Forwarding from" in pf.stdout.readline()
+        assert urllib.request.urlopen(f"http://127.0.0.1:{local}/hostname", timeout=10).read() == b"web\n"
+    finally:
+        pf.kill()
+        pf.wait()

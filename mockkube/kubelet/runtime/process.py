@@ -140,6 +140,7 @@ class PodProcs:
     grace: float = 30.0  # terminationGracePeriodSeconds
     pod_ip: str = ""
     full_name: str = ""  # name_namespace(uid), as the kubelet names a pod in messages
+    namespace: str = ""
 
     def container(self, name: str) -> ContainerState | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -178,6 +179,7 @@ class ProcessRuntime:
         self.node_path = node_path  # a hostPath on a node -> the host's path (the node's kubelet directories)
         self.cdi_dirs = cdi_dirs  # a node's CDI spec directories
         self.images = images if images is not None else {}  # image -> its entrypoint (kubelet.images)
+        self.service_hosts: Callable[[str], list[tuple[str, list[str]]]] = lambda namespace: []
         self.mine: set[str] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawner: ThreadPoolExecutor | None = None
@@ -208,10 +210,6 @@ class ProcessRuntime:
         sa_dir = volumes.service_account(pod, d / "volumes", self.token, self.ca, automount)
         hostname = spec.get("hostname") or m["name"]
         (d / "hostname").write_text(hostname + "\n")
-        (d / "hosts").write_text(
-            "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-            f"{ip}\t{hostname}\n"
-        )
         cs = [
             ContainerState(c["name"], c, init=True, sidecar=c.get("restartPolicy") == "Always")
             for c in spec.get("initContainers") or ()
@@ -222,10 +220,37 @@ class ProcessRuntime:
         pp.grace = float(grace if grace is not None else 30)
         pp.pod_ip = ip
         pp.full_name = f"{_pod_name(pod)}({m['uid']})"
+        pp.namespace = m.get("namespace", "")
+        self._write_hosts(pp)
         with _LOCK:
             _PODS[m["uid"]] = pp
         self.mine.add(m["uid"])
         return pp
+
+    def _write_hosts(self, pp: PodProcs) -> None:
+        """The pod's /etc/hosts: the kubelet's lines, then the Services' names
+        (services.py), rewritten in place when they change (the file is bound into the
+        containers)."""
+        text = (
+            "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+            f"{pp.pod_ip}\t{pp.hostname}\n"
+        )
+        for addr, names in self.service_hosts(pp.namespace):
+            text += f"{addr}\t{' '.join(names)}\n"
+        path = pp.dir / "hosts"
+        with open(path, "r+" if path.exists() else "w") as f:
+            f.write(text)
+            f.truncate()
+
+    def refresh_hosts(self) -> None:
+        """Services changed: every process pod's /etc/hosts again."""
+        for uid in list(self.mine):
+            pp = _PODS.get(uid)
+            if pp is not None:
+                try:
+                    self._write_hosts(pp)
+                except OSError:  # its directory is going
+                    pass
 
     # -- starting ---------------------------------------------------------------------------
     def entrypoint(self, image: str) -> list[str] | None:
