@@ -101,6 +101,11 @@ class ClusterRuntime:
             self.server.store, Client(self.server.resources, "kube-proxy"), procs.refresh_hosts, lambda: procs.api
         )
         procs.service_hosts = self.service_proxy.hosts
+        proxy = self.service_proxy
+        if hasattr(self.server, "service_fallback"):  # admission webhooks reach their Service here
+            self.server.service_fallback = lambda ns, name: (
+                (proxy.addresses[(ns, name)], 0) if (ns, name) in proxy.addresses else None
+            )
         await self.service_proxy.start()
 
     def _control_plane(self) -> None:
@@ -176,6 +181,8 @@ class ClusterRuntime:
         if self.service_proxy is not None:
             await self.service_proxy.stop()
             self.service_proxy = None
+            if hasattr(self.server, "service_fallback"):
+                self.server.service_fallback = None
         await self.kubelet.stop()
         await self._stop_processes()
         self.started = False

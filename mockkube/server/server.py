@@ -201,6 +201,9 @@ class Server:
         self.resources: Resources | None = None
         self._runner: web.AppRunner | None = None
         self._pod_endpoint: tuple[str, str, bytes] | None = None  # in_cluster_endpoint(), made once
+        # where a Service is served when --service-address does not say (the process
+        # runtime's Services: (host, 0), 0 meaning the Service's own port)
+        self.service_fallback: Callable[[str, str], tuple[str, int] | None] | None = None
         self._pod_endpoint_lock = threading.Lock()
         self._api_loop: asyncio.AbstractEventLoop | None = None
         self.url = ""
@@ -221,7 +224,10 @@ class Server:
         apiextensions.load_stored(self.registry, self.store.stored_objects(apiextensions.STORAGE_KEY))
         self.store.load()
         self.resources = Resources(self.store, self.registry, self.clock)
-        self.resources.webhooks.services = lambda ns, name: self.service_addresses.get((ns, name))
+        self.resources.webhooks.services = lambda ns, name: (
+            self.service_addresses.get((ns, name))
+            or (self.service_fallback(ns, name) if self.service_fallback is not None else None)
+        )
         crds = apiextensions.CRDServing(self.resources)
         self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly
         from mockkube.apiserver.resources.quota import QuotaAdmission

@@ -26,6 +26,7 @@ HERE = Path(__file__).parent
 CHART = str(HERE / "manifests" / "dra-process-driver")
 PLUGIN_IMAGE = "registry.example.com/test-driver/kubelet-plugin:dev"
 CONTROLLER_IMAGE = "registry.example.com/test-driver/controller:dev"
+WEBHOOK_IMAGE = "registry.example.com/test-driver/webhook:dev"
 PROFILE = {
     "nodes": [{"name": "gpu-node", "count": 2}],
     "deviceClasses": False,
@@ -34,6 +35,7 @@ PROFILE = {
         "images": {
             PLUGIN_IMAGE: [sys.executable, str(HERE / "programs" / "mockkube_driver.py")],
             CONTROLLER_IMAGE: [sys.executable, str(HERE / "programs" / "slice_reporter.py")],
+            WEBHOOK_IMAGE: [sys.executable, str(HERE / "programs" / "admission_webhook.py")],
         },
     },
 }
@@ -144,3 +146,92 @@ def test_in_cluster_config_without_rights_gets_403(mockkube, mockkube_namespace)
     out = c.kubectl("logs", "-n", ns, "noright").stdout
     assert "API error: 403 Forbidden" in out
     assert f'User \\"system:serviceaccount:{ns}:default\\" cannot list resource \\"resourceslices\\"' in out
+
+
+@pytest.mark.mockkube(auth=True, profile=PROFILE)
+def test_an_admission_webhook_deployment_is_called_through_its_service(mockkube, mockkube_namespace):
+    """A webhook served by a Deployment's process, reached by the API server through its
+    Service (TLS verified for hook.<ns>.svc against the configuration's caBundle)."""
+    import base64
+    import socket
+
+    from mockkube.apiserver import certs
+
+    c, ns = mockkube, mockkube_namespace
+    ca = certs.make_ca("webhook-ca")
+    pair = certs.make_serving(ca, [f"hook.{ns}.svc"])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    c.kubectl(
+        "apply",
+        "-n",
+        ns,
+        "-f",
+        "-",
+        input=f"""
+apiVersion: v1
+kind: Secret
+metadata: {{name: hook-tls}}
+type: kubernetes.io/tls
+data: {{tls.crt: {b64(pair.cert_pem)}, tls.key: {b64(pair.key_pem)}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: hook}}
+spec:
+  selector: {{matchLabels: {{app: hook}}}}
+  template:
+    metadata: {{labels: {{app: hook}}}}
+    spec:
+      containers:
+      - name: hook
+        image: {WEBHOOK_IMAGE}
+        env: [{{name: PORT, value: "{port}"}}]
+        ports: [{{name: https, containerPort: {port}}}]
+        readinessProbe: {{tcpSocket: {{port: https}}, periodSeconds: 1}}
+        volumeMounts: [{{name: tls, mountPath: /tls}}]
+      volumes: [{{name: tls, secret: {{secretName: hook-tls}}}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: hook}}
+spec:
+  selector: {{app: hook}}
+  ports: [{{port: 443, targetPort: https}}]
+""",
+    )
+    c.kubectl("rollout", "status", "-n", ns, "deployment/hook", "--timeout=60s")
+    c.kubectl(
+        "apply",
+        "-f",
+        "-",
+        input=f"""
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {{name: deny-{ns}}}
+webhooks:
+- name: deny.example.com
+  clientConfig:
+    service: {{namespace: {ns}, name: hook, path: /validate}}
+    caBundle: {b64(ca.cert_pem)}
+  rules: [{{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}}]
+  namespaceSelector: {{matchLabels: {{kubernetes.io/metadata.name: {ns}}}}}
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: [v1]
+""",
+    )
+    try:
+        hook_pod = items(c, "pods", ns, labelSelector="app=hook")[0]["metadata"]["name"]
+        r = c.kubectl("run", "no", "-n", ns, "--image=busybox", "--labels=deny=true", "--", "true", check=False)
+        assert r.returncode == 1
+        assert r.stderr.strip() == (
+            f'Error from server: admission webhook "deny.example.com" denied the request: denied by {hook_pod}'
+        )
+        c.kubectl("run", "yes", "-n", ns, "--image=busybox", "--restart=Never", "--", "true")
+        log = c.kubectl("logs", "-n", ns, hook_pod).stdout
+        assert "CREATE Pod no: False" in log and "CREATE Pod yes: True" in log
+    finally:
+        c.kubectl("delete", "validatingwebhookconfiguration", f"deny-{ns}")
