@@ -493,6 +493,8 @@ class KubeletManager(Controller):
         if run is not None and not run.terminal and run.sandbox_at is not None:
             if run.stop_at is None:
                 run.stop_at = now + lifecycle.termination_delay(pod)
+                if now < run.stop_at:  # the grace period: still running, no longer ready
+                    self._write_status(pod, lifecycle.terminating_status(pod, now, False), now, run)
                 for c in (pod.get("spec") or {}).get("containers") or ():
                     self._event(
                         pod,
@@ -505,6 +507,9 @@ class KubeletManager(Controller):
             if now < run.stop_at:
                 self.queue.add_after(key, run.stop_at - now)
                 return
+            live = self.client.get(self.pods_rt, pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
+            if live is not None and live["metadata"].get("uid") == run.uid:  # terminated, then removed
+                self._write_status(live, lifecycle.terminating_status(live, now, True), now, run)
         if run is not None:
             self._unprepare(sim, run)
             run.terminal = True
