@@ -124,8 +124,9 @@ class ServiceProxy(Controller):
                     s.bind((addr, port))
             except OSError as e:
                 if e.errno == errno.EADDRINUSE:
-                    continue
-                raise
+                    continue  # another cluster's: try the next slot
+                # e.g. a port below 1024 without the right to bind it: the slot is free as
+                # far as we know (the listener logs why it cannot listen)
             self.slot = slot
             return addr
         log.warning("no free loopback range for this cluster's Services")
