@@ -5,7 +5,8 @@
 Simulated pods have no network, so a ``service`` reference (``https://NAME.NS.svc:PORT``)
 connects where the server's service map points it (``mockkube serve --service-address
 NS/NAME=HOST:PORT``), still verifying the certificate for ``NAME.NS.svc`` as upstream does;
-without a mapping the name is resolved as is (e.g. through /etc/hosts).
+without a mapping, the address where the process runtime serves the Service
+(kubelet/runtime/services.py), else the name resolved as is (e.g. through /etc/hosts).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class WebhookClient:
             self.url = f"https://{svc.get('name')}.{svc.get('namespace')}.svc:{port}{svc.get('path') or ''}"
             if services is not None:
                 self.target = services(svc.get("namespace", ""), svc.get("name", ""))
+                if self.target is not None and not self.target[1]:  # the Service's own port there
+                    self.target = (self.target[0], int(port))
         self.ca = cc.get("caBundle") or ""
         self._ctx: ssl.SSLContext | None = None
 

@@ -59,3 +59,25 @@ def _context(cluster: dict, user: dict) -> ssl.SSLContext:
     elif user.get("client-certificate"):
         ctx.load_cert_chain(user["client-certificate"], user.get("client-key"))
     return ctx
+
+
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def in_cluster(sa_dir: str = SA_DIR) -> Credentials:
+    """What a program in a pod uses without a kubeconfig, as client-go's
+    ``rest.InClusterConfig``: ``https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT``,
+    the mounted ServiceAccount token and the CA in ``ca.crt``."""
+    import os
+
+    host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
+    if not host or not port:
+        raise NoContext(
+            "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined"
+        )
+    host = f"[{host}]" if ":" in host else host
+    creds = Credentials(f"https://{host}:{port}")
+    token = Path(sa_dir, "token").read_text().strip()
+    creds.headers["Authorization"] = f"Bearer {token}"
+    creds.ssl = ssl.create_default_context(cafile=str(Path(sa_dir, "ca.crt")))
+    return creds

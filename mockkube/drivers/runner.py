@@ -1,5 +1,7 @@
 """``mockkube driver run DRIVER --node N --registry DIR --plugins DIR --kubeconfig FILE``:
-a built-in driver as a separate process, shaped like a real DRA driver's kubelet plugin.
+a built-in driver as a separate process, shaped like a real DRA driver's kubelet plugin
+(in a pod, the defaults are a DaemonSet's: ``$NODE_NAME``, the in-cluster configuration and
+``/var/lib/kubelet/plugins_registry``, ``/var/lib/kubelet/plugins``).
 It publishes the node's ResourceSlices through the API (as the upstream resourceslice
 controller does: one pool named after the node, generation bumped on change), registers
 with the node's kubelet over the registration socket and serves NodePrepareResources /
@@ -11,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import json
 import logging
+import os
 import signal
 import sys
 from urllib.parse import quote
@@ -37,7 +41,7 @@ class APIClient:
     def __init__(self, kubeconfig: str) -> None:
         from mockkube.client import kubeconfigs
 
-        creds = kubeconfigs.load(kubeconfig)
+        creds = kubeconfigs.load(kubeconfig) if kubeconfig else kubeconfigs.in_cluster()
         self.base, self.headers, self.ssl = creds.server, creds.headers, creds.ssl
         self.session: aiohttp.ClientSession | None = None
 
@@ -57,8 +61,9 @@ class APIClient:
 
 
 class DriverProcess:
-    def __init__(self, driver: Driver, node: str, config: dict, api: APIClient) -> None:
+    def __init__(self, driver: Driver, node: str, config: dict, api: APIClient, cdi_root: str = "") -> None:
         self.driver, self.node, self.config, self.api = driver, node, config, api
+        self.cdi_root = cdi_root  # where CDI spec files go (the container runtime reads them), or nowhere
 
     # -- ResourceSlices -------------------------------------------------------------
     async def publish(self) -> None:
@@ -128,6 +133,7 @@ class DriverProcess:
             (r.get("pool"), r.get("device")): r.get("shareID")
             for r in claim["status"]["allocation"]["devices"].get("results") or ()
         }
+        self.write_cdi(ref["uid"], [p.device for p in prepared])
         return [
             PreparedDevice([p.request], p.pool, p.device, list(p.cdi_device_ids), share.get((p.pool, p.device)))
             for p in prepared
@@ -135,15 +141,50 @@ class DriverProcess:
 
     async def unprepare(self, ref: dict) -> str:
         self.driver.unprepare(ref["uid"])
+        if self.cdi_root:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.cdi_file(ref["uid"]))
         return ""
+
+    def cdi_file(self, claim_uid: str) -> str:
+        return os.path.join(self.cdi_root, f"{self.driver.name}-{claim_uid}.json")
+
+    def write_cdi(self, claim_uid: str, devices: list[str]) -> None:
+        """A CDI spec for the claim's devices, as drivers write them for the container runtime:
+        each device's containerEdits set ``<KIND>_DEVICE_<i>=<device>`` (as upstream's example
+        driver does) and ``DRA_CLAIM_UID``."""
+        if not self.cdi_root:
+            return
+        kind = self.driver.cdi_kind
+        spec = {
+            "cdiVersion": "0.6.0",
+            "kind": f"{self.driver.name}/{kind}",
+            "devices": [
+                {
+                    "name": d,
+                    "containerEdits": {
+                        "env": [f"{kind.upper().replace('-', '_')}_DEVICE_{i}={d}", f"DRA_CLAIM_UID={claim_uid}"]
+                    },
+                }
+                for i, d in enumerate(devices)
+            ],
+        }
+        os.makedirs(self.cdi_root, exist_ok=True)
+        tmp = self.cdi_file(claim_uid) + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(spec, f)
+        os.replace(tmp, self.cdi_file(claim_uid))
 
 
 async def run(args: argparse.Namespace) -> int:
     settings = json.loads(args.settings) if args.settings else {}
     driver = driver_registry.make(args.driver, settings)
     config = json.loads(args.config) if args.config else {}
-    api = APIClient(args.kubeconfig)
-    proc = DriverProcess(driver, args.node, config, api)
+    node = args.node or os.environ.get("NODE_NAME", "")
+    if not node:
+        raise RuntimeError("the node is not known: pass --node or set NODE_NAME")
+    api = APIClient(args.kubeconfig if args.kubeconfig is not None else os.environ.get("KUBECONFIG", ""))
+    proc = DriverProcess(driver, node, config, api, args.cdi_root)
     plugin = KubeletPlugin(
         driver.name, args.registry, args.plugins, proc.prepare, proc.unprepare, versions=args.versions.split(",")
     )
@@ -162,7 +203,7 @@ async def run(args: argparse.Namespace) -> int:
                 log.info("waiting to publish: %s", e)
                 await asyncio.sleep(0.2)
         await plugin.start()
-        print(f"{driver.name} kubelet plugin for node {args.node} serving at {plugin.dra_socket}", flush=True)
+        print(f"{driver.name} kubelet plugin for node {node} serving at {plugin.dra_socket}", flush=True)
         await stop.wait()
     finally:
         await plugin.stop()
@@ -181,10 +222,23 @@ def main(args: argparse.Namespace) -> int:
 def add_command(dsub: argparse._SubParsersAction) -> None:
     r = dsub.add_parser("run", help="run a built-in driver's kubelet plugin as a process (gRPC)")
     r.add_argument("driver", help="e.g. gpu.example.com")
-    r.add_argument("--node", required=True, help="the node (NODE_NAME) whose kubelet it registers with")
-    r.add_argument("--registry", required=True, help="the kubelet's plugins_registry directory")
-    r.add_argument("--plugins", required=True, help="the kubelet's plugins directory (for the DRA socket)")
-    r.add_argument("--kubeconfig", required=True, help="kubeconfig of the API server")
+    r.add_argument("--node", default=None, help="the node whose kubelet it registers with (default: $NODE_NAME)")
+    r.add_argument(
+        "--registry",
+        default="/var/lib/kubelet/plugins_registry",
+        help="the kubelet's plugins_registry directory (default: /var/lib/kubelet/plugins_registry, as in a pod)",
+    )
+    r.add_argument(
+        "--plugins",
+        default="/var/lib/kubelet/plugins",
+        help="the kubelet's plugins directory, for the DRA socket (default: /var/lib/kubelet/plugins)",
+    )
+    r.add_argument(
+        "--kubeconfig",
+        default=None,
+        help="kubeconfig of the API server (default: $KUBECONFIG, else the in-cluster configuration of a pod)",
+    )
+    r.add_argument("--cdi-root", default="", help="write a CDI spec per prepared claim here (e.g. /var/run/cdi)")
     r.add_argument(
         "--config", default="", help="the node's driver config as in a profile (JSON), e.g. '{\"count\": 2}'"
     )

@@ -45,7 +45,9 @@ async def start(server: "Server") -> list:
     return [_Component(rt)]
 
 
-def runtime(server: "Server") -> ClusterRuntime:
+def cluster_of(server: "Server") -> ClusterRuntime:
+    """The node simulation of ``server``. (Not named ``runtime``: the subpackage
+    mockkube.kubelet.runtime, once imported, takes that name in this package.)"""
     rt = runtime_for(server.resources)
     if rt is None:
         raise RuntimeError("the node simulation is not running on this server (mockkube.kubelet not started)")
@@ -54,7 +56,7 @@ def runtime(server: "Server") -> ClusterRuntime:
 
 def apply_profile(server: "Server", profile: "str | Path | dict | Profile") -> dict:
     """Apply a profile (dict, YAML text, file path) to a running server; returns a summary."""
-    return runtime(server).apply(load_profile(profile))
+    return cluster_of(server).apply(load_profile(profile))
 
 
 __all__ = ["ClusterRuntime", "Profile", "ProfileError", "apply_profile", "runtime", "start"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,8 @@ def runtime_for(resources: object) -> "ClusterRuntime | None":
     return _RUNTIMES.get(id(resources))
 
 
+# a process pod's hostPaths that are its node's own: (path on the node, directory under ROOT/NODE)
+NODE_PATHS = (("/var/lib/kubelet", ""), ("/var/run/cdi", "cdi"), ("/run/cdi", "cdi"), ("/etc/cdi", "cdi"))
 FAULT_EXPIRY_INTERVAL = 0.25  # seconds between checks for cluster faults past their end
 
 
@@ -49,6 +52,7 @@ class ClusterRuntime:
         self.drivers: dict[str, Driver] = {}
         self.publisher = Publisher(Client(server.resources, "dra-driver"))
         self.kubelet = KubeletManager(self.client, self.clock, self.drivers)
+        self.service_proxy = None  # runtime/services.py, with process nodes
         self.lifecycle = NodeLifecycleController(Client(server.resources, "kube-controller-manager"), self.clock)
         self.fabric: FabricController | None = None
         self.fabric_pools: list[dict] = []
@@ -66,6 +70,7 @@ class ClusterRuntime:
             self._control_plane()
         await self.kubelet.start()
         await self.lifecycle.start()
+        await self._service_proxy(profile)
         if self.fabric is not None:
             await self.fabric.start()
         self.started = True
@@ -82,6 +87,26 @@ class ClusterRuntime:
             self.kubelet.faults = faults
             faults.on_apply, faults.on_revert = self._apply_fault, self._revert_fault
             self._expiry = asyncio.get_running_loop().call_later(FAULT_EXPIRY_INTERVAL, self._expire_faults)
+
+    async def _service_proxy(self, profile: Profile) -> None:
+        """Services for process pods (runtime/services.py), when some node runs processes."""
+        procs = self.kubelet.process
+        if procs is None or self.service_proxy is not None:
+            return
+        if self.kubelet.runtime != "process" and not any(n.runtime == "process" for n in profile.nodes):
+            return
+        from mockkube.kubelet.runtime.services import ServiceProxy
+
+        self.service_proxy = ServiceProxy(
+            self.server.store, Client(self.server.resources, "kube-proxy"), procs.refresh_hosts, lambda: procs.api
+        )
+        procs.service_hosts = self.service_proxy.hosts
+        proxy = self.service_proxy
+        if hasattr(self.server, "service_fallback"):  # admission webhooks reach their Service here
+            self.server.service_fallback = lambda ns, name: (
+                (proxy.addresses[(ns, name)], 0) if (ns, name) in proxy.addresses else None
+            )
+        await self.service_proxy.start()
 
     def _control_plane(self) -> None:
         """kind's static pods and kube-system add-ons (mockkube/kubelet/controlplane.py)."""
@@ -153,6 +178,11 @@ class ClusterRuntime:
         if self.fabric is not None:
             await self.fabric.stop()
         await self.lifecycle.stop()
+        if self.service_proxy is not None:
+            await self.service_proxy.stop()
+            self.service_proxy = None
+            if hasattr(self.server, "service_fallback"):
+                self.server.service_fallback = None
         await self.kubelet.stop()
         await self._stop_processes()
         self.started = False
@@ -196,17 +226,39 @@ class ClusterRuntime:
             except errors.APIError:
                 return None
 
-        url = urlsplit(getattr(self.server, "url", "") or "")
-        tls = getattr(self.server, "tls", None)
+        root = self.plugin_root
+
+        def endpoint() -> tuple[str, str, bytes]:
+            pods_endpoint = getattr(self.server, "in_cluster_endpoint", None)
+            if pods_endpoint is not None:
+                return pods_endpoint()
+            url = urlsplit(getattr(self.server, "url", "") or "")
+            return url.hostname or "10.96.0.1", str(url.port or 443), b""
+
+        def node_path(node: str, path: str) -> str:
+            """A node's /var/lib/kubelet is ROOT/NODE (its plugins_registry and plugins), its
+            CDI directories ROOT/NODE/cdi; other host paths are the host's."""
+            p = os.path.normpath(path) if path else path
+            for prefix, target in NODE_PATHS:
+                if p == prefix or p.startswith(prefix + "/"):
+                    return str(root / node / target) + p[len(prefix) :]
+            return path
+
+        images = {
+            image: [entry] if isinstance(entry, str) else [str(a) for a in entry]
+            for image, entry in (cfg.get("images") or {}).items()
+        }
         self.kubelet.process = ProcessRuntime(
-            self.plugin_root / "pods",
+            root / "pods",
             self.clock,
             self.kubelet.queue.add,
             lookup,
             self._token,
-            (getattr(tls, "ca_pem", None) or b"") if tls else b"",
-            (url.hostname or "10.96.0.1", str(url.port or 443)),
+            endpoint,
             network=cfg.get("network") or "host",
+            node_path=node_path,
+            cdi_dirs=lambda node: [str(root / node / "cdi")],
+            images=images,
         )
 
     def _token(self, pod: dict, audience: str, expiration: int) -> str:

@@ -335,3 +335,38 @@ def merge_conditions(old: list[dict] | None, new: list[dict], now: float) -> lis
         out.append(c)
     order = {"PodReadyToStartContainers": 0, "Initialized": 1, "Ready": 2, "ContainersReady": 3, "PodScheduled": 4}
     return sorted(out, key=lambda c: order.get(c.get("type"), 5))
+
+
+def terminating_status(pod: dict, now: float, stopped: bool) -> dict:
+    """A simulated pod being deleted, as the kubelet reports it: its containers not ready
+    (Ready and ContainersReady False) during the grace period, then (``stopped``) terminated
+    with exit code 0 (a simulated process ends cleanly on SIGTERM); written before the pod
+    is removed, so watchers see both. The phase is left as it is (controllers counting
+    finished pods are not told that a deleted pod succeeded)."""
+    status = pod.get("status") or {}
+    mains = []
+    for st in status.get("containerStatuses") or ():
+        st = dict(st, ready=False)
+        running = (st.get("state") or {}).get("running")
+        if stopped and running is not None:
+            st["state"] = {
+                "terminated": {
+                    "exitCode": 0,
+                    "reason": "Completed",
+                    "startedAt": running.get("startedAt"),
+                    "finishedAt": meta.rfc3339(now),
+                    **({"containerID": st["containerID"]} if st.get("containerID") else {}),
+                }
+            }
+            st["started"] = False
+        mains.append(st)
+    names = [s["name"] for s in mains]
+    out: dict = {
+        "containerStatuses": mains,
+        **({"initContainerStatuses": status["initContainerStatuses"]} if status.get("initContainerStatuses") else {}),
+        "conditions": [
+            _ready_cond("ContainersReady", False, False, names),
+            _ready_cond("Ready", False, False, names),
+        ],
+    }
+    return out

@@ -463,8 +463,19 @@ class KubeletManager(Controller):
         cannot be set up yet (FailedMount; retried with a growing delay)."""
         from mockkube.kubelet.runtime.volumes import VolumeError
 
+        prepared = [pc for pc in (sim.prepared.get(cuid) for cuid in run.claims) if pc is not None]
+        spec = pod.get("spec") or {}
+        cdi_ids = {
+            c["name"]: [
+                d["name"]
+                for claim in _container_devices(pod, c, prepared)
+                for r in claim["claimResources"]
+                for d in r["cdiDevices"]
+            ]
+            for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+        }
         try:
-            status, wake, events = procs.sync(pod, key, now, run.ip, host_ip)
+            status, wake, events = procs.sync(pod, key, now, run.ip, host_ip, cdi_ids)
         except VolumeError as e:
             self._write_status(pod, lifecycle.pending_status(pod, host_ip), now, run)
             run.last_prepare_error = str(e)  # every failed sync records it; the correlator counts the repeats
@@ -484,6 +495,8 @@ class KubeletManager(Controller):
         if run is not None and not run.terminal and run.sandbox_at is not None:
             if run.stop_at is None:
                 run.stop_at = now + lifecycle.termination_delay(pod)
+                if now < run.stop_at:  # the grace period: still running, no longer ready
+                    self._write_status(pod, lifecycle.terminating_status(pod, now, False), now, run)
                 for c in (pod.get("spec") or {}).get("containers") or ():
                     self._event(
                         pod,
@@ -496,6 +509,9 @@ class KubeletManager(Controller):
             if now < run.stop_at:
                 self.queue.add_after(key, run.stop_at - now)
                 return
+            live = self.client.get(self.pods_rt, pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
+            if live is not None and live["metadata"].get("uid") == run.uid:  # terminated, then removed
+                self._write_status(live, lifecycle.terminating_status(live, now, True), now, run)
         if run is not None:
             self._unprepare(sim, run)
             run.terminal = True

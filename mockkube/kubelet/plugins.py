@@ -27,6 +27,7 @@ from mockkube.generated.pluginapi import DRA_PLUGIN_TYPE, DRA_VERSIONS, health_g
 log = logging.getLogger("mockkube.kubelet.plugins")
 
 REGISTRY = "plugins_registry"
+KUBELET_DIR = "/var/lib/kubelet"  # a node's, as its pods see it: <root>/<node> here
 PLUGINS = "plugins"
 GET_INFO_TIMEOUT = 1.0
 DIAL_TIMEOUT = 10.0
@@ -260,7 +261,7 @@ class PluginWatcher:
                 log.warning("node %s: plugin %s refused: %s", node, info.name, err)
                 return
             version = next(v for v in info.supported_versions if v in self.supported)
-            endpoint = info.endpoint
+            endpoint = self._on_host(node, info.endpoint)
             channel = grpc.aio.insecure_channel(endpoint if endpoint.startswith("unix:") else f"unix:{endpoint}")
             try:
                 await asyncio.wait_for(channel.channel_ready(), DIAL_TIMEOUT)
@@ -286,6 +287,14 @@ class PluginWatcher:
             )
         log.info("node %s: registered DRA plugin %s (%s) at %s", node, info.name, version, endpoint)
         self.hooks.plugin_registered(node, info.name)
+
+    def _on_host(self, node: str, endpoint: str) -> str:
+        """A plugin in a pod names its socket as the pod sees it, under the node's
+        /var/lib/kubelet (a hostPath volume): that is the node's directory here."""
+        path = endpoint[len("unix:") :] if endpoint.startswith("unix:") else endpoint
+        if path.startswith(KUBELET_DIR + "/"):
+            return str(self.root / node / path[len(KUBELET_DIR) + 1 :])
+        return endpoint
 
     def _validate(self, info: reg_pb2.PluginInfo) -> str:
         if info.type != DRA_PLUGIN_TYPE:

@@ -211,6 +211,12 @@ class Server:
         self.store: Store | None = None
         self.resources: Resources | None = None
         self._runner: web.AppRunner | None = None
+        self._pod_endpoint: tuple[str, str, bytes] | None = None  # in_cluster_endpoint(), made once
+        # where a Service is served when --service-address does not say (the process
+        # runtime's Services: (host, 0), 0 meaning the Service's own port)
+        self.service_fallback: Callable[[str, str], tuple[str, int] | None] | None = None
+        self._pod_endpoint_lock = threading.Lock()
+        self._api_loop: asyncio.AbstractEventLoop | None = None
         self.url = ""
         self.components: list = []
         self.cleanups: list[threading.Thread] = []  # clean-up still running after stop()
@@ -269,7 +275,10 @@ class Server:
         self.store.load()
         self.resources = Resources(self.store, self.registry, self.clock)
         self.resources.feature_gates = self.feature_gates
-        self.resources.webhooks.services = lambda ns, name: self.service_addresses.get((ns, name))
+        self.resources.webhooks.services = lambda ns, name: (
+            self.service_addresses.get((ns, name))
+            or (self.service_fallback(ns, name) if self.service_fallback is not None else None)
+        )
         crds = apiextensions.CRDServing(self.resources)
         self.store.on_remote.append(crds.on_remote)  # CRDs written through another API server
         self.on_reset(lambda: crds.after_reset(self.baseline))  # a reset writes the store directly
@@ -374,6 +383,8 @@ class Server:
         self.port = sock.getsockname()[1]
         site = web.SockSite(self._runner, sock, ssl_context=self.tls.server_context(self.address) if self.tls else None)
         await site.start()
+        self._api_loop = asyncio.get_running_loop()
+        self._pod_endpoint = None
         host = f"[{self.address}]" if ":" in self.address else self.address
         self.url = f"{'https' if self.tls else 'http'}://{host}:{self.port}"
         if self.kubeconfig_path:
@@ -419,6 +430,33 @@ class Server:
             self._escalation_checked = True
         auth = app[API_KEY].auth
         auth.authorizer, auth.tokens, auth.authenticate_token = self.authorizer, self.sa_tokens, self.authenticate_token
+
+    def in_cluster_endpoint(self) -> tuple[str, str, bytes]:
+        """Where programs in pods reach this server with their in-cluster configuration
+        (host, port, the CA PEM their ``ca.crt`` holds). Clients in a pod always speak HTTPS
+        and verify that CA: a server serving TLS is reached as it is; a plain-HTTP one opens,
+        the first time a pod needs it, a second listener serving TLS with a CA of its own
+        (same API, same authentication). Any thread may call it."""
+        with self._pod_endpoint_lock:
+            if self._pod_endpoint is not None:
+                return self._pod_endpoint
+            host = "127.0.0.1" if self.address in ("", "0.0.0.0") else "::1" if self.address == "::" else self.address
+            if self.tls is not None:
+                self._pod_endpoint = (host, str(self.port), self.tls.ca_pem or b"")
+                return self._pod_endpoint
+            from mockkube.apiserver.tlsconfig import TLSConfig
+
+            tls = TLSConfig.choose(True, None, None, None, None, self.temp_dirs)
+            assert tls is not None and self._runner is not None and self._api_loop is not None
+            ctx = tls.server_context(host)
+            sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, 0))
+            sock.listen(128)  # connections wait in the backlog until the site below accepts them
+            site = web.SockSite(self._runner, sock, ssl_context=ctx)
+            self._api_loop.call_soon_threadsafe(lambda: asyncio.ensure_future(site.start()))
+            self._pod_endpoint = (host, str(sock.getsockname()[1]), tls.ca_pem or b"")
+            return self._pod_endpoint
 
     def client(self, manager: str):
         """An in-process client writing as ``manager`` (what components use)."""

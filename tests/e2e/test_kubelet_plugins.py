@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mockkube.kubelet import runtime
+from mockkube.kubelet import cluster_of
 from mockkube.testing.cluster import ThreadedCluster
 from mockkube.testing.kubeletplugin import ThreadedPlugin
 from mockkube.testing.waiting import until
@@ -87,7 +87,7 @@ def on_cluster(c, fn, *args):
 
 
 def dirs(c, node: str) -> dict:
-    return on_cluster(c, lambda: runtime(c.server).plugin_dirs(node))
+    return on_cluster(c, lambda: cluster_of(c.server).plugin_dirs(node))
 
 
 def slices(c, node: str) -> list[dict]:
@@ -285,7 +285,7 @@ spec:
   devices: [{name: dev-0}]
 """,
     )
-    rt = runtime(c.server)
+    rt = cluster_of(c.server)
     on_cluster(c, rt.stop_kubelet, "ext-1")
     assert get(c, "resourceslice", "stale-slice")  # a stopped kubelet wipes nothing
     on_cluster(c, rt.start_kubelet, "ext-1")

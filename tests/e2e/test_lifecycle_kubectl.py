@@ -142,3 +142,56 @@ spec:
     assert p.returncode != 0
     assert 'The ResourceSlice "bad-slice" is invalid: spec' in p.stderr
     assert mockkube_cluster.kubectl("get", "resourceslice", "bad-slice", check=False).returncode != 0
+
+
+@pytest.mark.mockkube(frozen_clock=True)
+def test_graceful_delete_of_a_simulated_pod_shows_not_ready_then_terminated(mockkube, mockkube_namespace):
+    """As a kubelet reports it: during the grace period Ready=False with the container still
+    running, then the container terminated, then DELETED (a watcher sees all three)."""
+    import threading
+
+    c, ns = mockkube, mockkube_namespace
+    c.kubectl(
+        "apply",
+        "-n",
+        ns,
+        "-f",
+        "-",
+        input="""
+apiVersion: v1
+kind: Pod
+metadata: {name: slow, annotations: {mockkube.io/termination-delay: 20s}}
+spec: {containers: [{name: c, image: busybox}]}
+""",
+    )
+    pod = c.wait_for("pod", "slow", "Ready", ns)
+    events: list[dict] = []
+    done = threading.Event()
+    url = c.url + c.resource_path("pods", ns)
+
+    def watch() -> None:
+        params = {
+            "watch": "1",
+            "fieldSelector": "metadata.name=slow",
+            "resourceVersion": pod["metadata"]["resourceVersion"],
+        }
+        with c.http.get(url, params=params, stream=True, timeout=60) as r:
+            for line in r.iter_lines():
+                events.append(json.loads(line))
+                if events[-1]["type"] == "DELETED":
+                    break
+        done.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    c.kubectl("delete", "pod", "slow", "-n", ns, "--wait=false")
+    grace = c.wait_for("pod", "slow", lambda p: (p["status"]["containerStatuses"][0]["ready"]) is False, ns)
+    conds = {x["type"]: x["status"] for x in grace["status"]["conditions"]}
+    assert conds["Ready"] == conds["ContainersReady"] == "False"
+    assert "running" in grace["status"]["containerStatuses"][0]["state"]
+    c.clock.advance(20)
+    assert done.wait(30)
+    final = events[-2]["object"]["status"]
+    assert events[-2]["type"] == "MODIFIED" and events[-1]["type"] == "DELETED"
+    term = final["containerStatuses"][0]["state"]["terminated"]
+    assert term["exitCode"] == 0 and term["reason"] == "Completed"
+    assert {x["type"]: x["status"] for x in final["conditions"]}["Ready"] == "False"

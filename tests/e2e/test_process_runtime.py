@@ -472,10 +472,11 @@ def mockkube_fresh_process(tmp_path):
 POD_NETWORK = dict(PROFILE, kubelet={"runtime": "process", "network": "pod"})
 SERVE = "import http.server as h, sys; h.HTTPServer(('127.0.0.1', 8000), h.SimpleHTTPRequestHandler).serve_forever()"
 CALL = """
-import os, sys, urllib.request
+import os, ssl, sys, urllib.request
+ca = ssl.create_default_context(cafile="/var/run/secrets/kubernetes.io/serviceaccount/ca.crt")
 for url in sys.argv[1:]:
-    url = url.replace("API", "http://%s:%s" % (os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"]))
-    print(urllib.request.urlopen(url, timeout=5).read().decode()[:40].replace("\\n", " "))
+    url = url.replace("API", "https://%s:%s" % (os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"]))
+    print(urllib.request.urlopen(url, timeout=5, context=ca).read().decode()[:40].replace("\\n", " "))
 """
 
 

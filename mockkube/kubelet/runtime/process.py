@@ -29,7 +29,7 @@ from typing import Callable
 
 from mockkube.kubelet import lifecycle
 from mockkube.kubelet.containerdata import Lookup, simulated_container
-from mockkube.kubelet.runtime import sandbox, volumes
+from mockkube.kubelet.runtime import cdi, probes, sandbox, volumes
 from mockkube.kubelet.runtime.backoff import Backoff
 from mockkube.kubelet.runtime.logfile import LogFile
 from mockkube.kubelet.runtime.sandbox import SandboxError
@@ -63,6 +63,24 @@ class Instance:
     create_error: str = ""  # the sandbox could not be made: no process ran
     creating: bool = False  # the sandbox is being made (on the spawner thread)
     born: float = field(default_factory=lambda: time.monotonic())  # real time, for port-forward's patience
+    probes: list[probes.ProbeState] | None = None  # made once it runs
+    kill_at: float | None = None  # being stopped (a failed liveness probe or postStart hook): SIGKILL then
+    hooks: int = 0  # lifecycle hooks running
+
+    def probe(self, field_name: str) -> "probes.ProbeState | None":
+        return next((p for p in self.probes or () if p.field_name == field_name), None)
+
+    @property
+    def started_ok(self) -> bool:
+        """``started``: no startup probe, or it succeeded."""
+        p = self.probe("startupProbe")
+        return p is None or p.result is True
+
+    @property
+    def ready_ok(self) -> bool:
+        """Ready as far as probes say: started, and no readiness probe or it succeeded."""
+        p = self.probe("readinessProbe")
+        return self.started_ok and (p is None or p.result is True) and self.kill_at is None
 
     @property
     def running(self) -> bool:
@@ -118,6 +136,11 @@ class PodProcs:
     lock: threading.Lock = field(default_factory=threading.Lock)
     api_listener: object = None  # a socket in the pod's network: the API server's address there
     api_server: object = None  # its asyncio server, forwarding to the API server
+    cdi: dict[str, list[str]] = field(default_factory=dict)  # container -> its prepared CDI device IDs
+    grace: float = 30.0  # terminationGracePeriodSeconds
+    pod_ip: str = ""
+    full_name: str = ""  # name_namespace(uid), as the kubelet names a pod in messages
+    namespace: str = ""
 
     def container(self, name: str) -> ContainerState | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -141,22 +164,36 @@ class ProcessRuntime:
         on_change: Callable[[tuple], None],
         lookup: Lookup,
         token: volumes.TokenFn,
-        ca: bytes = b"",
-        api: tuple[str, str] = ("10.96.0.1", "443"),
+        endpoint: Callable[[], tuple[str, str, bytes]] = lambda: ("10.96.0.1", "443", b""),
         network: str = "host",
+        node_path: Callable[[str, str], str] = lambda node, path: path,
+        cdi_dirs: Callable[[str], list[str]] = lambda node: [],
+        images: dict[str, list[str]] | None = None,
     ) -> None:
         self.root = root
         self.clock = clock
         self.on_change = on_change
         self.lookup = lookup
         self.token = token
-        self.ca = ca
-        self.api = api
+        self.endpoint = endpoint  # (host, port, CA PEM): where pods reach the API server over TLS
+        self.node_path = node_path  # a hostPath on a node -> the host's path (the node's kubelet directories)
+        self.cdi_dirs = cdi_dirs  # a node's CDI spec directories
+        self.images = images if images is not None else {}  # image -> its entrypoint (kubelet.images)
+        self.service_hosts: Callable[[str], list[tuple[str, list[str]]]] = lambda namespace: []
         self.mine: set[str] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawner: ThreadPoolExecutor | None = None
         self.network = network  # "host": the host's; "pod": a network namespace per pod (loopback only)
         _raise_fd_limit()  # a running container holds five descriptors (output, exit, log, bubblewrap's messages)
+
+    @property
+    def api(self) -> tuple[str, str]:
+        host, port, _ = self.endpoint()
+        return host, port
+
+    @property
+    def ca(self) -> bytes:
+        return self.endpoint()[2]
 
     # -- set-up -----------------------------------------------------------------------------
     def _setup(self, pod: dict, key: tuple, ip: str) -> PodProcs:
@@ -164,30 +201,68 @@ class ProcessRuntime:
         spec = pod.get("spec") or {}
         d = self.root / f"{m.get('namespace', '')}_{m['name']}_{m['uid']}"
         d.mkdir(parents=True, exist_ok=True)
-        vols = volumes.materialize(pod, d / "volumes", self.lookup, self.token, self.ca)
+        node = spec.get("nodeName", "")
+        vols = volumes.materialize(
+            pod, d / "volumes", self.lookup, self.token, self.ca, lambda path: self.node_path(node, path)
+        )
         sa = self.lookup("ServiceAccount", m.get("namespace", ""), spec.get("serviceAccountName") or "default")
         automount = (sa or {}).get("automountServiceAccountToken") is not False
         sa_dir = volumes.service_account(pod, d / "volumes", self.token, self.ca, automount)
         hostname = spec.get("hostname") or m["name"]
         (d / "hostname").write_text(hostname + "\n")
-        (d / "hosts").write_text(
-            "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-            f"{ip}\t{hostname}\n"
-        )
         cs = [
             ContainerState(c["name"], c, init=True, sidecar=c.get("restartPolicy") == "Always")
             for c in spec.get("initContainers") or ()
         ]
         cs += [ContainerState(c["name"], c) for c in spec.get("containers") or ()]
         pp = PodProcs(m["uid"], key, d, hostname, cs, vols, sa_dir)
+        grace = spec.get("terminationGracePeriodSeconds")
+        pp.grace = float(grace if grace is not None else 30)
+        pp.pod_ip = ip
+        pp.full_name = f"{_pod_name(pod)}({m['uid']})"
+        pp.namespace = m.get("namespace", "")
+        self._write_hosts(pp)
         with _LOCK:
             _PODS[m["uid"]] = pp
         self.mine.add(m["uid"])
         return pp
 
+    def _write_hosts(self, pp: PodProcs) -> None:
+        """The pod's /etc/hosts: the kubelet's lines, then the Services' names
+        (services.py), rewritten in place when they change (the file is bound into the
+        containers)."""
+        text = (
+            "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+            f"{pp.pod_ip}\t{pp.hostname}\n"
+        )
+        for addr, names in self.service_hosts(pp.namespace):
+            text += f"{addr}\t{' '.join(names)}\n"
+        path = pp.dir / "hosts"
+        with open(path, "r+" if path.exists() else "w") as f:
+            f.write(text)
+            f.truncate()
+
+    def refresh_hosts(self) -> None:
+        """Services changed: every process pod's /etc/hosts again."""
+        for uid in list(self.mine):
+            pp = _PODS.get(uid)
+            if pp is not None:
+                try:
+                    self._write_hosts(pp)
+                except OSError:  # its directory is going
+                    pass
+
     # -- starting ---------------------------------------------------------------------------
+    def entrypoint(self, image: str) -> list[str] | None:
+        """The program an image maps to (``kubelet.images``: by the reference as written, or
+        normalized as the kubelet reports it), or None."""
+        if image in self.images:
+            return self.images[image]
+        return self.images.get(lifecycle.normalize_image(image)) if self.images else None
+
     def _argv(self, c: dict, env: dict[str, str]) -> list[str]:
-        argv = [str(a) for a in list(c.get("command") or ()) + list(c.get("args") or ())]
+        entry = None if c.get("command") else self.entrypoint(c.get("image") or "")
+        argv = [str(a) for a in list(c.get("command") or entry or ()) + list(c.get("args") or ())]
         if argv and argv[0] in ("python", "python3") and not shutil.which(argv[0], path=env.get("PATH")):
             argv[0] = sys.executable  # the host has no such Python on the container's PATH: the server's
         if not argv:  # the image's own command, where mockkube knows it
@@ -243,6 +318,11 @@ class ProcessRuntime:
             return
         try:
             mounts = volumes.mounts(pod, c, pp.vols, pp.sa_dir, pp.dir)
+            ids = pp.cdi.get(cs.name) or []
+            if ids:  # the prepared devices, as the container runtime applies their CDI specs
+                found = cdi.edits(self.cdi_dirs((pod.get("spec") or {}).get("nodeName", "")), ids)
+                env.update(found.env)
+                mounts += [sandbox.Mount(h, t, ro) for h, t, ro in found.mounts]
         except OSError as e:
             self._create_failed(inst, str(e), now)
             events.append(("Warning", "Failed", f"Error: {inst.create_error}", fp))
@@ -333,6 +413,7 @@ class ProcessRuntime:
                 pp.events.append(("Normal", "Pulled", f'Container image "{image}" already present on machine', fp))
             pp.events.append(("Normal", "Created", f"Created container: {cs.name}", fp))
             pp.events.append(("Normal", "Started", f"Started container {cs.name}", fp))
+            self._post_start(pp, cs, inst, fp)
         if pp.uid in self.mine:
             self.on_change(pp.key)
 
@@ -428,14 +509,122 @@ class ProcessRuntime:
         if pp.uid in self.mine:
             self.on_change(pp.key)
 
+    # -- probes and lifecycle hooks ---------------------------------------------------------------
+    def _target(self, pp: PodProcs, cs: ContainerState, inst: Instance) -> probes.Target:
+        assert inst.proc is not None
+        netns = pp.pause.child_pid if pp.pause is not None else 0
+        return probes.Target(inst.proc.child_pid, dict(cs.env), cs.cwd, pp.pod_ip or "127.0.0.1", cs.spec, netns)
+
+    def _probe(self, pp: PodProcs, cs: ContainerState, inst: Instance, now: float, wakes: list[float]) -> None:
+        """Run the container's probes that are due (startup first; liveness and readiness
+        once it succeeded), as the kubelet's probe workers do, each every periodSeconds."""
+        if inst.probes is None:
+            inst.probes = probes.states(cs.spec, inst.started)
+        startup = inst.probe("startupProbe")
+        for ps in inst.probes:
+            if ps is startup and ps.result is True:
+                continue  # a startup probe stops once it succeeded
+            if ps is not startup and startup is not None and startup.result is not True:
+                continue
+            if ps.inflight:
+                continue
+            if now >= ps.next_at:
+                ps.inflight, ps.next_at = True, now + ps.period
+                task = asyncio.ensure_future(probes.run(ps.spec, self._target(pp, cs, inst), ps.timeout))
+                task.add_done_callback(lambda f, ps=ps: self._probed(pp, cs, inst, ps, f))
+            wakes.append(ps.next_at)
+
+    def _probed(
+        self, pp: PodProcs, cs: ContainerState, inst: Instance, ps: probes.ProbeState, fut: asyncio.Future
+    ) -> None:
+        ps.inflight = False
+        if cs.current is not inst or not inst.running or pp.uid not in self.mine or pp.killing:
+            return
+        try:
+            ok, out = fut.result()
+        except Exception as e:  # noqa: BLE001 - a probe that cannot run fails
+            ok, out = False, str(e)
+        changed = ps.record(ok)
+        fp = f"spec.{'initContainers' if cs.init else 'containers'}{{{cs.name}}}"
+        if not ok:
+            pp.events.append(("Warning", "Unhealthy", f"{ps.kind} probe failed: {out}", fp))
+        if ps.result is False and ps.kind in ("Liveness", "Startup") and inst.kill_at is None:
+            pp.events.append(
+                ("Normal", "Killing", f"Container {cs.name} failed {ps.kind.lower()} probe, will be restarted", fp)
+            )
+            grace = ps.spec.get("terminationGracePeriodSeconds")
+            self._stop_container(pp, cs, inst, float(grace) if grace is not None else pp.grace)
+        if changed or not ok:
+            self.on_change(pp.key)
+
+    def _stop_container(self, pp: PodProcs, cs: ContainerState, inst: Instance, grace: float) -> None:
+        """Stop one container as the kubelet's killContainer does: its preStop hook, then
+        SIGTERM; SIGKILL at the end of the grace period (on the clock, from the pod worker)."""
+        inst.kill_at = self.clock() + max(grace, 0.0)
+        self._pre_stop(pp, cs, inst, grace)
+        self.on_change(pp.key)
+
+    def _pre_stop(self, pp: PodProcs, cs: ContainerState, inst: Instance, grace: float) -> None:
+        """The preStop hook (if any) and then SIGTERM to the container's PID 1."""
+        handler = (cs.spec.get("lifecycle") or {}).get("preStop")
+        if not handler or inst.proc is None:
+            self._kill_instance(inst, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+            return
+        fp = f"spec.{'initContainers' if cs.init else 'containers'}{{{cs.name}}}"
+
+        def done(f: asyncio.Future) -> None:
+            inst.hooks -= 1
+            msg = "" if f.cancelled() else (str(f.exception()) if f.exception() else f.result())
+            if msg:
+                pp.events.append(("Warning", "FailedPreStopHook", msg, fp))
+                if pp.uid in self.mine:
+                    self.on_change(pp.key)
+            self._kill_instance(inst, signal.SIGTERM)
+
+        inst.hooks += 1
+        target = self._target(pp, cs, inst)
+        task = asyncio.ensure_future(probes.hook(handler, target, max(grace, 1.0), cs.name, pp.full_name))
+        task.add_done_callback(done)
+
+    def _post_start(self, pp: PodProcs, cs: ContainerState, inst: Instance, fp: str) -> None:
+        handler = (cs.spec.get("lifecycle") or {}).get("postStart")
+        if not handler:
+            return
+
+        def done(f: asyncio.Future) -> None:
+            inst.hooks -= 1
+            msg = "" if f.cancelled() else (str(f.exception()) if f.exception() else f.result())
+            if not msg or cs.current is not inst or not inst.running or pp.uid not in self.mine:
+                return
+            pp.events.append(("Warning", "FailedPostStartHook", msg, fp))
+            pp.events.append(("Normal", "Killing", "FailedPostStartHook", fp))
+            self._stop_container(pp, cs, inst, pp.grace)
+
+        inst.hooks += 1
+        task = asyncio.ensure_future(probes.hook(handler, self._target(pp, cs, inst), pp.grace, cs.name, pp.full_name))
+        task.add_done_callback(done)
+
+    @staticmethod
+    def _kill_instance(inst: Instance, sig: int) -> None:
+        if inst.running and inst.proc is not None:
+            try:
+                os.kill(inst.proc.child_pid, sig)
+            except ProcessLookupError:
+                pass
+
     # -- the pod worker -------------------------------------------------------------------------
-    def sync(self, pod: dict, key: tuple, now: float, ip: str, host_ip: str) -> tuple[dict, float | None, list[Event]]:
+    def sync(
+        self, pod: dict, key: tuple, now: float, ip: str, host_ip: str, cdi_ids: dict[str, list[str]] | None = None
+    ) -> tuple[dict, float | None, list[Event]]:
         """Start what should run, restart what exited (after its back-off), report the status;
-        raises volumes.VolumeError while a volume cannot be set up."""
+        raises volumes.VolumeError while a volume cannot be set up. ``cdi_ids``: each
+        container's prepared CDI devices."""
         uid = pod["metadata"]["uid"]
         pp = _PODS.get(uid) if uid in self.mine else None
         if pp is None:
             pp = self._setup(pod, key, ip)
+        if cdi_ids is not None:
+            pp.cdi = cdi_ids
         events: list[Event] = pp.events
         pp.events = []
         wakes: list[float] = []
@@ -484,6 +673,20 @@ class ProcessRuntime:
                         self._start(pod, pp, cs, now, events)
                     elif not cur.running and self._restarts(cs, policy):
                         self._restart(pod, pp, cs, now, events, wakes)
+        if ip:
+            pp.pod_ip = ip
+        for cs in pp.containers:
+            inst = cs.current
+            if inst is None or not cs.running or inst.proc is None:
+                continue
+            if inst.kill_at is not None:  # stopping after a failed probe or hook
+                if now >= inst.kill_at:
+                    self._kill_instance(inst, signal.SIGKILL)
+                else:
+                    wakes.append(inst.kill_at)
+                continue
+            if not pp.killing and (not cs.init or cs.sidecar):
+                self._probe(pp, cs, inst, now, wakes)
         status = self._status(pod, pp, policy, initialized, init_failed, ip, host_ip, now)
         wake = min(wakes) if wakes else None
         return status, wake, events
@@ -557,8 +760,8 @@ class ProcessRuntime:
                 st["state"] = {"waiting": {"reason": "ContainerCreating"}}
             elif cur.running:
                 st["state"] = {"running": {"startedAt": meta.rfc3339(cur.started)}}
-                st["started"] = True
-                st["ready"] = not pp.killing
+                st["started"] = cur.started_ok
+                st["ready"] = not pp.killing and cur.ready_ok
             elif (
                 self._restarts(cs, policy)
                 and not pp.killing
@@ -657,7 +860,12 @@ class ProcessRuntime:
         if not pp.killing:
             pp.killing = True
             pp.kill_deadline = now + max(grace, 0.0)
-            self._signal(pp, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+            if grace > 0:  # each container's preStop hook, then its SIGTERM
+                for cs in pp.containers:
+                    if cs.running and cs.current is not None and cs.current.proc is not None:
+                        self._pre_stop(pp, cs, cs.current, grace)
+            else:
+                self._signal(pp, signal.SIGKILL)
             pp.killed_hard = grace <= 0
         return not any(cs.running for cs in pp.containers)
 

@@ -123,11 +123,16 @@ def root_args(targets: list[str]) -> list[str]:
 
 
 def _python_under_tmp() -> list[str]:
-    """The server's own Python installation (its virtual environment, its base) where it
-    lives under /tmp, which the container's own /tmp hides: bound back read-only, so the
-    server's ``python`` runs in a container as it does on the host (a checkout in /tmp)."""
-    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
-    return sorted(p for p in paths if p == "/tmp" or p.startswith("/tmp/")) if "/tmp" not in paths else []
+    """The server's own Python installation (its virtual environment, its base) and the
+    checkout mockkube runs from, where they live under /tmp, which the container's own /tmp
+    hides: bound back read-only, so the server's ``python`` (and programs of the checkout
+    that a profile's ``kubelet.images`` names) run in a container as on the host."""
+    checkout = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, checkout)}
+    if "/tmp" in paths:
+        return []
+    under = sorted(p for p in paths if p.startswith("/tmp/"))
+    return [p for p in under if not any(p.startswith(q + "/") for q in under)]
 
 
 def host_target(path: str) -> str:

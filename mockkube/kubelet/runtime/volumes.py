@@ -92,8 +92,11 @@ def _object(lookup: Lookup, kind: str, ns: str, src: dict, optional: bool, volum
     return data_of(obj, kind)
 
 
-def materialize(pod: dict, root: Path, lookup: Lookup, token: TokenFn, ca: bytes) -> dict[str, str]:
-    """Create the pod's volumes under ``root``; volume name -> host path."""
+def materialize(
+    pod: dict, root: Path, lookup: Lookup, token: TokenFn, ca: bytes, host_path: Callable[[str], str] = str
+) -> dict[str, str]:
+    """Create the pod's volumes under ``root``; volume name -> host path. ``host_path`` maps
+    a hostPath of the pod's node to the host's (a node's kubelet directories are its own)."""
     ns = pod["metadata"].get("namespace", "default")
     spec = pod.get("spec") or {}
     out: dict[str, str] = {}
@@ -102,7 +105,7 @@ def materialize(pod: dict, root: Path, lookup: Lookup, token: TokenFn, ca: bytes
         d = root / name
         if v.get("hostPath"):
             hp = v["hostPath"]
-            path, typ = hp.get("path", ""), hp.get("type", "")
+            path, typ = host_path(hp.get("path", "")), hp.get("type", "")
             if typ == "DirectoryOrCreate":
                 os.makedirs(path, exist_ok=True)
             elif typ == "FileOrCreate" and not os.path.exists(path):
