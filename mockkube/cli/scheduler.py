@@ -15,6 +15,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster", default=None, help="the cluster profile (its scheduler: settings)")
     p.add_argument("--dra-filter-timeout", dest="filter_timeout", type=duration, default=None, metavar="DURATION")
     p.add_argument("--binding-timeout", type=positive_duration, default=None, metavar="DURATION")
+    p.add_argument("--feature-gates", default="", metavar="A=true,B=false", help="as kube-scheduler's")
     p.add_argument("--clock", default=None, help=argparse.SUPPRESS)  # the server's clock state (JSON)
     p.add_argument("--control", action="store_true", help=argparse.SUPPRESS)  # requests on stdin
     p.add_argument("--log-level", default="WARNING")

@@ -38,7 +38,10 @@ SPECS: dict[str, FeatureSpec] = {
     "DRANodeAllocatableResources": FeatureSpec(False, "ALPHA"),
     "DRAPartitionableDevices": FeatureSpec(False, "ALPHA"),
     "DRAPrioritizedList": FeatureSpec(True, "BETA"),
+    "DRAWorkloadResourceClaims": FeatureSpec(False, "ALPHA"),
     "DynamicResourceAllocation": FeatureSpec(True, "GA", locked=True),
+    "GangScheduling": FeatureSpec(False, "ALPHA"),
+    "GenericWorkload": FeatureSpec(False, "ALPHA"),
 }
 
 

@@ -190,6 +190,9 @@ class Server:
             self.admin_token = secrets.token_urlsafe(32)
             self.static_tokens[self.admin_token] = {"username": "kubernetes-admin", "groups": [MASTERS]}
         self.registry = registry().child()  # this server also serves what is defined at run time
+        for rt in list(self.registry.all()):  # a resource behind a gate that is off is not served
+            if rt.feature_gate and not self.feature_gates.enabled(rt.feature_gate):
+                self.registry.remove(rt)
         self.metrics = Metrics()
         from mockkube.machinery.faults import Faults
 

@@ -1,0 +1,115 @@
+"""KEP-4671 gang scheduling end to end with kubectl (GenericWorkload and GangScheduling on):
+a gang of 4 pods of which only 3 fit stays Pending together, with upstream's condition
+and event messages, and is bound all together once a node with room appears; a
+ResourceClaim shared by a PodGroup (KEP-5729, DRAWorkloadResourceClaims) is allocated once
+and reserved for the group."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mockkube.testing.cluster import ThreadedCluster
+from mockkube.testing.waiting import until
+
+pytestmark = pytest.mark.e2e
+
+GATES = {"GenericWorkload": True, "GangScheduling": True, "DRAWorkloadResourceClaims": True}
+
+PROFILE = """
+nodes:
+- name: small
+  count: 3
+  labels: {pool: small}
+  capacity: {cpu: "1", memory: 4Gi}
+- name: gpu-node
+  capacity: {cpu: "4", memory: 16Gi}
+  drivers: {gpu.example.com: {count: 1}}
+"""
+
+GANG = """
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: trainers}
+spec:
+  schedulingPolicy:
+    gang: {minCount: 4}
+"""
+
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: %(name)s}
+spec:
+  schedulingGroup: {podGroupName: trainers}
+  nodeSelector: {%(selector)s}
+  containers: [{name: c, image: trainer:1, resources: {requests: {cpu: 800m}}}]
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> ThreadedCluster:
+    d = tmp_path_factory.mktemp("gang")
+    (d / "profile.yaml").write_text(PROFILE)
+    c = ThreadedCluster(workdir=str(d), cluster=str(d / "profile.yaml"), feature_gates=GATES).start()
+    yield c
+    c.stop()
+
+
+def get(k, *args) -> dict:
+    return json.loads(k("get", *args, "-o", "json").stdout)
+
+
+def condition(obj: dict, typ: str) -> dict | None:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == typ), None)
+
+
+def test_gang_waits_together_then_binds_together(cluster):
+    k = cluster.kubectl
+    ns = "gang-e2e"
+    k("create", "namespace", ns)
+    k("apply", "-n", ns, "-f", "-", input=GANG)
+    # the 4th pod can only go to a node labelled "extra": none exists yet
+    pods = "---".join(POD % {"name": f"t{i}", "selector": "pool: small" if i < 3 else "extra: 'yes'"} for i in range(4))
+    k("apply", "-n", ns, "-f", "-", input=pods)
+
+    def group_unschedulable():
+        pg = get(k, "-n", ns, "podgroup", "trainers")
+        c = condition(pg, "PodGroupScheduled")
+        return pg if c and c["status"] == "False" else None
+
+    pg = until(group_unschedulable, what="PodGroupScheduled=False")
+    c = condition(pg, "PodGroupScheduled")
+    assert (c["reason"], c["message"]) == ("Unschedulable", "pod group is unschedulable")
+
+    def all_conditions():
+        items = get(k, "-n", ns, "pods")["items"]
+        conds = {p["metadata"]["name"]: condition(p, "PodScheduled") for p in items}
+        return conds if len(conds) == 4 and all(conds.values()) else None
+
+    conds = until(all_conditions, what="PodScheduled conditions")
+    for name in ("t0", "t1", "t2"):
+        assert conds[name]["reason"] == "Unschedulable"
+        assert conds[name]["message"] == (
+            "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled"
+        )
+    assert conds["t3"]["message"].startswith("0/4 nodes are available: ")
+    assert "node(s) didn't match Pod's node affinity/selector" in conds["t3"]["message"]
+    assert all(not p["spec"].get("nodeName") for p in get(k, "-n", ns, "pods")["items"])
+    events = get(k, "-n", ns, "events", "--field-selector", "involvedObject.name=t0,reason=FailedScheduling")
+    assert events["items"][0]["message"] == (
+        "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled"
+    )
+
+    # room appears: the gpu node gets the label the 4th pod needs
+    k("label", "node", "gpu-node", "extra=yes")
+
+    def all_bound():
+        items = get(k, "-n", ns, "pods")["items"]
+        return items if all(p["spec"].get("nodeName") for p in items) else None
+
+    items = until(all_bound, what="the gang bound")
+    assert {p["metadata"]["name"]: p["spec"]["nodeName"] for p in items}["t3"] == "gpu-node"
+    c = condition(get(k, "-n", ns, "podgroup", "trainers"), "PodGroupScheduled")
+    assert (c["status"], c["reason"]) == ("True", "Scheduled")
