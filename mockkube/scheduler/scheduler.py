@@ -140,6 +140,7 @@ class Scheduler:
             clock=self.clock,
             binding_timeout=binding_timeout,
             metrics=getattr(server, "metrics", None),
+            pod_group_of=self._pod_group_sharing_claims,
         )
         registry = getattr(server, "metrics", None)
         self._attempts = None
@@ -317,6 +318,13 @@ class Scheduler:
     def get_pod_group(self, namespace: str, name: str) -> dict | None:
         inf = self.informers.get("podgroups")
         return inf.get(namespace, name) if inf is not None else None
+
+    def _pod_group_sharing_claims(self, pod: dict) -> dict | None:
+        """KEP-5729: the PodGroup whose claims the pod may share (DRAWorkloadResourceClaims)."""
+        name = group_name(pod)
+        if not name or not self.generic_workload or not self.gates.enabled("DRAWorkloadResourceClaims"):
+            return None
+        return self.get_pod_group((pod.get("metadata") or {}).get("namespace", ""), name)
 
     def group_state(self, namespace: str, name: str) -> PodGroupState:
         st = self.group_states.get((namespace, name))

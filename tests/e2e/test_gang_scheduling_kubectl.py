@@ -113,3 +113,87 @@ def test_gang_waits_together_then_binds_together(cluster):
     assert {p["metadata"]["name"]: p["spec"]["nodeName"] for p in items}["t3"] == "gpu-node"
     c = condition(get(k, "-n", ns, "podgroup", "trainers"), "PodGroupScheduled")
     assert (c["status"], c["reason"]) == ("True", "Scheduled")
+
+
+SHARED = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.example.com}
+---
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: infer}
+spec:
+  schedulingPolicy:
+    gang: {minCount: 2}
+  resourceClaims:
+  - {name: gpu, resourceClaimTemplateName: one-gpu}
+"""
+
+SHARING_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  schedulingGroup: {podGroupName: infer}
+  resourceClaims:
+  - {name: gpu, resourceClaimTemplateName: one-gpu}
+  containers: [{name: c, image: server:1, resources: {claims: [{name: gpu}]}}]
+"""
+
+
+def test_pod_group_claim_allocated_once_for_the_group(cluster):
+    k = cluster.kubectl
+    ns = "shared-claim-e2e"
+    k("create", "namespace", ns)
+    k("apply", "-n", ns, "-f", "-", input=SHARED)
+
+    def generated():
+        pg = get(k, "-n", ns, "podgroup", "infer")
+        st = (pg.get("status") or {}).get("resourceClaimStatuses") or []
+        return (pg, st[0]["resourceClaimName"]) if st else None
+
+    pg, claim_name = until(generated, what="the PodGroup's claim")
+    claim = get(k, "-n", ns, "resourceclaim", claim_name)
+    owner = claim["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "PodGroup",
+        "infer",
+        pg["metadata"]["uid"],
+        True,
+    )
+    assert claim["metadata"]["annotations"]["resource.kubernetes.io/podgroup-claim-name"] == "gpu"
+    assert claim["metadata"]["name"].startswith("infer-gpu-")
+    assert not (claim.get("status") or {}).get("allocation")  # not before a pod needs it
+
+    # the node has one GPU: both pods run only if they share one allocation
+    k("apply", "-n", ns, "-f", "-", input="---".join(SHARING_POD % n for n in ("a", "b")))
+
+    def running():
+        items = get(k, "-n", ns, "pods")["items"]
+        return items if len(items) == 2 and all(p["status"].get("phase") == "Running" for p in items) else None
+
+    pods = until(running, what="both pods running")
+    assert {p["spec"]["nodeName"] for p in pods} == {"gpu-node"}
+    for p in pods:
+        assert p["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": claim_name}]
+    claims = get(k, "-n", ns, "resourceclaims")["items"]
+    assert [c["metadata"]["name"] for c in claims] == [claim_name]  # no claim per pod
+    st = claims[0]["status"]
+    assert len(st["allocation"]["devices"]["results"]) == 1
+    assert st["reservedFor"] == [
+        {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "infer", "uid": pg["metadata"]["uid"]}
+    ]
+
+    # the pods go, the claim stays reserved; the PodGroup goes, the claim is released and collected
+    k("delete", "-n", ns, "pods", "--all", "--wait=false")
+    until(lambda: not get(k, "-n", ns, "pods")["items"], what="pods gone")
+    assert get(k, "-n", ns, "resourceclaim", claim_name)["status"]["reservedFor"]
+    k("delete", "-n", ns, "podgroup", "infer")
+    until(lambda: not get(k, "-n", ns, "resourceclaims")["items"], what="the claim collected")
