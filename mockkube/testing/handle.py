@@ -103,12 +103,15 @@ class Cluster(ClientTools):
         db_url: str | None = None,
         workdir: str | None = None,
         auth: dict | bool | None = None,
+        feature_gates: dict[str, bool] | str | None = None,
     ) -> None:
         """``control_plane``: kind's control-plane node and kube-system pods (off by default,
         to keep tests fast; docs/profiles.md). ``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
         or a dict of ``authorization_mode`` (default "Node,RBAC"), ``token_auth_file``,
         ``anonymous_auth``; the
-        kubeconfig then holds an admin token and ``kubeconfig_for()`` hands out others."""
+        kubeconfig then holds an admin token and ``kubeconfig_for()`` hands out others.
+        ``feature_gates``: kube-apiserver's ``--feature-gates`` (``{"GangScheduling": True}``
+        or ``"GangScheduling=true"``); v1.36's defaults for the rest."""
         auth = {"authorization_mode": "Node,RBAC"} if auth is True else dict(auth or {})
         unknown = set(auth) - set(AUTH_OPTIONS)
         if unknown:
@@ -127,6 +130,7 @@ class Cluster(ClientTools):
             "frozen_clock": frozen_clock,
             "control_plane": control_plane,
             "db_url": db_url,
+            "feature_gates": feature_gates,
         }
         self.url = ""
         self.http = requests.Session()
@@ -158,6 +162,7 @@ class Cluster(ClientTools):
                 filter_timeout=o["filter_timeout"],
                 control_plane=o["control_plane"],
                 clock=FakeClock(time.time()) if o["frozen_clock"] else None,
+                feature_gates=o["feature_gates"],
                 **self.auth,
             ).start()
             self._threaded.settled()
@@ -178,6 +183,10 @@ class Cluster(ClientTools):
             cmd += ["--dra-filter-timeout", f"{o['filter_timeout']}s"]
         if o["binding_timeout"] is not None:
             cmd += ["--binding-timeout", f"{o['binding_timeout']}s"]
+        gates = o["feature_gates"]
+        if gates:
+            text = gates if isinstance(gates, str) else ",".join(f"{k}={str(v).lower()}" for k, v in gates.items())
+            cmd += ["--feature-gates", text]
         a = self.auth
         if a.get("authorization_mode"):
             cmd += ["--authorization-mode", a["authorization_mode"]]

@@ -7,9 +7,10 @@ Per test, reset between tests (the way to write new suites):
   (tens of milliseconds), so tests never see each other's objects and run in parallel
   under ``pytest -n auto``. Choose the cluster with a marker:
   ``@pytest.mark.mockkube(profile=..., filter_timeout=..., binding_timeout=...,
-  frozen_clock=True, control_plane=True)`` (``profile``: a path, inline YAML or a dict; none:
-  the demo cluster; ``control_plane``: kind's control plane and kube-system add-ons, off by
-  default in tests to keep resets and starts fast).
+  frozen_clock=True, control_plane=True, feature_gates={"GangScheduling": True})``
+  (``profile``: a path, inline YAML or a dict; none: the demo cluster; ``control_plane``:
+  kind's control plane and kube-system add-ons, off by default in tests to keep resets and
+  starts fast; ``feature_gates``: as kube-apiserver's ``--feature-gates``).
 - ``mockkube_namespace``: a fresh namespace in that cluster (deleted after the test).
 - ``mockkube_api_client``: an official-Python-client ``ApiClient`` for it.
 
@@ -38,7 +39,15 @@ if TYPE_CHECKING:  # the server is imported when a fixture first needs one: coll
     from mockkube.testing.handle import Cluster
 
 MARKER = "mockkube"
-OPTIONS = ("profile", "filter_timeout", "binding_timeout", "frozen_clock", "control_plane", "auth")  # auth: reserved
+OPTIONS = (  # auth: reserved
+    "profile",
+    "filter_timeout",
+    "binding_timeout",
+    "frozen_clock",
+    "control_plane",
+    "auth",
+    "feature_gates",
+)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -10,10 +10,7 @@ import json
 
 import pytest
 
-from mockkube.testing.cluster import ThreadedCluster
 from mockkube.testing.waiting import until
-
-pytestmark = pytest.mark.e2e
 
 GATES = {"GenericWorkload": True, "GangScheduling": True, "DRAWorkloadResourceClaims": True}
 
@@ -37,6 +34,8 @@ spec:
     gang: {minCount: 4}
 """
 
+pytestmark = [pytest.mark.e2e, pytest.mark.mockkube(profile=PROFILE, feature_gates=GATES)]
+
 POD = """
 apiVersion: v1
 kind: Pod
@@ -48,13 +47,10 @@ spec:
 """
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory) -> ThreadedCluster:
-    d = tmp_path_factory.mktemp("gang")
-    (d / "profile.yaml").write_text(PROFILE)
-    c = ThreadedCluster(workdir=str(d), cluster=str(d / "profile.yaml"), feature_gates=GATES).start()
-    yield c
-    c.stop()
+@pytest.fixture
+def cluster(mockkube):
+    """The pool's cluster for this module's marker (reset between tests)."""
+    return mockkube
 
 
 def get(k, *args) -> dict:
@@ -68,6 +64,8 @@ def condition(obj: dict, typ: str) -> dict | None:
 def test_gang_waits_together_then_binds_together(cluster):
     k = cluster.kubectl
     ns = "gang-e2e"
+    served = k("api-resources", "--api-group=scheduling.k8s.io", "-o", "name").stdout.split()
+    assert "podgroups.scheduling.k8s.io" in served and "workloads.scheduling.k8s.io" in served
     k("create", "namespace", ns)
     k("apply", "-n", ns, "-f", "-", input=GANG)
     # the 4th pod can only go to a node labelled "extra": none exists yet
