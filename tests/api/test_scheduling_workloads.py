@@ -332,3 +332,21 @@ async def test_pod_group_status_subresource(api):
     assert out["details"]["causes"][0]["message"].endswith("must match the name of an entry in `spec.resourceClaims`")
     status, out, _ = await api.patch(f"{BASE}/podgroups/workload", {"status": {"conditions": []}})
     assert status == 200 and out["status"]["conditions"][0]["reason"] == "Unschedulable"
+
+
+async def test_pod_scheduling_group(api):
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"schedulingGroup": {"podGroupName": "Bad_Name"}, "containers": [{"name": "c", "image": "i"}]},
+    }
+    status, out, _ = await api.post("/api/v1/namespaces/default/pods", pod)
+    assert status == 422 and causes(out) == [("FieldValueInvalid", "spec.schedulingGroup.podGroupName")]
+    pod["spec"]["schedulingGroup"] = {}
+    status, out, _ = await api.post("/api/v1/namespaces/default/pods", pod)
+    assert status == 422 and causes(out) == [("FieldValueInvalid", "spec.schedulingGroup")]
+    pod["spec"]["schedulingGroup"] = {"podGroupName": "trainers"}
+    status, created, _ = await api.post("/api/v1/namespaces/default/pods", pod)
+    assert status == 201, created
+    created["spec"]["schedulingGroup"]["podGroupName"] = "other"  # immutable, as the rest of a pod's spec
+    status, out, _ = await api.put("/api/v1/namespaces/default/pods/p", created)
+    assert status == 422 and causes(out) == [("FieldValueForbidden", "spec")]
