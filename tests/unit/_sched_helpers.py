@@ -161,8 +161,8 @@ class Env:
 
 
 @contextlib.asynccontextmanager
-async def env(scheduler: bool = True, **kw) -> AsyncIterator[Env]:
-    async with running_server() as server:
+async def env(scheduler: bool = True, feature_gates: dict | None = None, **kw) -> AsyncIterator[Env]:
+    async with running_server(feature_gates=feature_gates) as server:
         ctrl = ResourceClaimController(server)
         await ctrl.start()
         sched = Scheduler(server, initial_backoff=0.01, max_backoff=0.05, seed=1, **kw)
