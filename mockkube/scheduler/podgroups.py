@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
-from mockkube.scheduler.plugins.gangscheduling import group_name
+from mockkube.scheduler.plugins.gangscheduling import PodGroupState, group_name
 
 if TYPE_CHECKING:
     from mockkube.scheduler.scheduler import Scheduler
@@ -79,7 +79,7 @@ def schedule_group(sched: Scheduler, key: str, pod: dict) -> None:
     ns = pod["metadata"]["namespace"]
     name = group_name(pod)
     group = members(sched, key, pod)
-    state_of_group = sched.group_state(ns, name)
+    state_of_group = sched.group_states.setdefault((ns, name), PodGroupState())
     results: list[_PodResult] = []
     group_status: fw.Status = fw.Status(fw.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
     error = ""
