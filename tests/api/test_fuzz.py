@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import requests
 import yaml
-from _seeds import path, seed
+from _seeds import path, resource_gates, seed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -59,7 +59,9 @@ FUZZ = settings(
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    c = ThreadedCluster(workdir=str(tmp_path_factory.mktemp("fuzz")), components=False).start()
+    c = ThreadedCluster(
+        workdir=str(tmp_path_factory.mktemp("fuzz")), components=False, feature_gates=resource_gates()
+    ).start()
     s = requests.Session()
     assert s.post(c.url + "/api/v1/namespaces", json={"metadata": {"name": "fuzz"}}).status_code == 201
     for rt in RTS:
