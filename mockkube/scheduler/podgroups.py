@@ -116,7 +116,10 @@ def schedule_group(sched: Scheduler, key: str, pod: dict) -> None:
         r.permit, r.feasible = st, True
         if st is None or st.ok:
             group_status = fw.OK
-    state_of_group.assumed.clear()
+    # pods going to their binding cycle stay assumed until the informer shows them bound
+    # (or back, unbound: Scheduler._track_group), as upstream's cache keeps assumed pods
+    bound = {r.pod["metadata"]["uid"] for r in results if r.feasible} if group_status.ok and not error else set()
+    state_of_group.assumed &= bound
     if error:
         for r in results:
             _revert(sched, r)

@@ -358,9 +358,12 @@ class Scheduler:
         st.all.add(uid)
         if (obj.get("spec") or {}).get("nodeName"):
             st.scheduled.add(uid)
+            st.assumed.discard(uid)
             keys.discard(key)
         else:
             keys.add(key)
+            if key not in self._binding_now and key not in self._waiting_uid:
+                st.assumed.discard(uid)  # its binding failed: no longer counted
         if added:
             self.queue.move_all(lambda e: e.key in keys)
 
