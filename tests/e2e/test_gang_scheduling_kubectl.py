@@ -189,6 +189,9 @@ def test_pod_group_claim_allocated_once_for_the_group(cluster):
         {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "infer", "uid": pg["metadata"]["uid"]}
     ]
 
+    finalizers = get(k, "-n", ns, "podgroup", "infer")["metadata"].get("finalizers")
+    assert finalizers == ["scheduling.k8s.io/podgroup-protection"]  # while its pods are active
+
     # the pods go, the claim stays reserved; the PodGroup goes, the claim is released and collected
     k("delete", "-n", ns, "pods", "--all", "--wait=false")
     until(lambda: not get(k, "-n", ns, "pods")["items"], what="pods gone")

@@ -142,3 +142,25 @@ async def test_claim_not_shared_without_the_gate():
         await e.wait(lambda: e.node_of("a"))
         claim = e.c.get(e.rt("resourceclaims", G), "default", "shared")
         assert [r["resource"] for r in claim["status"]["reservedFor"]] == ["pods"]
+
+
+async def test_pod_group_protection_finalizer():
+    """pkg/controller/podgroupprotection: the finalizer while active pods reference the group."""
+    from mockkube.controllers.podgroupprotection import FINALIZER, PodGroupProtectionController
+
+    async with env(feature_gates=ALL) as e:
+        ctrl = PodGroupProtectionController(e.server)
+        await ctrl.start()
+        try:
+            e.node("n1")
+            pod_group(e, "g")
+            member(e, "p0", "g", cpu="1")
+            rt = e.rt("podgroups", S)
+            await e.wait(lambda: FINALIZER in (e.c.get(rt, "default", "g")["metadata"].get("finalizers") or ()))
+            e.c.delete(rt, "default", "g")
+            await e.settle()
+            assert e.c.get(rt, "default", "g")["metadata"]["deletionTimestamp"]  # p0 still uses it
+            e.c.delete(e.rt("pods"), "default", "p0", {"gracePeriodSeconds": 0})
+            await e.wait(lambda: e.c.get(rt, "default", "g") is None)
+        finally:
+            await ctrl.stop()
