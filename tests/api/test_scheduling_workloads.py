@@ -213,6 +213,14 @@ POD_GROUP_FAILURES = [
     ),
 ]
 
+POD_GROUP_FAILURES.append(
+    (
+        "too many claims",
+        {"spec__resourceClaims": [{"name": f"c{i}", "resourceClaimName": "x"} for i in range(5)]},
+        [("FieldValueTooMany", "spec.resourceClaims")],
+    )
+)
+
 POD_GROUP_UPDATE_FAILURES = [
     (
         "change podGroup template ref name",

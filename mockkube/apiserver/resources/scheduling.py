@@ -142,6 +142,7 @@ priorityclasses = REGISTRY.add(
 # the ResourceClaim controller (resourceClaimStatuses).
 
 WORKLOAD_MAX_POD_GROUP_TEMPLATES = 8
+MAX_GROUP_RESOURCE_CLAIMS = 4  # +k8s:maxItems=4 on resourceClaims (v1alpha2)
 _POLICIES = ("basic", "gang")
 _DISRUPTION_MODES = ["Pod", "PodGroup"]
 
@@ -184,6 +185,8 @@ def validate_group_resource_claims(claims: Any, path: str) -> list[fe.FieldError
     label name, exactly one of resourceClaimName and resourceClaimTemplateName."""
     from mockkube.machinery import names
 
+    if len(claims or []) > MAX_GROUP_RESOURCE_CLAIMS:
+        return [fe.too_many(path, len(claims), MAX_GROUP_RESOURCE_CLAIMS)]
     errs: list[fe.FieldError] = []
     seen: set[str] = set()
     for i, c in enumerate(claims or []):
