@@ -62,6 +62,8 @@ KINDS: list[tuple[str, str, str]] = [
     ("apps/v1", "ReplicaSet", "k8s.io.api.apps.v1.ReplicaSet"),
     ("autoscaling/v1", "Scale", "k8s.io.api.autoscaling.v1.Scale"),
     ("scheduling.k8s.io/v1", "PriorityClass", "k8s.io.api.scheduling.v1.PriorityClass"),
+    ("scheduling.k8s.io/v1alpha2", "Workload", "k8s.io.api.scheduling.v1alpha2.Workload"),
+    ("scheduling.k8s.io/v1alpha2", "PodGroup", "k8s.io.api.scheduling.v1alpha2.PodGroup"),
     ("policy/v1", "PodDisruptionBudget", "k8s.io.api.policy.v1.PodDisruptionBudget"),
     ("v1", "PersistentVolumeClaim", "k8s.io.api.core.v1.PersistentVolumeClaim"),
     ("v1", "PersistentVolume", "k8s.io.api.core.v1.PersistentVolume"),

@@ -19,6 +19,7 @@ from typing import Any
 
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
+from mockkube.dra import workloadclaims as wlc
 from mockkube.machinery import errors, meta
 
 log = logging.getLogger("mockkube.resourceclaim")
@@ -60,7 +61,7 @@ def claim_metric_labels(claim: dict) -> tuple[str, str, str]:
     annotations = (claim.get("metadata") or {}).get("annotations") or {}
     if annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true":
         source = "extended_resource"
-    elif POD_CLAIM_ANNOTATION in annotations:
+    elif POD_CLAIM_ANNOTATION in annotations or wlc.PODGROUP_CLAIM_ANNOTATION in annotations:
         source = "resource_claim_template"
     else:
         source = ""
@@ -81,6 +82,18 @@ def owning_pod(claim: dict) -> tuple[str, str]:
     return "", ""
 
 
+def owning_pod_group(claim: dict) -> str:
+    """The uid of the PodGroup controlling a claim generated for it (KEP-5729), else ""."""
+    for o in (claim.get("metadata") or {}).get("ownerReferences") or ():
+        if (
+            o.get("controller")
+            and o.get("kind") == "PodGroup"
+            and o.get("apiVersion", "").startswith("scheduling.k8s.io/")
+        ):
+            return o.get("uid", "")
+    return ""
+
+
 class ResourceClaimController(Controller):
     name = "resourceclaim-controller"
 
@@ -95,6 +108,17 @@ class ResourceClaimController(Controller):
         self.claim_inf = Informer(store, self.claims_rt)
         self.template_inf = Informer(store, self.templates_rt)
         self.informers = [self.template_inf, self.claim_inf, self.pod_inf]
+        # KEP-5729 (DRAWorkloadResourceClaims, with GenericWorkload): claims of PodGroups
+        gates = getattr(server, "feature_gates", None)
+        self.workload_claims = (
+            gates is not None and gates.enabled("GenericWorkload") and gates.enabled("DRAWorkloadResourceClaims")
+        )
+        self.group_inf: Informer | None = None
+        if self.workload_claims:
+            self.groups_rt = self.client.rt("podgroups", "scheduling.k8s.io")
+            self.group_inf = Informer(store, self.groups_rt)
+            self.group_inf.add_handler(self._on_pod_group)
+            self.informers.insert(0, self.group_inf)
         self.pod_inf.add_handler(self._on_pod)
         self.claim_inf.add_handler(self._on_claim)
         self.template_inf.add_handler(self._on_template)
@@ -173,14 +197,118 @@ class ResourceClaimController(Controller):
                     self.queue.add(("pod", f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"))
                     break
 
+    def _on_pod_group(self, typ: str, pg: dict, prev: dict | None) -> None:
+        m = pg.get("metadata") or {}
+        ns, name = m.get("namespace", ""), m.get("name", "")
+        if typ == "DELETED":  # its reservations go: the claims may be deallocated
+            for claim in self.claim_inf.list(ns):
+                if any(
+                    wlc.is_group_ref(r) and r.get("name") == name
+                    for r in (claim.get("status") or {}).get("reservedFor") or ()
+                ):
+                    self.queue.add(("claim", f"{ns}/{claim['metadata']['name']}"))
+            return
+        if (pg.get("spec") or {}).get("resourceClaims"):
+            self.queue.add(("podgroup", f"{ns}/{name}"))
+        for pod in self.pod_inf.list(ns):
+            if wlc.pod_group_name(pod) == name and (pod.get("spec") or {}).get("resourceClaims"):
+                self.queue.add(("pod", f"{ns}/{pod['metadata']['name']}"))
+
+    def _pod_group(self, pod: dict) -> dict | None:
+        name = wlc.pod_group_name(pod)
+        if not name or self.group_inf is None:
+            return None
+        return self.group_inf.get(pod["metadata"].get("namespace", ""), name)
+
     # -- reconcile ------------------------------------------------------------------------
     def reconcile(self, key) -> None:
         kind, k = key
         ns, _, name = k.partition("/")
         if kind == "pod":
             self.sync_pod(ns, name)
+        elif kind == "podgroup":
+            self.sync_pod_group(ns, name)
         else:
             self.sync_claim(ns, name)
+
+    def sync_pod_group(self, ns: str, name: str) -> None:
+        """KEP-5729: one claim per PodGroup entry naming a template, owned by the PodGroup,
+        annotated with the entry's name and recorded in status.resourceClaimStatuses."""
+        assert self.group_inf is not None
+        pg = self.group_inf.get(ns, name)
+        if pg is None or pg["metadata"].get("deletionTimestamp"):
+            return
+        uid = pg["metadata"]["uid"]
+        statuses = {s.get("name"): s for s in (pg.get("status") or {}).get("resourceClaimStatuses") or ()}
+        new: dict[str, str] = {}
+        for entry in (pg.get("spec") or {}).get("resourceClaims") or ():
+            template = entry.get("resourceClaimTemplateName")
+            if not template:
+                continue
+            cname = (statuses.get(entry.get("name")) or {}).get("resourceClaimName")
+            claim = self.claim_inf.get(ns, cname) if cname else None
+            if claim is not None and owning_pod_group(claim) == uid:
+                continue
+            claim = next(
+                (
+                    c
+                    for c in self.claim_inf.list(ns)
+                    if owning_pod_group(c) == uid
+                    and (c["metadata"].get("annotations") or {}).get(wlc.PODGROUP_CLAIM_ANNOTATION) == entry.get("name")
+                ),
+                None,
+            )
+            if claim is None:
+                owner = {
+                    "apiVersion": "scheduling.k8s.io/v1alpha2",
+                    "kind": "PodGroup",
+                    "name": name,
+                    "uid": uid,
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+                claim = self._create_from_template(
+                    ns,
+                    template,
+                    generate_name(name, entry.get("name", "")),
+                    owner,
+                    wlc.PODGROUP_CLAIM_ANNOTATION,
+                    entry,
+                )
+            new[entry["name"]] = claim["metadata"]["name"]
+        if new:
+            merged = {**{k: v.get("resourceClaimName") for k, v in statuses.items()}, **new}
+            entries = [{"name": k, "resourceClaimName": v} for k, v in sorted(merged.items())]
+            self.client.patch(
+                self.groups_rt, ns, name, {"status": {"resourceClaimStatuses": entries}}, "merge", "status"
+            )
+
+    def _create_from_template(
+        self, ns: str, template: str, generate: str, owner: dict, annotation: str, entry: dict
+    ) -> dict:
+        tmpl = self.template_inf.get(ns, template)
+        if tmpl is None:
+            raise errors.not_found("resourceclaimtemplates", "resource.k8s.io", template)
+        tspec = tmpl.get("spec") or {}
+        tmeta = tspec.get("metadata") or {}
+        annotations = dict(tmeta.get("annotations") or {})
+        annotations[annotation] = entry.get("name", "")
+        body = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {
+                "generateName": generate,
+                "namespace": ns,
+                "ownerReferences": [owner],
+                "annotations": annotations,
+            },
+            "spec": meta.clone(tspec.get("spec") or {}),
+        }
+        if tmeta.get("labels"):
+            body["metadata"]["labels"] = dict(tmeta["labels"])
+        claim = self.client.create(self.claims_rt, body, ns)
+        self._on_claim("ADDED", claim, None)  # index it before the informer does
+        return claim
 
     def _owned_claim(self, pod: dict, pod_claim: str) -> dict | None:
         """An orphan from an earlier attempt: owned by the pod, annotated for this entry."""
@@ -226,6 +354,8 @@ class ResourceClaimController(Controller):
             claim = self.claim_inf.get(ns, cname)
             if claim is None:
                 continue
+            if wlc.matching_entry(pc, self._pod_group(pod)) is not None:
+                continue  # KEP-5729: the scheduler reserved it for the PodGroup
             if pc.get("resourceClaimTemplateName") and owning_pod(claim)[1] != pod["metadata"]["uid"]:
                 continue
             st = claim.get("status") or {}
@@ -246,6 +376,13 @@ class ResourceClaimController(Controller):
         pod_claim = pc.get("name", "")
         template = pc.get("resourceClaimTemplateName")
         if not template:
+            return
+        pg = self._pod_group(pod)
+        entry = wlc.matching_entry(pc, pg)
+        if entry is not None and pg is not None:  # KEP-5729: the PodGroup's claim, once made
+            cname = wlc.group_claim_name(entry, pg)
+            if cname and (statuses.get(pod_claim) or {}).get("resourceClaimName") != cname:
+                new[pod_claim] = cname
             return
         st = statuses.get(pod_claim)
         if st is not None:
@@ -298,6 +435,11 @@ class ResourceClaimController(Controller):
         reserved = st.get("reservedFor") or []
         valid = []
         for r in reserved:
+            if wlc.is_group_ref(r) and self.group_inf is not None:
+                pg = self.group_inf.get(ns, r.get("name", ""))
+                if pg is not None and pg["metadata"].get("uid") == r.get("uid"):
+                    valid.append(r)  # KEP-5729: kept while the PodGroup exists
+                continue
             if r.get("apiGroup") or r.get("resource") != "pods":
                 valid.append(r)  # not ours to judge
                 continue

@@ -2977,6 +2977,77 @@ MESSAGES: dict[str, dict[int, tuple[str, str, str, str]]] = {
         4: ('description', '', 'string', 'o'),
         5: ('preemptionPolicy', '', 'string', 'op'),
     },
+    'k8s.io.api.scheduling.v1alpha2.BasicSchedulingPolicy': {
+    },
+    'k8s.io.api.scheduling.v1alpha2.GangSchedulingPolicy': {
+        1: ('minCount', '', 'int32', ''),
+    },
+    'k8s.io.api.scheduling.v1alpha2.PodGroup': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.scheduling.v1alpha2.PodGroupSpec', ''),
+        3: ('status', '', 'k8s.io.api.scheduling.v1alpha2.PodGroupStatus', 'o'),
+    },
+    'k8s.io.api.scheduling.v1alpha2.PodGroupResourceClaim': {
+        1: ('name', '', 'string', ''),
+        2: ('resourceClaimName', '', 'string', 'op'),
+        3: ('resourceClaimTemplateName', '', 'string', 'op'),
+    },
+    'k8s.io.api.scheduling.v1alpha2.PodGroupResourceClaimStatus': {
+        1: ('name', '', 'string', ''),
+        2: ('resourceClaimName', '', 'string', 'op'),
+    },
+    'k8s.io.api.scheduling.v1alpha2.PodGroupSchedulingConstraints': {
+        1: ('topology', 'r', 'k8s.io.api.scheduling.v1alpha2.TopologyConstraint', 'o'),
+    },
+    'k8s.io.api.scheduling.v1alpha2.PodGroupSchedulingPolicy': {
+        1: ('basic', '', 'k8s.io.api.scheduling.v1alpha2.BasicSchedulingPolicy', 'op'),
+        2: ('gang', '', 'k8s.io.api.scheduling.v1alpha2.GangSchedulingPolicy', 'op'),
+    },
+    'k8s.io.api.scheduling.v1alpha2.PodGroupSpec': {
+        1: ('podGroupTemplateRef', '', 'k8s.io.api.scheduling.v1alpha2.PodGroupTemplateReference', 'p'),
+        2: ('schedulingPolicy', '', 'k8s.io.api.scheduling.v1alpha2.PodGroupSchedulingPolicy', ''),
+        3: ('schedulingConstraints', '', 'k8s.io.api.scheduling.v1alpha2.PodGroupSchedulingConstraints', 'op'),
+        4: ('resourceClaims', 'r', 'k8s.io.api.scheduling.v1alpha2.PodGroupResourceClaim', 'o'),
+        5: ('disruptionMode', '', 'string', 'op'),
+        6: ('priorityClassName', '', 'string', 'o'),
+        7: ('priority', '', 'int32', 'op'),
+    },
+    'k8s.io.api.scheduling.v1alpha2.PodGroupStatus': {
+        1: ('conditions', 'r', 'k8s.io.apimachinery.pkg.apis.meta.v1.Condition', 'o'),
+        2: ('resourceClaimStatuses', 'r', 'k8s.io.api.scheduling.v1alpha2.PodGroupResourceClaimStatus', 'o'),
+    },
+    'k8s.io.api.scheduling.v1alpha2.PodGroupTemplate': {
+        1: ('name', '', 'string', ''),
+        2: ('schedulingPolicy', '', 'k8s.io.api.scheduling.v1alpha2.PodGroupSchedulingPolicy', ''),
+        3: ('schedulingConstraints', '', 'k8s.io.api.scheduling.v1alpha2.PodGroupSchedulingConstraints', 'p'),
+        4: ('resourceClaims', 'r', 'k8s.io.api.scheduling.v1alpha2.PodGroupResourceClaim', 'o'),
+        5: ('disruptionMode', '', 'string', 'op'),
+        6: ('priorityClassName', '', 'string', 'o'),
+        7: ('priority', '', 'int32', 'op'),
+    },
+    'k8s.io.api.scheduling.v1alpha2.PodGroupTemplateReference': {
+        1: ('workload', '', 'k8s.io.api.scheduling.v1alpha2.WorkloadPodGroupTemplateReference', 'p'),
+    },
+    'k8s.io.api.scheduling.v1alpha2.TopologyConstraint': {
+        1: ('key', '', 'string', ''),
+    },
+    'k8s.io.api.scheduling.v1alpha2.TypedLocalObjectReference': {
+        1: ('apiGroup', '', 'string', 'o'),
+        2: ('kind', '', 'string', ''),
+        3: ('name', '', 'string', ''),
+    },
+    'k8s.io.api.scheduling.v1alpha2.Workload': {
+        1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
+        2: ('spec', '', 'k8s.io.api.scheduling.v1alpha2.WorkloadSpec', ''),
+    },
+    'k8s.io.api.scheduling.v1alpha2.WorkloadPodGroupTemplateReference': {
+        1: ('workloadName', '', 'string', ''),
+        2: ('podGroupTemplateName', '', 'string', ''),
+    },
+    'k8s.io.api.scheduling.v1alpha2.WorkloadSpec': {
+        1: ('controllerRef', '', 'k8s.io.api.scheduling.v1alpha2.TypedLocalObjectReference', 'op'),
+        2: ('podGroupTemplates', 'r', 'k8s.io.api.scheduling.v1alpha2.PodGroupTemplate', ''),
+    },
     'k8s.io.api.storage.v1.CSIDriver': {
         1: ('metadata', '', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', 'o'),
         2: ('spec', '', 'k8s.io.api.storage.v1.CSIDriverSpec', ''),
@@ -3162,6 +3233,8 @@ KINDS: dict[tuple[str, str], str] = {
     ('apps/v1', 'ReplicaSet'): 'k8s.io.api.apps.v1.ReplicaSet',
     ('autoscaling/v1', 'Scale'): 'k8s.io.api.autoscaling.v1.Scale',
     ('scheduling.k8s.io/v1', 'PriorityClass'): 'k8s.io.api.scheduling.v1.PriorityClass',
+    ('scheduling.k8s.io/v1alpha2', 'Workload'): 'k8s.io.api.scheduling.v1alpha2.Workload',
+    ('scheduling.k8s.io/v1alpha2', 'PodGroup'): 'k8s.io.api.scheduling.v1alpha2.PodGroup',
     ('policy/v1', 'PodDisruptionBudget'): 'k8s.io.api.policy.v1.PodDisruptionBudget',
     ('v1', 'PersistentVolumeClaim'): 'k8s.io.api.core.v1.PersistentVolumeClaim',
     ('v1', 'PersistentVolume'): 'k8s.io.api.core.v1.PersistentVolume',

@@ -53,6 +53,9 @@ class ClusterRuntime:
         self.publisher = Publisher(Client(server.resources, "dra-driver"))
         self.kubelet = KubeletManager(self.client, self.clock, self.drivers)
         self.service_proxy = None  # runtime/services.py, with process nodes
+        gates = getattr(server, "feature_gates", None)
+        # KEP-5729: a claim reserved for the pod's PodGroup is the pod's to use
+        self.kubelet.workload_claims = gates is not None and gates.enabled("DRAWorkloadResourceClaims")
         self.lifecycle = NodeLifecycleController(Client(server.resources, "kube-controller-manager"), self.clock)
         self.fabric: FabricController | None = None
         self.fabric_pools: list[dict] = []

@@ -21,6 +21,7 @@ from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.client.recorder import event_for, recorder_for
 from mockkube.config.profile import NodeSpec
+from mockkube.dra import workloadclaims as wlc
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
@@ -146,6 +147,7 @@ class KubeletManager(Controller):
         self.wiping_delay = wiping_delay
         self.external_drivers: set[str] = set()  # built-in drivers running out of process
         self.health_taint_effect = health_taint_effect
+        self.workload_claims = False  # DRAWorkloadResourceClaims: claims reserved for a PodGroup
         # how long a restartPolicy Never/OnFailure container runs without an exit-after annotation
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
         self.run_programs = False  # kubelet.runPrograms: pods with a Python program use the process runtime
@@ -607,7 +609,8 @@ class KubeletManager(Controller):
                 self.waiting.setdefault((ns, cname), set()).add(key)
                 return f'failed to fetch ResourceClaim {ns}/{cname}: resourceclaims.resource.k8s.io "{cname}" not found'
             reserved = {r.get("uid") for r in (claim.get("status") or {}).get("reservedFor") or ()}
-            if uid not in reserved or not (claim.get("status") or {}).get("allocation"):
+            for_group = self.workload_claims and wlc.reserved_for_group_of(pod, claim)
+            if (uid not in reserved and not for_group) or not (claim.get("status") or {}).get("allocation"):
                 self.waiting.setdefault((ns, cname), set()).add(key)
                 return (
                     f"pod {ns}/{pod['metadata']['name']} ({uid}) is not allowed to use ResourceClaim "

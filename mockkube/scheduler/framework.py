@@ -108,6 +108,10 @@ class Plugin:
     def unreserve(self, state: CycleState, pod: dict, node_name: str) -> None:
         return None
 
+    def permit(self, state: CycleState, pod: dict, node_name: str) -> tuple[Status | None, float]:
+        """Success (None), Wait with a timeout in seconds, or a rejection."""
+        return None, 0.0
+
     def pre_bind(self, state: CycleState, pod: dict, node_name: str) -> Status | None:
         return None
 

@@ -26,6 +26,7 @@ from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
+from mockkube.scheduler.plugins.gangscheduling import GangScheduling, PodGroupState, group_name
 from mockkube.scheduler.plugins.imagelocality import ImageLocality
 from mockkube.scheduler.plugins.interpodaffinity import InterPodAffinity
 from mockkube.scheduler.plugins.nodeports import NodePorts
@@ -139,6 +140,7 @@ class Scheduler:
             clock=self.clock,
             binding_timeout=binding_timeout,
             metrics=getattr(server, "metrics", None),
+            pod_group_of=self._pod_group_sharing_claims,
         )
         registry = getattr(server, "metrics", None)
         self._attempts = None
@@ -165,11 +167,24 @@ class Scheduler:
             self._allocations = registry.counter(
                 "mockkube_dra_allocations_total", "ResourceClaims the scheduler allocated (mockkube).", []
             )
+        # --feature-gates as the server has them (in a process of its own: as it was given them)
+        from mockkube.config.features import FeatureGates
+
+        self.gates = getattr(server, "feature_gates", None) or FeatureGates()
+        self.generic_workload = self.gates.enabled("GenericWorkload")
+        self.group_states: dict[tuple[str, str], PodGroupState] = {}
+        self.group_keys: dict[tuple[str, str], set[str]] = {}  # pending pods' keys by group
         # KEP-5007: pods parked in PreBind until their claims' binding conditions are True
         self.binding = bc.BindingWaiter(self.dra.get_claim, self.clock, binding_timeout, self.bc_metrics)
         # upstream default order (DynamicResources before DefaultPreemption)
+        gang = (
+            [GangScheduling(self.get_pod_group, self.group_state)]
+            if self.generic_workload and self.gates.enabled("GangScheduling")
+            else []
+        )
         self.plugins: list[fw.Plugin] = [
             SchedulingGates(),
+            *gang,
             NodeUnschedulable(),
             NodeName(),
             TaintToleration(),
@@ -209,6 +224,9 @@ class Scheduler:
             "replicasets": Informer(store, rt("replicasets", "apps")),
             "statefulsets": Informer(store, rt("statefulsets", "apps")),
         }
+        if self.generic_workload:
+            self.informers["podgroups"] = Informer(store, rt("podgroups", "scheduling.k8s.io"))
+            self.informers["podgroups"].add_handler(self._on_pod_group)
         self.informers["nodes"].add_handler(self._on_node)
         self.informers["pods"].add_handler(self._on_pod)
         self.informers["resourceclaims"].add_handler(self._on_claim)
@@ -239,9 +257,11 @@ class Scheduler:
             "devicetaintrules",
             "resourceslices",
             "resourceclaims",
+            "podgroups",
             "pods",
         ):
-            self.informers[name].start()
+            if name in self.informers:
+                self.informers[name].start()
         self._task = asyncio.create_task(self._run(), name="scheduler")
         self._schedule_flush()
 
@@ -297,8 +317,98 @@ class Scheduler:
         if typ == "ADDED" or _node_changed(obj, prev):
             self.queue.move_all()
 
+    # -- pod groups (GenericWorkload) ----------------------------------------------------
+    def get_pod_group(self, namespace: str, name: str) -> dict | None:
+        inf = self.informers.get("podgroups")
+        return inf.get(namespace, name) if inf is not None else None
+
+    def _pod_group_sharing_claims(self, pod: dict) -> dict | None:
+        """KEP-5729: the PodGroup whose claims the pod may share (DRAWorkloadResourceClaims)."""
+        name = group_name(pod)
+        if not name or not self.generic_workload or not self.gates.enabled("DRAWorkloadResourceClaims"):
+            return None
+        return self.get_pod_group((pod.get("metadata") or {}).get("namespace", ""), name)
+
+    def group_state(self, namespace: str, name: str) -> PodGroupState:
+        st = self.group_states.get((namespace, name))
+        return st if st is not None else PodGroupState()
+
+    def _track_group(self, typ: str, obj: dict, key: str) -> None:
+        """Upstream's PodGroupState: the group's live pods and which of them are bound; a
+        new member may complete a gang waiting in PreEnqueue (isSchedulableAfterPodAdded)."""
+        name = group_name(obj)
+        if not name:
+            return
+        m = obj.get("metadata") or {}
+        g = (m.get("namespace", ""), name)
+        uid = m.get("uid", "")
+        st = self.group_states.setdefault(g, PodGroupState())
+        keys = self.group_keys.setdefault(g, set())
+        gone = (
+            typ == "DELETED"
+            or m.get("deletionTimestamp")
+            or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+        )
+        if gone:
+            st.all.discard(uid)
+            st.scheduled.discard(uid)
+            keys.discard(key)
+            if not st.all:
+                self.group_states.pop(g, None)
+                self.group_keys.pop(g, None)
+            return
+        added = uid not in st.all
+        st.all.add(uid)
+        if (obj.get("spec") or {}).get("nodeName"):
+            st.scheduled.add(uid)
+            st.assumed.discard(uid)
+            keys.discard(key)
+        else:
+            keys.add(key)
+            if key not in self._binding_now and key not in self._waiting_uid:
+                st.assumed.discard(uid)  # its binding failed: no longer counted
+        if added:
+            self.queue.move_all(lambda e: e.key in keys)
+
+    def _on_pod_group(self, typ: str, obj: dict, prev: dict | None) -> None:
+        if typ == "DELETED":
+            return
+        m = obj.get("metadata") or {}
+        keys = self.group_keys.get((m.get("namespace", ""), m.get("name", ""))) or set()
+        if keys:
+            self.queue.move_all(lambda e: e.key in keys)
+
+    def binding_now_keys(self) -> set[str]:
+        """Pods in a binding cycle (or parked in PreBind): not to be scheduled again."""
+        return set(self._binding_now) | set(self._waiting_uid)
+
+    def schedulable_pod(self, pod: dict) -> bool:
+        """A pod the scheduler would try now: pending, its own, past PreEnqueue."""
+        if not _pending(pod) or not _responsible(pod):
+            return False
+        return all((st := p.pre_enqueue(pod)) is None or st.ok for p in self.plugins)
+
+    def run_permit(self, state: fw.CycleState, pod: dict, node_name: str) -> tuple[fw.Status | None, float]:
+        """RunPermitPlugins: the first rejection, else Wait (the longest timeout), else success."""
+        waiting: fw.Status | None = None
+        timeout = 0.0
+        for p in self.plugins:
+            if type(p).permit is fw.Plugin.permit:
+                continue
+            st, t = p.permit(state, pod, node_name)
+            if st is None or st.ok:
+                continue
+            st.plugin = p.name
+            if st.code == fw.WAIT:
+                waiting, timeout = st, max(timeout, t)
+                continue
+            return st, 0.0
+        return waiting, timeout
+
     def _on_pod(self, typ: str, obj: dict, prev: dict | None) -> None:
         key = _key(obj)
+        if self.generic_workload:
+            self._track_group(typ, obj, key)
         uid = (obj.get("metadata") or {}).get("uid", "")
         if typ != "DELETED" and _pending(obj) and (obj.get("status") or {}).get("nominatedNodeName"):
             self.nominated[uid] = obj
@@ -436,6 +546,11 @@ class Scheduler:
             if st is not None and not st.ok:
                 self.queue.gate(key)
                 return
+        if self.generic_workload and group_name(pod):
+            from mockkube.scheduler.podgroups import schedule_group
+
+            schedule_group(self, key, pod)
+            return
         state = fw.CycleState()
         node_name, failure, is_error = self._schedule(state, pod)
         if node_name is None:
@@ -521,7 +636,7 @@ class Scheduler:
             if st is None or st.ok:
                 return ""
             reasons.extend(st.reasons)
-        if not prefilter and eligible(pod):
+        if not prefilter and eligible(pod) and not state.get("__group"):
             blocked = self._terminating_on_nominated(pod)
             if blocked:
                 reasons.append("preemption: not eligible due to a terminating pod on the nominated node.")
@@ -657,6 +772,12 @@ class Scheduler:
 
     # -- binding ------------------------------------------------------------------------------
     def _assume_and_bind(self, key: str, pod: dict, state: fw.CycleState, node_name: str) -> None:
+        reserved, failure = self._assume_and_reserve(pod, state, node_name)
+        self._start_binding(key, pod, state, node_name, reserved, failure)
+
+    def _assume_and_reserve(self, pod: dict, state: fw.CycleState, node_name: str) -> tuple[list[fw.Plugin], str]:
+        """Count the pod on its node in the cache and run Reserve: the plugins reserved
+        (to unreserve in reverse) and the failure, if one refused."""
         assumed = dict(pod)
         assumed["spec"] = dict(pod.get("spec") or {})
         assumed["spec"]["nodeName"] = node_name
@@ -675,6 +796,11 @@ class Scheduler:
             if st is not None and not st.ok:
                 failure = f'running Reserve plugin "{p.name}": {st.message}'
                 break
+        return reserved, failure
+
+    def _start_binding(
+        self, key: str, pod: dict, state: fw.CycleState, node_name: str, reserved: list[fw.Plugin], failure: str
+    ) -> None:
         if self.async_binding and not failure:
             self.queue.release(key)
             task = asyncio.get_running_loop().create_task(

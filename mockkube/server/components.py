@@ -22,6 +22,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.namespace",
     "mockkube.controllers.garbagecollector",
     "mockkube.controllers.resourceclaim",
+    "mockkube.controllers.podgroupprotection",  # only with GenericWorkload on
     "mockkube.controllers.resourcequota",
     "mockkube.controllers.replicaset",
     "mockkube.controllers.replicationcontroller",

@@ -122,6 +122,9 @@ async def spawn(server: Any) -> Child:
         cmd += ["--dra-filter-timeout", f"{server.filter_timeout}s"]
     if server.binding_timeout is not None:
         cmd += ["--binding-timeout", f"{server.binding_timeout}s"]
+    gates = getattr(server, "feature_gates", None)
+    if gates is not None and gates.overrides:
+        cmd += ["--feature-gates", ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.overrides.items()))]
     proc = await asyncio.create_subprocess_exec(
         *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True
     )

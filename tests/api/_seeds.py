@@ -168,6 +168,24 @@ SEEDS: dict[tuple[str, str], dict] = {
         "regarding": {"kind": "Pod", "name": "seed", "namespace": "fuzz"},
     },
     ("scheduling.k8s.io", "PriorityClass"): {"metadata": {"name": "seed"}, "value": 1000, "description": "seed"},
+    ("scheduling.k8s.io", "Workload"): {
+        "metadata": {"name": "seed"},
+        "spec": {
+            "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": "seed"},
+            "podGroupTemplates": [
+                {"name": "basic", "schedulingPolicy": {"basic": {}}},
+                {"name": "gang", "schedulingPolicy": {"gang": {"minCount": 2}}},
+            ],
+        },
+    },
+    ("scheduling.k8s.io", "PodGroup"): {
+        "metadata": {"name": "seed"},
+        "spec": {
+            "podGroupTemplateRef": {"workload": {"workloadName": "seed", "podGroupTemplateName": "gang"}},
+            "schedulingPolicy": {"gang": {"minCount": 2}},
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "seed"}],
+        },
+    },
     ("policy", "PodDisruptionBudget"): {
         "metadata": {"name": "seed"},
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "seed"}}},
@@ -406,6 +424,13 @@ def _older_dra_seed(rt) -> dict | None:
     out = dra_conversion.convert(v1, rt.api_version)
     out["metadata"]["name"] = f"seed-{rt.version}"
     return out
+
+
+def resource_gates() -> dict[str, bool]:
+    """The feature gates every registered resource needs: a server that serves them all."""
+    from mockkube.apiserver.resources import registry
+
+    return {rt.feature_gate: True for rt in registry().all() if rt.feature_gate}
 
 
 def seed(rt, name: str | None = None, namespace: str = "fuzz") -> dict:

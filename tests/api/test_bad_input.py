@@ -8,7 +8,7 @@ import json
 
 import pytest
 import requests
-from _seeds import path, seed
+from _seeds import path, resource_gates, seed
 
 from mockkube.apiserver.resources import registry
 from mockkube.testing.cluster import ThreadedCluster
@@ -22,7 +22,9 @@ SLICE = REG.get("resource.k8s.io", "v1", "resourceslices")
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    c = ThreadedCluster(workdir=str(tmp_path_factory.mktemp("badinput")), components=False).start()
+    c = ThreadedCluster(
+        workdir=str(tmp_path_factory.mktemp("badinput")), components=False, feature_gates=resource_gates()
+    ).start()
     s = requests.Session()
     assert s.post(c.url + "/api/v1/namespaces", json={"metadata": {"name": "fuzz"}}).status_code == 201
     for rt in (CM, DC):

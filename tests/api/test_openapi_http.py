@@ -45,6 +45,7 @@ async def test_index_lists_every_group_version_with_hash():
             "apis/resource.k8s.io/v1beta1",
             "apis/resource.k8s.io/v1beta2",
             "apis/scheduling.k8s.io/v1",
+            "apis/scheduling.k8s.io/v1alpha2",  # this module serves every document; the server filters
             "apis/policy/v1",
             "apis/storage.k8s.io/v1",
             "apis/discovery.k8s.io/v1",

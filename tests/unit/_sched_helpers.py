@@ -161,8 +161,19 @@ class Env:
 
 
 @contextlib.asynccontextmanager
-async def env(scheduler: bool = True, server_kw: dict | None = None, **kw) -> AsyncIterator[Env]:
-    async with running_server(**(server_kw or {})) as server:
+async def env(
+    scheduler: bool = True,
+    server_kw: dict | None = None,
+    feature_gates: dict | None = None,
+    runtime_config: dict | None = None,
+    **kw,
+) -> AsyncIterator[Env]:
+    server_kw = {
+        **(server_kw or {}),
+        **({"feature_gates": feature_gates} if feature_gates else {}),
+        **({"runtime_config": runtime_config} if runtime_config else {}),
+    }
+    async with running_server(**server_kw) as server:
         ctrl = ResourceClaimController(server)
         await ctrl.start()
         sched = Scheduler(server, initial_backoff=0.01, max_backoff=0.05, seed=1, **kw)

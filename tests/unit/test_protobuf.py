@@ -653,6 +653,49 @@ OBJECTS += [
         "preemptionPolicy": "Never",
     },
     {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "Workload",
+        "metadata": meta(),
+        "spec": {
+            "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": "j"},
+            "podGroupTemplates": [
+                {
+                    "name": "workers",
+                    "schedulingPolicy": {"gang": {"minCount": 4}},
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}],
+                    "priorityClassName": "high",
+                    "priority": 1000,
+                    "disruptionMode": "PodGroup",
+                    "schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/rack"}]},
+                },
+                {"name": "driver", "schedulingPolicy": {"basic": {}}},
+            ],
+        },
+    },
+    {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": meta(),
+        "spec": {
+            "podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "workers"}},
+            "schedulingPolicy": {"gang": {"minCount": 4}},
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}],
+        },
+        "status": {
+            "conditions": [
+                {
+                    "type": "PodGroupScheduled",
+                    "status": "False",
+                    "observedGeneration": 1,
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    "reason": "Unschedulable",
+                    "message": "pod group is unschedulable",
+                }
+            ],
+            "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "shared"}],
+        },
+    },
+    {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
         "metadata": meta(),

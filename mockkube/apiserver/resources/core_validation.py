@@ -53,6 +53,13 @@ def validate_pod(pod: dict) -> list[fe.FieldError]:
     rp = spec.get("restartPolicy")
     if rp is not None and rp not in _RESTART:
         errs.append(fe.not_supported("spec.restartPolicy", rp, _RESTART))
+    group = spec.get("schedulingGroup")
+    if isinstance(group, dict):  # GenericWorkload: exactly one member, podGroupName a DNS subdomain
+        name = group.get("podGroupName")
+        if name is None:
+            errs.append(fe.invalid("spec.schedulingGroup", "", "must specify one of: `podGroupName`"))
+        else:
+            errs += [fe.invalid("spec.schedulingGroup.podGroupName", name, m) for m in names.dns1123_subdomain(name)]
     return errs
 
 

@@ -17,6 +17,7 @@ import time
 from typing import Any, Callable
 
 from mockkube.dra import extended
+from mockkube.dra import workloadclaims as wlc
 from mockkube.dra.allocator import AllocationOutcome
 from mockkube.machinery import errors
 from mockkube.machinery.selectors import node_selector_matches
@@ -114,6 +115,7 @@ class _State:
         "interrupt",
         "deadline",
         "rejected",
+        "group_allocations",
     )
 
     def __init__(self) -> None:
@@ -132,6 +134,9 @@ class _State:
         self.now = ""
         self.alloc_claims: list[dict] = []
         self.allocated: list[tuple[dict, dict]] = []  # claims allocated before this cycle
+        # KEP-5729: claim index -> the allocation another pod of the PodGroup reserved in
+        # this pod group cycle, not yet written; PreBind writes the same allocation
+        self.group_allocations: dict[int, dict] = {}
         self.pod_claim_of: dict[str, str] = {}  # ResourceClaim name -> pod claim name
         self.demand_written = False
         self.binding_unavailable: list[int] = []  # KEP-5007: binding failed or timed out
@@ -174,8 +179,11 @@ class DynamicResources(fw.Plugin):
         clock: Callable[[], float] | None = None,
         binding_timeout: float = bc.DEFAULT_BINDING_TIMEOUT,
         metrics: Any = None,
+        pod_group_of: Callable[[dict], dict | None] | None = None,
     ) -> None:
         self.dra = dra
+        # KEP-5729 (DRAWorkloadResourceClaims on): the PodGroup of a pod, whose claims it shares
+        self.pod_group_of = pod_group_of
         self.metrics = metrics
         if metrics is not None:  # served (HELP/TYPE) before the first create
             metrics.counter(extres.CREATES_METRIC, extres.CREATES_HELP, ["status"])
@@ -200,13 +208,30 @@ class DynamicResources(fw.Plugin):
                 raise ClaimError(f'resourceclaim "{name}" not found')
             if (claim.get("metadata") or {}).get("deletionTimestamp"):
                 raise ClaimError(f'resourceclaim "{name}" is being deleted')
-            if check_owner and not is_for_pod(pod, claim):
+            if check_owner and not is_for_pod(pod, claim) and not self._group_claim(pod, claim):
                 raise ClaimError(
                     f"ResourceClaim {ns}/{name} was not created for pod "
                     f"{ns}/{(pod.get('metadata') or {}).get('name')} (pod is not owner)"
                 )
             out.append(claim)
         return out
+
+    def _group_claim(self, pod: dict, claim: dict) -> dict | None:
+        """The PodGroup through which the pod uses ``claim`` (KEP-5729), else None."""
+        if self.pod_group_of is None:
+            return None
+        pg = self.pod_group_of(pod)
+        return pg if pg is not None and wlc.group_claim_for(pod, claim, pg) else None
+
+    def _reserved(self, pod: dict, claim: dict) -> bool:
+        """Reserved for the pod, or for the PodGroup the pod shares it with."""
+        if reserved_for_pod(pod, claim):
+            return True
+        return (
+            self.pod_group_of is not None
+            and wlc.reserved_for_group_of(pod, claim)
+            and bool(self._group_claim(pod, claim))
+        )
 
     def pre_enqueue(self, pod):
         try:
@@ -245,8 +270,11 @@ class DynamicResources(fw.Plugin):
             return fw.Status(fw.SKIP)
         for i, claim in enumerate(s.claims):
             alloc = (claim.get("status") or {}).get("allocation")
+            in_flight = self.dra.in_flight.get((claim.get("metadata") or {}).get("uid", ""))
+            if not alloc and in_flight is not None and self._group_claim(pod, claim) is not None:
+                alloc = s.group_allocations[i] = in_flight  # shared with the group: allocated once
             if alloc:
-                mine = reserved_for_pod(pod, claim)
+                mine = self._reserved(pod, claim)
                 if not mine and len((claim.get("status") or {}).get("reservedFor") or ()) >= RESERVED_FOR_MAX:
                     return fw.unresolvable("resourceclaim in use")
                 if alloc.get("nodeSelector") is not None:
@@ -526,8 +554,8 @@ class DynamicResources(fw.Plugin):
             for k, i in enumerate(s.to_allocate):
                 self._bind_claim(pod, s, s.claims[i], results[k])
             for i, claim in enumerate(s.claims):
-                if i not in s.to_allocate and not reserved_for_pod(pod, claim):
-                    self._bind_claim(pod, s, claim, None)
+                if i not in s.to_allocate and not self._reserved(pod, claim):
+                    self._bind_claim(pod, s, claim, s.group_allocations.get(i))
             if s.extended is not None:
                 ext, mappings = s.ext_by_node.get(node_name, (s.extended, s.ext_mappings))
                 if ext is not None:
@@ -551,7 +579,11 @@ class DynamicResources(fw.Plugin):
         return claims if any(bc.has_binding_conditions(c) for c in claims) else []
 
     def _bind_claim(self, pod: dict, s: _State, claim: dict, allocation: dict | None) -> None:
-        ref = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+        group = self._group_claim(pod, claim)
+        if group is not None:  # KEP-5729: reserved for the PodGroup, once for all its pods
+            ref = wlc.consumer_ref(group)
+        else:
+            ref = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
         uid = claim["metadata"]["uid"]
         if allocation is not None:
             claim = self._ensure_finalizer(claim)
@@ -569,7 +601,8 @@ class DynamicResources(fw.Plugin):
                         c["metadata"]["name"],
                         "claim got allocated elsewhere in the meantime",
                     )
-                st["allocation"] = dict(allocation)
+                if not st.get("allocation"):  # else another pod of its PodGroup wrote it (KEP-5729)
+                    st["allocation"] = dict(allocation)
             elif not st.get("allocation"):
                 raise errors.conflict(
                     "resourceclaims", "resource.k8s.io", c["metadata"]["name"], "claim got deallocated in the meantime"
