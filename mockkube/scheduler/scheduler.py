@@ -18,12 +18,13 @@ from typing import Any
 from mockkube.client.asyncbridge import spawn
 from mockkube.client.client import Client
 from mockkube.client.informer import Informer
+from mockkube.client.recorder import SeriesRecorder
+from mockkube.config.profile import CONTROL_PLANE_NODE
 from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import Cache, NodeInfo
 from mockkube.scheduler.dra_manager import DRAManager
-from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
 from mockkube.scheduler.plugins.imagelocality import ImageLocality
@@ -121,7 +122,11 @@ class Scheduler:
         self.cache = Cache()
         self.dra = DRAManager()
         self.queue = SchedulingQueue(self.clock, initial_backoff, max_backoff)
-        self.recorder = Recorder(self.client, self.clock)
+        # events.k8s.io/v1 with series, as kube-scheduler's broadcaster (reportingInstance is
+        # the profile name and the host's name: the control-plane node's on kind)
+        self.recorder = SeriesRecorder(
+            self.client, self.clock, SCHEDULER_NAME, f"{SCHEDULER_NAME}-{CONTROL_PLANE_NODE}"
+        )
         self.percentage = percentage_of_nodes_to_score
         self.rng = random.Random(seed)
         self.next_start = 0
@@ -245,6 +250,7 @@ class Scheduler:
     def _schedule_flush(self) -> None:
         def tick() -> None:
             self.queue.flush_stale()
+            self.recorder.tick()
             self._schedule_flush()
 
         self._flush = asyncio.get_running_loop().call_later(30.0, tick)
@@ -266,6 +272,7 @@ class Scheduler:
         """Re-check time-based state now (tests that advance the injectable clock)."""
         self.binding.resync()
         self.queue.flush_stale()
+        self.recorder.tick()
 
     async def stop(self) -> None:
         self._stopping = True
@@ -313,7 +320,6 @@ class Scheduler:
             was_assigned = self.cache.has_pod(uid)
             self.cache.remove_pod(uid)
             self.queue.delete(key)
-            self.recorder.forget(uid)
             self.why.forget(uid)
             if was_assigned:
                 self.queue.move_all()
@@ -776,7 +782,6 @@ class Scheduler:
             if n:
                 self._allocations.inc(n)
         self.queue.done(key)
-        self.recorder.forget(uid)
         self.scheduled += 1
         self._attempt("scheduled")
         self.recorder.event(
@@ -784,6 +789,7 @@ class Scheduler:
             "Normal",
             "Scheduled",
             f"Successfully assigned {pod['metadata']['namespace']}/{pod['metadata']['name']} to {node_name}",
+            action="Binding",
         )
 
     def _demand_for(self, state: fw.CycleState, node_name: str) -> list[dict]:
@@ -803,7 +809,7 @@ class Scheduler:
             log.error("error scheduling pod %s, retrying: %s", key, message)
         self.queue.requeue_failed(key, error=is_error, rejected_by=rejected_by)
         reason = "SchedulerError" if is_error else "Unschedulable"
-        self.recorder.event(pod, "Warning", "FailedScheduling", message)
+        self.recorder.event(pod, "Warning", "FailedScheduling", message, action="Scheduling")
         self._set_condition(pod, reason, message)
         if not is_error:
             self.why.note(key, pod, message)
