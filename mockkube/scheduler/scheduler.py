@@ -33,6 +33,7 @@ from mockkube.scheduler.plugins.nodeports import NodePorts
 from mockkube.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates, TaintToleration
 from mockkube.scheduler.plugins.podtopologyspread import PodTopologySpread
+from mockkube.scheduler.plugins.volumebinding import VolumeBinding
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
 from mockkube.scheduler.queue import SchedulingQueue
 
@@ -181,6 +182,13 @@ class Scheduler:
             NodeAffinity(),
             NodePorts(),
             NodeResourcesFit(self.dra.dra_backed),
+            VolumeBinding(
+                lambda ns, name: self.informers["persistentvolumeclaims"].get(ns, name),
+                lambda name: self.informers["persistentvolumes"].get("", name),
+                lambda: self.informers["persistentvolumes"].list(),
+                lambda name: self.informers["storageclasses"].get("", name),
+                self.client,
+            ),
             PodTopologySpread(self.cache, self._default_spread_selector),
             InterPodAffinity(
                 self.cache,
@@ -210,6 +218,10 @@ class Scheduler:
             "replicationcontrollers": Informer(store, rt("replicationcontrollers")),
             "replicasets": Informer(store, rt("replicasets", "apps")),
             "statefulsets": Informer(store, rt("statefulsets", "apps")),
+            # VolumeBinding
+            "persistentvolumeclaims": Informer(store, rt("persistentvolumeclaims")),
+            "persistentvolumes": Informer(store, rt("persistentvolumes")),
+            "storageclasses": Informer(store, rt("storageclasses", "storage.k8s.io")),
         }
         self.informers["nodes"].add_handler(self._on_node)
         self.informers["pods"].add_handler(self._on_pod)
@@ -217,6 +229,8 @@ class Scheduler:
         self.informers["resourceslices"].add_handler(self._on_slice)
         self.informers["deviceclasses"].add_handler(self._on_class)
         self.informers["devicetaintrules"].add_handler(self._on_taint_rule)
+        for name in ("persistentvolumeclaims", "persistentvolumes", "storageclasses"):
+            self.informers[name].add_handler(self._on_volume_object)
         self._task: asyncio.Task | None = None
         self._waiting_uid: dict[str, str] = {}
         self._abandon: dict[str, Any] = {}
@@ -235,6 +249,9 @@ class Scheduler:
             "replicationcontrollers",
             "replicasets",
             "statefulsets",
+            "storageclasses",
+            "persistentvolumes",
+            "persistentvolumeclaims",
             "nodes",
             "poddisruptionbudgets",
             "deviceclasses",
@@ -405,6 +422,10 @@ class Scheduler:
         else:
             self.dra.set_class(obj)
             self.queue.move_all()  # KEP-5004: a class can make an extended resource DRA-backed
+
+    def _on_volume_object(self, typ: str, obj: dict, prev: dict | None) -> None:
+        """A claim, volume or class changed: the pods VolumeBinding rejected try again."""
+        self.queue.move_all(lambda e: "VolumeBinding" in e.rejected_by)
 
     def _on_taint_rule(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ == "DELETED":
