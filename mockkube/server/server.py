@@ -608,7 +608,7 @@ async def serve_forever(server: Server, ready_line: bool = True) -> None:
     gctuning.tune()
     url = await server.start()
     loop = asyncio.get_running_loop()
-    pacer = gctuning.Pacer(loop)
+    pacer = gctuning.Pacer(loop, activity=lambda: server.store.rv)
 
     def settle() -> None:
         gctuning.settle()
