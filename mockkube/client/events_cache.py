@@ -44,24 +44,27 @@ def _obj(ev: dict) -> dict:
     return ev.get("involvedObject") or {}
 
 
+def _str(x) -> str:
+    return x if isinstance(x, str) else ("" if x is None else str(x))
+
+
 def event_key(ev: dict) -> str:
     """getEventKey: source, involved object (with field path), type, reason, message."""
     s, o = _src(ev), _obj(ev)
     return "".join(
-        str(x or "")
-        for x in (
-            s.get("component"),
-            s.get("host"),
-            o.get("kind"),
-            o.get("namespace"),
-            o.get("name"),
-            o.get("fieldPath"),
-            o.get("uid"),
-            o.get("apiVersion"),
-            ev.get("type"),
-            ev.get("reason"),
-            ev.get("message"),
-        )
+        [
+            _str(s.get("component")),
+            _str(s.get("host")),
+            _str(o.get("kind")),
+            _str(o.get("namespace")),
+            _str(o.get("name")),
+            _str(o.get("fieldPath")),
+            _str(o.get("uid")),
+            _str(o.get("apiVersion")),
+            _str(ev.get("type")),
+            _str(ev.get("reason")),
+            _str(ev.get("message")),
+        ]
     )
 
 
@@ -69,16 +72,15 @@ def spam_key(ev: dict) -> str:
     """getSpamKey: source and involved object (no field path)."""
     s, o = _src(ev), _obj(ev)
     return "".join(
-        str(x or "")
-        for x in (
-            s.get("component"),
-            s.get("host"),
-            o.get("kind"),
-            o.get("namespace"),
-            o.get("name"),
-            o.get("uid"),
-            o.get("apiVersion"),
-        )
+        [
+            _str(s.get("component")),
+            _str(s.get("host")),
+            _str(o.get("kind")),
+            _str(o.get("namespace")),
+            _str(o.get("name")),
+            _str(o.get("uid")),
+            _str(o.get("apiVersion")),
+        ]
     )
 
 
@@ -86,20 +88,19 @@ def aggregate_by_reason(ev: dict) -> tuple[str, str]:
     """EventAggregatorByReasonFunc: (aggregate key, local key = the message)."""
     s, o = _src(ev), _obj(ev)
     key = "".join(
-        str(x or "")
-        for x in (
-            s.get("component"),
-            s.get("host"),
-            o.get("kind"),
-            o.get("namespace"),
-            o.get("name"),
-            o.get("uid"),
-            o.get("apiVersion"),
-            ev.get("type"),
-            ev.get("reason"),
-            ev.get("reportingComponent"),
-            ev.get("reportingInstance"),
-        )
+        [
+            _str(s.get("component")),
+            _str(s.get("host")),
+            _str(o.get("kind")),
+            _str(o.get("namespace")),
+            _str(o.get("name")),
+            _str(o.get("uid")),
+            _str(o.get("apiVersion")),
+            _str(ev.get("type")),
+            _str(ev.get("reason")),
+            _str(ev.get("reportingComponent")),
+            _str(ev.get("reportingInstance")),
+        ]
     )
     return key, ev.get("message", "")
 

@@ -2,10 +2,13 @@
 StorageClass (kube-controller-manager's ``persistentvolume`` controller plus an external
 provisioner), and the pvc/pv-protection finalizers.
 
-A Pending claim binds to an Available PersistentVolume that fits (class, access modes,
-capacity), else a volume is provisioned for it: at once under ``Immediate``, or once a
-pod using it is scheduled under ``WaitForFirstConsumer`` (the volume then carries that
-node's affinity). A released volume is deleted or kept per its reclaim policy.
+A Pending claim binds to a volume pre-bound to it (``claimRef``), else under ``Immediate``
+to an Available PersistentVolume that fits (class, access modes, capacity) or a volume
+provisioned for it at once. Under ``WaitForFirstConsumer`` the scheduler's VolumeBinding
+decides for the first pod using it: it pre-binds a volume, or sets the claim's
+``volume.kubernetes.io/selected-node`` and the provisioner creates a volume with that
+node's affinity (a pod given ``spec.nodeName`` directly counts as that choice too). A
+released volume is deleted or kept per its reclaim policy.
 """
 
 from __future__ import annotations
@@ -106,18 +109,16 @@ class StorageController(Controller):
             if pv is not None:
                 self._bind(pvc, pv)
             return
-        pv = self._matching_volume(pvc)
+        pv = self._prebound_volume(pvc)  # pre-bound by a user, or by the scheduler's VolumeBinding
         if pv is not None:
             self._bind(pvc, pv)
             return
         cls_name = spec.get("storageClassName")
-        if not cls_name:
-            return
-        sc = self.client.get(self.sc_rt, "", cls_name)
-        if sc is None:
-            return
+        sc = self.client.get(self.sc_rt, "", cls_name) if cls_name else None
         node = None
-        if sc.get("volumeBindingMode") == "WaitForFirstConsumer":
+        if sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer":
+            # the scheduler's VolumeBinding picks a volume (claimRef) or a node to provision
+            # on (the selected-node annotation) for the first pod using the claim
             node = (m.get("annotations") or {}).get(SELECTED_NODE)
             if not node:
                 node = next(
@@ -127,10 +128,30 @@ class StorageController(Controller):
                         if name in claim_names(p) and (p.get("spec") or {}).get("nodeName")
                     ),
                     None,
-                )
+                )  # a pod placed without the scheduler (spec.nodeName)
             if not node:
                 return
+        else:
+            pv = self._matching_volume(pvc)
+            if pv is not None:
+                self._bind(pvc, pv)
+                return
+        if sc is None or sc.get("provisioner") == "kubernetes.io/no-provisioner":
+            return  # static volumes only: the claim waits for one
         self._bind(pvc, self._provision(pvc, sc, node))
+
+    def _prebound_volume(self, pvc: dict) -> dict | None:
+        m = pvc["metadata"]
+        for pv in self.pvs.list():
+            ref = (pv.get("spec") or {}).get("claimRef") or {}
+            if (
+                ref.get("namespace") == m["namespace"]
+                and ref.get("name") == m["name"]
+                and (not ref.get("uid") or ref.get("uid") == m.get("uid"))
+                and not (pv.get("metadata") or {}).get("deletionTimestamp")
+            ):
+                return pv
+        return None
 
     def _matching_volume(self, pvc: dict) -> dict | None:
         spec = pvc.get("spec") or {}

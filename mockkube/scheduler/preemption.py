@@ -185,7 +185,12 @@ class Preemptor:
                 log.debug("preempting %s failed: %s", vm.get("name"), e)
                 continue
             self.s.recorder.event(
-                v, "Normal", "Preempted", f"Preempted by pod {pm.get('uid')} on node {node_name}", action="Preempting"
+                v,
+                "Normal",
+                "Preempted",
+                f"Preempted by pod {pm.get('uid')} on node {node_name}",
+                action="Preempting",
+                related=pod,
             )
         try:
             client.patch(

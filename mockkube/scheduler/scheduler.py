@@ -18,12 +18,13 @@ from typing import Any
 from mockkube.client.asyncbridge import spawn
 from mockkube.client.client import Client
 from mockkube.client.informer import Informer, NoInformer
+from mockkube.client.recorder import SeriesRecorder
+from mockkube.config.profile import CONTROL_PLANE_NODE
 from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import Cache, NodeInfo
 from mockkube.scheduler.dra_manager import DRAManager
-from mockkube.scheduler.events import Recorder
 from mockkube.scheduler.plugins import bindingconditions as bc
 from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
 from mockkube.scheduler.plugins.gangscheduling import GangScheduling, PodGroupState, group_name
@@ -33,6 +34,7 @@ from mockkube.scheduler.plugins.nodeports import NodePorts
 from mockkube.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnschedulable, SchedulingGates, TaintToleration
 from mockkube.scheduler.plugins.podtopologyspread import PodTopologySpread
+from mockkube.scheduler.plugins.volumebinding import VolumeBinding
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
 from mockkube.scheduler.queue import SchedulingQueue
 
@@ -122,7 +124,11 @@ class Scheduler:
         self.cache = Cache()
         self.dra = DRAManager(getattr(server, "feature_gates", None))
         self.queue = SchedulingQueue(self.clock, initial_backoff, max_backoff)
-        self.recorder = Recorder(self.client, self.clock)
+        # events.k8s.io/v1 with series, as kube-scheduler's broadcaster (reportingInstance is
+        # the profile name and the host's name: the control-plane node's on kind)
+        self.recorder = SeriesRecorder(
+            self.client, self.clock, SCHEDULER_NAME, f"{SCHEDULER_NAME}-{CONTROL_PLANE_NODE}"
+        )
         self.percentage = percentage_of_nodes_to_score
         self.rng = random.Random(seed)
         self.next_start = 0
@@ -191,6 +197,13 @@ class Scheduler:
             NodeAffinity(),
             NodePorts(),
             NodeResourcesFit(self.dra.dra_backed),
+            VolumeBinding(
+                lambda ns, name: self.informers["persistentvolumeclaims"].get(ns, name),
+                lambda name: self.informers["persistentvolumes"].get("", name),
+                lambda: self.informers["persistentvolumes"].list(),
+                lambda name: self.informers["storageclasses"].get("", name),
+                self.client,
+            ),
             PodTopologySpread(self.cache, self._default_spread_selector),
             InterPodAffinity(
                 self.cache,
@@ -223,6 +236,10 @@ class Scheduler:
             "replicationcontrollers": Informer(store, rt("replicationcontrollers")),
             "replicasets": Informer(store, rt("replicasets", "apps")),
             "statefulsets": Informer(store, rt("statefulsets", "apps")),
+            # VolumeBinding
+            "persistentvolumeclaims": Informer(store, rt("persistentvolumeclaims")),
+            "persistentvolumes": Informer(store, rt("persistentvolumes")),
+            "storageclasses": Informer(store, rt("storageclasses", "storage.k8s.io")),
         }
         if self.generic_workload:
             self.informers["podgroups"] = Informer(store, rt("podgroups", "scheduling.k8s.io"))
@@ -233,6 +250,8 @@ class Scheduler:
         self.informers["resourceslices"].add_handler(self._on_slice)
         self.informers["deviceclasses"].add_handler(self._on_class)
         self.informers["devicetaintrules"].add_handler(self._on_taint_rule)
+        for name in ("persistentvolumeclaims", "persistentvolumes", "storageclasses"):
+            self.informers[name].add_handler(self._on_volume_object)
         self._task: asyncio.Task | None = None
         self._waiting_uid: dict[str, str] = {}
         self._abandon: dict[str, Any] = {}
@@ -251,6 +270,9 @@ class Scheduler:
             "replicationcontrollers",
             "replicasets",
             "statefulsets",
+            "storageclasses",
+            "persistentvolumes",
+            "persistentvolumeclaims",
             "nodes",
             "poddisruptionbudgets",
             "deviceclasses",
@@ -268,6 +290,7 @@ class Scheduler:
     def _schedule_flush(self) -> None:
         def tick() -> None:
             self.queue.flush_stale()
+            self.recorder.tick()
             self._schedule_flush()
 
         self._flush = asyncio.get_running_loop().call_later(30.0, tick)
@@ -289,6 +312,7 @@ class Scheduler:
         """Re-check time-based state now (tests that advance the injectable clock)."""
         self.binding.resync()
         self.queue.flush_stale()
+        self.recorder.tick()
 
     async def stop(self) -> None:
         self._stopping = True
@@ -426,7 +450,6 @@ class Scheduler:
             was_assigned = self.cache.has_pod(uid)
             self.cache.remove_pod(uid)
             self.queue.delete(key)
-            self.recorder.forget(uid)
             self.why.forget(uid)
             if was_assigned:
                 self.queue.move_all()
@@ -512,6 +535,10 @@ class Scheduler:
         else:
             self.dra.set_class(obj)
             self.queue.move_all()  # KEP-5004: a class can make an extended resource DRA-backed
+
+    def _on_volume_object(self, typ: str, obj: dict, prev: dict | None) -> None:
+        """A claim, volume or class changed: the pods VolumeBinding rejected try again."""
+        self.queue.move_all(lambda e: "VolumeBinding" in e.rejected_by)
 
     def _on_taint_rule(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ == "DELETED":
@@ -905,7 +932,6 @@ class Scheduler:
             if n:
                 self._allocations.inc(n)
         self.queue.done(key)
-        self.recorder.forget(uid)
         self.scheduled += 1
         self._attempt("scheduled")
         self.recorder.event(
@@ -913,6 +939,7 @@ class Scheduler:
             "Normal",
             "Scheduled",
             f"Successfully assigned {pod['metadata']['namespace']}/{pod['metadata']['name']} to {node_name}",
+            action="Binding",
         )
 
     def _demand_for(self, state: fw.CycleState, node_name: str) -> list[dict]:
@@ -932,7 +959,7 @@ class Scheduler:
             log.error("error scheduling pod %s, retrying: %s", key, message)
         self.queue.requeue_failed(key, error=is_error, rejected_by=rejected_by)
         reason = "SchedulerError" if is_error else "Unschedulable"
-        self.recorder.event(pod, "Warning", "FailedScheduling", message)
+        self.recorder.event(pod, "Warning", "FailedScheduling", message, action="Scheduling")
         self._set_condition(pod, reason, message)
         if not is_error:
             self.why.note(key, pod, message)

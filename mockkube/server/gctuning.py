@@ -28,12 +28,13 @@ import functools
 import gc
 import os
 import time
-from typing import Any
+from typing import Any, Callable
 
 THRESHOLDS = (50_000, 20, 100)
 PACE_SECONDS = 2.0
 SLACK = 16 << 20  # bytes above the floor that a quiet tick lets stand
 BUSY = 0.5  # share of a core above which a tick counts as a burst
+BUSY_WRITES = 100  # or this many writes since the last tick (a burst on a machine short of CPU)
 MAX_RETRY = 64.0  # seconds between collections that do not bring the size back, at most
 
 
@@ -113,8 +114,17 @@ class Pacer:
     size is taken as the new floor, so a cluster that grew costs a handful of collections,
     not one every tick."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, every: float = PACE_SECONDS) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        every: float = PACE_SECONDS,
+        activity: Callable[[], int] | None = None,
+    ) -> None:
         self.loop, self.every = loop, every
+        # a count that grows with each write (the store's resourceVersion): a process that
+        # gets little CPU because the machine is loaded still counts as busy in a burst
+        self.activity = activity
+        self._writes = activity() if activity is not None else 0
         self.floor: int | None = None
         self.collections = 0
         self._retry = every
@@ -141,11 +151,16 @@ class Pacer:
         cpu = time.process_time()
         busy = (cpu - self._cpu) > self.every * BUSY
         self._cpu = cpu
+        if self.activity is not None:
+            writes = self.activity()
+            busy = busy or writes - self._writes > BUSY_WRITES
+            self._writes = writes
         self.check(self.loop.time(), busy)
         self._timer = self.loop.call_later(self.every, self._tick)
 
     def check(self, now: float, busy: bool = False) -> None:
-        """``busy``: the process used more than half a core since the last look (a burst);
+        """``busy``: the process used more than half a core, or wrote more than
+        ``BUSY_WRITES`` objects, since the last look (a burst);
         a full collection waits for a quieter tick, so requests are not held up meanwhile."""
         rss = resident_bytes()
         if rss is None or self.floor is None:

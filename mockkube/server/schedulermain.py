@@ -43,6 +43,9 @@ FOLLOWED = (
     ("resource.k8s.io", "deviceclasses"),
     ("resource.k8s.io", "devicetaintrules"),
     ("policy", "poddisruptionbudgets"),
+    ("", "persistentvolumeclaims"),
+    ("", "persistentvolumes"),
+    ("storage.k8s.io", "storageclasses"),
 )
 
 

@@ -723,7 +723,7 @@ async def serve_forever(server: Server, ready_line: bool = True, replicas=None, 
             await server.stop()
             raise
     loop = asyncio.get_running_loop()
-    pacer = gctuning.Pacer(loop)
+    pacer = gctuning.Pacer(loop, activity=lambda: server.store.rv)
 
     def settle() -> None:
         gctuning.settle()

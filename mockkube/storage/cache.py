@@ -33,7 +33,15 @@ class ResourceCache:
         self.entries: dict[Key, Entry] = {}
         self.version = 0  # bumped on every change: readers keep derived views keyed on it
         self._keys: list[Key] = []
-        self._fields = dict(indexed_fields or {})
+        # one index per function: a field that another version names differently (events.k8s.io's
+        # regarding.name is core/v1's involvedObject.name) shares its index
+        self._fields: dict[str, Callable[[dict], str]] = {}
+        self._alias: dict[str, str] = {}
+        by_fn: dict[Callable[[dict], str], str] = {}
+        for f, fn in (indexed_fields or {}).items():
+            self._alias[f] = by_fn.setdefault(fn, f)
+            if by_fn[fn] == f:
+                self._fields[f] = fn
         self._index: dict[str, dict[str, set[Key]]] = {f: {} for f in self._fields}
 
     def __len__(self) -> int:
@@ -78,7 +86,7 @@ class ResourceCache:
                     del self._index[f][fn(obj)]
 
     def indexed(self, field: str) -> bool:
-        return field in self._index
+        return field in self._alias
 
     def keys_from(self, namespace: str | None, after: Key | None) -> Iterable[Key]:
         """Sorted keys (optionally in one namespace), strictly after ``after``."""
@@ -94,7 +102,7 @@ class ResourceCache:
 
     def keys_with(self, field: str, value: str, namespace: str | None) -> list[Key]:
         """Sorted keys whose indexed ``field`` equals ``value``."""
-        keys = list(self._index[field].get(value, ()))  # one C-level copy: safe against a writer thread
+        keys = list(self._index[self._alias[field]].get(value, ()))  # one C-level copy: safe against a writer thread
         if namespace is not None:
             keys = [k for k in keys if k[0] == namespace]
         return sorted(keys)

@@ -51,3 +51,54 @@ def test_repeated_prepare_failure_is_one_event_whose_count_grows(mockkube_fresh)
     line = next(x for x in k("describe", "pod", "pod-with-cats").stdout.splitlines() if REASON in x)
     # kubectl's "(x6 over 3s)" (it measures from its own wall clock, not the moved cluster clock)
     assert re.search(r"\(x\d+ over ", line), line
+
+
+def _scheduler_events(k, ns: str, pod: str, reason: str = "FailedScheduling") -> list[dict]:
+    sel = f"involvedObject.name={pod},reason={reason}"
+    return json.loads(k("get", "events", "-n", ns, "--field-selector", sel, "-o", "json").stdout)["items"]
+
+
+def test_scheduler_events_are_events_k8s_io_series_that_kubectl_lists(mockkube_fresh):
+    """kube-scheduler records through events.k8s.io/v1 with ``series``; the same objects are
+    core/v1 events, so `kubectl get events` and `kubectl describe` show them."""
+    c, k = mockkube_fresh, mockkube_fresh.kubectl
+    ns = "default"
+    k(
+        "run",
+        "huge",
+        "--image=busybox",
+        "--overrides",
+        '{"spec":{"containers":[{"name":"huge","image":"busybox","resources":{"requests":{"cpu":"1000"}}}]}}',
+    )
+    (ev,) = until(lambda: _scheduler_events(k, ns, "huge"), what="a FailedScheduling event")
+    assert ev["reason"] == "FailedScheduling" and ev["type"] == "Warning"
+    assert ev["reportingComponent"] == "default-scheduler" and ev["action"] == "Scheduling"
+    assert ev["eventTime"] and ev["source"] == {} and "series" not in ev
+    assert "Insufficient cpu" in ev["message"]
+    # kubectl's table shows it, its OBJECT and its message
+    table = k("get", "events", "-n", ns, "--field-selector", "reason=FailedScheduling").stdout
+    assert "pod/huge" in table and "Insufficient cpu" in table
+    # the unschedulable pod is retried after 5 minutes: a failure for the pod as it was at
+    # the previous one (the same resourceVersion: the key includes it) makes a series
+    c.advance(301)
+    again = until(
+        lambda: [e for e in _scheduler_events(k, ns, "huge") if (e.get("series") or {}).get("count") == 2],
+        what="the series to count 2",
+    )[0]
+    assert "Insufficient cpu" in again["message"] and again["series"]["lastObservedTime"]
+    # the same object through events.k8s.io/v1
+    (v1,) = [
+        e
+        for e in json.loads(k("get", "events.v1.events.k8s.io", "-n", ns, "-o", "json").stdout)["items"]
+        if e["regarding"].get("name") == "huge" and e.get("series")
+    ]
+    assert v1["note"] == ev["message"] and v1["series"]["count"] == 2
+    assert v1["reportingController"] == "default-scheduler"
+    # a pod that fits: its Scheduled event, as `kubectl describe` lists it
+    k("run", "small", "--image=busybox")
+    until(
+        lambda: _scheduler_events(k, ns, "small", "Scheduled"),
+        what="a Scheduled event",
+    )
+    described = k("describe", "pod", "small").stdout
+    assert re.search(r"Normal\s+Scheduled\s+.*default-scheduler\s+Successfully assigned default/small to ", described)

@@ -167,7 +167,7 @@ def test_the_scheduler_process_reads_the_cluster_clock(cluster):
             return next((e for e in items if e["reason"] == "FailedScheduling"), None)
 
         ev = until(failed_event, timeout=30)
-        assert ev["firstTimestamp"].startswith("2031-05-06T07:08:09"), ev  # the scheduler's clock
+        assert ev["eventTime"].startswith("2031-05-06T07:08:09"), ev  # the scheduler's clock (its eventTime)
     finally:
         cluster.clock.unfreeze()
 

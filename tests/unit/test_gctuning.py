@@ -90,3 +90,18 @@ def test_a_busy_process_waits_for_a_quieter_tick(monkeypatch):
     assert collected == []
     pacer.check(now=2)
     assert len(collected) == 1 and pacer.floor == 100 << 20
+
+
+def test_a_burst_of_writes_counts_as_busy_whatever_the_cpu(monkeypatch):
+    """On a loaded machine a server in a burst may get under half a core: its writes tell."""
+    pacer, collected, _ = _pacer(monkeypatch, [200, 200, 200, 105])
+    writes = [0]
+    pacer.activity, pacer._writes = (lambda: writes[0]), 0
+    monkeypatch.setattr(pacer.loop, "call_later", lambda *a: None, raising=False)
+    monkeypatch.setattr(gctuning.time, "process_time", lambda: 0.0)  # no CPU to speak of
+    pacer._cpu = 0.0
+    writes[0] = gctuning.BUSY_WRITES + 1
+    pacer._tick()
+    assert collected == []  # 101 writes in the tick: a burst
+    pacer._tick()  # no write since: quiet
+    assert len(collected) == 1

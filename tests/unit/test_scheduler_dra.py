@@ -130,8 +130,10 @@ async def test_failed_scheduling_event_text_for_claims():
             "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
         )
         assert evs[0]["message"] == expected
-        assert evs[0]["source"] == {"component": "default-scheduler"}
+        # recorded through events.k8s.io/v1 as kube-scheduler does, read back as core/v1
+        assert evs[0]["source"] == {} and not evs[0].get("count")
         assert evs[0]["reportingComponent"] == "default-scheduler"
+        assert evs[0]["action"] == "Scheduling" and evs[0]["eventTime"]
         assert evs[0]["type"] == "Warning"
         assert e.condition("p")["message"] == expected
         # a slice appearing makes the pod schedulable
