@@ -83,12 +83,8 @@ class Host:
         self.profile = load_profile(args.cluster)
         self.binding_timeout = args.binding_timeout
         self.filter_timeout = args.filter_timeout
-        from mockkube.config.features import FeatureGates
-
-        self.feature_gates = FeatureGates.parse(getattr(args, "feature_gates", "") or "")
-        followed = list(FOLLOWED)
-        if self.feature_gates.enabled("GenericWorkload"):
-            followed.append(("scheduling.k8s.io", "podgroups"))
+        # PodGroups when served (GenericWorkload and scheduling.k8s.io/v1alpha2 on)
+        followed = [*FOLLOWED, ("scheduling.k8s.io", "podgroups")]
         rts = []
         for group, plural in followed:
             rt = next((r for r in self.registry.all() if r.group == group and r.plural == plural), None)

@@ -17,7 +17,12 @@ def _host(*flags: str) -> Host:
 
 def test_gates_reach_the_scheduler_process():
     async def run():
-        on = _host("--feature-gates", "GenericWorkload=true,GangScheduling=true")
+        on = _host(
+            "--feature-gates",
+            "GenericWorkload=true,GangScheduling=true",
+            "--runtime-config",
+            "scheduling.k8s.io/v1alpha2=true",
+        )
         off = _host()
         return on, off
 
