@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 
 from mockkube.cli.args import duration, positive_duration
-from mockkube.server import schedulermain
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
@@ -18,4 +17,10 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--clock", default=None, help=argparse.SUPPRESS)  # the server's clock state (JSON)
     p.add_argument("--control", action="store_true", help=argparse.SUPPRESS)  # requests on stdin
     p.add_argument("--log-level", default="WARNING")
-    p.set_defaults(fn=schedulermain.main)
+    p.set_defaults(fn=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from mockkube.server import schedulermain  # the scheduler process only: not every command
+
+    return schedulermain.main(args)

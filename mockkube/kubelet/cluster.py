@@ -26,6 +26,7 @@ from mockkube.kubelet.plugins import PluginWatcher
 from mockkube.machinery import errors
 
 if TYPE_CHECKING:
+    from mockkube.kubelet.runtime.process import ProcessRuntime
     from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.cluster")
@@ -180,9 +181,13 @@ class ClusterRuntime:
             self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
 
     def _process_runtime(self, cfg: dict) -> None:
-        """The process runtime the nodes with ``runtime: process`` use (it starts nothing by itself)."""
-        if self.kubelet.process is not None:
+        """The process runtime the nodes with ``runtime: process`` use, made when a pod first
+        needs it (it starts nothing by itself; its module is not imported before)."""
+        if self.kubelet.process is not None or self.kubelet.process_factory is not None:
             return
+        self.kubelet.process_factory = lambda: self._make_process_runtime(cfg)
+
+    def _make_process_runtime(self, cfg: dict) -> "ProcessRuntime":
         from urllib.parse import urlsplit
 
         from mockkube.kubelet.runtime.process import ProcessRuntime
@@ -198,7 +203,7 @@ class ClusterRuntime:
 
         url = urlsplit(getattr(self.server, "url", "") or "")
         tls = getattr(self.server, "tls", None)
-        self.kubelet.process = ProcessRuntime(
+        return ProcessRuntime(
             self.plugin_root / "pods",
             self.clock,
             self.kubelet.queue.add,
