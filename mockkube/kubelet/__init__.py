@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mockkube.config.profile import Profile, ProfileError, load_profile
+from mockkube.kubelet import runtime as runtimes  # noqa: F401 - before ``def runtime`` below (see there)
 from mockkube.kubelet.cluster import ClusterRuntime, runtime_for
 
 if TYPE_CHECKING:
@@ -46,6 +47,9 @@ async def start(server: "Server") -> list:
 
 
 def runtime(server: "Server") -> ClusterRuntime:
+    # The subpackage ``mockkube.kubelet.runtime`` is imported above, before this definition:
+    # imported later (as the process runtime is, on first use), it would replace this
+    # function on the package.
     rt = runtime_for(server.resources)
     if rt is None:
         raise RuntimeError("the node simulation is not running on this server (mockkube.kubelet not started)")
