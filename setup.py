@@ -12,6 +12,13 @@ setup(
         "mockkube._openapi": ["*.json", "v3/*.json"],
         "mockkube._migrations": ["*.py", "*.mako"],
         "mockkube._migrations.versions": ["*.py"],
-        "mockkube": ["**/*.json", "**/*.yaml", "control/ui/*.html", "generated/pluginapi/*.proto", "generated/pluginapi/*.pyi"],
+        "mockkube": [
+            "**/*.json",
+            "**/*.yaml",
+            "control/ui/*.html",
+            "control/ui/vendor/*",
+            "generated/pluginapi/*.proto",
+            "generated/pluginapi/*.pyi",
+        ],
     },
 )

@@ -6,10 +6,20 @@ from __future__ import annotations
 import ssl
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from mockkube.apiserver import certs
+if TYPE_CHECKING:
+    from mockkube.apiserver import certs
+
+
+def _certs() -> Any:
+    """The certificate module (cryptography): imported by servers that serve TLS only."""
+    from mockkube.apiserver import certs
+
+    return certs
+
 
 ADMIN = ("kubernetes-admin", ["system:masters"])
 
@@ -18,7 +28,7 @@ class TLSConfig:
     def __init__(
         self,
         directory: Path,
-        ca: certs.KeyPair | None,
+        ca: "certs.KeyPair | None",
         cert_file: str | None,
         key_file: str | None,
         client_ca_pem: bytes | None,
@@ -48,7 +58,7 @@ class TLSConfig:
         else:
             directory = Path(tempfile.mkdtemp(prefix="mockkube-certs-"))
             temp_dirs.append(str(directory))
-        ca = None if cert_file else certs.load_or_make_ca(directory)
+        ca = None if cert_file else _certs().load_or_make_ca(directory)
         client_ca = Path(client_ca_file).read_bytes() if client_ca_file else (ca.cert_pem if ca else None)
         return cls(directory, ca, cert_file, key_file, client_ca)
 
@@ -66,7 +76,7 @@ class TLSConfig:
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         cert, key = self.cert_file, self.key_file
         if self.ca is not None:
-            pair = certs.make_serving(
+            pair = _certs().make_serving(
                 self.ca,
                 [
                     "127.0.0.1",
@@ -79,7 +89,7 @@ class TLSConfig:
                 ],
             )
             cert, key = str(self.dir / "apiserver.crt"), str(self.dir / "apiserver.key")
-            certs.write_pair(pair, Path(cert), Path(key))
+            _certs().write_pair(pair, Path(cert), Path(key))
         ctx.load_cert_chain(cert, key)
         if self.client_ca_pem:
             # a certificate is asked for but not required; one the client CA did not sign
@@ -90,19 +100,19 @@ class TLSConfig:
 
     def authenticate(self, request: web.Request) -> dict | None:
         """The user of a verified client certificate, or None."""
-        return certs.user_of(request.transport.get_extra_info("peercert") if request.transport else None)
+        return _certs().user_of(request.transport.get_extra_info("peercert") if request.transport else None)
 
     def client_cert(self, user: str, groups: list[str] | tuple[str, ...] = ()) -> tuple[bytes, bytes] | None:
         """(certificate, key) PEMs for ``user`` signed by the server's CA (None without one)."""
         if self.ca is None:
             return None
-        pair = certs.make_client(self.ca, user, groups)
+        pair = _certs().make_client(self.ca, user, groups)
         return pair.cert_pem, pair.key_pem
 
     def admin_client(self) -> tuple[bytes, bytes] | None:
         if self._admin is None and self.ca is not None:
             self._admin = self.client_cert(*ADMIN)
-            certs.write_pair(certs.KeyPair(*self._admin), self.dir / "admin.crt", self.dir / "admin.key")
+            _certs().write_pair(_certs().KeyPair(*self._admin), self.dir / "admin.crt", self.dir / "admin.key")
         return self._admin
 
     def client_context(self) -> ssl.SSLContext:

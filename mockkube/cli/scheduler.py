@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 
 from mockkube.cli.args import duration, positive_duration
-from mockkube.server import schedulermain
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
@@ -52,4 +51,10 @@ def add_command(sub: argparse._SubParsersAction) -> None:
         "--leader-elect-resource-namespace", default="kube-system", metavar="NAMESPACE", help="the Lease's namespace"
     )
     p.add_argument("--log-level", default="WARNING")
-    p.set_defaults(fn=schedulermain.main)
+    p.set_defaults(fn=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from mockkube.server import schedulermain  # the scheduler process only: not every command
+
+    return schedulermain.main(args)

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Hashable
 
 from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
-from mockkube.controllers import csrsigning_util as cu
 from mockkube.machinery import errors, meta
 from mockkube.machinery.meta import clone
 
@@ -36,6 +35,9 @@ class CSRSigningController(Controller):
         csr = self.csrs.get("", str(key))
         if csr is None:
             return
+        # cryptography loads with the first CertificateSigningRequest, not with every server
+        from mockkube.controllers import csrsigning_util as cu
+
         spec, status = csr.get("spec") or {}, csr.get("status") or {}
         if status.get("certificate") or not cu.approved(csr) or spec.get("signerName") not in cu.SIGNERS:
             return

@@ -20,6 +20,7 @@ import logging
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import aiohttp
@@ -27,8 +28,10 @@ import aiohttp
 from mockkube import drivers as driver_registry
 from mockkube.config.profile import NodeSpec
 from mockkube.drivers.base import Driver
-from mockkube.drivers.kubeletplugin import KubeletPlugin, PreparedDevice
 from mockkube.drivers.publisher import slice_name
+
+if TYPE_CHECKING:  # gRPC is imported by the driver process, not by every CLI command that builds the parser
+    from mockkube.drivers.kubeletplugin import PreparedDevice
 
 log = logging.getLogger("mockkube.driver")
 
@@ -129,6 +132,8 @@ class DriverProcess:
             prepared = self.driver.prepare(claim, {})
         except RuntimeError as e:
             return str(e)
+        from mockkube.drivers.kubeletplugin import PreparedDevice
+
         share = {
             (r.get("pool"), r.get("device")): r.get("shareID")
             for r in claim["status"]["allocation"]["devices"].get("results") or ()
@@ -177,6 +182,8 @@ class DriverProcess:
 
 
 async def run(args: argparse.Namespace) -> int:
+    from mockkube.drivers.kubeletplugin import KubeletPlugin
+
     settings = json.loads(args.settings) if args.settings else {}
     driver = driver_registry.make(args.driver, settings)
     config = json.loads(args.config) if args.config else {}

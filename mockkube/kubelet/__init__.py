@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mockkube.config.profile import Profile, ProfileError, load_profile
+from mockkube.kubelet import runtime as runtimes  # noqa: F401 - imported first, so it never shadows a name defined here later
 from mockkube.kubelet.cluster import ClusterRuntime, runtime_for
 
 if TYPE_CHECKING:

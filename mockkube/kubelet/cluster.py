@@ -27,6 +27,7 @@ from mockkube.kubelet.plugins import PluginWatcher
 from mockkube.machinery import errors
 
 if TYPE_CHECKING:
+    from mockkube.kubelet.runtime.process import ProcessRuntime
     from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.cluster")
@@ -93,10 +94,14 @@ class ClusterRuntime:
 
     async def _service_proxy(self, profile: Profile) -> None:
         """Services for process pods (runtime/services.py), when some node runs processes."""
-        procs = self.kubelet.process
-        if procs is None or self.service_proxy is not None:
+        if self.service_proxy is not None:
             return
         if self.kubelet.runtime != "process" and not any(n.runtime == "process" for n in profile.nodes):
+            return
+        if self.kubelet.process is None and self.kubelet.process_factory is not None:
+            self.kubelet.process = self.kubelet.process_factory()  # process nodes: it is needed now
+        procs = self.kubelet.process
+        if procs is None:
             return
         from mockkube.kubelet.runtime.services import ServiceProxy
 
@@ -213,9 +218,13 @@ class ClusterRuntime:
             self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
 
     def _process_runtime(self, cfg: dict) -> None:
-        """The process runtime the nodes with ``runtime: process`` use (it starts nothing by itself)."""
-        if self.kubelet.process is not None:
+        """The process runtime the nodes with ``runtime: process`` use, made when a pod first
+        needs it (it starts nothing by itself; its module is not imported before)."""
+        if self.kubelet.process is not None or self.kubelet.process_factory is not None:
             return
+        self.kubelet.process_factory = lambda: self._make_process_runtime(cfg)
+
+    def _make_process_runtime(self, cfg: dict) -> "ProcessRuntime":
         from urllib.parse import urlsplit
 
         from mockkube.kubelet.runtime.process import ProcessRuntime
@@ -251,7 +260,7 @@ class ClusterRuntime:
             image: [entry] if isinstance(entry, str) else [str(a) for a in entry]
             for image, entry in (cfg.get("images") or {}).items()
         }
-        self.kubelet.process = ProcessRuntime(
+        return ProcessRuntime(
             root / "pods",
             self.clock,
             self.kubelet.queue.add,

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Hashable
 
-import grpc
-
 from mockkube.client.client import Client, clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.client.recorder import event_for, recorder_for
@@ -152,7 +150,8 @@ class KubeletManager(Controller):
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
         self.run_programs = False  # kubelet.runPrograms: pods with a Python program use the process runtime
         self.runtime = "simulated"  # kubelet.runtime: the nodes' container runtime unless a node says otherwise
-        self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), set by the cluster
+        self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), once made
+        self.process_factory: "Callable[[], ProcessRuntime] | None" = None  # makes it (set by the cluster)
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
         self.faults = None  # mockkube.machinery.faults.Faults: injected prepare/unprepare failures, slow drivers
         self.prepares = None  # mockkube_claim_prepares_total{result}, set by the cluster runtime
@@ -203,9 +202,11 @@ class KubeletManager(Controller):
     def _processes(self, sim: NodeSim, pod: dict | None = None) -> "ProcessRuntime | None":
         """The process runtime, when this node's kubelet runs containers as processes, or
         (``kubelet.runPrograms``) when the pod has a container whose command is Python."""
-        if (sim.spec.runtime or self.runtime) == "process":
-            return self.process
-        if self.run_programs and pod is not None and runs_python(pod):
+        if (sim.spec.runtime or self.runtime) == "process" or (
+            self.run_programs and pod is not None and runs_python(pod)
+        ):
+            if self.process is None and self.process_factory is not None:
+                self.process = self.process_factory()
             return self.process
         return None
 
@@ -748,6 +749,8 @@ class KubeletManager(Controller):
         return task.result()
 
     async def _call_prepare(self, pc: PreparedClaim, clients: dict) -> "list[tuple[str, Prepared]] | str":
+        import grpc  # only registered (gRPC) plugins get here
+
         from mockkube.drivers.base import Prepared
 
         ref = {"namespace": pc.namespace, "uid": pc.uid, "name": pc.name}

@@ -18,11 +18,13 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import grpc
+from mockkube.generated import pluginapi
+from mockkube.generated.pluginapi import DRA_PLUGIN_TYPE, DRA_VERSION_NAMES
 
-from mockkube.generated.pluginapi import DRA_PLUGIN_TYPE, DRA_VERSIONS, health_grpc, health_pb2, reg_grpc, reg_pb2
+if TYPE_CHECKING:  # imported where a plugin is dialled: simulated drivers never need gRPC
+    import grpc
 
 log = logging.getLogger("mockkube.kubelet.plugins")
 
@@ -33,7 +35,12 @@ GET_INFO_TIMEOUT = 1.0
 DIAL_TIMEOUT = 10.0
 NOTIFY_TIMEOUT = 5.0
 CALL_TIMEOUT = 45.0
-HEALTH_NAMES = {health_pb2.HEALTHY: "Healthy", health_pb2.UNHEALTHY: "Unhealthy", health_pb2.UNKNOWN: "Unknown"}
+
+
+def health_name(code: int) -> str:
+    """A health stream's enum value as the kubelet writes it in pod status."""
+    pb2 = pluginapi.health_pb2
+    return {pb2.HEALTHY: "Healthy", pb2.UNHEALTHY: "Unhealthy", pb2.UNKNOWN: "Unknown"}.get(code, "Unknown")
 
 
 class Hooks(Protocol):
@@ -72,7 +79,7 @@ class DRAPluginClient:
     sig: tuple = ()  # (inode, ctime) of the socket it registered from
 
     def _stub(self):
-        pb2, stubs = DRA_VERSIONS[self.version]
+        pb2, stubs = pluginapi.DRA_VERSIONS[self.version]
         return pb2, stubs.DRAPluginStub(self.channel)
 
     async def prepare(self, claims: list[dict]) -> dict[str, "list[dict] | str"]:
@@ -121,7 +128,7 @@ class DRAPluginClient:
 class PluginWatcher:
     """Registration of the plugins of every node under ``root``."""
 
-    def __init__(self, root: Path, hooks: Hooks, supported: tuple[str, ...] = tuple(DRA_VERSIONS)) -> None:
+    def __init__(self, root: Path, hooks: Hooks, supported: tuple[str, ...] = DRA_VERSION_NAMES) -> None:
         self.root = root
         self.hooks = hooks
         self.supported = supported
@@ -250,13 +257,15 @@ class PluginWatcher:
             self.pending.discard(path)
 
     async def _register_once(self, node: str, path: str, sig: tuple) -> None:
+        import grpc
+
         async with grpc.aio.insecure_channel(f"unix:{path}") as ch:
-            reg = reg_grpc.RegistrationStub(ch)
-            info = await reg.GetInfo(reg_pb2.InfoRequest(), timeout=GET_INFO_TIMEOUT)
+            reg = pluginapi.reg_grpc.RegistrationStub(ch)
+            info = await reg.GetInfo(pluginapi.reg_pb2.InfoRequest(), timeout=GET_INFO_TIMEOUT)
             err = self._validate(info)
             if err:
                 await reg.NotifyRegistrationStatus(
-                    reg_pb2.RegistrationStatus(plugin_registered=False, error=err), timeout=NOTIFY_TIMEOUT
+                    pluginapi.reg_pb2.RegistrationStatus(plugin_registered=False, error=err), timeout=NOTIFY_TIMEOUT
                 )
                 log.warning("node %s: plugin %s refused: %s", node, info.name, err)
                 return
@@ -269,7 +278,7 @@ class PluginWatcher:
                 await channel.close()
                 err = f"failed to connect to DRA plugin {info.name} at {endpoint}"
                 await reg.NotifyRegistrationStatus(
-                    reg_pb2.RegistrationStatus(plugin_registered=False, error=err), timeout=NOTIFY_TIMEOUT
+                    pluginapi.reg_pb2.RegistrationStatus(plugin_registered=False, error=err), timeout=NOTIFY_TIMEOUT
                 )
                 raise
             if node not in self.nodes or not os.path.exists(path):
@@ -283,7 +292,7 @@ class PluginWatcher:
             loop = asyncio.get_running_loop()
             client.tasks = [loop.create_task(self._monitor(client)), loop.create_task(self._health(client))]
             await reg.NotifyRegistrationStatus(
-                reg_pb2.RegistrationStatus(plugin_registered=True), timeout=NOTIFY_TIMEOUT
+                pluginapi.reg_pb2.RegistrationStatus(plugin_registered=True), timeout=NOTIFY_TIMEOUT
             )
         log.info("node %s: registered DRA plugin %s (%s) at %s", node, info.name, version, endpoint)
         self.hooks.plugin_registered(node, info.name)
@@ -296,7 +305,7 @@ class PluginWatcher:
             return str(self.root / node / path[len(KUBELET_DIR) + 1 :])
         return endpoint
 
-    def _validate(self, info: reg_pb2.PluginInfo) -> str:
+    def _validate(self, info: pluginapi.reg_pb2.PluginInfo) -> str:
         if info.type != DRA_PLUGIN_TYPE:
             return f"plugin type {info.type!r} is not supported by this kubelet (only {DRA_PLUGIN_TYPE})"
         if not info.name:
@@ -324,6 +333,8 @@ class PluginWatcher:
 
     async def _monitor(self, c: DRAPluginClient) -> None:
         """A plugin whose connection fails is unusable until it reconnects."""
+        import grpc
+
         state = c.channel.get_state(try_to_connect=True)
         while True:
             await c.channel.wait_for_state_change(state)
@@ -338,15 +349,17 @@ class PluginWatcher:
 
     async def _health(self, c: DRAPluginClient) -> None:
         """Follow the plugin's NodeWatchResources stream while it is registered."""
-        stub = health_grpc.DRAResourceHealthStub(c.channel)
+        import grpc
+
+        stub = pluginapi.health_grpc.DRAResourceHealthStub(c.channel)
         while True:
             try:
-                async for resp in stub.NodeWatchResources(health_pb2.NodeWatchResourcesRequest()):
+                async for resp in stub.NodeWatchResources(pluginapi.health_pb2.NodeWatchResourcesRequest()):
                     self.hooks.device_health(
                         c.node,
                         c.driver,
                         [
-                            (d.device.pool_name, d.device.device_name, HEALTH_NAMES.get(d.health, "Unknown"), d.message)
+                            (d.device.pool_name, d.device.device_name, health_name(d.health), d.message)
                             for d in resp.devices
                         ],
                     )

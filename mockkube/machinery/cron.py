@@ -5,9 +5,17 @@ times for the controller, in the CronJob's time zone. Pure: times are passed in.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any
 
-from croniter import croniter
+# croniter (with dateutil) and zoneinfo are imported at the first schedule read: 70 ms of a
+# server's start-up otherwise, for CronJobs most clusters never have
+
+
+def _croniter() -> Any:
+    from croniter import croniter
+
+    return croniter
+
 
 _MACROS = {
     "@yearly": "0 0 1 1 *",
@@ -40,6 +48,8 @@ def _expr(schedule: str) -> str:
 def valid_timezone(tz: str) -> bool:
     if tz in ("", "Local"):
         return tz == "Local"
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         ZoneInfo(tz)
         return True
@@ -56,7 +66,7 @@ def parse_error(schedule: str) -> str | None:
         expr = _expr(schedule)
         if len(expr.split()) != 5:
             return f"expected exactly 5 fields, found {len(expr.split())}: [{expr}]"
-        if not croniter.is_valid(expr):
+        if not _croniter().is_valid(expr):
             return f"unparseable schedule: {expr!r}"
     except ValueError as e:
         return str(e)
@@ -68,13 +78,15 @@ def _zone(schedule: str, tz: str | None):
     name = tz or inline
     if not name or name == "Local":
         return timezone.utc  # the simulated controller-manager runs in UTC
+    from zoneinfo import ZoneInfo
+
     return ZoneInfo(name)
 
 
 def next_after(schedule: str, tz: str | None, t: float) -> float:
     """The first scheduled time strictly after ``t`` (unix seconds)."""
     z = _zone(schedule, tz)
-    it = croniter(_expr(schedule), datetime.fromtimestamp(t, z))
+    it = _croniter()(_expr(schedule), datetime.fromtimestamp(t, z))
     return it.get_next(datetime).timestamp()
 
 
@@ -92,7 +104,7 @@ def most_recent(schedule: str, tz: str | None, earliest: float, now: float) -> t
         last, n = t, n + 1
         if n > 100:
             # jump near now: count stays "more than 100"
-            prev = croniter(_expr(schedule), datetime.fromtimestamp(now, _zone(schedule, tz))).get_prev(datetime)
+            prev = _croniter()(_expr(schedule), datetime.fromtimestamp(now, _zone(schedule, tz))).get_prev(datetime)
             return prev.timestamp(), 101
 
 

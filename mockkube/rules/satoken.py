@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import threading
 import time
 import uuid
 from dataclasses import dataclass
-
-import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from typing import Any
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"  # kind's and kubeadm's --service-account-issuer
 LEGACY_ISSUER = "kubernetes/serviceaccount"
@@ -21,28 +19,57 @@ MIN_EXPIRATION = 600  # seconds: upstream refuses shorter TokenRequests
 
 
 def _algorithm(key) -> str:
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     return "ES256" if isinstance(key, ec.EllipticCurvePrivateKey) else "RS256"
 
 
 class Signer:
     """Signs and verifies one server's tokens (``--service-account-signing-key-file``, else a
-    key made when the server starts: tokens then end with the process)."""
+    key made when the first token is signed or checked: tokens then end with the process).
+
+    PyJWT and cryptography are imported then too: a tenth of a second of the server's
+    start-up, spent only by servers that hand out tokens."""
 
     def __init__(self, key_pem: bytes | None = None, issuer: str = ISSUER) -> None:
-        self.key = (
-            serialization.load_pem_private_key(key_pem, password=None)
-            if key_pem
-            else ec.generate_private_key(ec.SECP256R1())
-        )
         self.issuer = issuer
-        self.algorithm = _algorithm(self.key)
-        der = self.key.public_key().public_bytes(
-            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-        # upstream's key id: the unpadded base64url SHA-256 of the public key's DER
-        self.kid = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
+        self._key: Any = None
+        self._kid = ""
+        self._lock = threading.Lock()  # the API's loop and the components' loop both sign
+        if key_pem:  # a key file that is not a key fails the start, as kube-apiserver's flag
+            from cryptography.hazmat.primitives import serialization
+
+            self._key = serialization.load_pem_private_key(key_pem, password=None)
+
+    @property
+    def key(self) -> Any:
+        if self._key is None:
+            with self._lock:
+                if self._key is None:
+                    from cryptography.hazmat.primitives.asymmetric import ec
+
+                    self._key = ec.generate_private_key(ec.SECP256R1())
+        return self._key
+
+    @property
+    def algorithm(self) -> str:
+        return _algorithm(self._key) if self._key is not None else "ES256"  # the generated key is P-256
+
+    @property
+    def kid(self) -> str:
+        if not self._kid:
+            from cryptography.hazmat.primitives import serialization
+
+            der = self.key.public_key().public_bytes(
+                serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+            # upstream's key id: the unpadded base64url SHA-256 of the public key's DER
+            self._kid = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
+        return self._kid
 
     def sign(self, claims: dict) -> str:
+        import jwt
+
         return jwt.encode(claims, self.key, algorithm=self.algorithm, headers={"kid": self.kid})
 
     def jwks(self) -> dict:
@@ -67,6 +94,8 @@ class Signer:
     def verify(self, token: str, now: float) -> dict | None:
         """The claims of a token this signer made that is valid at ``now`` (the cluster
         clock's time), or None: bad signature, expired or not yet valid, not ours."""
+        import jwt
+
         try:
             claims = jwt.decode(
                 token,

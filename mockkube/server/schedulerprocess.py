@@ -87,7 +87,7 @@ class Child:
         self._reader.cancel()
         from mockkube.server.server import _remove_later
 
-        _remove_later(self.workdir)
+        _remove_later([self.workdir])
 
 
 async def spawn(server: Any) -> Child:
