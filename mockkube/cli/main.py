@@ -135,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the cluster profile's scheduler.bindingTimeout, else 10m)",
     )
     s.add_argument(
+        "--event-ttl",
+        type=duration,
+        default=None,
+        metavar="DURATION",
+        help="how long an Event is kept after its last write, as kube-apiserver's flag (default 1h; 0 keeps them)",
+    )
+    s.add_argument(
         "--authorization-mode",
         type=_authorization_mode,
         default="AlwaysAllow",
