@@ -93,6 +93,7 @@ class Store:
         self._caches: dict[str, ResourceCache] = {}
         self._logs: dict[str, EventLog] = {}
         self._writes = 0
+        self._published = 0
         self.lock = threading.RLock()
         # SQLite has one writer anyway: keep one connection for writes (no pool checkout per
         # write) and leave the rv counter row to start-up and close, since the event rows
@@ -319,6 +320,10 @@ class Store:
 
     def _publish(self, rt: ResourceType, ev: Event) -> None:
         self._logs[rt.storage_key].append(ev)
+        self._published += 1
+        if not self._published & 1023:  # quiet resources' logs are compacted too
+            for log in self._logs.values():
+                log.compact()
         self.hub.publish(rt.storage_key, ev)
 
     # -- watch ---------------------------------------------------------------
