@@ -6,8 +6,12 @@ import argparse
 import asyncio
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 import yaml
+
+if TYPE_CHECKING:
+    from mockkube.server.server import Server
 
 from mockkube.cli.args import duration, positive_duration
 
@@ -31,13 +35,11 @@ def _authorization_mode(text: str) -> str:
     return text
 
 
-def _serve(args: argparse.Namespace) -> int:
-    import os
-    import time
+def server_of(args: argparse.Namespace) -> "Server":
+    """The server ``mockkube serve`` runs, built from its flags."""
+    from mockkube.server.server import Server
 
-    from mockkube.server.server import Server, serve_forever
-
-    server = Server(
+    return Server(
         address=args.address,
         port=args.port,
         db_url=args.db,
@@ -58,10 +60,20 @@ def _serve(args: argparse.Namespace) -> int:
         cert_dir=args.cert_dir,
         service_addresses=args.service_address,
         scheduler_process=args.scheduler == "process",
+        event_ttl=args.event_ttl,
         # with the scheduler out, the other components are many small writers that
         # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
         component_thread=args.scheduler != "process",
     )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import os
+    import time
+
+    from mockkube.server.server import serve_forever
+
+    server = server_of(args)
     code = 0
     try:
         asyncio.run(serve_forever(server))

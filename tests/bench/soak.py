@@ -507,6 +507,9 @@ async def soak(args: argparse.Namespace, url: str, pid: int, process_runtime: bo
             sample = {"t": round(time.monotonic() - start), **proc_figures(pid), **m, "p99_ms": round(p99(lat), 1)}
             sample["ops"] = sum(stats.ops.values())
             samples.append(sample)
+            if args.json:  # as it goes: a run stopped early still has its series
+                with open(args.json, "w") as f:
+                    json.dump({"samples": samples}, f)
             if len(samples) % max(1, int(60 / args.interval)) == 0 or len(samples) == 1:
                 print(
                     f"{sample['t']:6d}s rss {sample['rss_mb']:6.1f} MB (server {sample['server_rss_mb']:6.1f})"
@@ -625,6 +628,8 @@ def main() -> int:
             prof,
             "--kubeconfig",
             os.path.join(tmp, "kubeconfig"),
+            "--event-ttl",
+            f"{args.event_ttl:g}s",
         ],
         stdout=subprocess.PIPE,
         text=True,

@@ -40,15 +40,24 @@ class Timeouts:
 
 
 class _Handler(RequestHandler):
-    """aiohttp's request handler noting when it began waiting for a request's headers."""
+    """aiohttp's request handler noting when it began waiting for a request's headers, and
+    telling long requests when their client is gone (``client_gone``)."""
 
-    __slots__ = ("_hdr_since", "_hdr_count", "_hdr_epoch")
+    __slots__ = ("_hdr_since", "_hdr_count", "_hdr_epoch", "_gone")
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         self._hdr_since: float | None = self._loop.time()
         self._hdr_count = self._request_count
         self._hdr_epoch = getattr(self, "_next_keepalive_close_time", None)
+        self._gone: list[asyncio.Future] = []
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        super().connection_lost(exc)
+        for fut in self._gone:
+            if not fut.done():
+                fut.set_result(None)
+        self._gone.clear()
 
     def data_received(self, data: bytes) -> None:
         # aiohttp moves the keep-alive close time after every response: the first bytes after
@@ -68,6 +77,22 @@ class _Handler(RequestHandler):
             self._hdr_since = None  # the headers came in full
             return False
         return since < before
+
+
+def client_gone(request: web.BaseRequest) -> asyncio.Future:
+    """A future done once the request's connection is lost: Go's server cancels a request's
+    context when its client goes (a reset, or the end of its sending side), and a watch,
+    a log follow or an exec ends at once; aiohttp leaves a handler waiting until it next
+    writes, which a quiet watch may never do. (Never done for a handler not of this module.)"""
+    fut = asyncio.get_running_loop().create_future()
+    proto = request.protocol
+    if isinstance(proto, _Handler):
+        if proto.transport is None or proto.transport.is_closing():
+            fut.set_result(None)
+        else:
+            proto._gone = [f for f in proto._gone if not f.done()]  # earlier requests' (keep-alive)
+            proto._gone.append(fut)
+    return fut
 
 
 class Site(web.SockSite):
