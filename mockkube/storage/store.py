@@ -10,10 +10,12 @@ it over a whole verb) and reads take snapshots of the cache's key lists.
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from typing import Iterable
 
 from sqlalchemy import Engine, bindparam, delete, insert, select, update
+from sqlalchemy.exc import OperationalError
 
 from mockkube.machinery import errors, jsoncodec
 from mockkube.machinery.meta import canonical_order
@@ -81,6 +83,25 @@ class _Compiled:
 
 def dumps(obj: dict) -> bytes:
     return jsoncodec.dumps(obj)
+
+
+_OPERATIONS = {"ADDED": "create", "MODIFIED": "update", "DELETED": "delete"}
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+
+
+def storage_error(e: Exception, rt: ResourceType, typ: str) -> errors.APIError:
+    """A write the database refused, as kube-apiserver answers when etcd fails: storage out
+    of reach (another process holds SQLite's lock, PostgreSQL is down) is 500 ServerTimeout
+    with a Retry-After (``storage.IsUnreachable``); anything else (SQLite's disk or database
+    full) is 500 InternalError carrying the database's own message, as etcd's "mvcc:
+    database space exceeded" reaches clients."""
+    orig = getattr(e, "orig", e)  # SQLAlchemy's wraps the driver's; the SQLite fast path raises it bare
+    code = getattr(orig, "sqlite_errorcode", None)
+    if code in (_SQLITE_BUSY, _SQLITE_LOCKED) or (code is None and getattr(e, "connection_invalidated", False)):
+        return errors.server_timeout(rt.plural, rt.group, _OPERATIONS[typ])
+    if code is None and getattr(orig, "sqlstate", None) is None:  # no answer from the server at all
+        return errors.server_timeout(rt.plural, rt.group, _OPERATIONS[typ])
+    return errors.internal(str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__)
 
 
 class Store:
@@ -200,10 +221,13 @@ class Store:
             "expect": expect_rv,
             "type": typ,
         }
-        if self._sqlite:
-            self._write_sqlite(rt, typ, row)
-        else:
-            self._write(rt, typ, row)
+        try:
+            if self._sqlite:
+                self._write_sqlite(rt, typ, row)
+            else:
+                self._write(rt, typ, row)
+        except (OperationalError, sqlite3.OperationalError) as e:  # rolled back: nothing was written
+            raise storage_error(e, rt, typ) from e
         self.rv = rv
         return Entry(obj, raw, rv)
 
