@@ -22,6 +22,7 @@ from mockkube.machinery.meta import canonical_order
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage import schema as t
 from mockkube.storage.cache import Entry, ResourceCache
+from mockkube.storage.db import is_memory
 from mockkube.storage.watch import Event, EventLog, Hub, Predicate, Watcher
 
 EVENT_WINDOW = 10_000  # retained events per resource for watch resumption
@@ -120,6 +121,9 @@ class Store:
         # write) and leave the rv counter row to start-up and close, since the event rows
         # carry every resourceVersion (load takes the larger of the two)
         self._sqlite = engine.dialect.name == "sqlite"
+        # the events table serves a restart (watch resumption) and other replicas; an
+        # in-memory database has neither, and its 50,000 rows held ~150 MB that nobody read
+        self._event_rows = not is_memory(engine)
         self._wconn = None
         self._loaded = False
         # the server's Authorizer while it enforces one (--authorization-mode): in-process
@@ -250,7 +254,8 @@ class Store:
         try:
             if self._fast[typ].run(cursor, row) != 1 and typ == "MODIFIED":
                 raise errors.stale(rt.plural, rt.group, row["k_name"])
-            self._fast["event"].run(cursor, row)
+            if self._event_rows:
+                self._fast["event"].run(cursor, row)
             self._writes += 1
             if self._writes % 5000 == 0:  # the counter row is also rebuilt from max(rv) on load
                 self._save_rv(conn, row["rv"])
