@@ -21,7 +21,7 @@ watches, the event loop's tasks; and the p99 of a GET issued every 0.25 s.
 It prints the series (one line a minute) and, per quantity, the median of the window just
 after ``--warmup`` against the median of the last window and the growth per hour. With
 ``--check`` it exits 1 when a quantity grows beyond its bound (10 %, or an absolute slack
-for small counts), when the GET p99 of a window exceeds 200 ms, when a claim stays
+for small counts), when the p99 of the GETs after the warm-up exceeds 200 ms, when a claim stays
 allocated after its pod is gone, or when a client operation failed unexpectedly.
 """
 
@@ -154,6 +154,7 @@ class Stats:
     ops: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
+    after_warmup: list[float] = field(default_factory=list)  # every GET's latency after the warm-up
 
     def count(self, op: str) -> None:
         self.ops[op] = self.ops.get(op, 0) + 1
@@ -504,6 +505,8 @@ async def soak(args: argparse.Namespace, url: str, pid: int, process_runtime: bo
             async with session.get(url + "/metrics") as r:
                 m = parse_metrics(await r.text())
             lat, stats.latencies = stats.latencies, []
+            if time.monotonic() - start >= args.warmup:
+                stats.after_warmup += lat
             sample = {"t": round(time.monotonic() - start), **proc_figures(pid), **m, "p99_ms": round(p99(lat), 1)}
             sample["ops"] = sum(stats.ops.values())
             samples.append(sample)
@@ -565,9 +568,13 @@ def report(args: argparse.Namespace, samples: list[dict], stats: Stats, leftover
         if e - b > max(GROWTH_BOUND * b, SLACK[key]):
             failures.append(f"{key} grew from {b:.1f} to {e:.1f} (bound {GROWTH_BOUND:.0%} or {SLACK[key]})")
     worst = max((s["p99_ms"] for s in after), default=0.0)
-    print(f"GET p99 per {args.interval:.0f} s window after warm-up: worst {worst:.1f} ms")
-    if worst > P99_BOUND_MS:
-        failures.append(f"GET p99 reached {worst:.1f} ms (bound {P99_BOUND_MS:.0f} ms)")
+    overall = p99(stats.after_warmup)
+    print(
+        f"GET p99 after warm-up: {overall:.1f} ms over {len(stats.after_warmup)} GETs; worst "
+        f"{args.interval:.0f} s window {worst:.1f} ms"
+    )
+    if overall > P99_BOUND_MS:
+        failures.append(f"GET p99 was {overall:.1f} ms (bound {P99_BOUND_MS:.0f} ms)")
     if leftovers:
         failures.append(f"claims allocated after their pods were gone: {leftovers[:5]}")
     if stats.errors:
