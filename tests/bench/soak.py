@@ -100,9 +100,21 @@ def process_tree(pid: int) -> list[int]:
     return seen
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def proc_figures(pid: int) -> dict:
     rss = fds = threads = 0
     tree = process_tree(pid)
+    own = _cmdline(pid)
+    # a child forked and not yet exec'd shares the server's pages and fds: counting it would
+    # add the server's whole RSS for one sample
+    tree = [pid] + [p for p in tree[1:] if _cmdline(p) != own]
     for p in tree:
         try:
             with open(f"/proc/{p}/status") as f:
