@@ -6,8 +6,12 @@ import argparse
 import asyncio
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 import yaml
+
+if TYPE_CHECKING:
+    from mockkube.server.server import Server
 
 from mockkube.cli.args import duration, positive_duration
 
@@ -41,29 +45,11 @@ class _LineHelp(argparse.HelpFormatter):
         return lines
 
 
-def _serve(args: argparse.Namespace) -> int:
-    import os
-    import time
+def server_of(args: argparse.Namespace) -> "Server":
+    """The server ``mockkube serve`` runs, built from its flags."""
+    from mockkube.server.server import Server
 
-    from mockkube.cli.connection import UsageError
-
-    if args.api_servers < 1:
-        raise UsageError("--api-servers must be at least 1")
-    if args.api_servers > 1:
-        if not (args.db or "").startswith(("postgresql", "postgres:")):
-            raise UsageError("--api-servers above 1 needs --db postgresql://... (the API servers share it)")
-        if (
-            args.tls
-            or args.token_auth_file
-            or args.client_ca_file
-            or args.authorization_mode != "AlwaysAllow"
-            or not args.anonymous_auth
-        ):
-            raise UsageError("--api-servers above 1 serves without authentication or TLS (docs/scaling.md)")
-
-    from mockkube.server.server import Server, serve_forever
-
-    server = Server(
+    return Server(
         address=args.address,
         port=args.port,
         db_url=args.db,
@@ -88,11 +74,37 @@ def _serve(args: argparse.Namespace) -> int:
         components=args.components,
         scheduler_process=args.scheduler == "process",
         run_scheduler=args.scheduler != "none",
+        event_ttl=args.event_ttl,
         # with the scheduler out, the other components are many small writers that
         # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
         component_thread=args.scheduler == "thread",
         reuse_port=args.reuse_port or args.api_servers > 1,
     )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import os
+    import time
+
+    from mockkube.cli.connection import UsageError
+
+    if args.api_servers < 1:
+        raise UsageError("--api-servers must be at least 1")
+    if args.api_servers > 1:
+        if not (args.db or "").startswith(("postgresql", "postgres:")):
+            raise UsageError("--api-servers above 1 needs --db postgresql://... (the API servers share it)")
+        if (
+            args.tls
+            or args.token_auth_file
+            or args.client_ca_file
+            or args.authorization_mode != "AlwaysAllow"
+            or not args.anonymous_auth
+        ):
+            raise UsageError("--api-servers above 1 serves without authentication or TLS (docs/scaling.md)")
+
+    from mockkube.server.server import serve_forever
+
+    server = server_of(args)
     replicas = None
     if args.api_servers > 1:
         from mockkube.server.apireplicas import APIReplicas
@@ -189,6 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="how long the scheduler waits in PreBind for device binding conditions, e.g. 90s or 10m "
         "(default: the cluster profile's scheduler.bindingTimeout, else 10m)",
+    )
+    s.add_argument(
+        "--event-ttl",
+        type=duration,
+        default=None,
+        metavar="DURATION",
+        help="how long an Event is kept after its last write, as kube-apiserver's flag (default 1h; 0 keeps them)",
     )
     s.add_argument(
         "--authorization-mode",

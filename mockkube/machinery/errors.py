@@ -147,6 +147,19 @@ def internal(message: str) -> APIError:
     return APIError(500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]})
 
 
+def server_timeout(resource: str, group: str, operation: str, retry_after: int = 2) -> APIError:
+    """kube-apiserver's answer when storage cannot be reached (``storage.IsUnreachable``):
+    500 ServerTimeout with a Retry-After, which client-go honours by retrying."""
+    return APIError(
+        500,
+        "ServerTimeout",
+        f"The {operation} operation against {qualified_resource(resource, group)} could not be completed at this "
+        "time, please try again.",
+        {"name": operation, "group": group, "kind": resource, "retryAfterSeconds": retry_after},
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
 def too_many_requests(message: str, retry_after: int = 1) -> APIError:
     return APIError(
         429, "TooManyRequests", message, {"retryAfterSeconds": retry_after}, headers={"Retry-After": str(retry_after)}

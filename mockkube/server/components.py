@@ -31,6 +31,7 @@ COMPONENTS: list[str] = [
     "mockkube.controllers.statefulset",
     "mockkube.controllers.job",
     "mockkube.controllers.ttlafterfinished",
+    "mockkube.controllers.eventttl",
     "mockkube.controllers.cronjob",
     "mockkube.controllers.devicetaint",
     "mockkube.controllers.resourcepoolstatus",

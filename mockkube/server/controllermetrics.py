@@ -1,10 +1,13 @@
 """Per-controller work queue metrics, as client-go's workqueue exposes them:
 ``workqueue_depth{name}`` and ``workqueue_adds_total{name}``, read from the running
 components' queues when /metrics is scraped (nothing is updated on the hot path), and
-``mockkube_simulated_nodes``."""
+``mockkube_simulated_nodes``; and what a long run must not accumulate (the soak benchmark,
+tests/bench/soak.py, reads them): events held in the watch event logs, open watches and the
+event loop's tasks."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -38,6 +41,23 @@ class WorkqueueCollector:
         rt = runtime_for(getattr(self.server, "resources", None)) if getattr(self.server, "resources", None) else None
         nodes.add_metric([], len(getattr(rt.kubelet, "nodes", {})) if rt is not None else 0)
         yield nodes
+        store = getattr(self.server, "store", None)
+        if store is not None:
+            held = GaugeMetricFamily(
+                "mockkube_event_log_events", "Events held in the watch event logs (all resources)."
+            )
+            held.add_metric([], sum(len(log) for log in list(store._logs.values())))
+            yield held
+            watchers = GaugeMetricFamily("mockkube_watchers", "Open watches and in-process informers of the store.")
+            watchers.add_metric([], store.hub.watcher_count())
+            yield watchers
+        try:
+            tasks = len(asyncio.all_tasks())
+        except RuntimeError:  # scraped outside the event loop
+            return
+        running = GaugeMetricFamily("mockkube_asyncio_tasks", "Tasks of the server's event loop.")
+        running.add_metric([], tasks)
+        yield running
 
 
 def register(server: Any) -> None:

@@ -16,6 +16,7 @@ import yaml
 from aiohttp import web
 
 from mockkube.apiserver.http.app import SERVER_KEY, build_app
+from mockkube.apiserver.http.serving import Site, Timeouts
 from mockkube.apiserver.resources import registry
 from mockkube.apiserver.rest import Resources
 from mockkube.machinery.clock import Clock
@@ -105,6 +106,8 @@ class Server:
         control_plane: bool | None = None,
         feature_gates: "Mapping[str, bool] | str | None" = None,
         runtime_config: "Mapping[str, bool] | str | None" = None,
+        event_ttl: float | None = None,
+        timeouts: Timeouts | None = None,
     ) -> None:
         self.address = address
         self.port = port
@@ -130,6 +133,13 @@ class Server:
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
         self.event_window = event_window
+        from mockkube.controllers.eventttl import DEFAULT_TTL
+
+        # --event-ttl: an Event not written for this long is deleted (0: kept for ever)
+        self.event_ttl = DEFAULT_TTL if event_ttl is None else event_ttl
+        # connection timeouts as kube-apiserver's (idle 90 s, request headers 32 s, TLS
+        # handshake 32 s); tests shorten them
+        self.timeouts = timeouts if timeouts is not None else Timeouts()
         self.binding_timeout = binding_timeout  # seconds; None = the profile's, else 10 minutes
         # kind's control plane and kube-system add-ons; None: the profile's `controlPlane`
         self.control_plane = control_plane
@@ -381,7 +391,7 @@ class Server:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((self.address, self.port))
         self.port = sock.getsockname()[1]
-        site = web.SockSite(self._runner, sock, ssl_context=self.tls.server_context(self.address) if self.tls else None)
+        site = Site(self._runner, sock, self.tls.server_context(self.address) if self.tls else None, self.timeouts)
         await site.start()
         self._api_loop = asyncio.get_running_loop()
         self._pod_endpoint = None

@@ -12,6 +12,7 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import StaticPool
 
+LOCK_TIMEOUT = 0.05  # seconds a SQLite write waits for another process's lock
 DEFAULT_URL = "sqlite://"  # embedded, in memory: the fastest default for a test cluster
 
 
@@ -32,7 +33,10 @@ def make_engine(url: str | None) -> Engine:
         url = "postgresql+psycopg://" + url[len("postgresql://") :]
     if url.startswith("sqlite"):
         memory = url in ("sqlite://", "sqlite:///:memory:", "sqlite+pysqlite://", "sqlite+pysqlite:///:memory:")
-        kwargs: dict = {"connect_args": {"check_same_thread": False}}
+        # a write waits 50 ms at most for a lock another process holds (sqlite3's default is
+        # 5 s): the write runs on the API's event loop, so every request would wait with it;
+        # it is answered 500 ServerTimeout with a Retry-After instead (storage.storage_error)
+        kwargs: dict = {"connect_args": {"check_same_thread": False, "timeout": LOCK_TIMEOUT}}
         if memory:
             kwargs["poolclass"] = StaticPool
         engine = create_engine(url, **kwargs)

@@ -60,6 +60,15 @@ def conninfo(engine: Engine) -> str:
     return engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+def is_unreachable(e: BaseException) -> bool:
+    """Whether ``e`` is the database out of reach or gone mid-call (psycopg's OperationalError)."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - PostgreSQL needs psycopg
+        return False
+    return isinstance(e, psycopg.OperationalError)
+
+
 class Log:
     """This replica's connection for writes and for reading the log: one, in autocommit,
     used under the store's lock (writes and catch-ups are serialized there anyway), so a

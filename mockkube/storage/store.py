@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 from typing import Callable, Iterable
 
 from sqlalchemy import Engine, bindparam, delete, insert, select, update
+from sqlalchemy.exc import OperationalError
 
 from mockkube.machinery import errors, jsoncodec
 from mockkube.machinery.meta import canonical_order
@@ -22,6 +24,7 @@ from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage import schema as t
 from mockkube.storage import sharedlog
 from mockkube.storage.cache import Entry, ResourceCache
+from mockkube.storage.db import is_memory
 from mockkube.storage.watch import Event, EventLog, Hub, Predicate, Watcher
 
 log = logging.getLogger("mockkube.store")
@@ -87,6 +90,25 @@ def dumps(obj: dict) -> bytes:
     return jsoncodec.dumps(obj)
 
 
+_OPERATIONS = {"ADDED": "create", "MODIFIED": "update", "DELETED": "delete"}
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+
+
+def storage_error(e: Exception, rt: ResourceType, typ: str) -> errors.APIError:
+    """A write the database refused, as kube-apiserver answers when etcd fails: storage out
+    of reach (another process holds SQLite's lock, PostgreSQL is down) is 500 ServerTimeout
+    with a Retry-After (``storage.IsUnreachable``); anything else (SQLite's disk or database
+    full) is 500 InternalError carrying the database's own message, as etcd's "mvcc:
+    database space exceeded" reaches clients."""
+    orig = getattr(e, "orig", e)  # SQLAlchemy's wraps the driver's; the SQLite fast path raises it bare
+    code = getattr(orig, "sqlite_errorcode", None)
+    if code in (_SQLITE_BUSY, _SQLITE_LOCKED) or (code is None and getattr(e, "connection_invalidated", False)):
+        return errors.server_timeout(rt.plural, rt.group, _OPERATIONS[typ])
+    if code is None and getattr(orig, "sqlstate", None) is None:  # no answer from the server at all
+        return errors.server_timeout(rt.plural, rt.group, _OPERATIONS[typ])
+    return errors.internal(str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__)
+
+
 class Store:
     def __init__(self, engine: Engine, registry: Registry, event_window: int = EVENT_WINDOW) -> None:
         self.engine = engine
@@ -97,6 +119,7 @@ class Store:
         self._caches: dict[str, ResourceCache] = {}
         self._logs: dict[str, EventLog] = {}
         self._writes = 0
+        self._published = 0
         self.lock = threading.RLock()
         # SQLite has one writer anyway: keep one connection for writes (no pool checkout per
         # write) and leave the rv counter row to start-up and close, since the event rows
@@ -111,6 +134,9 @@ class Store:
         # fn(storage key, type, object) for each change another replica made, once this one
         # applied it (the server keeps its served custom resources in step with it)
         self.on_remote: list[Callable[[str, str, dict], None]] = []
+        # the events table serves a restart (watch resumption) and other replicas; an
+        # in-memory database has neither, and its 50,000 rows held ~150 MB that nobody read
+        self._event_rows = not is_memory(engine)
         self._wconn = None
         self._loaded = False
         # the server's Authorizer while it enforces one (--authorization-mode): in-process
@@ -213,6 +239,12 @@ class Store:
                 self.hub.close_all()
                 self._new_caches()
                 self._load_shared()
+            except Exception as e:
+                if not sharedlog.is_unreachable(e):
+                    raise
+                # the database out of reach: reads answer from the cache as it is (writes are
+                # refused with ServerTimeout meanwhile); the next sync catches up
+                log.warning("cannot read the shared log: %s", str(e).splitlines()[0] if str(e) else e)
             return self.rv != before
 
     def _catch_up(self, own: dict[int, tuple[str, Entry]] | None) -> None:
@@ -289,6 +321,10 @@ class Store:
             else:
                 e.error = errors.stale(rt.plural, rt.group, name)
             raise
+        except Exception as e:
+            if sharedlog.is_unreachable(e):
+                raise storage_error(e, rt, typ) from e
+            raise
         return Entry(made[0], made[1], rv)
 
     # -- reads ---------------------------------------------------------------
@@ -339,10 +375,13 @@ class Store:
             "expect": expect_rv,
             "type": typ,
         }
-        if self._sqlite:
-            self._write_sqlite(rt, typ, row)
-        else:
-            self._write(rt, typ, row)
+        try:
+            if self._sqlite:
+                self._write_sqlite(rt, typ, row)
+            else:
+                self._write(rt, typ, row)
+        except (OperationalError, sqlite3.OperationalError) as e:  # rolled back: nothing was written
+            raise storage_error(e, rt, typ) from e
         self.rv = rv
         return Entry(obj, raw, rv)
 
@@ -365,7 +404,8 @@ class Store:
         try:
             if self._fast[typ].run(cursor, row) != 1 and typ == "MODIFIED":
                 raise errors.stale(rt.plural, rt.group, row["k_name"])
-            self._fast["event"].run(cursor, row)
+            if self._event_rows:
+                self._fast["event"].run(cursor, row)
             self._writes += 1
             if self._writes % 5000 == 0:  # the counter row is also rebuilt from max(rv) on load
                 self._save_rv(conn, row["rv"])
@@ -468,6 +508,10 @@ class Store:
 
     def _publish(self, rt: ResourceType, ev: Event) -> None:
         self._logs[rt.storage_key].append(ev)
+        self._published += 1
+        if not self._published & 1023:  # quiet resources' logs are compacted too
+            for log in self._logs.values():
+                log.compact()
         self.hub.publish(rt.storage_key, ev)
 
     # -- watch ---------------------------------------------------------------

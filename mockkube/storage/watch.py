@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable
@@ -19,6 +20,7 @@ from mockkube.storage import loopcalls
 from mockkube.storage.cache import Entry
 
 Predicate = Callable[[dict], bool]
+COMPACTION_AGE = 300.0  # etcd compacts every 5 minutes (--etcd-compaction-interval)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,27 +35,52 @@ class Event:
 
 
 class EventLog:
-    """The newest ``capacity`` events of one resource, searchable by resourceVersion."""
+    """The newest ``capacity`` events of one resource, searchable by resourceVersion, none
+    older than ``max_age`` seconds: etcd's history is compacted every 5 minutes
+    (kube-apiserver's --etcd-compaction-interval), so a watch from an older revision is 410
+    Gone there too, and a long-lived cluster does not hold every resource's last 10,000
+    changes (the soak benchmark saw the logs of quiet resources fill for an hour)."""
 
-    def __init__(self, capacity: int, start_rv: int) -> None:
+    def __init__(self, capacity: int, start_rv: int, max_age: float = COMPACTION_AGE) -> None:
         self.capacity = capacity
+        self.max_age = max_age
         self._events: deque[Event] = deque()
         self._rvs: deque[int] = deque()
+        self._times: deque[float] = deque()  # time.monotonic() of each append
         self.window_start = start_rv  # every event with rv > window_start is retained
 
+    def __len__(self) -> int:
+        return len(self._events)
+
     def append(self, ev: Event) -> None:
+        now = time.monotonic()
         self._events.append(ev)
         self._rvs.append(ev.rv)
+        self._times.append(now)
         while len(self._events) > self.capacity:
-            dropped = self._events.popleft()
-            self._rvs.popleft()
-            self.window_start = dropped.rv
+            self._drop()
+        if self._times[0] < now - self.max_age:
+            self.compact(now)
+
+    def _drop(self) -> None:
+        dropped = self._events.popleft()
+        self._rvs.popleft()
+        self._times.popleft()
+        self.window_start = dropped.rv
+
+    def compact(self, now: float | None = None) -> None:
+        """Forget the events older than ``max_age``."""
+        before = (time.monotonic() if now is None else now) - self.max_age
+        while self._times and self._times[0] < before:
+            self._drop()
 
     def prepend_loaded(self, events: list[Event], start_rv: int) -> None:
         """Seed from the database tail at start (events in rv order)."""
+        now = time.monotonic()
         for ev in events[-self.capacity :]:
             self._events.append(ev)
             self._rvs.append(ev.rv)
+            self._times.append(now)
         if events:
             kept = events[-self.capacity :]
             self.window_start = min(self.window_start, kept[0].rv - 1)

@@ -60,6 +60,14 @@ class TempPostgres:
 
     def start(self) -> "TempPostgres":
         self._run(_bin("initdb"), "-D", str(self.dir / "data"), "-U", "postgres", "-A", "trust", "--no-sync")
+        return self.resume()
+
+    def pause(self) -> None:
+        """Stop the server abruptly (``pg_ctl stop -m immediate``), keeping its data: an outage."""
+        self._run(_bin("pg_ctl"), "-D", str(self.dir / "data"), "-m", "immediate", "-w", "stop")
+
+    def resume(self) -> "TempPostgres":
+        """Start the server (again) on its data; it recovers from its WAL after a ``pause``."""
         self._pg_ctl_start()
         return self
 

@@ -173,10 +173,12 @@ def test_failed_database_write_leaves_cache_untouched(store, rt, monkeypatch):
     assert b.rv == a.rv + 1
 
 
-def test_failed_event_row_rolls_back_the_object_row(store, rt, monkeypatch):
-    """The object row and its event row commit together or not at all."""
+def test_failed_event_row_rolls_back_the_object_row(tmp_path, rt, monkeypatch):
+    """The object row and its event row commit together or not at all (a database file: an
+    in-memory one writes no event rows, nothing would read them)."""
     from mockkube.storage import store as store_mod
 
+    store = open_store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     a = store.create(rt, cm("a", x="1"))
     real = store_mod._Compiled.run
 
@@ -192,3 +194,4 @@ def test_failed_event_row_rolls_back_the_object_row(store, rt, monkeypatch):
         monkeypatch.undo()
     b = store.update(rt, dict(a.obj, data={"x": "3"}), a.rv)  # the object row kept rv a.rv
     assert b.rv == a.rv + 1 and store.get(rt, "default", "a").obj["data"] == {"x": "3"}
+    store.close()

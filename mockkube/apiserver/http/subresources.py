@@ -136,7 +136,10 @@ async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamRe
                 pass
             finally:
                 await chunks.aclose()
-            await resp.write_eof()
+            try:
+                await resp.write_eof()
+            except ConnectionResetError:  # the client left: nothing to end
+                pass
             return resp
     body = node.log(*args, previous, since).encode()
     return web.Response(body=body[:limit] if limit is not None else body, content_type="text/plain")

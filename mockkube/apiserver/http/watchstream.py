@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from mockkube.apiserver.http import serving
 from mockkube.apiserver.http.encoding import Wanted
 from mockkube.machinery import errors
 from mockkube.storage.cache import Entry
@@ -155,6 +156,8 @@ async def serve(api: "API", request: web.Request, t: "Target", p: "ListParams", 
         if buf:
             await resp.write(b"".join(buf))
         stop_task = asyncio.ensure_future(api.stopping.wait())
+        gone = serving.client_gone(request)
+        stops = {stop_task, gone}
         try:
             while True:
                 remaining = deadline - loop.time()
@@ -165,10 +168,10 @@ async def serve(api: "API", request: web.Request, t: "Target", p: "ListParams", 
                 else:
                     wait = min(remaining, BOOKMARK_INTERVAL) if p.allow_bookmarks else remaining
                     get = asyncio.ensure_future(watcher.queue.get())
-                    done, _ = await asyncio.wait({get, stop_task}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+                    done, _ = await asyncio.wait({get, *stops}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                     if get not in done:
                         get.cancel()
-                        if stop_task in done:
+                        if not stops.isdisjoint(done):  # the server stops, or the client is gone
                             break
                         if p.allow_bookmarks and loop.time() < deadline:
                             await resp.write(enc.bookmark(max(last_rv, 0)))
@@ -193,6 +196,7 @@ async def serve(api: "API", request: web.Request, t: "Target", p: "ListParams", 
                     break
         finally:
             stop_task.cancel()
+            gone.cancel()
         await resp.write_eof()
     except (ConnectionResetError, asyncio.CancelledError):
         pass
