@@ -330,7 +330,19 @@ def _replicas_on(port: str) -> list[int]:
 
 async def test_serve_api_servers_shares_one_port_and_stops_together(pg_url):
     """``mockkube serve --api-servers 2``: a further API server process on the same port; new
-    connections reach either and see one cluster; SIGTERM ends both, and so does SIGKILL."""
+    connections reach either and see one cluster; SIGTERM ends both, and so does SIGKILL.
+    On a database of its own: the set runs the demo cluster's components, which the other
+    tests' replicas (no components) must not share."""
+    from mockkube.testing.postgres import TempPostgres
+
+    own = TempPostgres().start()
+    try:
+        await _api_servers_share_one_port(own.url)
+    finally:
+        own.stop()
+
+
+async def _api_servers_share_one_port(pg_url: str) -> None:
     bad = subprocess.run(
         [sys.executable, "-m", "mockkube", "serve", "--api-servers", "2"], capture_output=True, text=True, timeout=60
     )
