@@ -491,8 +491,6 @@ class Resources:
 
         return Predicate(fn, indexed)
 
-    # -- create ----------------------------------------------------------------
-    @_serialized
     def _drop_disabled(self, rt: ResourceType, new: dict, old: dict | None, subresource: str) -> None:
         """The fields of switched-off features, dropped as upstream's strategies drop them
         (a strategy's ``drop_disabled``; kept on update where the old object uses them)."""
@@ -500,6 +498,8 @@ class Resources:
         if drop is not None:
             drop(new, old, self.feature_gates, subresource)
 
+    # -- create ----------------------------------------------------------------
+    @_serialized
     def create(
         self,
         rt: ResourceType,
