@@ -19,6 +19,7 @@ from mockkube.cel.celtypes import parse_duration, parse_timestamp
 from mockkube.cel.engine import COST_KEY, DURATION, OPT, TIMESTAMP, ObjectType, object_type
 from mockkube.cel.k8slib import FORMAT, optional_type
 from mockkube.cel.lib import CELRuntimeError
+from mockkube.cel.parser import LITERAL_WORDS, RESERVED_WORDS
 from mockkube.cel.schemavalues import MapList, ObjectMap, SchemaList, SetList
 from mockkube.machinery import fielderrors as fe
 
@@ -48,10 +49,6 @@ def compile_rule(rule: str, node: dict | None = None, root: bool = False, option
 _DECLS: dict[tuple[int, bool], tuple[dict, Any]] = {}  # (id(schema node), root) -> (node, CEL type)
 _FORMAT_TYPES = {"byte": "bytes", "duration": DURATION, "date": TIMESTAMP, "date-time": TIMESTAMP}
 _META = {"name": {"type": "string"}, "generateName": {"type": "string"}}
-# reserved words (not literals or operators) that a field selection may also spell as written
-_SELECTABLE_RESERVED = frozenset(
-    "as break const continue else for function if import let loop package namespace return var void while".split()
-)
 
 
 def decl_type(node: Any, root: bool = False, name: str = "self") -> Any:
@@ -93,7 +90,7 @@ def decl_type(node: Any, root: bool = False, name: str = "self") -> Any:
                 ft = decl_type(sub, False, f"{name}.{k}")
                 if cel_name is not None and ft is not None:
                     decl.fields[cel_name] = ft
-                    if cel_name == f"__{k}__" and k in _SELECTABLE_RESERVED:
+                    if cel_name == f"__{k}__" and k in RESERVED_WORDS:
                         decl.fields[k] = ft  # `self.if` as well as `self.__if__`
             return out
         if isinstance(addl, dict):
@@ -162,10 +159,7 @@ _TYPED_FORMATS = ("date-time", "date", "duration", "byte")
 _CONVERTS: dict[int, tuple[dict, bool]] = {}  # id(schema node) -> (node, values below it need converting)
 
 # k8s.io/apiserver pkg/cel/escaping.go: property names as CEL sees them
-_RESERVED = frozenset(
-    "true false null in as break const continue else for function if import let loop package namespace "
-    "return var void while".split()
-)
+_RESERVED = RESERVED_WORDS | LITERAL_WORDS
 _EXPAND = re.compile(r"(__|[-./]|[^a-zA-Z0-9\-./_])")
 _ESCAPES = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
 

@@ -13,7 +13,7 @@ from typing import Any
 
 # keywords of CEL's grammar that a field selection cannot name (cel-go: "mismatched input
 # 'true' expecting IDENTIFIER"); other reserved words may follow a dot
-_LITERAL_WORDS = frozenset(("true", "false", "null", "in"))
+LITERAL_WORDS = frozenset(("true", "false", "null", "in"))
 
 
 class CELSyntaxError(Exception):
@@ -67,25 +67,28 @@ _TOKEN_RE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
-_RESERVED = {
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-}
+# CEL's reserved identifiers (not literals or operators): refused as names, allowed after a dot
+RESERVED_WORDS = frozenset(
+    {
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    }
+)
 
 _ESCAPES = {
     "a": "\a",
@@ -332,7 +335,7 @@ class Parser:
                 if name_tok.kind == "quoted":
                     node = Node("select", dot.pos, name=name_tok.value, target=node, optional=opt)
                     continue
-                if name_tok.kind != "ident" or name_tok.text in _LITERAL_WORDS:
+                if name_tok.kind != "ident" or name_tok.text in LITERAL_WORDS:
                     raise CELSyntaxError(
                         f"Syntax error: mismatched input '{name_tok.text}' expecting IDENTIFIER", name_tok.pos
                     )
@@ -403,7 +406,7 @@ class Parser:
                 return Node("lit", tok.pos, value=tok.text == "true", type_name="bool")
             if tok.text == "null":
                 return Node("lit", tok.pos, value=None, type_name="null_type")
-            if tok.text in _RESERVED or tok.text == "in":
+            if tok.text in RESERVED_WORDS or tok.text == "in":
                 raise CELSyntaxError(f"Syntax error: reserved identifier: {tok.text}", tok.pos)
             if self.accept("(") is not None:
                 return Node("call", tok.pos, name=tok.text, args=self.args(")"))

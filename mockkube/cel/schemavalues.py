@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from mockkube.cel.parser import RESERVED_WORDS
+
 Equals = Callable[[Any, Any], bool]
 # CEL's equality, which the engine (importing this module) hands over with use_equality
 _EQUALS: list[Equals] = [lambda a, b: a == b]
@@ -102,12 +104,7 @@ class MapList(SchemaList):
 
 # reserved words a field selection may spell as written (true, false, null and in are literals
 # and operators, which the parser refuses after a dot)
-_ALIASES = {
-    w: f"__{w}__"
-    for w in (
-        "as break const continue else for function if import let loop package namespace return var void while"
-    ).split()
-}
+_ALIASES = {w: f"__{w}__" for w in RESERVED_WORDS}
 
 
 class ObjectMap(dict):
