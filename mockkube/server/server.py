@@ -301,22 +301,10 @@ class Server:
         if self.store.shared:
             # API servers starting together on one PostgreSQL database: one bootstraps at a
             # time, the next finds the objects there
-            from mockkube.machinery import errors
-            from mockkube.storage.sharedlog import CacheBehind
-
             with self.store.engine.connect() as conn:
                 conn.exec_driver_sql("SELECT pg_advisory_lock(7312)")
                 try:
-                    for attempt in range(3):
-                        try:
-                            self._bootstrap()
-                            break
-                        except (CacheBehind, errors.APIError) as e:
-                            # another API server's bootstrap write landed between this one's
-                            # catch-up and its write: catch up again and go on where it is
-                            if attempt == 2 or (isinstance(e, errors.APIError) and e.code != 409):
-                                raise
-                            log.info("bootstrap met another API server's write (%s); again", e)
+                    self._bootstrap()
                 finally:
                     conn.exec_driver_sql("SELECT pg_advisory_unlock(7312)")
                     conn.commit()
