@@ -97,9 +97,11 @@ class API:
             target = self.parse(request.path)
         except errors.APIError as e:
             # a type another API server has just started serving (a CRD written there): look
-            # again once this one has caught up with the shared log (PostgreSQL)
-            if e.code != 404 or not self.res.store.sync():
+            # again once this one has caught up with the shared log (PostgreSQL). Again even
+            # when sync() brings nothing new: the listener may have applied it since parse()
+            if e.code != 404 or not self.res.store.shared:
                 raise
+            self.res.store.sync()
             target = self.parse(request.path)
         if isinstance(target, dict):
             return self.discovery(request, target)
