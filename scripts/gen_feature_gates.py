@@ -21,10 +21,22 @@ A later source wins for a gate that two of them list. What kube-apiserver regist
 How the committed table was made (the JSON's ``sources`` say the same): the staging
 repositories at their ``kubernetes-1.36.1`` tags (``git show kubernetes-1.36.1:PATH`` in
 snapshots of k8s.io/apiserver, apiextensions-apiserver, component-base and client-go), and,
-for kubernetes' own gates, text saved from the search tool's read_file: the newest complete
-pkg/features/kube_features.go it held (the v1.35 line) overlaid with the v1.37 development
-line's scheduler/DRA gate file, whose entries up to 1.36 are v1.36's. A newer or fuller
-source is one more argument: give it after the others and its gates win.
+for kubernetes' own gates, one complete pkg/features/kube_features.go saved from the search
+tool's read_file: the index holds no copy of kubernetes/kubernetes at a v1.36 tag, and the
+fullest v1.36 text it has is the fork carlory/kubernetes at 1ba78f50f72912e62015c3ea2cba042455f2be5a,
+taken just after release-1.36 branched: its relisted k8s.io/apiserver gates include those
+1.36 added (ShardedListAndWatch, DeclarativeValidationBeta, ManifestBasedAdmissionControlConfig)
+and none added later (EtcdRangeStream, WatchListCompression), its gates marked "remove in
+1.37" are still there,
+and its only 1.37 entry (HPAGeneration, beta from 1.37) has no spec at 1.36 and is left out.
+So the table is that file evaluated at 1.36, with no overlay. (Earlier tables overlaid the
+v1.35 line with a v1.37 DRA/scheduler gate file and a kubernetes/website page.) A newer or
+fuller source is one more argument: give it after the others and its gates win.
+
+The same file's ``defaultKubernetesFeatureGateDependencies`` (featuregate's
+AddDependencies) becomes the JSON's ``dependencies``: a gate that is on needs every gate it
+lists on, which kube-apiserver checks at start-up. Only entries with a dependency matter;
+the staging repositories declare none at 1.36.
 
 The Go source is read, never committed; the JSON it makes is. A gate's spec at ``--at`` is its
 last entry whose Version (and MinCompatibilityVersion) is not above it, as featuregate's
@@ -41,6 +53,8 @@ from pathlib import Path
 
 CONST_RE = re.compile(r"^\s*(\w+)\s+(?:featuregate\.)?Feature\s*=\s*\"([\w-]+)\"", re.M)
 MAP_RE = re.compile(r"map\[(?:featuregate\.)?Feature\](?:featuregate\.)?VersionedSpecs\s*\{")
+DEPS_RE = re.compile(r"map\[(?:featuregate\.)?Feature\]\[\](?:featuregate\.)?Feature\s*\{")
+DEP_ENTRY_RE = re.compile(r"([\w.]+)\s*:\s*\{([^{}]*)\}")
 KEY_RE = re.compile(r"([\w.]+)\s*:\s*\{")
 SPEC_FIELD_RE = re.compile(
     r"(\w+)\s*:\s*((?:version\.MustParse\(\"[^\"]*\"\))|(?:version\.MajorMinor\([^)]*\))|[\w.]+)"
@@ -113,6 +127,28 @@ def parse_versioned(text: str) -> dict[str, list[dict]]:
     return out
 
 
+def _ident(expr: str) -> str:
+    """``pkg.Name`` and ``featuregate.Feature(pkg.Name)`` both name ``Name``."""
+    m = re.fullmatch(r"(?:featuregate\.)?Feature\(([\w.]+)\)", expr.strip())
+    return (m.group(1) if m else expr.strip()).split(".")[-1]
+
+
+def parse_dependencies(text: str) -> dict[str, list[str]]:
+    """{gate: [gates it depends on]} from every ``map[Feature][]Feature`` literal in ``text``
+    (featuregate's AddDependencies: a gate may be on only while all of these are on)."""
+    text = _strip_comments(text)
+    names = dict(CONST_RE.findall(text))
+    out: dict[str, list[str]] = {}
+    for m in DEPS_RE.finditer(text):
+        inner, _ = _block(text, m.end() - 1)
+        for key, body in DEP_ENTRY_RE.findall(inner):
+            deps = [names.get(_ident(d), _ident(d)) for d in body.split(",") if d.strip()]
+            if deps:
+                name = names.get(_ident(key), _ident(key))
+                out[name] = sorted(set(out.get(name, [])) | set(deps))
+    return out
+
+
 def at_version(specs: list[dict], at: tuple[int, int]) -> dict | None:
     """The spec in force at ``at`` (None: the gate does not exist yet)."""
     chosen = None
@@ -125,8 +161,11 @@ def at_version(specs: list[dict], at: tuple[int, int]) -> dict | None:
 def generate(sources: list[tuple[str, str]], at: tuple[int, int]) -> dict:
     """The JSON document: gates at ``at`` from ``sources`` [(label, text)], later ones winning."""
     merged: dict[str, list[dict]] = {}
+    deps: dict[str, list[str]] = {}
     for _, text in sources:
         merged.update(parse_versioned(text))
+        for name, on in parse_dependencies(text).items():
+            deps[name] = sorted(set(deps.get(name, [])) | set(on))
     gates = {}
     for name in sorted(merged):
         s = at_version(merged[name], at)
@@ -138,6 +177,7 @@ def generate(sources: list[tuple[str, str]], at: tuple[int, int]) -> dict:
         "generatedBy": "scripts/gen_feature_gates.py",
         "sources": [label for label, _ in sources],
         "gates": gates,
+        "dependencies": {name: on for name, on in sorted(deps.items()) if name in gates and set(on) <= set(gates)},
     }
 
 

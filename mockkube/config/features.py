@@ -51,8 +51,17 @@ def load_specs(path: Path = SPECS_PATH) -> dict[str, FeatureSpec]:
     }
 
 
+def load_dependencies(path: Path = SPECS_PATH) -> dict[str, tuple[str, ...]]:
+    """{gate: the gates it depends on}, as kube's ``defaultKubernetesFeatureGateDependencies``
+    declares them (featuregate's AddDependencies; lists sorted as AddDependencies sorts them)."""
+    doc = json.loads(path.read_text())
+    return {name: tuple(sorted(on)) for name, on in doc.get("dependencies", {}).items()}
+
+
 # name -> spec at v1.36 (generated; see scripts/gen_feature_gates.py)
 SPECS: dict[str, FeatureSpec] = load_specs()
+# name -> the gates it needs on (generated with SPECS)
+DEPENDENCIES: dict[str, tuple[str, ...]] = load_dependencies()
 
 ALL_ALPHA, ALL_BETA = "AllAlpha", "AllBeta"
 
@@ -103,8 +112,14 @@ class FeatureGates:
     """The cluster's gates: v1.36's defaults with the user's overrides on top. ``AllAlpha``
     and ``AllBeta`` set every alpha (beta) gate not named on its own, as upstream's do."""
 
-    def __init__(self, overrides: Mapping[str, bool] | None = None, specs: Mapping[str, FeatureSpec] = SPECS) -> None:
+    def __init__(
+        self,
+        overrides: Mapping[str, bool] | None = None,
+        specs: Mapping[str, FeatureSpec] = SPECS,
+        dependencies: Mapping[str, tuple[str, ...]] = DEPENDENCIES,
+    ) -> None:
         self.specs = specs
+        self.dependencies = dependencies
         self.overrides: dict[str, bool] = {}
         for name, value in (overrides or {}).items():
             spec = specs.get(name)
@@ -127,6 +142,23 @@ class FeatureGates:
                     str(bool(value)).lower(),
                 )
             self.overrides[name] = bool(value)
+        self._check_dependencies()
+
+    def _check_dependencies(self) -> None:
+        """featuregate's check after a Set: every enabled gate's dependencies must be enabled
+        too (``X is enabled, but depends on features that are disabled: [A B]``; several
+        such errors aggregated as ``[e1, e2]``, here in name order)."""
+        errs = []
+        for name in sorted(self.dependencies):
+            if name not in self.specs or not self.enabled(name):
+                continue
+            off = [dep for dep in self.dependencies[name] if dep in self.specs and not self.enabled(dep)]
+            if off:
+                errs.append(f"{name} is enabled, but depends on features that are disabled: [{' '.join(off)}]")
+        if len(errs) == 1:
+            raise FeatureGateError(errs[0])
+        if errs:
+            raise FeatureGateError("[" + ", ".join(errs) + "]")
 
     @classmethod
     def parse(cls, text: str) -> FeatureGates:
@@ -145,7 +177,7 @@ class FeatureGates:
 
     def merged(self, overrides: Mapping[str, bool]) -> FeatureGates:
         """These gates with more overrides on top (later settings win)."""
-        return FeatureGates({**self.overrides, **overrides}, self.specs)
+        return FeatureGates({**self.overrides, **overrides}, self.specs, self.dependencies)
 
     def items(self) -> Iterable[tuple[str, bool]]:
         return ((name, self.enabled(name)) for name in sorted(self.specs))

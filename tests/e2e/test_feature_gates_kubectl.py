@@ -217,6 +217,11 @@ def _serve(*args: str) -> subprocess.CompletedProcess:
             "feature gate DynamicResourceAllocation to false, feature is locked to true",
         ),
         (
+            ["--feature-gates", "GangScheduling=true"],
+            'mockkube: invalid argument "GangScheduling=true" for "--feature-gates" flag: GangScheduling is '
+            "enabled, but depends on features that are disabled: [GenericWorkload]",
+        ),
+        (
             ["--runtime-config", "resource.k8s.io/v7=true"],
             "mockkube: --runtime-config: group version resource.k8s.io/v7 that has not been registered",
         ),

@@ -9,13 +9,20 @@ import copy
 import pytest
 
 from mockkube.apiserver.resources import feature_drops as fd
-from mockkube.config.features import FeatureGates
+from mockkube.config.features import DEPENDENCIES, FeatureGates
 
 ON = FeatureGates({"DRANodeAllocatableResources": True})
 
 
 def off(*names: str) -> FeatureGates:
-    return FeatureGates({n: False for n in names})
+    """These gates off, with every gate that depends on them (kube-apiserver refuses a
+    dependent gate left on)."""
+    gone = set(names)
+    while True:
+        more = {g for g, on in DEPENDENCIES.items() if gone & set(on)} - gone
+        if not more:
+            return FeatureGates({n: False for n in gone})
+        gone |= more
 
 
 def slice_with(**device_fields) -> dict:

@@ -70,7 +70,13 @@ var defaultVersionedKubernetesFeatureGates = map[featuregate.Feature]featuregate
 }
 
 var defaultKubernetesFeatureGateDependencies = map[featuregate.Feature][]featuregate.Feature{
-	AlphaThing: {},
+	AlphaThing: {DRAShiny, genericfeatures.Relisted}, // a comment
+
+	CPUCFSQuotaPeriod: {featuregate.Feature(clientfeatures.WatchListClient)},
+
+	Locked: {},
+
+	NotYet: {AlphaThing},
 }
 """
 
@@ -109,6 +115,10 @@ def test_the_script_reads_versioned_specs_at_a_version():
         "Relisted": {"default": True, "stage": "GA", "lockToDefault": False},  # the later source wins
         "WatchListClient": {"default": True, "stage": "BETA", "lockToDefault": False},
     }  # NotYet: no entry at 1.36, so not a gate yet; the dependency map is not a spec map
+    assert doc["dependencies"] == {  # names resolved through the constants; NotYet is no gate yet
+        "AlphaThing": ["DRAShiny", "Relisted"],
+        "CustomCPUCFSQuotaPeriod": ["WatchListClient"],
+    }
 
 
 def test_the_script_at_another_version():
@@ -132,6 +142,14 @@ def test_the_committed_table_is_what_the_script_makes_of_its_sources():
     assert g["DRADeviceTaintRules"] == {"default": False, "stage": "BETA", "lockToDefault": False}
     assert g["GangScheduling"]["default"] is False and g["GenericWorkload"]["default"] is False
     assert g["AllAlpha"]["stage"] == "ALPHA" and g["AllBeta"]["stage"] == "BETA"
+    # kube's own v1.36 entries (no longer the v1.35 line's)
+    assert g["DRAResourcePoolStatus"] == {"default": False, "stage": "ALPHA", "lockToDefault": False}
+    assert g["CustomCPUCFSQuotaPeriod"] == {"default": True, "stage": "GA", "lockToDefault": False}
+    assert g["UserNamespacesSupport"] == {"default": True, "stage": "GA", "lockToDefault": True}
+    assert g["MaxUnavailableStatefulSet"] == {"default": False, "stage": "BETA", "lockToDefault": False}
+    assert "HPAGeneration" not in g and "SidecarContainers" not in g  # a 1.37 gate; one removed by 1.36
+    assert doc["dependencies"]["GangScheduling"] == ["GenericWorkload"]
+    assert not any("website" in s or "v1.35" in s for s in doc["sources"])
     assert {name: (s.default, s.stage, s.locked) for name, s in features.SPECS.items()} == {
         name: (v["default"], v["stage"], v["lockToDefault"]) for name, v in g.items()
     }
@@ -169,13 +187,66 @@ def test_gate_errors_are_kube_apiservers():
 def test_defaults_overrides_and_all_alpha_all_beta():
     g = FeatureGates()
     assert not g.enabled("DRANodeAllocatableResources") and g.enabled("DRAExtendedResource")
-    g = FeatureGates.parse("AllAlpha=true,DRAListTypeAttributes=false,AllBeta=false,DRAConsumableCapacity=true")
+    g = FeatureGates.parse("AllAlpha=true,DRAListTypeAttributes=false")
     assert g.enabled("DRANodeAllocatableResources")  # alpha, set by AllAlpha
     assert not g.enabled("DRAListTypeAttributes")  # named on its own: wins
+    g = FeatureGates.parse("AllBeta=false,DRAConsumableCapacity=true")
     assert not g.enabled("DRAExtendedResource")  # beta, cleared by AllBeta
     assert g.enabled("DRAConsumableCapacity")
     assert g.enabled("DynamicResourceAllocation")  # GA: neither touches it
     assert g.merged({"DRAExtendedResource": True}).enabled("DRAExtendedResource")
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (
+            "GangScheduling=true",
+            "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]",
+        ),
+        (
+            "DRAWorkloadResourceClaims=true",
+            "DRAWorkloadResourceClaims is enabled, but depends on features that are disabled: [GenericWorkload]",
+        ),
+        (
+            # two dependents of one beta gate: featuregate's aggregate of both errors
+            "DRAResourceClaimDeviceStatus=false",
+            "[DRADeviceBindingConditions is enabled, but depends on features that are disabled: "
+            "[DRAResourceClaimDeviceStatus], DRAResourceClaimGranularStatusAuthorization is enabled, but depends "
+            "on features that are disabled: [DRAResourceClaimDeviceStatus]]",
+        ),
+        (
+            # AllAlpha turns on PodLevelResourceManagers, AllBeta=false turns off what it needs
+            "AllAlpha=true,AllBeta=false,NodeDeclaredFeatures=true,TopologyAwareWorkloadScheduling=false",
+            None,
+        ),
+    ],
+)
+def test_dependencies_between_gates_are_checked_as_featuregate_does(value, message):
+    """kube's defaultKubernetesFeatureGateDependencies, checked after the gates are set."""
+    if message is None:
+        with pytest.raises(
+            FeatureGateError,
+            match="PodLevelResourceManagers is enabled, but depends on features that are disabled: \\[PodLevelResources\\]",
+        ):
+            FeatureGates.parse(value)
+        return
+    with pytest.raises(FeatureGateError) as e:
+        FeatureGates.parse(value)
+    assert str(e.value) == message
+
+
+def test_the_dependencies_are_upstreams_declared_ones():
+    deps = features.DEPENDENCIES
+    assert deps["DRAWorkloadResourceClaims"] == ("DynamicResourceAllocation", "GenericWorkload")
+    assert deps["GangScheduling"] == ("GenericWorkload",)
+    assert deps["DRADeviceBindingConditions"] == ("DRAResourceClaimDeviceStatus", "DynamicResourceAllocation")
+    assert deps["DRADeviceTaintRules"] == ("DRADeviceTaints",)
+    assert "DRAResourceClaimDeviceStatus" not in deps  # upstream: a soft dependency only
+    assert all(d in features.SPECS for on in deps.values() for d in on)
+    # the defaults satisfy them, and so does the example DRA driver's v1.36 set
+    FeatureGates()
+    FeatureGates.parse("GangScheduling=true,GenericWorkload=true,DRAWorkloadResourceClaims=true")
 
 
 def test_runtime_config_defaults_and_precedence():
