@@ -128,3 +128,58 @@ async def test_a_request_list_is_rejected_with_prioritized_list_off():
     assert st == 422, body
     assert body["reason"] == "Invalid"
     assert "spec.devices.requests[0]" in body["message"]
+
+
+GROUPED_POD = {
+    "metadata": {"name": "member"},
+    "spec": {"containers": [{"name": "c", "image": "busybox"}], "schedulingGroup": {"podGroupName": "gang"}},
+}
+LISTED_SLICE = {
+    "metadata": {"name": "numa"},
+    "spec": {
+        "driver": "gpu.example.com",
+        "nodeName": "n",
+        "pool": {"name": "p", "resourceSliceCount": 1},
+        "devices": [{"name": "d", "attributes": {"numa": {"ints": [0, 1]}, "model": {"string": "a100"}}}],
+    },
+}
+
+
+async def _post_grouped_deployment(url: str) -> tuple[int, dict]:
+    template = {"metadata": {"labels": {"app": "g"}}, "spec": GROUPED_POD["spec"]}
+    return await _post(
+        url,
+        "/apis/apps/v1/namespaces/default/deployments",
+        {"metadata": {"name": "g"}, "spec": {"selector": {"matchLabels": {"app": "g"}}, "template": template}},
+    )
+
+
+async def test_scheduling_group_and_list_values_dropped_with_their_gates_off():
+    """v1.36's defaults: GenericWorkload and DRAListTypeAttributes are alpha and off."""
+    async with running_server(components=False, cluster={"name": "bare"}) as server:
+        st, made = await _post(server.url, "/api/v1/namespaces/default/pods", GROUPED_POD)
+        assert st == 201, made
+        assert "schedulingGroup" not in made["spec"]
+        st, made = await _post_grouped_deployment(server.url)
+        assert st == 201, made
+        assert "schedulingGroup" not in made["spec"]["template"]["spec"]
+        # the list value goes; the attribute, left without a value, is then invalid
+        st, body = await _post(server.url, "/apis/resource.k8s.io/v1/resourceslices", LISTED_SLICE)
+        assert st == 422, body
+        assert "spec.devices[0].attributes[numa]" in body["message"], body["message"]
+
+
+async def test_scheduling_group_and_list_values_kept_with_their_gates_on():
+    async with running_server(
+        components=False,
+        cluster={"name": "bare"},
+        feature_gates={"GenericWorkload": True, "DRAListTypeAttributes": True},
+    ) as server:
+        st, made = await _post(server.url, "/api/v1/namespaces/default/pods", GROUPED_POD)
+        assert st == 201, made
+        assert made["spec"]["schedulingGroup"] == {"podGroupName": "gang"}
+        st, made = await _post_grouped_deployment(server.url)
+        assert st == 201 and made["spec"]["template"]["spec"]["schedulingGroup"] == {"podGroupName": "gang"}
+        st, made = await _post(server.url, "/apis/resource.k8s.io/v1/resourceslices", LISTED_SLICE)
+        assert st == 201, made
+        assert made["spec"]["devices"][0]["attributes"]["numa"] == {"ints": [0, 1]}

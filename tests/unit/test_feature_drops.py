@@ -145,3 +145,57 @@ def test_pod_status_fields():
     new = {"status": copy.deepcopy(status)}
     fd.pod(new, None, ON)
     assert new == {"status": status}
+
+
+def _grouped_pod() -> dict:
+    return {"spec": {"containers": [{"name": "c"}], "schedulingGroup": {"podGroupName": "gang"}}}
+
+
+def test_pod_scheduling_group_dropped_with_generic_workload_off_kept_in_use():
+    new = _grouped_pod()
+    fd.pod(new, None, FeatureGates())  # GenericWorkload: alpha, off by default
+    assert "schedulingGroup" not in new["spec"]
+    kept = _grouped_pod()
+    fd.pod(kept, _grouped_pod(), FeatureGates())
+    assert kept == _grouped_pod()
+    added = _grouped_pod()
+    fd.pod(added, {"spec": {"containers": [{"name": "c"}]}}, FeatureGates())
+    assert "schedulingGroup" not in added["spec"]
+    on = _grouped_pod()
+    fd.pod(on, None, FeatureGates({"GenericWorkload": True}))
+    assert on == _grouped_pod()
+    status_only = _grouped_pod()  # a status write leaves the spec alone
+    fd.pod(status_only, {"spec": {}}, FeatureGates(), "status")
+    assert status_only == _grouped_pod()
+
+
+def test_pod_templates_drop_scheduling_group_as_pods_do():
+    job = {"spec": {"template": _grouped_pod()}}
+    fd.pod_template(("spec", "template"))(job, None, FeatureGates())
+    assert "schedulingGroup" not in job["spec"]["template"]["spec"]
+    cron = {"spec": {"jobTemplate": {"spec": {"template": _grouped_pod()}}}}
+    old = copy.deepcopy(cron)
+    fd.pod_template(("spec", "jobTemplate", "spec", "template"))(cron, old, FeatureGates())
+    assert cron == old  # in use before: kept
+    on = {"spec": {"template": _grouped_pod()}}
+    fd.pod_template(("spec", "template"))(on, None, FeatureGates({"GenericWorkload": True}))
+    assert on["spec"]["template"] == _grouped_pod()
+
+
+def _listed_slice() -> dict:
+    return slice_with(attributes={"numa": {"ints": [0, 1]}, "model": {"string": "a100"}, "v": {"versions": ["1.0.0"]}})
+
+
+def test_list_type_attribute_values_dropped_with_their_gate_off_kept_in_use():
+    new = _listed_slice()
+    fd.resource_slice(new, None, FeatureGates())  # DRAListTypeAttributes: alpha, off
+    assert new["spec"]["devices"][0]["attributes"] == {"numa": {}, "model": {"string": "a100"}, "v": {}}
+    kept = _listed_slice()
+    fd.resource_slice(kept, _listed_slice(), FeatureGates())
+    assert kept == _listed_slice()
+    added = _listed_slice()
+    fd.resource_slice(added, slice_with(attributes={"model": {"string": "a100"}}), FeatureGates())
+    assert added["spec"]["devices"][0]["attributes"]["numa"] == {}
+    on = _listed_slice()
+    fd.resource_slice(on, None, FeatureGates({"DRAListTypeAttributes": True}))
+    assert on == _listed_slice()

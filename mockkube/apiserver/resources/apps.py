@@ -3,7 +3,7 @@ subresources) and ControllerRevisions."""
 
 from __future__ import annotations
 
-from mockkube.apiserver.resources import apps_validation, pod_defaults
+from mockkube.apiserver.resources import apps_validation, feature_drops, pod_defaults
 from mockkube.apiserver.resources.strategies import GenerationStrategy, SpecStatusStrategy
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
@@ -16,6 +16,7 @@ def _default_template(spec: dict) -> None:
 
 
 class WorkloadStrategy(SpecStatusStrategy):
+    drop_disabled = staticmethod(feature_drops.pod_template(("spec", "template")))  # DropDisabledTemplateFields
     kind_word = "deployment"  # upstream's "empty selector is invalid for <kind>"
 
     def validate(self, obj: dict):
@@ -61,6 +62,8 @@ class ReplicaSetStrategy(WorkloadStrategy):
 class DaemonSetStrategy(SpecStatusStrategy):
     """SetDefaults_DaemonSet: RollingUpdate with maxUnavailable 1 and maxSurge 0."""
 
+    drop_disabled = staticmethod(feature_drops.pod_template(("spec", "template")))  # DropDisabledTemplateFields
+
     def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.get("spec")
         if not isinstance(spec, dict):
@@ -88,6 +91,8 @@ class DaemonSetStrategy(SpecStatusStrategy):
 
 class StatefulSetStrategy(SpecStatusStrategy):
     """SetDefaults_StatefulSet and the PVC template defaults."""
+
+    drop_disabled = staticmethod(feature_drops.pod_template(("spec", "template")))  # DropDisabledTemplateFields
 
     def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.get("spec")

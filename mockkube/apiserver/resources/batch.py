@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mockkube.apiserver.resources import batch_validation, pod_defaults
+from mockkube.apiserver.resources import batch_validation, feature_drops, pod_defaults
 from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery.registry import REGISTRY, ResourceType, Subresource
 
@@ -38,6 +38,8 @@ def default_job_spec(spec: dict) -> None:
 
 
 class JobStrategy(SpecStatusStrategy):
+    drop_disabled = staticmethod(feature_drops.pod_template(("spec", "template")))  # DropDisabledTemplateFields
+
     def default(self, obj: dict, now: str | None = None) -> None:
         default_job_spec(obj.get("spec"))
 
@@ -76,6 +78,10 @@ def generate_selector(job: dict) -> None:
 
 
 class CronJobStrategy(SpecStatusStrategy):
+    drop_disabled = staticmethod(
+        feature_drops.pod_template(("spec", "jobTemplate", "spec", "template"))
+    )  # DropDisabledTemplateFields
+
     def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.get("spec")
         if not isinstance(spec, dict):

@@ -376,6 +376,8 @@ class ReplicationControllerStrategy(SpecStatusStrategy):
     """SetDefaults_ReplicationController: the selector and labels default to the
     template's labels, replicas to 1."""
 
+    drop_disabled = staticmethod(feature_drops.pod_template(("spec", "template")))  # DropDisabledTemplateFields
+
     def default(self, obj: dict, now: str | None = None) -> None:
         spec = obj.get("spec")
         if not isinstance(spec, dict):

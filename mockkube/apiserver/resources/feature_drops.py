@@ -1,5 +1,6 @@
 """What kube-apiserver's strategies drop when a feature gate is off: upstream's
-``dropDisabled...Fields`` rules for the DRA kinds and the pod status fields DRA adds.
+``dropDisabled...Fields`` rules for the DRA kinds, the pod status fields DRA adds and the
+pod spec's ``schedulingGroup`` (in pods and in every workload's pod template).
 
 Each rule drops a field from the new object unless its gate is on or the old object (on
 an update) already uses the feature, so turning a gate off never strips what is stored.
@@ -223,6 +224,25 @@ def _slice_capacity_in_use(obj: dict) -> bool:
     return False
 
 
+LIST_VALUE_FIELDS = ("ints", "bools", "strings", "versions")  # DeviceAttribute's +featureGate=DRAListTypeAttributes
+
+
+def _list_attributes(obj: dict) -> Iterator[dict]:
+    """Every device attribute of a slice that holds a list value."""
+    for d in _slice_devices(obj):
+        for a in (d.get("attributes") or {}).values():
+            if isinstance(a, dict) and any(a.get(f) is not None for f in LIST_VALUE_FIELDS):
+                yield a
+
+
+def _drop_list_attributes(obj: dict) -> None:
+    """The list values go; an attribute that had nothing else is left empty, which
+    validation then refuses (it must have exactly one value)."""
+    for a in list(_list_attributes(obj)):
+        for f in LIST_VALUE_FIELDS:
+            a.pop(f, None)
+
+
 def _drop_slice_capacity(obj: dict) -> None:
     for d in _slice_devices(obj):
         d.pop("allowMultipleAllocations", None)
@@ -248,6 +268,7 @@ SLICE_RULES = (
         lambda o: any(d.get("nodeAllocatableResourceMappings") for d in _slice_devices(o)),
         _drop_device_fields("nodeAllocatableResourceMappings"),
     ),
+    _rule("DRAListTypeAttributes", lambda o: any(_list_attributes(o)), lambda o: _drop_list_attributes(o)),
 )
 
 
@@ -285,9 +306,50 @@ POD_STATUS_RULES = (
 )
 
 
+# -- Pod spec (pkg/api/pod dropDisabledFields) ---------------------------------------------
+
+# spec.schedulingGroup (KEP-4671 in v1.36; v1.35's spec.workloadRef, whose rule it keeps):
+# GenericWorkload off drops it unless the old spec already names a group
+_SCHEDULING_GROUP_RULE = _rule(
+    "GenericWorkload",
+    lambda spec: spec.get("schedulingGroup") is not None,
+    lambda spec: spec.pop("schedulingGroup", None),
+)
+
+
+def pod_spec(new: dict | None, old: dict | None, gates: Gates) -> None:
+    """The fields of switched-off features in a pod spec (a pod's, or a template's)."""
+    if isinstance(new, dict):
+        _SCHEDULING_GROUP_RULE(new, old if isinstance(old, dict) else None, gates)
+
+
 def pod(new: dict, old: dict | None, gates: Gates, subresource: str = "") -> None:
-    """A pod's DRA status fields (on create, a status update and any update)."""
+    """A pod's spec fields (on create and update) and its DRA status fields (on create, a
+    status update and any update)."""
+    if subresource == "":
+        pod_spec(new.get("spec"), (old or {}).get("spec") if old is not None else None, gates)
     if not isinstance(new.get("status"), dict):
         return
     for rule in POD_STATUS_RULES:
         rule(new, old, gates)
+
+
+def _at(obj: dict | None, path: tuple[str, ...]) -> dict | None:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj if isinstance(obj, dict) else None
+
+
+def pod_template(path: tuple[str, ...]) -> Callable[[dict, dict | None, Gates, str], None]:
+    """A workload strategy's ``drop_disabled``: upstream's DropDisabledTemplateFields on the
+    pod template at ``path`` (e.g. ``spec.template``; a CronJob's is deeper)."""
+
+    def drop(new: dict, old: dict | None, gates: Gates, subresource: str = "") -> None:
+        if subresource:
+            return
+        spec_path = path + ("spec",)
+        pod_spec(_at(new, spec_path), _at(old, spec_path) if old is not None else None, gates)
+
+    return drop
