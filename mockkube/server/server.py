@@ -354,7 +354,7 @@ class Server:
             )
         from mockkube.apiserver.resources.builtin import bootstrap_objects
 
-        for rt, ns, obj in bootstrap_objects(self.registry):
+        for rt, ns, obj in bootstrap_objects(self.registry, self.feature_gates):
             if self.store.get(rt, ns, obj["metadata"]["name"]) is None:
                 for c in (obj.get("status") or {}).get("conditions") or ():
                     c["lastTransitionTime"] = self.resources.now()

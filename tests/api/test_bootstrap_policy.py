@@ -95,3 +95,50 @@ def test_the_built_in_drivers_have_a_chart_like_identity():
         "resourceNames": ["gpu.example.com"],
         "verbs": ["associated-node:update", "associated-node:patch"],
     } in gpu["rules"]
+
+
+def test_the_workload_gates_add_upstreams_rules_for_podgroups_and_workloads():
+    """policy.go/controller_policy.go with GenericWorkload, DRAWorkloadResourceClaims and
+    WorkloadWithJob on; with v1.36's defaults (all off) nothing of scheduling.k8s.io's
+    v1alpha2 resources is granted."""
+    from mockkube.config.features import FeatureGates
+
+    def by_name(gates) -> dict[str, dict]:
+        return {r["metadata"]["name"]: r for r in rb.cluster_roles(gates)}
+
+    def grants(role: dict, resource: str, verb: str) -> bool:
+        return any(
+            "scheduling.k8s.io" in r.get("apiGroups", ()) and resource in r.get("resources", ()) and verb in r["verbs"]
+            for r in role.get("rules") or ()
+        )
+
+    off = by_name(FeatureGates())
+    assert not any(grants(r, "podgroups", "get") for r in off.values() if r["metadata"]["name"] != "cluster-admin")
+    assert "system:controller:podgroup-protection-controller" not in off
+    on = by_name(
+        FeatureGates(
+            {
+                "GenericWorkload": True,
+                "GangScheduling": True,
+                "DRAWorkloadResourceClaims": True,
+                "WorkloadWithJob": True,
+            }
+        )
+    )
+    sched = on["system:kube-scheduler"]
+    assert grants(sched, "podgroups", "watch") and grants(sched, "podgroups/status", "patch")
+    assert not grants(sched, "workloads", "get")
+    for role in ("view", "edit", "admin"):  # aggregated from system:aggregate-to-view/-edit
+        assert grants(on[role], "workloads", "list") and grants(on[role], "podgroups/status", "get"), role
+    assert grants(on["edit"], "podgroups", "deletecollection") and not grants(on["view"], "podgroups", "create")
+    assert grants(on["system:controller:resource-claim-controller"], "podgroups/status", "update")
+    assert grants(on["system:controller:job-controller"], "workloads", "create")
+    protection = on["system:controller:podgroup-protection-controller"]
+    assert protection["rules"] == [
+        {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups"], "verbs": ["get", "list", "update", "watch"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+    ]
+    bindings = {b["metadata"]["name"]: b for b in rb.cluster_role_bindings(FeatureGates({"GenericWorkload": True}))}
+    assert bindings["system:controller:podgroup-protection-controller"]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "podgroup-protection-controller", "namespace": "kube-system"}
+    ]

@@ -283,3 +283,49 @@ async def test_kubelets_need_the_node_authorizer(caplog):
             'cannot create resource "nodes"' in m
             for m in logs
         )
+
+
+GANG_GATES = {"GenericWorkload": True, "GangScheduling": True, "DRAWorkloadResourceClaims": True}
+
+
+async def test_a_gang_is_scheduled_under_rbac_with_the_workload_gates_on(caplog):
+    """With GenericWorkload on, the bootstrap policy grants what upstream's does: the
+    scheduler reads PodGroups and writes their status, the PodGroup protection controller
+    has a role of its own. Without those rules both would be refused (and log it)."""
+    caplog.set_level(logging.ERROR, logger="mockkube")
+    async with running_server(
+        components=True,
+        authorization_mode="Node,RBAC",
+        cluster=ONE_NODE,
+        feature_gates=GANG_GATES,
+        runtime_config={"scheduling.k8s.io/v1alpha2": True},
+    ) as server:
+        await server.settled()
+        c = Client(server.resources, "test")
+        pg_rt = c.rt("podgroups", "scheduling.k8s.io")
+        c.create(
+            pg_rt,
+            {
+                "metadata": {"name": "gang", "namespace": "default"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+            },
+        )
+        for i in range(2):
+            c.create(c.rt("pods"), _pod(f"member-{i}", schedulingGroup={"podGroupName": "gang"}))
+        pods_rt = c.rt("pods")
+        await eventually(
+            lambda: all(
+                (c.get(pods_rt, "default", f"member-{i}") or {}).get("spec", {}).get("nodeName") for i in range(2)
+            ),
+            timeout=20,
+            what="the gang is bound",
+        )
+        await eventually(
+            lambda: (
+                "scheduling.k8s.io/podgroup-protection"
+                in ((c.get(pg_rt, "default", "gang") or {}).get("metadata") or {}).get("finalizers", [])
+            ),
+            timeout=20,
+            what="the PodGroup protection controller adds its finalizer",
+        )
+    assert _forbidden_logs(caplog) == []

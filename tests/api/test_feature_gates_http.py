@@ -183,3 +183,25 @@ async def test_scheduling_group_and_list_values_kept_with_their_gates_on():
         st, made = await _post(server.url, "/apis/resource.k8s.io/v1/resourceslices", LISTED_SLICE)
         assert st == 201, made
         assert made["spec"]["devices"][0]["attributes"]["numa"] == {"ints": [0, 1]}
+
+
+async def test_a_pod_groups_claims_are_dropped_with_workload_resource_claims_off():
+    pg = {
+        "metadata": {"name": "gang"},
+        "spec": {
+            "schedulingPolicy": {"gang": {"minCount": 2}},
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}],
+        },
+    }
+    path = "/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups"
+    rc = {"scheduling.k8s.io/v1alpha2": True}
+    async with running_server(
+        cluster={"name": "bare"}, feature_gates={"GenericWorkload": True}, runtime_config=rc
+    ) as s:
+        st, made = await _post(s.url, path, pg)
+        assert st == 201, made
+        assert "resourceClaims" not in made["spec"]
+    gates = {"GenericWorkload": True, "DRAWorkloadResourceClaims": True}
+    async with running_server(cluster={"name": "bare"}, feature_gates=gates, runtime_config=rc) as s:
+        st, made = await _post(s.url, path, pg)
+        assert st == 201 and made["spec"]["resourceClaims"] == pg["spec"]["resourceClaims"]

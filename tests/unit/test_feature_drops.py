@@ -199,3 +199,20 @@ def test_list_type_attribute_values_dropped_with_their_gate_off_kept_in_use():
     on = _listed_slice()
     fd.resource_slice(on, None, FeatureGates({"DRAListTypeAttributes": True}))
     assert on == _listed_slice()
+
+
+def test_group_claims_dropped_with_workload_resource_claims_off_kept_in_use():
+    claims = [{"name": "gpu", "resourceClaimTemplateName": "t"}]
+    pg = {"spec": {"schedulingPolicy": {"basic": {}}, "resourceClaims": copy.deepcopy(claims)}}
+    only_generic = FeatureGates({"GenericWorkload": True})
+    fd.pod_group(pg, None, only_generic)
+    assert "resourceClaims" not in pg["spec"]
+    kept = {"spec": {"resourceClaims": copy.deepcopy(claims)}}
+    fd.pod_group(kept, {"spec": {"resourceClaims": claims}}, only_generic)
+    assert kept["spec"]["resourceClaims"] == claims
+    w = {"spec": {"podGroupTemplates": [{"name": "a", "resourceClaims": copy.deepcopy(claims)}, {"name": "b"}]}}
+    fd.workload(w, None, only_generic)
+    assert w["spec"]["podGroupTemplates"] == [{"name": "a"}, {"name": "b"}]
+    on = {"spec": {"podGroupTemplates": [{"name": "a", "resourceClaims": copy.deepcopy(claims)}]}}
+    fd.workload(on, None, FeatureGates({"GenericWorkload": True, "DRAWorkloadResourceClaims": True}))
+    assert on["spec"]["podGroupTemplates"][0]["resourceClaims"] == claims

@@ -5,8 +5,11 @@ kind/minikube cluster ships one, a default StorageClass for the simulated provis
 
 from __future__ import annotations
 
+from typing import Any
+
 from mockkube.apiserver.resources.apiregistration import local_apiservices
 from mockkube.apiserver.resources.rbac_bootstrap import (
+    PODGROUP_PROTECTION,
     cluster_role_bindings,
     cluster_roles,
     namespaced_role_bindings,
@@ -27,15 +30,16 @@ DEFAULT_STORAGE_CLASS = {
 }
 
 
-def bootstrap_objects(registry: Registry) -> list[tuple[ResourceType, str, dict]]:
-    """(resource, namespace, object) to create when missing, in order."""
+def bootstrap_objects(registry: Registry, gates: Any = None) -> list[tuple[ResourceType, str, dict]]:
+    """(resource, namespace, object) to create when missing, in order (``gates``: the
+    server's feature gates, which add to the bootstrap RBAC policy as upstream's do)."""
     out: list[tuple[ResourceType, str, dict]] = []
     pc = registry.get("scheduling.k8s.io", "v1", "priorityclasses")
     out += [(pc, "", o) for o in SYSTEM_PRIORITY_CLASSES]
     cr = registry.get("rbac.authorization.k8s.io", "v1", "clusterroles")
-    out += [(cr, "", o) for o in cluster_roles()]
+    out += [(cr, "", o) for o in cluster_roles(gates)]
     crb = registry.get("rbac.authorization.k8s.io", "v1", "clusterrolebindings")
-    out += [(crb, "", o) for o in cluster_role_bindings()]
+    out += [(crb, "", o) for o in cluster_role_bindings(gates)]
     roles = registry.get("rbac.authorization.k8s.io", "v1", "roles")
     out += [(roles, o["metadata"]["namespace"], o) for o in namespaced_roles()]
     rbs = registry.get("rbac.authorization.k8s.io", "v1", "rolebindings")
@@ -47,6 +51,8 @@ def bootstrap_objects(registry: Registry) -> list[tuple[ResourceType, str, dict]
         (sa, "kube-system", {"metadata": {"name": n, "namespace": "kube-system"}})
         for n in controller_service_accounts() + driver_service_accounts()
     ]
+    if gates is not None and gates.enabled("GenericWorkload"):  # kube-controller-manager runs it only then
+        out.append((sa, "kube-system", {"metadata": {"name": PODGROUP_PROTECTION, "namespace": "kube-system"}}))
     from mockkube.rules.flowcontrol_bootstrap import flow_schemas, priority_levels
 
     pls = registry.get("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations")

@@ -353,3 +353,40 @@ def pod_template(path: tuple[str, ...]) -> Callable[[dict, dict | None, Gates, s
         pod_spec(_at(new, spec_path), _at(old, spec_path) if old is not None else None, gates)
 
     return drop
+
+
+# -- scheduling.k8s.io/v1alpha2 (KEP-5729: claims shared per PodGroup) ------------------------
+
+_POD_GROUP_CLAIMS_RULE = _rule(
+    "DRAWorkloadResourceClaims",
+    lambda pg: bool((pg.get("spec") or {}).get("resourceClaims")),
+    lambda pg: (pg.get("spec") or {}).pop("resourceClaims", None),
+)
+
+
+def _templates(workload: dict) -> list[dict]:
+    return [t for t in ((workload.get("spec") or {}).get("podGroupTemplates") or []) if isinstance(t, dict)]
+
+
+def _drop_template_claims(workload: dict) -> None:
+    for t in _templates(workload):
+        t.pop("resourceClaims", None)
+
+
+_WORKLOAD_CLAIMS_RULE = _rule(
+    "DRAWorkloadResourceClaims",
+    lambda w: any(t.get("resourceClaims") for t in _templates(w)),
+    _drop_template_claims,
+)
+
+
+def pod_group(new: dict, old: dict | None, gates: Gates, subresource: str = "") -> None:
+    """A PodGroup's ``spec.resourceClaims`` (DRAWorkloadResourceClaims)."""
+    if subresource == "":
+        _POD_GROUP_CLAIMS_RULE(new, old, gates)
+
+
+def workload(new: dict, old: dict | None, gates: Gates, subresource: str = "") -> None:
+    """A Workload's ``spec.podGroupTemplates[].resourceClaims`` (DRAWorkloadResourceClaims)."""
+    if subresource == "":
+        _WORKLOAD_CLAIMS_RULE(new, old, gates)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import functools
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -194,18 +195,87 @@ def pool_status_objects() -> tuple[list[dict], list[dict]]:
     return [_cluster_role(POOL_STATUS_ROLE, rules)], [_binding(POOL_STATUS_ROLE, POOL_STATUS_ROLE, [subject])]
 
 
+# -- what upstream's policy adds with a gate on ----------------------------------------------
+# policy.go and controller_policy.go append these when the gate is on; the golden files (default
+# gates) lack them. Read from the v1.38 development line's policy (a fork in the search index;
+# v1.36's own text was not at hand), keeping only what gates v1.36 has: the scheduling.k8s.io
+# v1alpha2 Workload and PodGroup APIs (GenericWorkload), claims shared per PodGroup
+# (DRAWorkloadResourceClaims) and Workloads made by the Job controller (WorkloadWithJob).
+_READ = ("get", "list", "watch")
+_WRITE = ("create", "delete", "deletecollection", "patch", "update")
+_SCHEDULING = "scheduling.k8s.io"
+PODGROUP_PROTECTION = "podgroup-protection-controller"
+
+
+def _policy_rule(group: str, resources: tuple[str, ...], verbs: tuple[str, ...]) -> dict:
+    """A rule as rbacv1helpers.NewRule builds it (verbs sorted, resources as given)."""
+    return {"apiGroups": [group], "resources": list(resources), "verbs": sorted(verbs)}
+
+
+def gated_rules(gates: Any) -> dict[str, list[dict]]:
+    """{bootstrap ClusterRole: the rules upstream appends to it with these gates on}."""
+    out: dict[str, list[dict]] = {}
+    if gates is None:
+        return out
+    if gates.enabled("GenericWorkload"):
+        out["system:kube-scheduler"] = [
+            _policy_rule(_SCHEDULING, ("podgroups",), _READ),
+            _policy_rule(_SCHEDULING, ("podgroups/status",), ("patch", "update")),
+        ]
+        out["system:aggregate-to-view"] = [
+            _policy_rule(_SCHEDULING, ("workloads", "podgroups", "podgroups/status"), _READ)
+        ]
+        out["system:aggregate-to-edit"] = [_policy_rule(_SCHEDULING, ("workloads", "podgroups"), _WRITE)]
+    if gates.enabled("DRAWorkloadResourceClaims"):
+        out["system:controller:resource-claim-controller"] = [
+            _policy_rule(_SCHEDULING, ("podgroups",), _READ),
+            _policy_rule(_SCHEDULING, ("podgroups/status",), ("patch", "update")),
+        ]
+    if gates.enabled("WorkloadWithJob"):
+        out["system:controller:job-controller"] = [
+            _policy_rule(_SCHEDULING, ("workloads", "podgroups"), ("create", "get", "list", "patch", "update", "watch"))
+        ]
+    return out
+
+
+def gated_controller_objects(gates: Any) -> tuple[list[dict], list[dict]]:
+    """(ClusterRoles, ClusterRoleBindings) of controllers upstream's policy has only with a
+    gate on: the PodGroup protection controller (GenericWorkload)."""
+    if gates is None or not gates.enabled("GenericWorkload"):
+        return [], []
+    name = f"system:controller:{PODGROUP_PROTECTION}"
+    role = _cluster_role(
+        name,
+        [
+            _policy_rule(_SCHEDULING, ("podgroups",), ("get", "list", "update", "watch")),
+            _policy_rule("", ("pods",), _READ),
+        ],
+    )
+    binding = _binding(
+        name, name, [{"kind": "ServiceAccount", "name": PODGROUP_PROTECTION, "namespace": "kube-system"}]
+    )
+    return [role], [binding]
+
+
 # -- what the server creates ---------------------------------------------------------------
-def cluster_roles() -> list[dict]:
-    """Every bootstrap ClusterRole: upstream's (aggregations computed), then mockkube's."""
-    roles = upstream_cluster_roles() + feature_objects()[0] + pool_status_objects()[0] + driver_objects()[0]
+def cluster_roles(gates: Any = None) -> list[dict]:
+    """Every bootstrap ClusterRole: upstream's for these feature gates (aggregations
+    computed), then mockkube's. ``gates`` None: v1.36's defaults."""
+    roles = upstream_cluster_roles() + gated_controller_objects(gates)[0]
+    for r in roles:
+        for rule in gated_rules(gates).get(r["metadata"]["name"]) or ():
+            if rule not in (r.get("rules") or []):
+                r["rules"] = [*(r.get("rules") or []), rule]
+    roles += feature_objects()[0] + pool_status_objects()[0] + driver_objects()[0]
     _aggregate(roles)
     return roles
 
 
-def cluster_role_bindings() -> list[dict]:
+def cluster_role_bindings(gates: Any = None) -> list[dict]:
     return (
         golden("cluster-role-bindings.yaml")
         + golden("controller-role-bindings.yaml")
+        + gated_controller_objects(gates)[1]
         + mockkube_cluster_role_bindings()
         + feature_objects()[1]
         + pool_status_objects()[1]

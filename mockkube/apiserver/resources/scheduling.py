@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkube.apiserver.resources import feature_drops
 from mockkube.apiserver.resources.strategies import SpecStatusStrategy
 from mockkube.machinery import errors
 from mockkube.machinery import fielderrors as fe
@@ -359,6 +360,7 @@ def validate_pod_group_status(new: dict, old: dict) -> list[fe.FieldError]:
 
 class WorkloadStrategy(Strategy):
     tracks_generation = True
+    drop_disabled = staticmethod(feature_drops.workload)
 
     def validate(self, obj: dict) -> list[fe.FieldError]:
         return validate_workload(obj)
@@ -368,6 +370,8 @@ class WorkloadStrategy(Strategy):
 
 
 class PodGroupStrategy(SpecStatusStrategy):
+    drop_disabled = staticmethod(feature_drops.pod_group)
+
     def validate(self, obj: dict) -> list[fe.FieldError]:
         return validate_pod_group(obj)
 
