@@ -27,7 +27,9 @@ import aiohttp
 
 from mockkube import drivers as driver_registry
 from mockkube.config.profile import NodeSpec
+from mockkube.drivers import devicemetadata
 from mockkube.drivers.base import Driver
+from mockkube.drivers.devicemetadata import base_request
 from mockkube.drivers.publisher import slice_name
 
 if TYPE_CHECKING:  # gRPC is imported by the driver process, not by every CLI command that builds the parser
@@ -64,9 +66,20 @@ class APIClient:
 
 
 class DriverProcess:
-    def __init__(self, driver: Driver, node: str, config: dict, api: APIClient, cdi_root: str = "") -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        node: str,
+        config: dict,
+        api: APIClient,
+        cdi_root: str = "",
+        metadata_dir: str = "",
+    ) -> None:
         self.driver, self.node, self.config, self.api = driver, node, config, api
         self.cdi_root = cdi_root  # where CDI spec files go (the container runtime reads them), or nowhere
+        # KEP-5304 (the kubelet-plugin library's EnableDeviceMetadata): the plugin's data
+        # directory, under which each prepared request's metadata file goes; "" = off
+        self.metadata_dir = metadata_dir
 
     # -- ResourceSlices -------------------------------------------------------------
     async def publish(self) -> None:
@@ -139,16 +152,48 @@ class DriverProcess:
             for r in claim["status"]["allocation"]["devices"].get("results") or ()
         }
         self.write_cdi(ref["uid"], [p.device for p in prepared])
+        meta_ids = self.write_metadata(claim, prepared)
         return [
-            PreparedDevice([p.request], p.pool, p.device, list(p.cdi_device_ids), share.get((p.pool, p.device)))
+            PreparedDevice(
+                [p.request],
+                p.pool,
+                p.device,
+                list(p.cdi_device_ids)
+                + ([meta_ids[base_request(p.request)]] if base_request(p.request) in meta_ids else []),
+                share.get((p.pool, p.device)),
+            )
             for p in prepared
         ]
+
+    def write_metadata(self, claim: dict, prepared: list) -> dict[str, str]:
+        """KEP-5304: each request's metadata file and the CDI spec mounting it; the
+        attributes are the devices' as this plugin publishes them."""
+        if not (self.metadata_dir and self.cdi_root):
+            return {}
+        attrs = {
+            (s["pool"]["name"], d.get("name")): d.get("attributes") or {}
+            for s in self.driver.publish(NodeSpec(name=self.node), self.config)
+            for d in s.get("devices") or ()
+        }
+        by_request: dict[str, list[tuple[str, str, dict]]] = {}
+        for p in prepared:
+            by_request.setdefault(p.request, []).append((p.pool, p.device, attrs.get((p.pool, p.device), {})))
+        return devicemetadata.write(self.driver.name, self.metadata_dir, self.cdi_root, claim, by_request)
 
     async def unprepare(self, ref: dict) -> str:
         self.driver.unprepare(ref["uid"])
         if self.cdi_root:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(self.cdi_file(ref["uid"]))
+            if self.metadata_dir:
+                devicemetadata.cleanup(
+                    self.driver.name,
+                    self.metadata_dir,
+                    self.cdi_root,
+                    ref.get("namespace", ""),
+                    ref["name"],
+                    ref["uid"],
+                )
         return ""
 
     def cdi_file(self, claim_uid: str) -> str:
@@ -191,7 +236,9 @@ async def run(args: argparse.Namespace) -> int:
     if not node:
         raise RuntimeError("the node is not known: pass --node or set NODE_NAME")
     api = APIClient(args.kubeconfig if args.kubeconfig is not None else os.environ.get("KUBECONFIG", ""))
-    proc = DriverProcess(driver, node, config, api, args.cdi_root)
+    # the plugin's data directory is where its DRA socket is (upstream's pluginDataDirectoryPath)
+    metadata_dir = os.path.join(args.plugins, driver.name) if args.device_metadata else ""
+    proc = DriverProcess(driver, node, config, api, args.cdi_root, metadata_dir)
     plugin = KubeletPlugin(
         driver.name, args.registry, args.plugins, proc.prepare, proc.unprepare, versions=args.versions.split(",")
     )
@@ -246,6 +293,13 @@ def add_command(dsub: argparse._SubParsersAction) -> None:
         help="kubeconfig of the API server (default: $KUBECONFIG, else the in-cluster configuration of a pod)",
     )
     r.add_argument("--cdi-root", default="", help="write a CDI spec per prepared claim here (e.g. /var/run/cdi)")
+    r.add_argument(
+        "--device-metadata",
+        action="store_true",
+        help="KEP-5304: write each prepared request's device metadata (metadata.resource.k8s.io/v1alpha1) and a "
+        "CDI spec mounting it into the containers (needs --cdi-root), as the kubelet-plugin library's "
+        "EnableDeviceMetadata option does",
+    )
     r.add_argument(
         "--config", default="", help="the node's driver config as in a profile (JSON), e.g. '{\"count\": 2}'"
     )

@@ -9,6 +9,7 @@ a pod claiming a device gets the plugin's CDI environment. Nothing is started by
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,8 @@ pytestmark = [
 ]
 
 HERE = Path(__file__).parent
+# KEP-5304: where a container finds the metadata of request "gpu" of its pod claim "gpu"
+METADATA = "/var/run/kubernetes.io/dra-device-attributes/resourceclaimtemplates/gpu/gpu/gpu.example.com-metadata.json"
 CHART = str(HERE / "manifests" / "dra-process-driver")
 PLUGIN_IMAGE = "registry.example.com/test-driver/kubelet-plugin:dev"
 CONTROLLER_IMAGE = "registry.example.com/test-driver/controller:dev"
@@ -60,7 +63,9 @@ def wait_until(fn, what, timeout: float = 30.0):
 @pytest.mark.mockkube(auth=True, profile=PROFILE)
 def test_a_driver_chart_installs_and_its_plugins_prepare_claims(mockkube, mockkube_namespace):
     c, ns = mockkube, mockkube_namespace
-    c.helm("install", "drv", CHART, "-n", ns, "--wait", "--timeout", "90s")
+    c.helm(
+        "install", "drv", CHART, "-n", ns, "--set", "kubeletPlugin.deviceMetadata=true", "--wait", "--timeout", "90s"
+    )
     nodes = sorted(n["metadata"]["name"] for n in items(c, "nodes"))
     assert len(nodes) == 2
     # every node's kubelet gets the plugin its DaemonSet pod registers, over gRPC (a pod is
@@ -108,16 +113,35 @@ spec:
   containers:
   - name: app
     image: busybox
-    command: [sh, -c, 'echo "device $GPU_DEVICE_0 of claim $DRA_CLAIM_UID"; exec sleep infinity']
+    command: [sh, -c, 'echo "device $GPU_DEVICE_0 of claim $DRA_CLAIM_UID"; cat $0; exec sleep infinity', $METADATA]
     resources: {claims: [{name: gpu}]}
-""",
+""".replace("$METADATA", METADATA),
     )
     pod = c.wait_for_pod_phase("app", "Running", ns, timeout=60)
     claim = c.get("resourceclaims", pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"], ns)
     result = claim["status"]["allocation"]["devices"]["results"][0]
     assert result["pool"] == pod["spec"]["nodeName"]
-    line = wait_until(lambda: c.kubectl("logs", "-n", ns, "app").stdout, "the app's output")
-    assert line == f"device {result['device']} of claim {claim['metadata']['uid']}\n"
+    out = wait_until(
+        lambda: (
+            c.kubectl("logs", "-n", ns, "app").stdout.count("\n") >= 2 and c.kubectl("logs", "-n", ns, "app").stdout
+        ),
+        "the app's output",
+    )
+    line, _, metadata = out.partition("\n")
+    assert line == f"device {result['device']} of claim {claim['metadata']['uid']}"
+    # KEP-5304: the plugin's device metadata, mounted through its CDI spec where the workload
+    # finds it by its pod claim and request names
+    doc = json.loads(metadata)
+    assert doc["apiVersion"] == "metadata.resource.k8s.io/v1alpha1" and doc["podClaimName"] == "gpu"
+    assert doc["metadata"]["uid"] == claim["metadata"]["uid"]
+    [device] = doc["requests"][0]["devices"]
+    assert (device["pool"], device["name"]) == (result["pool"], result["device"])
+    assert device["attributes"] == next(
+        d["attributes"]
+        for s in slices
+        for d in s["spec"]["devices"]
+        if d["name"] == result["device"] and s["spec"]["pool"]["name"] == result["pool"]
+    )
     events = c.kubectl("get", "events", "-n", ns, "--field-selector", "reason=ResourceClaimPrepared").stdout
     assert f"gpu.example.com/gpu={result['device']}" in events
     # the plugin's own log: its pod's output

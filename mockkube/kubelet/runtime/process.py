@@ -320,9 +320,11 @@ class ProcessRuntime:
             mounts = volumes.mounts(pod, c, pp.vols, pp.sa_dir, pp.dir)
             ids = pp.cdi.get(cs.name) or []
             if ids:  # the prepared devices, as the container runtime applies their CDI specs
-                found = cdi.edits(self.cdi_dirs((pod.get("spec") or {}).get("nodeName", "")), ids)
+                node = (pod.get("spec") or {}).get("nodeName", "")
+                found = cdi.edits(self.cdi_dirs(node), ids)
                 env.update(found.env)
-                mounts += [sandbox.Mount(h, t, ro) for h, t, ro in found.mounts]
+                # a spec's hostPath is a path on the node (its kubelet directories are ROOT/NODE)
+                mounts += [sandbox.Mount(self.node_path(node, h), t, ro) for h, t, ro in found.mounts]
         except OSError as e:
             self._create_failed(inst, str(e), now)
             events.append(("Warning", "Failed", f"Error: {inst.create_error}", fp))
