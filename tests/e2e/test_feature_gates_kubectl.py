@@ -196,6 +196,12 @@ def test_the_example_dra_drivers_v1_36_gate_set_in_one_profile(mockkube):
         assert f'kubernetes_feature_enabled{{name="{gate}",stage="{stage}"}} 1.0' in metrics, gate
     assert 'kubernetes_feature_enabled{name="DRAListTypeAttributes",stage="ALPHA"} 0.0' in metrics
     assert get(mockkube, "nodes")["items"][0]["metadata"]["name"] == "worker"
+    # the runtime-config: the older DRA version and the workload API are served
+    versions = mockkube.kubectl("api-versions").stdout.split()
+    assert {"resource.k8s.io/v1", "resource.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha2"} <= set(versions)
+    assert "resource.k8s.io/v1beta2" not in versions  # not asked for
+    names = mockkube.kubectl("api-resources", "--api-group=scheduling.k8s.io", "-o", "name").stdout.split()
+    assert {"podgroups.scheduling.k8s.io", "workloads.scheduling.k8s.io"} <= set(names)
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess:
