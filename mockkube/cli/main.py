@@ -183,7 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         metavar="KEY=BOOL,...",
         help="kube-apiserver's feature gates, on top of v1.36's defaults and the profile's featureGates "
-        "(the demo cluster turns on DRANodeAllocatableResources). Alpha and beta gates "
+        "(the demo cluster turns on DRANodeAllocatableResources); a gate needs the gates it depends on "
+        "on too, as upstream declares them (GangScheduling needs GenericWorkload). Alpha and beta gates "
         "(GA and deprecated ones are accepted too; docs/compatibility.md lists all):\n" + gate_help(),
     )
     s.add_argument(
