@@ -353,12 +353,23 @@ class Server:
                 },
             )
         from mockkube.apiserver.resources.builtin import bootstrap_objects
+        from mockkube.apiserver.resources.rbac_bootstrap import reconciled_rules
+        from mockkube.machinery.errors import APIError
 
         for rt, ns, obj in bootstrap_objects(self.registry, self.feature_gates):
-            if self.store.get(rt, ns, obj["metadata"]["name"]) is None:
+            have = self.store.get(rt, ns, obj["metadata"]["name"])
+            if have is None:
                 for c in (obj.get("status") or {}).get("conditions") or ():
                     c["lastTransitionTime"] = self.resources.now()
                 self.resources.create(rt, ns, obj)
+            elif rt.kind == "ClusterRole" and (rules := reconciled_rules(have.obj, obj)) is not None:
+                # as the rbac/bootstrap-roles hook reconciles: a role made before a gate was
+                # turned on gains that gate's rules
+                try:
+                    self.resources.update(rt, ns, obj["metadata"]["name"], {**have.obj, "rules": rules})
+                except APIError as e:
+                    if e.code != 409:  # another API server reconciled it first
+                        raise
 
     async def start(self) -> str:
         if self.store is None:

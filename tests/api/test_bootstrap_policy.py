@@ -142,3 +142,33 @@ def test_the_workload_gates_add_upstreams_rules_for_podgroups_and_workloads():
     assert bindings["system:controller:podgroup-protection-controller"]["subjects"] == [
         {"kind": "ServiceAccount", "name": "podgroup-protection-controller", "namespace": "kube-system"}
     ]
+
+
+async def test_a_restart_with_a_gate_on_reconciles_the_bootstrap_roles(tmp_path):
+    """kube-apiserver's rbac/bootstrap-roles hook at every start: a bootstrap ClusterRole made
+    while GenericWorkload was off gains its rules when the server comes back with it on
+    (nothing is taken away), unless the role says autoupdate "false"."""
+    db = f"sqlite:///{tmp_path}/db.sqlite"
+
+    def role(server, name: str) -> dict:
+        return server.store.get(server.registry.get(RBAC, "v1", "clusterroles"), "", name).obj
+
+    def podgroup_rules(r: dict) -> list[dict]:
+        return [
+            x for x in r["rules"] if "scheduling.k8s.io" in x.get("apiGroups", ()) and "podgroups" in x["resources"]
+        ]
+
+    async with running_server(db_url=db) as server:
+        assert podgroup_rules(role(server, "system:kube-scheduler")) == []
+        edit = dict(role(server, "system:aggregate-to-edit"))
+        edit["metadata"] = {**edit["metadata"], "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "false"}}
+        server.resources.update(server.registry.get(RBAC, "v1", "clusterroles"), "", edit["metadata"]["name"], edit)
+        rv = role(server, "system:kube-scheduler")["metadata"]["resourceVersion"]
+    async with running_server(db_url=db) as server:  # same gates: nothing rewritten
+        assert role(server, "system:kube-scheduler")["metadata"]["resourceVersion"] == rv
+    async with running_server(db_url=db, feature_gates={"GenericWorkload": True}) as server:
+        assert podgroup_rules(role(server, "system:kube-scheduler")) == [
+            {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]}
+        ]
+        assert podgroup_rules(role(server, "system:aggregate-to-view"))
+        assert podgroup_rules(role(server, "system:aggregate-to-edit")) == []  # autoupdate "false": left alone

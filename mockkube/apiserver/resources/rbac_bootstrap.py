@@ -283,6 +283,20 @@ def cluster_role_bindings(gates: Any = None) -> list[dict]:
     )
 
 
+def reconciled_rules(existing: dict, expected: dict) -> list[dict] | None:
+    """The rules the rbac/bootstrap-roles post-start hook gives an existing bootstrap
+    ClusterRole: the expected rules it lacks added, nothing removed (reconciliation's
+    RemoveExtraPermissions is false); None when nothing changes or the role opts out with
+    ``rbac.authorization.kubernetes.io/autoupdate: "false"``. A rule counts as present when an
+    equal one is (upstream's coverage check also accepts broader rules)."""
+    annotations = (existing.get("metadata") or {}).get("annotations") or {}
+    if annotations.get("rbac.authorization.kubernetes.io/autoupdate") == "false":
+        return None
+    have = list(existing.get("rules") or [])
+    missing = [r for r in expected.get("rules") or [] if r not in have]
+    return have + missing if missing else None
+
+
 def namespaced_roles() -> list[dict]:
     return golden("namespace-roles.yaml")
 
