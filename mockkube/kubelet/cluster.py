@@ -27,7 +27,7 @@ from mockkube.kubelet.plugins import PluginWatcher
 from mockkube.machinery import errors
 
 if TYPE_CHECKING:
-    from mockkube.kubelet.runtime.process import ProcessRuntime
+    from mockkube.kubelet.runtime.process import ContainerState, ProcessRuntime
     from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.cluster")
@@ -65,6 +65,8 @@ class ClusterRuntime:
         self._temp_root = False
         self.processes: dict[tuple[str, str], subprocess.Popen] = {}  # (node, driver) -> out-of-process plugin
         self._expiry: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the components' loop, once started
+        self._proxy_task: asyncio.Task | None = None
 
     # -- lifecycle ------------------------------------------------------------------
     async def start(self, profile: Profile) -> None:
@@ -74,7 +76,8 @@ class ClusterRuntime:
             self._control_plane()
         await self.kubelet.start()
         await self.lifecycle.start()
-        await self._service_proxy(profile)
+        self._loop = asyncio.get_running_loop()
+        self.server.exec_sandbox = self.exec_sandbox  # exec into simulated containers (streaming.py)
         if self.fabric is not None:
             await self.fabric.start()
         self.started = True
@@ -92,14 +95,27 @@ class ClusterRuntime:
             faults.on_apply, faults.on_revert = self._apply_fault, self._revert_fault
             self._expiry = asyncio.get_running_loop().call_later(FAULT_EXPIRY_INTERVAL, self._expire_faults)
 
-    async def _service_proxy(self, profile: Profile) -> None:
-        """Services for process pods (runtime/services.py), when some node runs processes."""
+    async def exec_sandbox(self, pod: dict, container: str) -> "ContainerState | None":
+        """(On the API server's loop.) Where an exec into a simulated container runs: a sandbox
+        of the process runtime when the pod's node runs processes, else None (mockkube's
+        shell). SandboxError when it cannot be made."""
+        sim = self.kubelet.nodes.get((pod.get("spec") or {}).get("nodeName") or "")
+        loop = self._loop
+        if sim is None or loop is None:
+            return None
+
+        async def make() -> "ContainerState | None":
+            if not self.kubelet.runs_processes(sim):
+                return None
+            procs = self.kubelet.process_runtime()
+            return await procs.exec_sandbox(pod, container) if procs is not None else None
+
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(make(), loop))
+
+    async def _service_proxy(self) -> None:
+        """Services for process pods (runtime/services.py), started with the process runtime."""
         if self.service_proxy is not None:
             return
-        if self.kubelet.runtime != "process" and not any(n.runtime == "process" for n in profile.nodes):
-            return
-        if self.kubelet.process is None and self.kubelet.process_factory is not None:
-            self.kubelet.process = self.kubelet.process_factory()  # process nodes: it is needed now
         procs = self.kubelet.process
         if procs is None:
             return
@@ -186,6 +202,9 @@ class ClusterRuntime:
         if self.fabric is not None:
             await self.fabric.stop()
         await self.lifecycle.stop()
+        if self._proxy_task is not None and not self._proxy_task.done():
+            self._proxy_task.cancel()
+        self._proxy_task = None
         if self.service_proxy is not None:
             await self.service_proxy.stop()
             self.service_proxy = None
@@ -256,10 +275,18 @@ class ClusterRuntime:
                     return str(root / node / target) + p[len(prefix) :]
             return path
 
-        images = {
-            image: [entry] if isinstance(entry, str) else [str(a) for a in entry]
-            for image, entry in (cfg.get("images") or {}).items()
-        }
+        images: dict[str, list[str]] = {}  # image -> its entrypoint
+        roots: dict[str, str] = {}  # image -> its root filesystem
+        for image, entry in (cfg.get("images") or {}).items():
+            if isinstance(entry, dict):
+                roots[image] = os.path.abspath(entry["root"])
+                if entry.get("command"):
+                    images[image] = [str(a) for a in entry["command"]]
+            elif isinstance(entry, str) and os.path.isdir(entry):
+                roots[image] = os.path.abspath(entry)
+            else:
+                images[image] = [entry] if isinstance(entry, str) else [str(a) for a in entry]
+        self._proxy_task = asyncio.get_running_loop().create_task(self._service_proxy())  # once it is set
         return ProcessRuntime(
             root / "pods",
             self.clock,
@@ -271,6 +298,7 @@ class ClusterRuntime:
             node_path=node_path,
             cdi_dirs=lambda node: [str(root / node / "cdi")],
             images=images,
+            roots=roots,
         )
 
     def _token(self, pod: dict, audience: str, expiration: int) -> str:

@@ -35,10 +35,36 @@ DEFAULT_LISTENERS: dict[str, dict[int, tuple[str, str]]] = {
 }
 
 
-# images whose default command is a shell (busybox's and the distributions' CMD is sh or bash):
-# without a terminal it reads an empty stdin and exits 0 at once, as these images do on a cluster
-SHELL_IMAGES = frozenset(
-    {"busybox", "alpine", "ubuntu", "debian", "fedora", "centos", "rockylinux", "almalinux", "archlinux", "bash"}
+# images with no ENTRYPOINT (busybox's and the distributions' CMD is a shell, python's is
+# python3): a container's args alone are the command it runs
+NO_ENTRYPOINT_IMAGES = frozenset(
+    {
+        "busybox",
+        "alpine",
+        "ubuntu",
+        "debian",
+        "fedora",
+        "centos",
+        "rockylinux",
+        "almalinux",
+        "archlinux",
+        "bash",
+        "python",
+    }
+)
+
+# kind's own images (the control plane's static pods, kube-proxy, kindnet, CoreDNS): their
+# programs are not on the host, so the process runtime simulates their containers
+KIND_IMAGES = frozenset(
+    {
+        "registry.k8s.io/etcd",
+        "registry.k8s.io/kube-apiserver",
+        "registry.k8s.io/kube-controller-manager",
+        "registry.k8s.io/kube-scheduler",
+        "registry.k8s.io/kube-proxy",
+        "registry.k8s.io/coredns/coredns",
+        "docker.io/kindest/kindnetd",
+    }
 )
 
 
@@ -52,3 +78,17 @@ def repository(image: str) -> str:
 def listeners(container: dict) -> dict[int, tuple[str, str]]:
     """The ports a container of a well-known image listens on, with what each answers."""
     return dict(DEFAULT_LISTENERS.get(repository(container.get("image") or ""), {}))
+
+
+def repository_path(image: str) -> str:
+    """``nginx:1.27`` -> ``docker.io/library/nginx``: the normalized reference without tag or
+    digest (as the kubelet reports images, docker.io and library/ made explicit)."""
+    name = (image or "busybox").split("@", 1)[0]
+    head, _, last = name.rpartition("/")
+    name = (head + "/" if head else "") + last.split(":", 1)[0]
+    first = name.split("/", 1)[0]
+    if "/" not in name:
+        return "docker.io/library/" + name
+    if "." not in first and ":" not in first and first != "localhost":
+        return "docker.io/" + name
+    return name

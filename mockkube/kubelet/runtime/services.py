@@ -145,7 +145,8 @@ class ServiceProxy(Controller):
                 ref = ep.get("targetRef") or {}
                 if (ep.get("conditions") or {}).get("ready") is False or ref.get("kind") != "Pod":
                     continue
-                if process.pod(ref.get("uid", "")) is not None:
+                pp = process.pod(ref.get("uid", ""))
+                if pp is not None and not pp.holder:  # a pod that runs what the Service reaches
                     out.append((ref["uid"], int(port)))
         return out
 
