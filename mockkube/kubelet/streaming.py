@@ -174,6 +174,12 @@ class NodeStreams:
 
         return lookup
 
+    async def node_proxy(self, request: web.Request, node: dict, path: str) -> web.StreamResponse:
+        """nodes/{name}/proxy/{path}: the node's kubelet (mockkube/kubelet/nodeproxy.py)."""
+        from mockkube.kubelet import nodeproxy
+
+        return await nodeproxy.serve(self.server, request, node, path)
+
     async def _exec_sandbox(self, pod: dict, name: str, ch: Channels) -> Any:
         """The sandbox of the process runtime an exec into a simulated container runs in, None
         when its node simulates exec too, or False when it could not be made (said on the
