@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from mockkube import drivers as driver_registry
 from mockkube.client.client import Client
@@ -233,6 +233,7 @@ class ClusterRuntime:
         if cfg.get("runtime"):
             self.kubelet.runtime = cfg["runtime"]
         self._process_runtime(cfg)
+        self.kubelet.mapped_image = _mapped_images(cfg.get("images") or {})
         if cfg.get("healthTaintEffect"):
             self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
 
@@ -490,3 +491,18 @@ class ClusterRuntime:
         self.lifecycle.resync()
         if self.fabric is not None:
             self.fabric.resync()
+
+
+def _mapped_images(images: dict) -> Callable[[str], bool]:
+    """Whether ``kubelet.images`` gives an image an entrypoint (a program, a command line, or
+    a root filesystem with a command), by the reference as written or normalized."""
+    from mockkube.kubelet.lifecycle import normalize_image
+
+    mapped = set()
+    for image, entry in images.items():
+        if isinstance(entry, dict) and not entry.get("command"):
+            continue
+        if isinstance(entry, str) and os.path.isdir(entry):
+            continue
+        mapped |= {image, normalize_image(image)}
+    return lambda image: bool(mapped) and (image in mapped or normalize_image(image) in mapped)

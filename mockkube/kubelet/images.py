@@ -4,6 +4,8 @@ default welcome page. Pod annotations still override the answer (docs/exec.md)."
 
 from __future__ import annotations
 
+from typing import Callable
+
 NGINX_WELCOME = """<!DOCTYPE html>
 <html>
 <head>
@@ -92,3 +94,24 @@ def repository_path(image: str) -> str:
     if "." not in first and ":" not in first and first != "localhost":
         return "docker.io/" + name
     return name
+
+
+def runs_program(c: dict, mapped: Callable[[str], bool]) -> bool:
+    """Whether a container runs a program of its own in the process runtime: a command, an
+    image ``mapped`` to an entrypoint (``kubelet.images``), or args given to an image without
+    an entrypoint (busybox, python). Otherwise its main process is simulated, and so is
+    every container of kind's own images, whose programs the host does not have."""
+    image = c.get("image") or ""
+    if repository_path(image) in KIND_IMAGES:
+        return False
+    if c.get("command") or mapped(image):
+        return True
+    return bool(c.get("args")) and repository(image) in NO_ENTRYPOINT_IMAGES
+
+
+def pod_runs_programs(pod: dict, mapped: Callable[[str], bool]) -> bool:
+    """Whether some container of the pod runs a program of its own (``runs_program``)."""
+    spec = pod.get("spec") or {}
+    return any(
+        runs_program(c, mapped) for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+    )

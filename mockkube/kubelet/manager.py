@@ -23,6 +23,7 @@ from mockkube.dra import workloadclaims as wlc
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
+from mockkube.kubelet.images import pod_runs_programs
 from mockkube.machinery import errors, meta
 from mockkube.machinery.requestcontext import acting_as, set_user
 
@@ -153,6 +154,7 @@ class KubeletManager(Controller):
         # default): the process runtime where this machine can make a sandbox, else simulated
         self.runtime: str | None = None
         self._sandboxes: str | None = None  # why this machine cannot make sandboxes ("": it can), once probed
+        self.mapped_image: Callable[[str], bool] = lambda image: False  # kubelet.images gives it an entrypoint
         self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), once made
         self.process_factory: "Callable[[], ProcessRuntime] | None" = None  # makes it (set by the cluster)
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
@@ -230,10 +232,9 @@ class KubeletManager(Controller):
         pod with none is simulated; exec into it gets a sandbox); or (``kubelet.runPrograms``)
         a pod with a container whose command is Python."""
         if self.runs_processes(sim):
-            procs = self.process_runtime()
-            if procs is None or pod is None or procs.runs_any(pod):
-                return procs
-            return None
+            if pod is not None and not pod_runs_programs(pod, self.mapped_image):
+                return None  # not even made for pods that run nothing (kind's add-ons, large simulations)
+            return self.process_runtime()
         if self.run_programs and pod is not None and runs_python(pod):
             return self.process_runtime()
         return None

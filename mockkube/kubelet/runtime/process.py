@@ -29,7 +29,7 @@ from typing import Callable
 
 from mockkube.kubelet import lifecycle
 from mockkube.kubelet.containerdata import Lookup, simulated_container
-from mockkube.kubelet.images import KIND_IMAGES, NO_ENTRYPOINT_IMAGES, repository, repository_path
+from mockkube.kubelet.images import KIND_IMAGES, repository_path, runs_program
 from mockkube.kubelet.runtime import cdi, probes, sandbox, volumes
 from mockkube.kubelet.runtime.backoff import Backoff
 from mockkube.kubelet.runtime.logfile import LogFile
@@ -275,23 +275,8 @@ class ProcessRuntime:
         return self.roots.get(image) or self.roots.get(lifecycle.normalize_image(image)) or ""
 
     def runs(self, c: dict) -> bool:
-        """Whether a container runs a program of its own: a command, an image mapped to one,
-        or args given to an image without an entrypoint (busybox, python). Otherwise its main process is simulated (as the simulated runtime runs it), and
-        so is every container of kind's own images (the control plane, kube-proxy, kindnet,
-        CoreDNS), whose programs the host does not have."""
-        image = c.get("image") or ""
-        if repository_path(image) in KIND_IMAGES:
-            return False
-        if c.get("command") or self.entrypoint(image) is not None:
-            return True
-        return bool(c.get("args")) and repository(image) in NO_ENTRYPOINT_IMAGES
-
-    def runs_any(self, pod: dict) -> bool:
-        """Whether the pod needs processes: some container runs a program of its own. A pod
-        with none is run by the simulated runtime; exec into it gets a sandbox
-        (``exec_sandbox``)."""
-        spec = pod.get("spec") or {}
-        return any(self.runs(c) for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ()))
+        """Whether a container runs a program of its own (images.runs_program)."""
+        return runs_program(c, lambda image: self.entrypoint(image) is not None)
 
     def _argv(self, c: dict, env: dict[str, str]) -> list[str]:
         if not self.runs(c):
