@@ -67,6 +67,7 @@ class ClusterRuntime:
         self._expiry: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the components' loop, once started
         self._proxy_task: asyncio.Task | None = None
+        self._attaching: set[asyncio.Task] = set()
 
     # -- lifecycle ------------------------------------------------------------------
     async def start(self, profile: Profile) -> None:
@@ -126,11 +127,25 @@ class ClusterRuntime:
         )
         procs.service_hosts = self.service_proxy.hosts
         proxy = self.service_proxy
+        procs.on_network = lambda uid, pid: self._attach(proxy, uid, pid)
+        procs.on_network_end = proxy.detach
         if hasattr(self.server, "service_fallback"):  # admission webhooks reach their Service here
             self.server.service_fallback = lambda ns, name: (
                 (proxy.addresses[(ns, name)], 0) if (ns, name) in proxy.addresses else None
             )
         await self.service_proxy.start()
+        from mockkube.kubelet.runtime import process
+
+        for uid in list(procs.mine):  # pods whose network came up before the proxy
+            pp = process.pod(uid)
+            if pp is not None and pp.pause is not None and pp.api_server is not None:
+                await proxy.attach(uid, pp.pause.child_pid)
+
+    def _attach(self, proxy, uid: str, pid: int) -> None:
+        """A pod's network is up: the Services' listeners in it (a task of this runtime's)."""
+        task = asyncio.get_running_loop().create_task(proxy.attach(uid, pid))
+        self._attaching.add(task)
+        task.add_done_callback(self._attaching.discard)
 
     def _control_plane(self) -> None:
         """kind's static pods and kube-system add-ons (mockkube/kubelet/controlplane.py)."""
@@ -204,6 +219,8 @@ class ClusterRuntime:
         await self.lifecycle.stop()
         if self._proxy_task is not None and not self._proxy_task.done():
             self._proxy_task.cancel()
+        for task in list(self._attaching):
+            task.cancel()
         self._proxy_task = None
         if self.service_proxy is not None:
             await self.service_proxy.stop()
@@ -295,7 +312,7 @@ class ClusterRuntime:
             lookup,
             self._token,
             endpoint,
-            network=cfg.get("network") or "host",
+            network=cfg.get("network") or default_network(),
             node_path=node_path,
             cdi_dirs=lambda node: [str(root / node / "cdi")],
             images=images,
@@ -506,3 +523,9 @@ def _mapped_images(images: dict) -> Callable[[str], bool]:
             continue
         mapped |= {image, normalize_image(image)}
     return lambda image: bool(mapped) and (image in mapped or normalize_image(image) in mapped)
+
+
+def default_network() -> str:
+    """The process runtime's pod network unless ``kubelet.network`` says: a namespace per pod
+    where the server may make and enter one (root), else the host's."""
+    return "pod" if os.geteuid() == 0 else "host"

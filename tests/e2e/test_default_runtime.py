@@ -7,6 +7,7 @@ exec into it runs real commands in a sandbox made at the first exec."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 
@@ -125,3 +126,40 @@ def test_without_a_sandbox_the_default_falls_back_to_simulated(tmp_path, monkeyp
         "the process runtime cannot run here (/usr/bin/bwrap is not installed): containers are simulated "
         "(set kubelet.runtime to silence this)"
     ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace per pod needs root")
+@pytest.mark.mockkube(profile=PROFILE)
+def test_two_pods_serve_on_one_port_and_port_forward_reaches_each(mockkube, mockkube_namespace):
+    """The default pod network (as root): a namespace per pod, so two `python3 -m http.server
+    8000` do not collide, and port-forward reaches each one's own."""
+    import socket
+    import urllib.request
+
+    from mockkube.testing import binaries
+
+    c, ns = mockkube, mockkube_namespace
+    for name in ("one", "two"):
+        c.kubectl("run", name, "-n", ns, "--image=python", "--", "python3", "-m", "http.server", "8000", "-d", "/etc")
+    for name in ("one", "two"):
+        c.wait_for_pod_phase(name, "Running", ns)
+    for name in ("one", "two"):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            local = s.getsockname()[1]
+        pf = subprocess.Popen(
+            [binaries.kubectl(), "port-forward", "-n", ns, f"pod/{name}", f"{local}:8000"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=c.env(),
+        )
+        try:
+            assert pf.stdout is not None and "Forwarding from" in pf.stdout.readline()
+            # a server that has just started may not listen yet: port-forward retries for 2 s
+            body = urllib.request.urlopen(f"http://127.0.0.1:{local}/hostname", timeout=10).read()
+            assert body == f"{name}\n".encode()
+        finally:
+            pf.kill()
+            pf.wait()
+    for name in ("one", "two"):
+        assert c.get("pod", name, ns)["status"]["containerStatuses"][0]["restartCount"] == 0

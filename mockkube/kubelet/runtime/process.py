@@ -186,6 +186,9 @@ class ProcessRuntime:
         self.images = images if images is not None else {}  # image -> its entrypoint (kubelet.images)
         self.roots = roots if roots is not None else {}  # image -> its root filesystem (kubelet.images)
         self.service_hosts: Callable[[str], list[tuple[str, list[str]]]] = lambda namespace: []
+        # a pod's own network is up (its uid, the pid holding it) / gone: Services listen in it
+        self.on_network: Callable[[str, int], None] = lambda uid, pid: None
+        self.on_network_end: Callable[[str], None] = lambda uid: None
         self.mine: set[str] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawner: ThreadPoolExecutor | None = None
@@ -426,6 +429,8 @@ class ProcessRuntime:
             self._watch(pp, cs, inst)
             if pp.api_listener is not None and pp.api_server is None:
                 pp.api_server = asyncio.ensure_future(asyncio.start_server(self._proxy, sock=pp.api_listener))
+                if pp.pause is not None:
+                    self.on_network(pp.uid, pp.pause.child_pid)
             if pp.killing:
                 os.kill(inst.proc.child_pid, signal.SIGKILL)
             if pp.holder:  # only exec's sandbox: no events, no hooks
@@ -443,6 +448,8 @@ class ProcessRuntime:
             self.on_change(pp.key)
 
     def _end_network(self, pp: PodProcs) -> None:
+        if pp.pause is not None:
+            self.on_network_end(pp.uid)
         with pp.lock:
             pause, pp.pause = pp.pause, None
             listener, pp.api_listener = pp.api_listener, None
