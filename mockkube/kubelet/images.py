@@ -1,6 +1,9 @@
-"""What well-known images listen on by default, so port-forward to a simulated container of
-such an image reaches what the real one serves: ``nginx`` answers HTTP on port 80 with its
-default welcome page. Pod annotations still override the answer (docs/exec.md)."""
+"""What mockkube knows of images without pulling them: what well-known images listen on
+by default, so port-forward to a simulated container of such an image reaches what the real
+one serves (``nginx`` answers HTTP on port 80 with its default welcome page; pod annotations
+still override the answer, docs/exec.md); which images have no entrypoint (their args are the
+command) and which are kind's own; and so which containers the process runtime runs and
+which keep a simulated main process (``runs_program``)."""
 
 from __future__ import annotations
 
@@ -114,4 +117,15 @@ def pod_runs_programs(pod: dict, mapped: Callable[[str], bool]) -> bool:
     spec = pod.get("spec") or {}
     return any(
         runs_program(c, mapped) for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+    )
+
+
+def why_simulated(c: dict) -> str:
+    """The event that says a container's main process is simulated (the process runtime)."""
+    image = c.get("image") or ""
+    if repository_path(image) in KIND_IMAGES:
+        return f'Container image "{image}" is one of kind\'s own: its main process is simulated'
+    return (
+        f'Container image "{image}" is not mapped to a program (kubelet.images) and the container has no '
+        "command: its main process is simulated; exec runs real commands in its sandbox"
     )

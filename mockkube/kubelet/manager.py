@@ -23,7 +23,7 @@ from mockkube.dra import workloadclaims as wlc
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
-from mockkube.kubelet.images import pod_runs_programs
+from mockkube.kubelet.images import pod_runs_programs, why_simulated
 from mockkube.machinery import errors, meta
 from mockkube.machinery.requestcontext import acting_as, set_user
 
@@ -1005,8 +1005,6 @@ class KubeletManager(Controller):
             self._event(pod, sim, "Normal", "Created", f"Created container: {c['name']}", fp)
             self._event(pod, sim, "Normal", "Started", f"Started container {c['name']}", fp)
             if processes:
-                from mockkube.kubelet.runtime.process import why_simulated
-
                 self._event(pod, sim, "Normal", "Simulated", why_simulated(c), fp)
 
     def _event(self, pod: dict, sim: NodeSim, typ: str, reason: str, message: str, field_path: str = "") -> None:

@@ -29,7 +29,7 @@ from typing import Callable
 
 from mockkube.kubelet import lifecycle
 from mockkube.kubelet.containerdata import Lookup, simulated_container
-from mockkube.kubelet.images import KIND_IMAGES, repository_path, runs_program
+from mockkube.kubelet.images import runs_program, why_simulated
 from mockkube.kubelet.runtime import cdi, probes, sandbox, volumes
 from mockkube.kubelet.runtime.backoff import Backoff
 from mockkube.kubelet.runtime.logfile import LogFile
@@ -1039,17 +1039,6 @@ def find_executable(root: str, exe: str, path: str, cwd: str) -> bool:
     if "/" in exe:
         return executable(exe if exe.startswith("/") else os.path.join(cwd or "/", exe))
     return any(executable(os.path.join(d or cwd or "/", exe)) for d in path.split(":"))
-
-
-def why_simulated(c: dict) -> str:
-    """The event that says a container's main process is simulated (the process runtime)."""
-    image = c.get("image") or ""
-    if repository_path(image) in KIND_IMAGES:
-        return f'Container image "{image}" is one of kind\'s own: its main process is simulated'
-    return (
-        f'Container image "{image}" is not mapped to a program (kubelet.images) and the container has no '
-        "command: its main process is simulated; exec runs real commands in its sandbox"
-    )
 
 
 def _raise_fd_limit() -> None:
