@@ -246,7 +246,7 @@ class ClusterRuntime:
         if cfg.get("runToCompletion") is not None:
             self.kubelet.run_to_completion = parse_duration(cfg["runToCompletion"])
         if cfg.get("runPrograms") is not None:
-            self.kubelet.run_programs = bool(cfg["runPrograms"])
+            log.warning("kubelet.runPrograms has no effect: the process runtime (the default) runs every program")
         if cfg.get("runtime"):
             self.kubelet.runtime = cfg["runtime"]
         self._process_runtime(cfg)

@@ -149,7 +149,6 @@ class KubeletManager(Controller):
         self.workload_claims = False  # DRAWorkloadResourceClaims: claims reserved for a PodGroup
         # how long a restartPolicy Never/OnFailure container runs without an exit-after annotation
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
-        self.run_programs = False  # kubelet.runPrograms: pods with a Python program use the process runtime
         # kubelet.runtime: the nodes' container runtime unless a node says otherwise; None (the
         # default): the process runtime where this machine can make a sandbox, else simulated
         self.runtime: str | None = None
@@ -229,15 +228,12 @@ class KubeletManager(Controller):
     def _processes(self, sim: NodeSim, pod: dict | None = None) -> "ProcessRuntime | None":
         """The process runtime, when it runs this pod: on a node whose kubelet runs
         containers as processes, a pod one of whose containers runs a program of its own (a
-        pod with none is simulated; exec into it gets a sandbox); or (``kubelet.runPrograms``)
-        a pod with a container whose command is Python."""
-        if self.runs_processes(sim):
-            if pod is not None and not pod_runs_programs(pod, self.mapped_image):
-                return None  # not even made for pods that run nothing (kind's add-ons, large simulations)
-            return self.process_runtime()
-        if self.run_programs and pod is not None and runs_python(pod):
-            return self.process_runtime()
-        return None
+        pod with none is simulated; exec into it gets a sandbox)."""
+        if not self.runs_processes(sim):
+            return None
+        if pod is not None and not pod_runs_programs(pod, self.mapped_image):
+            return None  # not even made for pods that run nothing (kind's add-ons, large simulations)
+        return self.process_runtime()
 
     # -- nodes ------------------------------------------------------------------
     def register(self, spec: NodeSpec) -> NodeSim:
@@ -1048,20 +1044,6 @@ class KubeletManager(Controller):
                 }
             )
         return {"podResources": sorted(out, key=lambda p: (p["namespace"], p["name"]))}
-
-
-PYTHONS = ("python", "python3")
-
-
-def runs_python(pod: dict) -> bool:
-    """A container of the pod runs a Python program (what kubelet.runPrograms runs for real)."""
-    import os
-
-    return any(
-        os.path.basename(str((c.get("command") or [""])[0])) in PYTHONS
-        for c in (pod.get("spec") or {}).get("containers") or ()
-        if c.get("command")
-    )
 
 
 def health_rule_name(node: str, driver: str, pool: str, device: str) -> str:
