@@ -13,12 +13,12 @@ repo="$(cd "$1" && pwd)"; shift
 py="${PYTHON:-$here/.venv/bin/python}"
 work="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-# the demo cluster whose kubelets run Python programs for real (the suite's port-forward test
-# starts an echo server from a ConfigMap) and keep restartPolicy Never pods running
+# the demo cluster (its process runtime runs the suite's port-forward echo server from a
+# ConfigMap for real), whose kubelets keep restartPolicy Never pods without a command running
 "$py" - "$work/profile.yaml" <<'PY'
 import sys, yaml
 from mockkube.config.profile import DEMO_PROFILE
-profile = dict(DEMO_PROFILE, kubelet={**DEMO_PROFILE.get("kubelet", {}), "runPrograms": True, "runToCompletion": "1h"})
+profile = dict(DEMO_PROFILE, kubelet={**DEMO_PROFILE.get("kubelet", {}), "runToCompletion": "1h"})
 open(sys.argv[1], "w").write(yaml.safe_dump(profile))
 PY
 "$py" -m mockkube serve --port 0 --kubeconfig "$work/kubeconfig" --cluster "$work/profile.yaml" > "$work/server.out" 2>&1 &

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from mockkube import drivers as driver_registry
 from mockkube.client.client import Client
@@ -27,7 +27,7 @@ from mockkube.kubelet.plugins import PluginWatcher
 from mockkube.machinery import errors
 
 if TYPE_CHECKING:
-    from mockkube.kubelet.runtime.process import ProcessRuntime
+    from mockkube.kubelet.runtime.process import ContainerState, ProcessRuntime
     from mockkube.server.server import Server
 
 log = logging.getLogger("mockkube.cluster")
@@ -65,6 +65,9 @@ class ClusterRuntime:
         self._temp_root = False
         self.processes: dict[tuple[str, str], subprocess.Popen] = {}  # (node, driver) -> out-of-process plugin
         self._expiry: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the components' loop, once started
+        self._proxy_task: asyncio.Task | None = None
+        self._attaching: set[asyncio.Task] = set()
 
     # -- lifecycle ------------------------------------------------------------------
     async def start(self, profile: Profile) -> None:
@@ -74,7 +77,8 @@ class ClusterRuntime:
             self._control_plane()
         await self.kubelet.start()
         await self.lifecycle.start()
-        await self._service_proxy(profile)
+        self._loop = asyncio.get_running_loop()
+        self.server.exec_sandbox = self.exec_sandbox  # exec into simulated containers (streaming.py)
         if self.fabric is not None:
             await self.fabric.start()
         self.started = True
@@ -92,14 +96,27 @@ class ClusterRuntime:
             faults.on_apply, faults.on_revert = self._apply_fault, self._revert_fault
             self._expiry = asyncio.get_running_loop().call_later(FAULT_EXPIRY_INTERVAL, self._expire_faults)
 
-    async def _service_proxy(self, profile: Profile) -> None:
-        """Services for process pods (runtime/services.py), when some node runs processes."""
+    async def exec_sandbox(self, pod: dict, container: str) -> "ContainerState | None":
+        """(On the API server's loop.) Where an exec into a simulated container runs: a sandbox
+        of the process runtime when the pod's node runs processes, else None (mockkube's
+        shell). SandboxError when it cannot be made."""
+        sim = self.kubelet.nodes.get((pod.get("spec") or {}).get("nodeName") or "")
+        loop = self._loop
+        if sim is None or loop is None:
+            return None
+
+        async def make() -> "ContainerState | None":
+            if not self.kubelet.runs_processes(sim):
+                return None
+            procs = self.kubelet.process_runtime()
+            return await procs.exec_sandbox(pod, container) if procs is not None else None
+
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(make(), loop))
+
+    async def _service_proxy(self) -> None:
+        """Services for process pods (runtime/services.py), started with the process runtime."""
         if self.service_proxy is not None:
             return
-        if self.kubelet.runtime != "process" and not any(n.runtime == "process" for n in profile.nodes):
-            return
-        if self.kubelet.process is None and self.kubelet.process_factory is not None:
-            self.kubelet.process = self.kubelet.process_factory()  # process nodes: it is needed now
         procs = self.kubelet.process
         if procs is None:
             return
@@ -110,11 +127,25 @@ class ClusterRuntime:
         )
         procs.service_hosts = self.service_proxy.hosts
         proxy = self.service_proxy
+        procs.on_network = lambda uid, pid: self._attach(proxy, uid, pid)
+        procs.on_network_end = proxy.detach
         if hasattr(self.server, "service_fallback"):  # admission webhooks reach their Service here
             self.server.service_fallback = lambda ns, name: (
                 (proxy.addresses[(ns, name)], 0) if (ns, name) in proxy.addresses else None
             )
         await self.service_proxy.start()
+        from mockkube.kubelet.runtime import process
+
+        for uid in list(procs.mine):  # pods whose network came up before the proxy
+            pp = process.pod(uid)
+            if pp is not None and pp.pause is not None and pp.api_server is not None:
+                await proxy.attach(uid, pp.pause.child_pid)
+
+    def _attach(self, proxy, uid: str, pid: int) -> None:
+        """A pod's network is up: the Services' listeners in it (a task of this runtime's)."""
+        task = asyncio.get_running_loop().create_task(proxy.attach(uid, pid))
+        self._attaching.add(task)
+        task.add_done_callback(self._attaching.discard)
 
     def _control_plane(self) -> None:
         """kind's static pods and kube-system add-ons (mockkube/kubelet/controlplane.py)."""
@@ -186,6 +217,11 @@ class ClusterRuntime:
         if self.fabric is not None:
             await self.fabric.stop()
         await self.lifecycle.stop()
+        if self._proxy_task is not None and not self._proxy_task.done():
+            self._proxy_task.cancel()
+        for task in list(self._attaching):
+            task.cancel()
+        self._proxy_task = None
         if self.service_proxy is not None:
             await self.service_proxy.stop()
             self.service_proxy = None
@@ -210,10 +246,11 @@ class ClusterRuntime:
         if cfg.get("runToCompletion") is not None:
             self.kubelet.run_to_completion = parse_duration(cfg["runToCompletion"])
         if cfg.get("runPrograms") is not None:
-            self.kubelet.run_programs = bool(cfg["runPrograms"])
+            log.warning("kubelet.runPrograms has no effect: the process runtime (the default) runs every program")
         if cfg.get("runtime"):
             self.kubelet.runtime = cfg["runtime"]
         self._process_runtime(cfg)
+        self.kubelet.mapped_image = _mapped_images(cfg.get("images") or {})
         if cfg.get("healthTaintEffect"):
             self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
 
@@ -256,10 +293,18 @@ class ClusterRuntime:
                     return str(root / node / target) + p[len(prefix) :]
             return path
 
-        images = {
-            image: [entry] if isinstance(entry, str) else [str(a) for a in entry]
-            for image, entry in (cfg.get("images") or {}).items()
-        }
+        images: dict[str, list[str]] = {}  # image -> its entrypoint
+        roots: dict[str, str] = {}  # image -> its root filesystem
+        for image, entry in (cfg.get("images") or {}).items():
+            if isinstance(entry, dict):
+                roots[image] = os.path.abspath(entry["root"])
+                if entry.get("command"):
+                    images[image] = [str(a) for a in entry["command"]]
+            elif isinstance(entry, str) and os.path.isdir(entry):
+                roots[image] = os.path.abspath(entry)
+            else:
+                images[image] = [entry] if isinstance(entry, str) else [str(a) for a in entry]
+        self._proxy_task = asyncio.get_running_loop().create_task(self._service_proxy())  # once it is set
         return ProcessRuntime(
             root / "pods",
             self.clock,
@@ -267,10 +312,11 @@ class ClusterRuntime:
             lookup,
             self._token,
             endpoint,
-            network=cfg.get("network") or "host",
+            network=cfg.get("network") or default_network(),
             node_path=node_path,
             cdi_dirs=lambda node: [str(root / node / "cdi")],
             images=images,
+            roots=roots,
         )
 
     def _token(self, pod: dict, audience: str, expiration: int) -> str:
@@ -462,3 +508,24 @@ class ClusterRuntime:
         self.lifecycle.resync()
         if self.fabric is not None:
             self.fabric.resync()
+
+
+def _mapped_images(images: dict) -> Callable[[str], bool]:
+    """Whether ``kubelet.images`` gives an image an entrypoint (a program, a command line, or
+    a root filesystem with a command), by the reference as written or normalized."""
+    from mockkube.kubelet.lifecycle import normalize_image
+
+    mapped = set()
+    for image, entry in images.items():
+        if isinstance(entry, dict) and not entry.get("command"):
+            continue
+        if isinstance(entry, str) and os.path.isdir(entry):
+            continue
+        mapped |= {image, normalize_image(image)}
+    return lambda image: bool(mapped) and (image in mapped or normalize_image(image) in mapped)
+
+
+def default_network() -> str:
+    """The process runtime's pod network unless ``kubelet.network`` says: a namespace per pod
+    where the server may make and enter one (root), else the host's."""
+    return "pod" if os.geteuid() == 0 else "host"

@@ -23,6 +23,7 @@ from mockkube.dra import workloadclaims as wlc
 from mockkube.kubelet import admission, lifecycle
 from mockkube.kubelet import node as nodes
 from mockkube.kubelet import plugins as pluginwatch
+from mockkube.kubelet.images import pod_runs_programs, why_simulated
 from mockkube.machinery import errors, meta
 from mockkube.machinery.requestcontext import acting_as, set_user
 
@@ -148,8 +149,11 @@ class KubeletManager(Controller):
         self.workload_claims = False  # DRAWorkloadResourceClaims: claims reserved for a PodGroup
         # how long a restartPolicy Never/OnFailure container runs without an exit-after annotation
         self.run_to_completion: float | None = lifecycle.DEFAULT_RUN_TO_COMPLETION
-        self.run_programs = False  # kubelet.runPrograms: pods with a Python program use the process runtime
-        self.runtime = "simulated"  # kubelet.runtime: the nodes' container runtime unless a node says otherwise
+        # kubelet.runtime: the nodes' container runtime unless a node says otherwise; None (the
+        # default): the process runtime where this machine can make a sandbox, else simulated
+        self.runtime: str | None = None
+        self._sandboxes: str | None = None  # why this machine cannot make sandboxes ("": it can), once probed
+        self.mapped_image: Callable[[str], bool] = lambda image: False  # kubelet.images gives it an entrypoint
         self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), once made
         self.process_factory: "Callable[[], ProcessRuntime] | None" = None  # makes it (set by the cluster)
         self.plugins = pluginwatch.PluginWatcher(plugin_root, self) if plugin_root is not None else None
@@ -199,16 +203,37 @@ class KubeletManager(Controller):
         t.add_done_callback(self._bg.discard)
         return t
 
+    def runs_processes(self, sim: NodeSim) -> bool:
+        """Whether the node's kubelet runs containers as processes (``kubelet.runtime``)."""
+        runtime = sim.spec.runtime or self.runtime
+        if runtime is not None:
+            return runtime == "process"
+        if self._sandboxes is None:  # the default: process, where a sandbox can be made
+            from mockkube.kubelet.runtime import sandbox
+
+            self._sandboxes = sandbox.probe()
+            if self._sandboxes:
+                log.warning(
+                    "the process runtime cannot run here (%s): containers are simulated "
+                    "(set kubelet.runtime to silence this)",
+                    self._sandboxes,
+                )
+        return not self._sandboxes
+
+    def process_runtime(self) -> "ProcessRuntime | None":
+        if self.process is None and self.process_factory is not None:
+            self.process = self.process_factory()
+        return self.process
+
     def _processes(self, sim: NodeSim, pod: dict | None = None) -> "ProcessRuntime | None":
-        """The process runtime, when this node's kubelet runs containers as processes, or
-        (``kubelet.runPrograms``) when the pod has a container whose command is Python."""
-        if (sim.spec.runtime or self.runtime) == "process" or (
-            self.run_programs and pod is not None and runs_python(pod)
-        ):
-            if self.process is None and self.process_factory is not None:
-                self.process = self.process_factory()
-            return self.process
-        return None
+        """The process runtime, when it runs this pod: on a node whose kubelet runs
+        containers as processes, a pod one of whose containers runs a program of its own (a
+        pod with none is simulated; exec into it gets a sandbox)."""
+        if not self.runs_processes(sim):
+            return None
+        if pod is not None and not pod_runs_programs(pod, self.mapped_image):
+            return None  # not even made for pods that run nothing (kind's add-ons, large simulations)
+        return self.process_runtime()
 
     # -- nodes ------------------------------------------------------------------
     def register(self, spec: NodeSpec) -> NodeSim:
@@ -420,7 +445,7 @@ class KubeletManager(Controller):
                 sim.ip_seq += 1
                 run.ip = nodes.pod_ip(sim.spec.index, sim.ip_seq)
             if self._processes(sim, pod) is None:
-                self._started_events(pod, sim)
+                self._started_events(pod, sim, self.runs_processes(sim))
         procs = self._processes(sim, pod)
         if procs is not None:
             got = self._sync_processes(procs, sim, pod, run, key, now, host_ip)
@@ -434,6 +459,8 @@ class KubeletManager(Controller):
         if status["phase"] in TERMINAL:
             run.terminal = True
             self._unprepare(sim, run)
+            if procs is None and self.process is not None:
+                self.process.remove(run.uid)  # the sandbox exec made in a simulated pod
         elif wake is not None:
             self.queue.add_after(key, wake - now)
 
@@ -959,7 +986,9 @@ class KubeletManager(Controller):
                 return
             raise
 
-    def _started_events(self, pod: dict, sim: NodeSim) -> None:
+    def _started_events(self, pod: dict, sim: NodeSim, processes: bool = False) -> None:
+        """Pulled, Created, Started; and, on a node that runs processes, the event that says
+        the container's main process is simulated."""
         for c in list((pod.get("spec") or {}).get("initContainers") or ()) + list(
             (pod.get("spec") or {}).get("containers") or ()
         ):
@@ -971,6 +1000,8 @@ class KubeletManager(Controller):
             )
             self._event(pod, sim, "Normal", "Created", f"Created container: {c['name']}", fp)
             self._event(pod, sim, "Normal", "Started", f"Started container {c['name']}", fp)
+            if processes:
+                self._event(pod, sim, "Normal", "Simulated", why_simulated(c), fp)
 
     def _event(self, pod: dict, sim: NodeSim, typ: str, reason: str, message: str, field_path: str = "") -> None:
         ev = event_for(
@@ -1013,20 +1044,6 @@ class KubeletManager(Controller):
                 }
             )
         return {"podResources": sorted(out, key=lambda p: (p["namespace"], p["name"]))}
-
-
-PYTHONS = ("python", "python3")
-
-
-def runs_python(pod: dict) -> bool:
-    """A container of the pod runs a Python program (what kubelet.runPrograms runs for real)."""
-    import os
-
-    return any(
-        os.path.basename(str((c.get("command") or [""])[0])) in PYTHONS
-        for c in (pod.get("spec") or {}).get("containers") or ()
-        if c.get("command")
-    )
 
 
 def health_rule_name(node: str, driver: str, pool: str, device: str) -> str:

@@ -99,6 +99,18 @@ class Channels:
                 line, buf = buf.split(b"\n", 1)
                 yield line + b"\n"
 
+    async def internal_error(self, message: str) -> None:
+        """The exec could not start (the container runtime said why): an InternalError on
+        the error channel, as the kubelet streams a CRI exec failure (kubectl: ``error:
+        Internal error occurred: ...``, exit code 1)."""
+        message = f"Internal error occurred: {message}"
+        if self.status_json:
+            status = {"metadata": {}, "status": "Failure", "message": message, "reason": "InternalError", "code": 500}
+            await self.write(ERROR, json.dumps(status, separators=(",", ":")).encode())
+        else:
+            await self.write(ERROR, message.encode())
+        await self.ws.close()
+
     async def finish(self, code: int, argv: list[str]) -> None:
         if self.status_json:
             if code == 0:
@@ -162,6 +174,27 @@ class NodeStreams:
 
         return lookup
 
+    async def node_proxy(self, request: web.Request, node: dict, path: str) -> web.StreamResponse:
+        """nodes/{name}/proxy/{path}: the node's kubelet (mockkube/kubelet/nodeproxy.py)."""
+        from mockkube.kubelet import nodeproxy
+
+        return await nodeproxy.serve(self.server, request, node, path)
+
+    async def _exec_sandbox(self, pod: dict, name: str, ch: Channels) -> Any:
+        """The sandbox of the process runtime an exec into a simulated container runs in, None
+        when its node simulates exec too, or False when it could not be made (said on the
+        error channel, as a container runtime's exec failure)."""
+        make = getattr(self.server, "exec_sandbox", None)
+        if make is None:
+            return None
+        from mockkube.kubelet.runtime.sandbox import SandboxError
+
+        try:
+            return await make(pod, name)
+        except SandboxError as e:
+            await ch.internal_error(f"error executing command in container: failed to create exec sandbox: {e}")
+            return False
+
     def log(
         self,
         pod: dict,
@@ -224,6 +257,10 @@ class NodeStreams:
 
         try:
             procs = streams.running_container(pod, name)
+            if procs is None and sub == "exec":  # a simulated container on a node that runs processes
+                procs = await self._exec_sandbox(pod, name, ch)
+                if procs is False:
+                    return ws
             if procs is not None:
                 if sub == "attach":
                     it = streams.follow(pod, name, None, False, False)
@@ -233,6 +270,10 @@ class NodeStreams:
                         if out:
                             await ch.write(STDOUT, chunk)
                     await reader
+                    return ws
+                failed = streams.start_error(procs, argv)
+                if failed:
+                    await ch.internal_error(failed)
                     return ws
                 code = await streams.exec_command(
                     procs, argv, ch.stdin, _flag(q, "stdin"), _flag(q, "tty"), write, reader, ch

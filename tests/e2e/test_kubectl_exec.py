@@ -37,7 +37,16 @@ def test_kubectl_exec_output_stdin_and_exit_codes(web):
     p = c.kubectl("exec", "-n", ns, "web", "--", "sh", "-c", "echo oops >&2; exit 3", check=False)
     assert p.returncode == 3 and "oops" in p.stderr and "command terminated with exit code 3" in p.stderr
     p = c.kubectl("exec", "-n", ns, "web", "--", "no-such-tool", check=False)
-    assert p.returncode == 127 and "sh: no-such-tool: not found" in p.stderr
+    assert p.returncode == 1 and p.stderr.startswith(  # containerd's words, as on kind
+        "error: Internal error occurred: error executing command in container: failed to exec in container: "
+        'failed to start exec "'
+    )
+    assert p.stderr.endswith(
+        'OCI runtime exec failed: exec failed: unable to start container process: exec: "no-such-tool": '
+        "executable file not found in $PATH: unknown\n"
+    ), p.stderr
+    p = c.kubectl("exec", "-n", ns, "web", "--", "sh", "-c", "no-such-tool", check=False)
+    assert p.returncode == 127 and "no-such-tool: not found" in p.stderr  # the shell's own words
     p = c.kubectl("exec", "-i", "-n", ns, "web", "--", "cat", input="from stdin\n")
     assert p.stdout == "from stdin\n"
     p = c.kubectl(

@@ -162,7 +162,7 @@ def test_listeners_of_a_pod():
 PROGRAM_PROFILE = {
     "nodes": [{"name": "n1"}],
     "deviceClasses": False,
-    "kubelet": {"runPrograms": True, "runToCompletion": "1h"},
+    "kubelet": {"runToCompletion": "1h"},
 }
 ECHO = """
 import socketserver, sys
@@ -178,8 +178,8 @@ socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_for
 
 @pytest.mark.mockkube(profile=PROGRAM_PROFILE)
 def test_real_python_program_behind_port_forward(mockkube, mockkube_namespace, mockkube_api_client):
-    """kubelet.runPrograms: the container's Python program (from a ConfigMap volume) runs for
-    real; port-forward reaches it byte for byte, other ports are refused."""
+    """The default process runtime: the container's Python program (from a ConfigMap volume)
+    runs for real; port-forward reaches it byte for byte, other ports are refused."""
     import socket
 
     from kubernetes import client

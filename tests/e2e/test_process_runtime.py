@@ -193,8 +193,11 @@ def test_exit_codes_restarts_and_back_off_on_the_clock(mockkube, mockkube_namesp
     assert (
         term["exitCode"] == 3 and term["reason"] == "Error" and p["status"]["containerStatuses"][0]["restartCount"] == 0
     )
-    # no command: busybox's is sh, which ends at once without a terminal (a Job of it completes)
+    # no command, image not mapped: its main process is simulated (a Never pod's runs to
+    # completion after the kubelet profile's runToCompletion, 1 s of the cluster's clock)
     apply(c, ns, pod_yaml("shell", "x", policy="Never").replace('    command: [sh, -c, "x"]\n', ""))
+    c.wait_for_pod_phase("shell", "Running", ns)
+    c.clock.advance(1)
     p = c.wait_for_pod_phase("shell", "Succeeded", ns)
     assert p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
     apply(c, ns, pod_yaml("ok", "echo done", policy="OnFailure"))
@@ -625,7 +628,7 @@ def test_attach_follows_what_the_container_prints(mockkube, mockkube_namespace):
 
 
 MIXED = {
-    "nodes": [{"name": "sim"}, {"name": "real", "kubelet": {"runtime": "process"}}],
+    "nodes": [{"name": "sim", "kubelet": {"runtime": "simulated"}}, {"name": "real"}],
     "deviceClasses": False,
 }
 
@@ -639,3 +642,79 @@ def test_the_runtime_is_chosen_per_node(mockkube, mockkube_namespace):
     assert real["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 3
     sim = c.wait_for_pod_phase("on-sim", "Succeeded", ns)  # simulated: runs to completion, exit code 0
     assert sim["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+
+
+def _tiny_root(d) -> None:
+    """A root filesystem of a few host programs and the libraries they load, and a file of
+    its own: an image's contents, as a driver author's build output would be."""
+    import shutil
+
+    for prog in ("sh", "cat", "ls", "sleep"):
+        exe = os.path.realpath(shutil.which(prog) or f"/bin/{prog}")
+        (d / "bin").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(exe, d / "bin" / prog)
+        libs = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
+        for word in libs.split():
+            if word.startswith("/") and os.path.exists(word):
+                target = d / word.lstrip("/")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(os.path.realpath(word), target)
+    (d / "etc").mkdir(exist_ok=True)
+    (d / "etc" / "motd").write_text("hello from the image\n")
+
+
+def test_an_image_mapped_to_a_root_filesystem_runs_in_it(tmp_path):
+    """``kubelet.images`` maps an image to a directory: its containers see that root, not
+    the host's (the host's python3 is not there), with the pod's volumes mounted in it; exec
+    runs in it too. The mapping's command is the image's entrypoint."""
+    import mockkube
+
+    root = tmp_path / "rootfs"
+    _tiny_root(root)
+    profile = dict(PROFILE)
+    profile["kubelet"] = {
+        "runtime": "process",
+        "images": {
+            "registry.example.com/tiny:dev": str(root),
+            "registry.example.com/tiny-entry:dev": {"root": str(root), "command": ["/bin/sh", "-c"]},
+        },
+    }
+    path = tmp_path / "p.yaml"
+    path.write_text(json.dumps(profile))
+    with mockkube.Cluster(str(path), workdir=str(tmp_path / "w")) as c:
+        ns = "default"
+        c.kubectl("create", "configmap", "cfg", "-n", ns, "--from-literal=k=v")
+        c.kubectl(
+            "apply",
+            "-f",
+            "-",
+            input="""
+apiVersion: v1
+kind: Pod
+metadata: {name: tiny, namespace: default}
+spec:
+  restartPolicy: Never
+  volumes: [{name: cfg, configMap: {name: cfg}}]
+  containers:
+  - name: a
+    image: registry.example.com/tiny:dev
+    command: [/bin/sh, -c, 'cat /etc/motd /cfg/k; echo; ls /usr/bin/python3 || echo no-python; sleep 1000']
+    volumeMounts: [{name: cfg, mountPath: /cfg}]
+  - name: b
+    image: registry.example.com/tiny-entry:dev
+    args: ['cat /etc/motd; sleep 1000']
+""",
+        )
+        c.wait_for_pod_phase("tiny", "Running", ns)
+        deadline = time.monotonic() + 30
+        while "no-python" not in (out := c.kubectl("logs", "tiny", "-c", "a", "-n", ns).stdout):
+            assert time.monotonic() < deadline, out
+            time.sleep(0.1)
+        assert out.startswith("hello from the image\nv\n"), out
+        deadline = time.monotonic() + 30
+        while "hello" not in (out := c.kubectl("logs", "tiny", "-c", "b", "-n", ns).stdout):
+            assert time.monotonic() < deadline, out
+            time.sleep(0.1)
+        assert out == "hello from the image\n"
+        ls = c.kubectl("exec", "tiny", "-c", "a", "-n", ns, "--", "ls", "/bin", check=False)
+        assert ls.stdout.split() == ["cat", "ls", "sh", "sleep"], ls

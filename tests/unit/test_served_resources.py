@@ -9,7 +9,7 @@ from pathlib import Path
 from mockkube.apiserver.resources import registry
 
 SERVED = Path(__file__).parents[2] / "scripts" / "served_resources.json"
-NOT_IN_OPENAPI = {"log", "exec", "attach", "portforward"}  # text and streaming subresources have no object schema
+NOT_IN_OPENAPI = {"log", "exec", "attach", "portforward", "proxy"}  # text and streaming: no object schema
 
 
 def _doc_resources() -> dict:

@@ -25,6 +25,7 @@ class Target:
     namespace: str = ""
     name: str = ""
     sub: str = ""
+    rest: str = ""  # a proxy subresource's path after it (nodes/NAME/proxy/REST)
 
 
 def dumps(obj) -> bytes:
@@ -84,8 +85,9 @@ class API:
             t.name = rest[1]
         if len(rest) > 2:
             t.sub = rest[2]
-            if rt.subresource(t.sub) is None or len(rest) > 3:
+            if rt.subresource(t.sub) is None or (len(rest) > 3 and t.sub != "proxy"):
                 raise _no_route()
+            t.rest = "/".join(rest[3:])
         if rt.namespaced and not t.namespace and t.name:
             raise _no_route()
         if not rt.namespaced and t.namespace:

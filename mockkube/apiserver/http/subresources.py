@@ -89,6 +89,9 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
         return await pod_log(api, request, t)
     if sub in ("exec", "attach", "portforward") and m in ("GET", "POST"):
         return await _node(request).stream(request, api.res.get(t.rt, t.namespace, t.name).obj, sub)
+    if sub == "proxy" and t.rt.plural == "nodes":
+        node = api.res.get(t.rt, "", t.name).obj  # NotFound for a node that does not exist
+        return await _node(request).node_proxy(request, node, t.rest)
     if sub == "finalize" and m == "PUT":
         body = await api._body(request)
         entry = finalize_namespace(api, t, body)

@@ -241,7 +241,10 @@ nodes = REGISTRY.add(
         "nodes",
         namespaced=False,
         short_names=("no",),
-        subresources=(Subresource("status", "Node"),),
+        subresources=(
+            Subresource("status", "Node"),
+            Subresource("proxy", "NodeProxyOptions", verbs=("create", "delete", "get", "patch", "update")),
+        ),
         strategy=NodeStrategy(),
         selectable_fields={"spec.unschedulable": lambda o: _get(o, "spec", "unschedulable") or "false"},
     )

@@ -29,6 +29,7 @@ from typing import Callable
 
 from mockkube.kubelet import lifecycle
 from mockkube.kubelet.containerdata import Lookup, simulated_container
+from mockkube.kubelet.images import runs_program, why_simulated
 from mockkube.kubelet.runtime import cdi, probes, sandbox, volumes
 from mockkube.kubelet.runtime.backoff import Backoff
 from mockkube.kubelet.runtime.logfile import LogFile
@@ -38,7 +39,7 @@ from mockkube.machinery import meta
 log = logging.getLogger("mockkube.kubelet.runtime")
 
 SPAWNERS = 4  # sandboxes made at once (each takes bubblewrap 10-40 ms, mostly in the kernel)
-DEFAULT_COMMAND = ["sleep", "infinity"]  # an image's own entrypoint is unknown: it serves forever
+HOLDER_COMMAND = ["sleep", "infinity"]  # holds the sandbox of a container whose main process is simulated
 _PODS: dict[str, "PodProcs"] = {}  # pod uid -> its processes (uids are unique across servers)
 _LOCK = threading.Lock()
 
@@ -62,6 +63,7 @@ class Instance:
     message: str = ""
     create_error: str = ""  # the sandbox could not be made: no process ran
     creating: bool = False  # the sandbox is being made (on the spawner thread)
+    spawn: "asyncio.Future | None" = None  # its making, done once made (or failed)
     born: float = field(default_factory=lambda: time.monotonic())  # real time, for port-forward's patience
     probes: list[probes.ProbeState] | None = None  # made once it runs
     kill_at: float | None = None  # being stopped (a failed liveness probe or postStart hook): SIGKILL then
@@ -113,6 +115,7 @@ class ContainerState:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str = "/"
     reported_backoff: float | None = None  # the exit a BackOff event was sent for
+    simulated: bool = False  # no command, image not mapped: its process only holds the sandbox
 
     @property
     def running(self) -> bool:
@@ -141,6 +144,7 @@ class PodProcs:
     pod_ip: str = ""
     full_name: str = ""  # name_namespace(uid), as the kubelet names a pod in messages
     namespace: str = ""
+    holder: bool = False  # a pod of the simulated runtime: sandboxes only for exec (exec_sandbox)
 
     def container(self, name: str) -> ContainerState | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -169,6 +173,7 @@ class ProcessRuntime:
         node_path: Callable[[str, str], str] = lambda node, path: path,
         cdi_dirs: Callable[[str], list[str]] = lambda node: [],
         images: dict[str, list[str]] | None = None,
+        roots: dict[str, str] | None = None,
     ) -> None:
         self.root = root
         self.clock = clock
@@ -179,7 +184,11 @@ class ProcessRuntime:
         self.node_path = node_path  # a hostPath on a node -> the host's path (the node's kubelet directories)
         self.cdi_dirs = cdi_dirs  # a node's CDI spec directories
         self.images = images if images is not None else {}  # image -> its entrypoint (kubelet.images)
+        self.roots = roots if roots is not None else {}  # image -> its root filesystem (kubelet.images)
         self.service_hosts: Callable[[str], list[tuple[str, list[str]]]] = lambda namespace: []
+        # a pod's own network is up (its uid, the pid holding it) / gone: Services listen in it
+        self.on_network: Callable[[str, int], None] = lambda uid, pid: None
+        self.on_network_end: Callable[[str], None] = lambda uid: None
         self.mine: set[str] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawner: ThreadPoolExecutor | None = None
@@ -196,7 +205,7 @@ class ProcessRuntime:
         return self.endpoint()[2]
 
     # -- set-up -----------------------------------------------------------------------------
-    def _setup(self, pod: dict, key: tuple, ip: str) -> PodProcs:
+    def _setup(self, pod: dict, key: tuple, ip: str, holder: bool = False) -> PodProcs:
         m = pod["metadata"]
         spec = pod.get("spec") or {}
         d = self.root / f"{m.get('namespace', '')}_{m['name']}_{m['uid']}"
@@ -221,6 +230,7 @@ class ProcessRuntime:
         pp.pod_ip = ip
         pp.full_name = f"{_pod_name(pod)}({m['uid']})"
         pp.namespace = m.get("namespace", "")
+        pp.holder = holder
         self._write_hosts(pp)
         with _LOCK:
             _PODS[m["uid"]] = pp
@@ -260,34 +270,44 @@ class ProcessRuntime:
             return self.images[image]
         return self.images.get(lifecycle.normalize_image(image)) if self.images else None
 
+    def root_of(self, image: str) -> str:
+        """The root filesystem an image maps to (a directory; ``kubelet.images``), or "" (the
+        host's root)."""
+        if not self.roots:
+            return ""
+        return self.roots.get(image) or self.roots.get(lifecycle.normalize_image(image)) or ""
+
+    def runs(self, c: dict) -> bool:
+        """Whether a container runs a program of its own (images.runs_program)."""
+        return runs_program(c, lambda image: self.entrypoint(image) is not None)
+
     def _argv(self, c: dict, env: dict[str, str]) -> list[str]:
+        if not self.runs(c):
+            return list(HOLDER_COMMAND)
         entry = None if c.get("command") else self.entrypoint(c.get("image") or "")
         argv = [str(a) for a in list(c.get("command") or entry or ()) + list(c.get("args") or ())]
+        if self.root_of(c.get("image") or ""):
+            return argv  # the image's own programs
         if argv and argv[0] in ("python", "python3") and not shutil.which(argv[0], path=env.get("PATH")):
             argv[0] = sys.executable  # the host has no such Python on the container's PATH: the server's
-        if not argv:  # the image's own command, where mockkube knows it
-            from mockkube.kubelet.images import SHELL_IMAGES, repository
-
-            return ["sh"] if repository(c.get("image") or "") in SHELL_IMAGES else list(DEFAULT_COMMAND)
         return argv
 
-    def _resolve(self, exe: str, env: dict[str, str], cwd: str, pp: PodProcs, c: dict) -> bool:
-        """Whether the sandbox will find the executable (the root is the host's, plus the mounts)."""
+    def _resolve(self, exe: str, env: dict[str, str], cwd: str, pp: PodProcs, c: dict, root: str = "") -> bool:
+        """Whether the sandbox will find the executable (the root is the host's or the
+        image's, plus the mounts)."""
+
         if "/" in exe:
             path = exe if exe.startswith("/") else os.path.join(cwd or "/", exe)
             for mnt in volumes.mounts({"spec": {"volumes": []}, "metadata": {}}, c, pp.vols, None, pp.dir):
                 t = mnt.target.rstrip("/")
                 if path == t or path.startswith(t + "/"):
                     path = mnt.source + path[len(t) :]
-                    break
-            return os.path.isfile(path) and os.access(path, os.X_OK)
-        for d in env.get("PATH", "").split(":"):
-            p = os.path.join(d or ".", exe)
-            if os.path.isfile(p) and os.access(p, os.X_OK):
-                return True
-        return False
+                    return os.path.isfile(path) and os.access(path, os.X_OK)
+        return find_executable(root, exe, env.get("PATH", ""), cwd)
 
-    def _start(self, pod: dict, pp: PodProcs, cs: ContainerState, now: float, events: list[Event]) -> None:
+    def _start(
+        self, pod: dict, pp: PodProcs, cs: ContainerState, now: float, events: list[Event]
+    ) -> "asyncio.Future | None":
         c = cs.spec
         fp = f"spec.{'initContainers' if cs.init else 'containers'}{{{cs.name}}}"
         if cs.current is not None and cs.current.create_error:
@@ -305,7 +325,9 @@ class ProcessRuntime:
         env.setdefault("HOME", "/root")
         cs.env, cs.cwd = env, c.get("workingDir") or "/"
         argv = self._argv(c, env)
-        if not self._resolve(argv[0], env, cs.cwd, pp, c):
+        cs.simulated = not self.runs(c)
+        root = self.root_of(c.get("image") or "")
+        if not self._resolve(argv[0], env, cs.cwd, pp, c, root):
             why = "executable file not found in $PATH" if "/" not in argv[0] else "no such file or directory"
             inst.finished, inst.exit_code, inst.reason = now, 128, "StartError"
             inst.message = (
@@ -315,7 +337,7 @@ class ProcessRuntime:
             inst.log.close()
             events.append(("Warning", "Failed", f"Error: {inst.message}", fp))
             self.on_change(pp.key)  # its restart (or the pod's end) is decided on the next sync
-            return
+            return None
         try:
             mounts = volumes.mounts(pod, c, pp.vols, pp.sa_dir, pp.dir)
             ids = pp.cdi.get(cs.name) or []
@@ -329,16 +351,17 @@ class ProcessRuntime:
             self._create_failed(inst, str(e), now)
             events.append(("Warning", "Failed", f"Error: {inst.create_error}", fp))
             self.on_change(pp.key)
-            return
+            return None
         # bubblewrap takes 10-40 ms to build a sandbox: that happens on the spawner thread, not here
         inst.creating = True
         loop = self.loop = self.loop or asyncio.get_running_loop()
         if self.network == "pod":  # the API server is reached through the pod's own loopback
             env["KUBERNETES_SERVICE_HOST"] = "127.0.0.1"
-        fut = loop.run_in_executor(self._spawner(), self._make, pp, argv, env, mounts, cs.cwd)
+        fut = inst.spawn = loop.run_in_executor(self._spawner(), self._make, pp, argv, env, mounts, cs.cwd, root)
         fut.add_done_callback(lambda f: self._spawned(pp, cs, inst, f, fp))
+        return fut
 
-    def _make(self, pp: PodProcs, argv: list[str], env: dict, mounts: list, cwd: str) -> sandbox.Proc:
+    def _make(self, pp: PodProcs, argv: list[str], env: dict, mounts: list, cwd: str, root: str = "") -> sandbox.Proc:
         """On a spawner thread: the pod's network (once), then the container's sandbox in it."""
         netns = 0
         if self.network == "pod":
@@ -362,7 +385,7 @@ class ProcessRuntime:
                     except OSError as e:
                         log.warning("pod %s: no API server address in its network: %s", pp.uid, e)
             netns = pp.pause.child_pid
-        return sandbox.spawn(argv, env, mounts, pp.hostname, cwd, netns)
+        return sandbox.spawn(argv, env, mounts, pp.hostname, cwd, netns, root=root)
 
     async def _proxy(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """A connection to the API server's address inside a pod's network: forwarded to it."""
@@ -408,18 +431,27 @@ class ProcessRuntime:
             self._watch(pp, cs, inst)
             if pp.api_listener is not None and pp.api_server is None:
                 pp.api_server = asyncio.ensure_future(asyncio.start_server(self._proxy, sock=pp.api_listener))
+                if pp.pause is not None:
+                    self.on_network(pp.uid, pp.pause.child_pid)
             if pp.killing:
                 os.kill(inst.proc.child_pid, signal.SIGKILL)
+            if pp.holder:  # only exec's sandbox: no events, no hooks
+                self.on_change(pp.key)
+                return
             if inst.number == 0:
                 image = cs.spec.get("image", "")
                 pp.events.append(("Normal", "Pulled", f'Container image "{image}" already present on machine', fp))
             pp.events.append(("Normal", "Created", f"Created container: {cs.name}", fp))
             pp.events.append(("Normal", "Started", f"Started container {cs.name}", fp))
+            if cs.simulated and inst.number == 0:
+                pp.events.append(("Normal", "Simulated", why_simulated(cs.spec), fp))
             self._post_start(pp, cs, inst, fp)
         if pp.uid in self.mine:
             self.on_change(pp.key)
 
     def _end_network(self, pp: PodProcs) -> None:
+        if pp.pause is not None:
+            self.on_network_end(pp.uid)
         with pp.lock:
             pause, pp.pause = pp.pause, None
             listener, pp.api_listener = pp.api_listener, None
@@ -613,6 +645,38 @@ class ProcessRuntime:
                 os.kill(inst.proc.child_pid, sig)
             except ProcessLookupError:
                 pass
+
+    # -- exec into a pod of the simulated runtime ---------------------------------------------
+    async def exec_sandbox(self, pod: dict, container: str) -> ContainerState:
+        """The sandbox an exec into a simulated container runs in (a pod none of whose
+        containers runs a program of its own): made at the first exec, with the pod's volumes,
+        environment and working directory, its process only holding it; it goes with the pod.
+        Runs on the components' loop. SandboxError when it cannot be made."""
+        m = pod["metadata"]
+        uid = m["uid"]
+        pp = _PODS.get(uid) if uid in self.mine else None
+        if pp is None:
+            ip = (pod.get("status") or {}).get("podIP") or ""
+            pp = self._setup(pod, ("pod", m.get("namespace", ""), m["name"]), ip, holder=True)
+        cs = pp.container(container)
+        if cs is None:
+            raise SandboxError(f"container {container} is not in the pod")
+        for _ in range(3):
+            if cs.running and cs.current is not None and cs.current.proc is not None:
+                return cs
+            cur = cs.current
+            if cur is not None and cur.creating and cur.spawn is not None:  # another exec is making it
+                await asyncio.wait([cur.spawn])
+                continue
+            fut = self._start(pod, pp, cs, self.clock(), [])
+            if fut is None or cs.current is None:
+                raise SandboxError(cs.current.message if cs.current is not None else "no sandbox")
+            await asyncio.wait([fut])
+            if cs.current.create_error:
+                raise SandboxError(cs.current.create_error)
+        if cs.running and cs.current is not None and cs.current.proc is not None:
+            return cs
+        raise SandboxError("the sandbox's process ended at once")
 
     # -- the pod worker -------------------------------------------------------------------------
     def sync(
@@ -960,6 +1024,23 @@ def _clean_up(reap: list) -> None:
 
     if reap:
         threading.Thread(target=clean, name="mockkube-reaper", daemon=True).start()
+
+
+def find_executable(root: str, exe: str, path: str, cwd: str) -> bool:
+    """Whether ``exe`` names an executable file under the root filesystem ``root`` ("" for
+    the host's; a running container's is /proc/PID/root), as execve would find it: by
+    ``path`` ($PATH) unless it has a slash, symlinks followed inside that root."""
+
+    def executable(p: str, hops: int = 0) -> bool:
+        if root and os.path.islink(root + p) and hops < 40:  # a root's symlinks point inside it
+            target = os.readlink(root + p)
+            p = target if target.startswith("/") else os.path.join(os.path.dirname(p), target)
+            return executable(os.path.normpath(p), hops + 1)
+        return os.path.isfile(root + p) and os.access(root + p, os.X_OK)
+
+    if "/" in exe:
+        return executable(exe if exe.startswith("/") else os.path.join(cwd or "/", exe))
+    return any(executable(os.path.join(d or cwd or "/", exe)) for d in path.split(":"))
 
 
 def _raise_fd_limit() -> None:

@@ -54,13 +54,32 @@ def available() -> str:
     return ""
 
 
-def _existing_prefix(path: str) -> tuple[str, list[str]]:
-    """The longest prefix of ``path`` that exists on the host (symlinks resolved), and the
-    components after it."""
+def probe() -> str:
+    """Why this machine cannot make a sandbox, or "": the tools are there and bubblewrap
+    makes one (it needs root or unprivileged user namespaces). About 20 ms, once."""
+    why = available()
+    if why:
+        return why
+    try:
+        proc = spawn(["true"], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, [], "probe", "/")
+    except SandboxError as e:
+        return f"bubblewrap cannot make a sandbox: {e}"
+    proc.popen.wait()
+    for fd in (proc.stdout, proc.stderr, proc.setup):
+        os.close(fd)
+    return ""
+
+
+def _existing_prefix(path: str, root: str = "") -> tuple[str, list[str]]:
+    """The longest prefix of ``path`` that exists on the host (symlinks resolved), or in the
+    root filesystem ``root`` (symlinks kept: they point inside it), and the components after it."""
     parts = [p for p in path.split("/") if p]
     for i in range(len(parts), -1, -1):
         head = "/" + "/".join(parts[:i])
-        if os.path.exists(head):
+        if root:
+            if os.path.lexists(root + head):
+                return head, parts[i:]
+        elif os.path.exists(head):
             return os.path.realpath(head), parts[i:]
     return "/", parts
 
@@ -68,16 +87,16 @@ def _existing_prefix(path: str) -> tuple[str, list[str]]:
 PRIVATE = ("/run", "/mnt", "/media", "/srv")  # a container's own (empty) when something is mounted under them
 
 
-def root_args(targets: list[str]) -> list[str]:
-    """The host's root, read-only, with room made for mount targets that do not exist on
-    the host: under /run (and /mnt, /media, /srv) the container gets an empty tmpfs of its
-    own, as a container's image has; elsewhere each directory on the way to such a target
-    is a tmpfs holding binds of the host's entries. Without such targets the host's root is
-    one read-only bind (the cheapest sandbox)."""
+def root_args(targets: list[str], root: str = "") -> list[str]:
+    """The host's root (or the root filesystem ``root``, an image's), read-only, with room
+    made for mount targets that do not exist there: under /run (and /mnt, /media, /srv) the
+    container gets an empty tmpfs of its own, as a container's image has; elsewhere each
+    directory on the way to such a target is a tmpfs holding binds of the root's entries.
+    Without such targets the root is one read-only bind (the cheapest sandbox)."""
     split: set[str] = set()
     private: set[str] = set()
     for t in targets:
-        head, rest = _existing_prefix(t)
+        head, rest = _existing_prefix(t, root)
         if not rest or head == "/tmp" or head.startswith("/tmp/"):
             continue
         top = "/" + head.strip("/").split("/")[0]
@@ -94,30 +113,31 @@ def root_args(targets: list[str]) -> list[str]:
 
     def layout(d: str) -> None:
         try:
-            names = sorted(os.listdir(d))
+            names = sorted(os.listdir(root + d))
         except OSError:
             return
         for name in names:
             p = os.path.join(d, name)
+            src = root + p
             if d == "/" and (name in SPECIAL or p in private):
                 continue
-            if os.path.islink(p):
-                args.extend(["--symlink", os.readlink(p), p])
-            elif p in split and os.path.isdir(p):
+            if os.path.islink(src):
+                args.extend(["--symlink", os.readlink(src), p])
+            elif p in split and os.path.isdir(src):
                 args.extend(["--dir", p])
                 layout(p)
-            elif os.path.isdir(p) or os.path.isfile(p):
-                args.extend(["--ro-bind", p, p])
+            elif os.path.isdir(src) or os.path.isfile(src):
+                args.extend(["--ro-bind", src, p])
 
     if split:
         layout("/")
         args += ["--ro-bind-try", "/sys", "/sys"]
     else:
-        args += ["--ro-bind", "/", "/"]
+        args += ["--ro-bind", root or "/", "/"]
     for d in sorted(private):
         args += ["--tmpfs", d]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    for p in _python_under_tmp():
+    for p in [] if root else _python_under_tmp():
         args += ["--ro-bind", p, p]
     return args
 
@@ -135,9 +155,12 @@ def _python_under_tmp() -> list[str]:
     return [p for p in under if not any(p.startswith(q + "/") for q in under)]
 
 
-def host_target(path: str) -> str:
+def host_target(path: str, root: str = "") -> str:
     """A mount target with the host's symlinks on its way resolved (/var/run/x -> /run/x):
-    bubblewrap would follow an absolute symlink out of the sandbox it builds."""
+    bubblewrap would follow an absolute symlink out of the sandbox it builds. In an image's
+    root filesystem the target stays as written."""
+    if root:
+        return os.path.normpath(path)
     head, rest = _existing_prefix(os.path.normpath(path))
     return os.path.join(head, *rest) if rest else head
 
@@ -151,11 +174,12 @@ def bwrap_argv(
     info_fd: int,
     ready_fd: int,
     unshare: tuple[str, ...] = (),
+    root: str = "",
 ) -> list[str]:
-    mounts = [Mount(m.source, host_target(m.target), m.read_only) for m in mounts]
+    mounts = [Mount(m.source, host_target(m.target, root), m.read_only) for m in mounts]
     targets = [m.target for m in mounts]
-    make_cwd = bool(cwd) and not os.path.exists(cwd) and not _under(cwd, targets)
-    out = [BWRAP] + root_args(targets + ([cwd] if make_cwd else []))
+    make_cwd = bool(cwd) and not os.path.exists(root + cwd) and not _under(cwd, targets)
+    out = [BWRAP] + root_args(targets + ([cwd] if make_cwd else []), root)
     for m in mounts:
         out += ["--ro-bind" if m.read_only else "--bind", m.source, m.target]
     if make_cwd:
@@ -176,13 +200,14 @@ def bwrap_argv(
         "--chdir",
         cwd or "/",
         "--",
-        BASH,
-        "-c",
-        # the sandbox is complete once this runs: say so, then become the command
-        f'printf x >&{ready_fd}; exec "$@" 2>&{err_fd} {err_fd}>&- {ready_fd}>&-',
-        "sh",
     ]
-    return out + argv
+    # the sandbox is complete once this runs: say so, then become the command (an image's
+    # root has its own /bin/sh, whose redirections may not take fds above 9: /proc's names)
+    if root:
+        out += ["/bin/sh", "-c", f'printf x >/proc/self/fd/{ready_fd}; exec "$@" 2>/proc/self/fd/{err_fd}']
+    else:
+        out += [BASH, "-c", f'printf x >&{ready_fd}; exec "$@" 2>&{err_fd} {err_fd}>&- {ready_fd}>&-']
+    return out + ["sh"] + argv
 
 
 def _under(path: str, targets: list[str]) -> bool:
@@ -197,6 +222,7 @@ def spawn(
     cwd: str,
     netns_pid: int = 0,
     unshare: tuple[str, ...] = (),
+    root: str = "",
 ) -> Proc:
     """Start ``argv`` in a new sandbox (in the network namespace of ``netns_pid``, the pod's,
     when given); SandboxError when bubblewrap does not get as far as starting it."""
@@ -206,7 +232,7 @@ def spawn(
     info_r, info_w = os.pipe()
     ready_r, ready_w = os.pipe()
     try:
-        cmd = bwrap_argv(argv, mounts, hostname, cwd, err_w, info_w, ready_w, unshare)
+        cmd = bwrap_argv(argv, mounts, hostname, cwd, err_w, info_w, ready_w, unshare, root)
         if netns_pid:  # nsenter joins the pod's network, then becomes bubblewrap
             cmd = [NSENTER, f"--net=/proc/{netns_pid}/ns/net", "--"] + cmd
         popen = subprocess.Popen(

@@ -8,9 +8,12 @@ its pod's process (127.0.0.1:<targetPort> in the host's network, or inside the p
 network namespace). Process pods find Services by name through their /etc/hosts
 (``svc``, ``svc.ns``, ``svc.ns.svc``, ``svc.ns.svc.cluster.local``), kept current.
 
-Limits (docs/exec.md): TCP only; the ClusterIP itself is not reachable (only the name);
-pods with ``network: pod`` do not reach Services; a Service whose endpoints are not process
-pods accepts and closes the connection.
+A pod with a network namespace of its own (``network: pod``) gets the same listeners inside
+it (its loopback is all of 127.0.0.0/8 too), held by the server's process and opened in the
+namespace (``setns``), so its /etc/hosts names lead to them there as well.
+
+Limits (docs/exec.md): TCP only; the ClusterIP itself is not reachable (only the name); a
+Service whose endpoints are not process pods accepts and closes the connection.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ class ServiceProxy(Controller):
         self.slot = 0  # chosen at the first listener
         self.listeners: dict[tuple, asyncio.base_events.Server] = {}  # (ns, name, port) -> server
         self.addresses: dict[tuple[str, str], str] = {}  # (ns, name) -> its loopback address
+        self.port_names: dict[tuple, str] = {}  # (ns, name, port) -> the port's name
+        self.netns: dict[str, int] = {}  # pod uid -> the pid holding its network namespace
+        self.pod_listeners: dict[tuple, asyncio.base_events.Server] = {}  # (uid, (ns, name, port)) -> server
         self.rr = itertools.count()
         self.on_hosts_change = on_hosts_change
 
@@ -91,6 +97,8 @@ class ServiceProxy(Controller):
             addr = await self._address(ip, want)
         for k in [k for k in self.listeners if k[:2] == (ns, name) and (addr is None or k[2] not in want)]:
             self.listeners.pop(k).close()
+            for pk in [pk for pk in self.pod_listeners if pk[1] == k]:
+                self.pod_listeners.pop(pk).close()
         changed = False
         if addr is None:
             changed = self.addresses.pop((ns, name), None) is not None
@@ -104,6 +112,10 @@ class ServiceProxy(Controller):
                     )
                 except OSError as e:
                     log.warning("service %s/%s: cannot listen on %s:%s: %s", ns, name, addr, port, e)
+                    continue
+                self.port_names[(ns, name, port)] = port_name
+                for uid, pid in list(self.netns.items()):
+                    await self._listen_in(uid, pid, (ns, name, port), addr)
             changed = self.addresses.get((ns, name)) != addr
             self.addresses[(ns, name)] = addr
         if changed:
@@ -132,6 +144,45 @@ class ServiceProxy(Controller):
         log.warning("no free loopback range for this cluster's Services")
         return None
 
+    # -- pods with a network of their own ------------------------------------------------------
+    async def attach(self, uid: str, pid: int) -> None:
+        """A pod's network namespace is up: every Service listens in it too."""
+        self.netns[uid] = pid
+        for key in list(self.listeners):
+            addr = self.addresses.get(key[:2])
+            if addr is not None:
+                await self._listen_in(uid, pid, key, addr)
+
+    def detach(self, uid: str) -> None:
+        """The pod's network namespace is going: its listeners close."""
+        self.netns.pop(uid, None)
+        for pk in [pk for pk in self.pod_listeners if pk[0] == uid]:
+            self.pod_listeners.pop(pk).close()
+
+    async def _listen_in(self, uid: str, pid: int, key: tuple, addr: str) -> None:
+        ns, name, port = key
+        port_name = self.port_names.get(key, "")
+
+        def bind() -> socket.socket:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((addr, port))
+            s.listen(64)
+            s.setblocking(False)
+            return s
+
+        try:
+            sock = await asyncio.to_thread(sandbox.in_netns, pid, bind)
+        except OSError as e:  # the pod went meanwhile, or the port is taken in its network
+            log.debug("service %s/%s: cannot listen in pod %s: %s", ns, name, uid, e)
+            return
+        if self.netns.get(uid) != pid:  # detached while the socket was made
+            sock.close()
+            return
+        self.pod_listeners[(uid, key)] = await asyncio.start_server(
+            lambda r, w: self._connect(r, w, ns, name, port_name), sock=sock
+        )
+
     def _endpoints(self, ns: str, name: str, port_name: str) -> list[tuple[str, int]]:
         """(pod uid, target port) of the Service's ready endpoints that are process pods."""
         out = []
@@ -145,7 +196,8 @@ class ServiceProxy(Controller):
                 ref = ep.get("targetRef") or {}
                 if (ep.get("conditions") or {}).get("ready") is False or ref.get("kind") != "Pod":
                     continue
-                if process.pod(ref.get("uid", "")) is not None:
+                pp = process.pod(ref.get("uid", ""))
+                if pp is not None and not pp.holder:  # a pod that runs what the Service reaches
                     out.append((ref["uid"], int(port)))
         return out
 
@@ -198,7 +250,8 @@ class ServiceProxy(Controller):
         up_w.close()
 
     async def stop(self) -> None:
-        for srv in self.listeners.values():
+        for srv in list(self.listeners.values()) + list(self.pod_listeners.values()):
             srv.close()
         self.listeners.clear()
+        self.pod_listeners.clear()
         await super().stop()

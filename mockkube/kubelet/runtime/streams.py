@@ -22,7 +22,7 @@ SETSID = shutil.which("setsid") or "/usr/bin/setsid"
 def _instance(pod: dict, container: str, previous: bool) -> "process.Instance | None":
     """The instance whose log is asked for; None when the pod is not a process pod."""
     pp = process.pod(pod["metadata"].get("uid", ""))
-    if pp is None:
+    if pp is None or pp.holder:
         return None
     cs = pp.container(container)
     if cs is None:
@@ -57,13 +57,29 @@ def follow(
 
 
 def running_container(pod: dict, container: str) -> "process.ContainerState | None":
+    """The container of a process pod (None: the pod is not one, or only exec's sandbox)."""
     pp = process.pod(pod["metadata"].get("uid", ""))
-    cs = pp.container(container) if pp is not None else None
+    cs = pp.container(container) if pp is not None and not pp.holder else None
     if cs is None:
         return None
     if not cs.running or cs.current is None or cs.current.proc is None:
         raise errors.bad_request(f'unable to upgrade connection: container not found ("{container}")')
     return cs
+
+
+def start_error(cs: "process.ContainerState", argv: list[str]) -> str:
+    """Why runc would not start ``argv`` in the container (its executable is not there), in
+    containerd's words, or ""."""
+    assert cs.current is not None and cs.current.proc is not None
+    exe = argv[0]
+    root = f"/proc/{cs.current.proc.child_pid}/root"
+    if process.find_executable(root, exe, cs.env.get("PATH", ""), cs.cwd):
+        return ""
+    why = f"stat {exe}: no such file or directory" if "/" in exe else "executable file not found in $PATH"
+    return (
+        f'error executing command in container: failed to exec in container: failed to start exec "{os.urandom(32).hex()}": '
+        f'OCI runtime exec failed: exec failed: unable to start container process: exec: "{exe}": {why}: unknown'
+    )
 
 
 Write = Callable[[int, bytes], Awaitable[None]]
@@ -217,7 +233,7 @@ async def connect(pod: dict, port: int) -> "tuple[asyncio.StreamReader, asyncio.
     """A connection to ``port`` of a process pod (None: not one): in its own network
     namespace when it has one, else on the host's loopback. OSError when refused."""
     pp = process.pod(pod["metadata"].get("uid", ""))
-    if pp is None:
+    if pp is None or pp.holder:
         return None
     while True:
         try:
