@@ -102,6 +102,13 @@ def _serve(args: argparse.Namespace) -> int:
         ):
             raise UsageError("--api-servers above 1 serves without authentication or TLS (docs/scaling.md)")
 
+    if args.address not in ("127.0.0.1", "::1", "localhost") and args.authorization_mode == "AlwaysAllow":
+        print(
+            f"mockkube: serving on {args.address} with --authorization-mode AlwaysAllow: whoever reaches it may "
+            "create pods, whose commands run on this host (the process runtime); consider "
+            "--authorization-mode Node,RBAC or kubelet.runtime: simulated (docs/security.md)",
+            file=sys.stderr,
+        )
     from mockkube.server.server import serve_forever
 
     server = server_of(args)

@@ -130,6 +130,24 @@ class Channels:
         await self.ws.close()
 
 
+STDIN_READERS = frozenset({"cat", "gzip", "wc", "head", "tail", "sh", "bash", "ash", "read"})
+
+
+def reads_stdin(argv: list[str]) -> bool:
+    """Whether a command of the simulated shell reads its stdin: a builtin that does (``cat``
+    without files, ``wc``, ...), or an ``sh -c`` script naming one. A command that does not
+    runs without waiting for the client's stdin to close."""
+    import re
+
+    names = [a.rsplit("/", 1)[-1] for a in argv]
+    if names[:1] in (["sh"], ["bash"], ["ash"]) and "-c" in argv[1:]:
+        script = argv[argv.index("-c") + 1] if argv.index("-c") + 1 < len(argv) else ""
+        return any(w in STDIN_READERS for w in re.findall(r"[A-Za-z_][\w.-]*", script))
+    if names[:1] == ["cat"]:
+        return len(argv) == 1 or "-" in argv[1:]
+    return bool(names) and names[0] in STDIN_READERS
+
+
 async def _exec(ch: Channels, shell: Shell, argv: list[str], stdin: bool) -> int:
     names = [a.rsplit("/", 1)[-1] for a in argv]
     interactive_sh = stdin and names[:1] in (["sh"], ["bash"], ["ash"]) and len(argv) == 1
@@ -145,7 +163,7 @@ async def _exec(ch: Channels, shell: Shell, argv: list[str], stdin: bool) -> int
             await ch.write(STDOUT, chunk)
         return 0
     data = None
-    if stdin:
+    if stdin and reads_stdin(argv):  # else it runs at once, as a kubelet runs it, stdin open or not
         parts = []
         while (chunk := await ch.stdin.get()) is not None:
             parts.append(chunk)

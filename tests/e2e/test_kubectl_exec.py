@@ -122,3 +122,41 @@ def test_python_client_stream_exec_and_attach(web, mockkube_api_client):
     attach.update(timeout=5)
     assert "started" in attach.read_stdout(timeout=5)
     attach.close()
+
+
+SIMULATED = {"nodes": [{"name": "sim", "kubelet": {"runtime": "simulated"}}], "deviceClasses": False}
+
+
+def _exec_with_stdin_open(c, ns: str) -> None:
+    import subprocess
+
+    from mockkube.testing import binaries
+
+    c.kubectl("run", "bb", "-n", ns, "--image=busybox")
+    c.wait_for_pod_phase("bb", "Running", ns)
+    p = subprocess.Popen(
+        [binaries.kubectl(), "exec", "-i", "-n", ns, "bb", "--", "echo", "hi"],
+        stdin=subprocess.PIPE,  # never written nor closed
+        stdout=subprocess.PIPE,
+        text=True,
+        env=c.env(),
+    )
+    try:
+        assert p.stdout is not None and p.stdout.readline() == "hi\n"
+        assert p.wait(timeout=30) == 0
+    finally:
+        p.kill()
+        p.wait()
+
+
+@pytest.mark.mockkube(profile=SIMULATED)
+def test_exec_with_stdin_open_ends_with_its_command_simulated(mockkube, mockkube_namespace):
+    """kubectl exec -i whose stdin the client never closes: the command runs at once and the
+    exec ends when it ends (a kubelet does not wait for stdin); the simulated shell waits
+    only for a command that reads stdin."""
+    _exec_with_stdin_open(mockkube, mockkube_namespace)
+
+
+def test_exec_with_stdin_open_ends_with_its_command(mockkube, mockkube_namespace):
+    """The same in the default runtime (a real command in the container's sandbox)."""
+    _exec_with_stdin_open(mockkube, mockkube_namespace)
