@@ -806,6 +806,7 @@ class _Compiler:
         self.locals: list[str] = []  # comprehension and bind variables in scope, innermost last
         # cel-go's resolution order in container "a.b": a.b.x, a.x, x
         self.prefixes = _prefixes(container) if container else ()
+        self.node_types: dict[int, T] = {}  # id(node) -> its checked type, for the cost estimator
 
     def _resolve(self, name: str, rooted: bool = False) -> str | None:
         """The variable a (possibly dotted) name refers to: a comprehension variable, else the
@@ -821,6 +822,11 @@ class _Compiler:
         return None
 
     def compile(self, n: Node) -> tuple[T, Fn]:
+        t, fn = self._compile(n)
+        self.node_types[id(n)] = t
+        return t, fn
+
+    def _compile(self, n: Node) -> tuple[T, Fn]:
         k = n.kind
         if k == "lit":
             value = n.value
@@ -1747,6 +1753,20 @@ def _guard(impl: Callable, *args: Any) -> Any:
 # ---------------------------------------------------------------- public API
 
 
+def _namespaced(types: dict[int, T]) -> Callable[[Node], bool]:
+    """Whether a member-style call is a namespaced function (``strings.quote(s)``,
+    ``format.named(n)``), as cel-go names it for the cost estimator."""
+
+    def check(n: Node) -> bool:
+        t = n.target
+        if t is None or t.kind != "ident":
+            return False
+        tt = types.get(id(t))
+        return (tt is None and t.name in _NAMESPACES) or tt == "format_lib"
+
+    return check
+
+
 def _format_issue(expression: str, message: str, pos: int) -> str:
     before = expression[:pos]
     line = before.count("\n") + 1
@@ -1762,13 +1782,34 @@ class CompiledExpression:
     with max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST ("too complex, exceeds cost limit").
     """
 
-    __slots__ = ("expression", "output_type", "_fn", "max_cost")
+    __slots__ = ("expression", "output_type", "_fn", "max_cost", "_ast", "_types", "_costs")
 
-    def __init__(self, expression: str, output_type: T, fn: Fn, max_cost: int = 0) -> None:
+    def __init__(
+        self, expression: str, output_type: T, fn: Fn, max_cost: int = 0, ast: Node | None = None, types: Any = None
+    ) -> None:
         self.expression = expression
         self.output_type = output_type
         self._fn = fn
         self.max_cost = max_cost
+        self._ast, self._types = ast, types
+        self._costs: dict = {}
+
+    def cost_estimate(
+        self, sizes: Any = None, key: Any = None, presence_test_cost: int = 0, k8s: bool = True
+    ) -> tuple[int, int]:
+        """cel-go's static cost estimate (min, max) with Kubernetes' library costs; ``sizes``
+        maps a field path to the size bounds its declaration gives (``key`` identifies it
+        for the memo). Kubernetes charges nothing for a presence test (``has()``)."""
+        memo = (key, presence_test_cost, k8s)
+        got = self._costs.get(memo)
+        if got is None:
+            from mockkube.cel.estimator import estimate_cost
+
+            if self._ast is None:
+                return (0, 0)
+            got = estimate_cost(self._ast, self._types, sizes, _namespaced(self._types), presence_test_cost, k8s)
+            self._costs[memo] = got
+        return got
 
     @property
     def exceeds_cost_limit(self) -> bool:
@@ -1801,7 +1842,8 @@ def compile_expression(expression: str) -> CompiledExpression:
     """Parse, type-check and compile a selector; CELError carries upstream's message."""
     try:
         ast = parse(expression)
-        out_type, fn = _Compiler().compile(ast)
+        comp = _Compiler()
+        out_type, fn = comp.compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
     except _ProgramError as exc:
@@ -1810,7 +1852,7 @@ def compile_expression(expression: str) -> CompiledExpression:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
     if out_type not in ("bool", "dyn"):
         raise CELError(f"must evaluate to bool or the unknown type, not {type_name(out_type)}")
-    return CompiledExpression(expression, out_type, fn, estimate(ast))
+    return CompiledExpression(expression, out_type, fn, estimate(ast), ast, comp.node_types)
 
 
 class _SpecCompiler(_Compiler):
@@ -1855,11 +1897,12 @@ def compile_with(
     try:
         ast = parse(expression)
         compiler = _UncheckedCompiler if not checked else (_Compiler if kubernetes else _SpecCompiler)
-        out_type, fn = compiler(dict(variables), container).compile(ast)
+        comp = compiler(dict(variables), container)
+        out_type, fn = comp.compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
     except _ProgramError as exc:
         raise CELError(f"program instantiation failed: {exc}") from None
     except RecursionError:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
-    return CompiledExpression(expression, out_type, fn, estimate(ast))
+    return CompiledExpression(expression, out_type, fn, estimate(ast), ast, comp.node_types)
