@@ -475,9 +475,9 @@ class Coster:
 
     # -- estimator hooks
     def estimate_size(self, node: AstNode) -> Range | None:
-        if not node.path or self.sizes is None:
+        if self.sizes is None:
             return None
-        return self.sizes(node.path, node.t)
+        return self.sizes(node.path or [], node.t)
 
     def _size_estimate(self, node: AstNode) -> Range:
         if node.computed is not None:
@@ -674,6 +674,9 @@ class Coster:
         arg_sum = (0, 0)
         for a in arg_costs:
             arg_sum = _add(arg_sum, a)
+        if fn in _SETS and len(args) == 2:  # cel-go ext/sets.go's overload estimators come first
+            product = _mul(self._size_estimate(args[0]), self._size_estimate(args[1]))
+            return _add(_add(_factor(product, _SETS[fn]), (1, 1)), arg_sum), None
         k8s = self._k8s_call_cost(fn, ov, target, args) if self.k8s else None
         if k8s is not None:
             return _add(k8s[0], arg_sum), k8s[1]
@@ -741,7 +744,7 @@ class Coster:
                 reqs = _factor(_factor(length, 0.5), 50.0)
                 return _add(_add((10, 10), parse), reqs), None
             return None
-        if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes"):
+        if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
             if target is None:
                 return None
             el = (1, 1)
@@ -750,8 +753,6 @@ class Coster:
                 if _kind(elem_t) in ("string", "bytes"):
                     elem = AstNode(target.path + ["@items"] if target.path else None, elem_t, None, None)
                     el = _add(el, _factor(se(elem), STRING_TRAVERSAL))
-                return _mul(se(target), el), None
-            if fn == "includes":
                 return _mul(se(target), el), None
             return _factor(se(target), STRING_TRAVERSAL), None
         if fn in ("url", "jsonpatch.escapeKey"):
@@ -953,6 +954,7 @@ def _expr_size(e: E) -> Range | None:
     return None
 
 
+_SETS = {"sets.contains": 1.0, "sets.intersects": 1.0, "sets.equivalent": 2.0}
 _SIZED_COMPARISONS = frozenset(
     ("equals", "not_equals")
     + tuple(f"{op}_{k}" for op in ("less", "greater", "less_equals", "greater_equals") for k in ("string", "bytes"))

@@ -290,7 +290,7 @@ def _named(_lib: Any, name: str) -> optional_type:
 
 def _format_functions() -> dict:
     out: dict = {
-        "named": [("format_lib", ("string",), "optional_type", _named)],
+        "named": [("format_lib", ("string",), ("optional_type", "kubernetes.NamedFormat"), _named)],
         "validate": [("kubernetes.NamedFormat", ("string",), "optional_type", lambda f, v: f.validate(v))],
     }
     for name in (
