@@ -42,8 +42,10 @@ def compile_rule(rule: str, node: dict | None = None, root: bool = False, option
     so an undeclared field is a compile error; ``root``: the node is the resource's root."""
     t = decl_type(node, root) if node is not None else None
     if t is None:  # no schema, or one CEL cannot type (only x-kubernetes-preserve-unknown-fields)
-        return compile_with(rule, VARIABLES)
-    return compile_with(rule, (("self", t), ("oldSelf", (OPT, t) if optional_old else t), ("format", "format_lib")))
+        return compile_with(rule, VARIABLES, tracked=True)
+    return compile_with(
+        rule, (("self", t), ("oldSelf", (OPT, t) if optional_old else t), ("format", "format_lib")), tracked=True
+    )
 
 
 _DECLS: dict[tuple[int, bool], tuple[dict, Any]] = {}  # (id(schema node), root) -> (node, CEL type)
@@ -481,14 +483,31 @@ def _walk(
             _walk(v, o, items, path.index(i), errs, o is not None, budget)
 
 
+_OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+
+
+def _evaluate(prog: Any, act: dict) -> tuple[Any, str | None, int]:
+    """(value, error text, runtime cost) of one evaluation held to PerCallLimit."""
+    call = [PER_CALL_LIMIT]
+    act[COST_KEY] = call
+    try:
+        return prog.evaluate(act), None, PER_CALL_LIMIT - call[0]
+    except CELError as exc:
+        return None, str(exc), PER_CALL_LIMIT - call[0]
+
+
 def _check(
     value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list, budget: _Budget, root: bool
 ) -> None:
+    """upstream's validateExpressions: each rule's runtime cost is taken from the
+    request's budget; a rule over PerCallLimit, or over what is left, ends validation."""
+    if budget.remaining <= 0:
+        errs.append(fe.invalid(str(path), _type_of(node), _OUT_OF_BUDGET))
+        budget.exhausted = True
+        return
     cel_self = cel_value(value, node)
     cel_old = cel_value(old, node) if has_old else old
     for rule in rules:
-        if budget.exhausted:
-            return
         expr = rule.get("rule", "")
         transition = is_transition_rule(expr)
         optional = bool(rule.get("optionalOldSelf"))
@@ -501,32 +520,22 @@ def _check(
         old_value: Any = cel_old
         if optional and transition:
             old_value = optional_type(old, True) if has_old else optional_type()
-        call = [min(PER_CALL_LIMIT, budget.remaining)]
-        act = {"self": cel_self, "oldSelf": old_value, "format": FORMAT, COST_KEY: call}
+        act = {"self": cel_self, "oldSelf": old_value, "format": FORMAT}
         where = path
         if rule.get("fieldPath"):
             where = _field_path(path, rule["fieldPath"])
-        start = call[0]
-        try:
-            ok = prog.evaluate(act)
-        except CELError as exc:
-            budget.remaining -= start - call[0]
-            if budget.remaining <= 0 and start < PER_CALL_LIMIT:
-                budget.exhausted = True
-                errs.append(
-                    fe.invalid(
-                        str(where),
-                        _type_of(node),
-                        "validation failed due to running out of cost budget, no further validation rules will be run",
-                    )
-                )
-                return
-            text = str(exc)
+        ok, text, cost = _evaluate(prog, act)
+        if cost > budget.remaining:
+            errs.append(fe.invalid(str(path), _type_of(node), _OUT_OF_BUDGET))
+            budget.exhausted = True
+            return
+        budget.remaining -= cost
+        if text is not None:
             what = _rule_error_string(rule)
             if text.startswith("no such overload"):
                 errs.append(
                     fe.invalid(
-                        str(where),
+                        str(path),
                         _type_of(node),
                         f"'{text}': call arguments did not match a supported operator, function or macro "
                         f"signature for rule: {what}",
@@ -535,7 +544,7 @@ def _check(
             elif text.startswith("operation cancelled: actual cost limit exceeded"):
                 errs.append(
                     fe.invalid(
-                        str(where),
+                        str(path),
                         _type_of(node),
                         f"'{text}': no further validation rules will be run due to call cost exceeds limit for "
                         f"rule: {what}",
@@ -544,19 +553,50 @@ def _check(
                 budget.exhausted = True
                 return
             else:
-                errs.append(fe.invalid(str(where), _type_of(node), f"{text} evaluating rule: {what}"))
+                errs.append(fe.invalid(str(path), _type_of(node), f"{text} evaluating rule: {what}"))
             continue
-        budget.remaining -= start - call[0]
         if ok is True:
             continue
         message = rule.get("message") or f"failed rule: {_rule_text(expr)}"
         if rule.get("messageExpression"):
             try:
-                got = compile_rule(rule["messageExpression"], node, root, optional and transition).evaluate(act)
-                if isinstance(got, str) and got.strip() and "\n" not in got:
-                    message = got
+                mprog = compile_rule(rule["messageExpression"], node, root, optional and transition)
             except CELError:
-                pass
+                mprog = None
+            if mprog is not None:
+                act["oldSelf"] = cel_old
+                got, mtext, mcost = _evaluate(mprog, act)
+                if mcost > budget.remaining:
+                    errs.append(
+                        fe.invalid(
+                            str(where),
+                            _type_of(node),
+                            "messageExpression evaluation failed due to running out of cost budget, no further "
+                            "validation rules will be run",
+                        )
+                    )
+                    budget.exhausted = True
+                    return
+                if mtext is not None and mtext.startswith("operation cancelled: actual cost limit exceeded"):
+                    errs.append(
+                        fe.invalid(
+                            str(where),
+                            _type_of(node),
+                            "no further validation rules will be run due to call cost exceeds limit for "
+                            f'messageExpression: "{rule["messageExpression"]}"',
+                        )
+                    )
+                    budget.exhausted = True
+                    return
+                budget.remaining -= mcost
+                if (
+                    mtext is None
+                    and isinstance(got, str)
+                    and got.strip()
+                    and "\n" not in got
+                    and len(got.strip()) <= 5120
+                ):
+                    message = got.strip()
         errs.append(_error(str(where), _type_of(node), value, message, rule.get("reason")))
 
 

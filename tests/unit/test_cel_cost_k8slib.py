@@ -417,3 +417,144 @@ def test_every_upstream_case_is_here():
 def test_estimated_cost(table, name, expr, lo, hi):
     prog = compile_with(expr, VARIABLES, kubernetes=False)
     assert prog.cost_estimate(_sizes, key="k8s-library-test") == (lo, hi)
+
+
+# upstream's expected runtime costs (ActualCost), where they differ from the estimate's min
+RUNTIME = {
+    "ip.isCanonical('192.168.0.1')": 3,
+    "ip.isCanonical('2001:db8:3333:4444:5555:6666:7777:8888')": 8,
+    "ip.isCanonical('2001:db8::abcd')": 3,
+    "'ABCDEFGHIJ abcdefghij'.lowerAscii()": 3,
+    "'ABCDEFGHIJ abcdefghij'.lowerAscii() == 'abcdefghij ABCDEFGHIJ'.lowerAscii()": 9,
+    "'ABCDEFGHIJ abcdefghij'.upperAscii()": 3,
+    "'ABCDEFGHIJ abcdefghij'.upperAscii() == 'abcdefghij ABCDEFGHIJ'.upperAscii()": 9,
+    "strings.quote('ABCDEFGHIJ abcdefghij')": 3,
+    "strings.quote('ABCDEFGHIJ abcdefghij') == strings.quote('ABCDEFGHIJ abcdefghij')": 9,
+    "'abc 123 def 123'.replace('123', '456')": 3,
+    "'abc 123 def 123'.replace('', 'x')": 3,
+    "'abc 123 def 123'.replace('123', '')": 3,
+    "'abc 123 def 123'.replace('123', '456', 1)": 3,
+    "'abc 123 def 123'.split(' ')": 3,
+    "'abc 123 def 123'.split(' ', 1)": 3,
+    "'abc 123 def 123'.substring(5)": 2,
+    "'abc 123 def 123'.substring(5, 8)": 2,
+    "'  abc 123 def 123  '.trim()": 2,
+    "['aa', 'bb', 'cc', 'd', 'e', 'f', 'g', 'h', 'i', 'j'].join(' ')": 15,
+    "['aa', 'bb', 'cc', 'd', 'e', 'f', 'g', 'h', 'i', 'j'].join()": 13,
+    "'abc 123 def 123'.find('123')": 2,
+    "'abc 123 def 123'.findAll('123')": 2,
+    "'abc 123 def 123'.findAll('123', 1)": 2,
+    "jsonpatch.escapeKey('abc/def~ abc/def~')": 2,
+    "authorizer.path('/healthz')": 2,
+    "authorizer.group('apps').resource('deployments').subresource('status').namespace('test').name('backend')": 6,
+    "authorizer.group('').resource('pods').fieldSelector('spec.nodeName=example-node-name.fully.qualified.domain.name.example.com')": 1821,
+    "authorizer.group('').resource('pods').labelSelector('spec.nodeName=example-node-name.fully.qualified.domain.name.example.com')": 1821,
+    "authorizer.path('/healthz').check('get').allowed()": 350003,
+    "authorizer.group('apps').resource('deployments').subresource('status').namespace('test').name('backend').check('create').allowed()": 350007,
+    "authorizer.group('apps').resource('deployments').subresource('status').namespace('test').name('backend').check('create').errored()": 350007,
+    "authorizer.group('apps').resource('deployments').subresource('status').namespace('test').name('backend').check('create').error()": 350007,
+    'quantity("12Mi")': 1,
+    'isQuantity("20")': 1,
+    'isQuantity("20M")': 1,
+    'quantity("200M") == quantity("200M")': 3,
+    'quantity("200M") == quantity("0.2G") && quantity("0.2G") == quantity("200M")': 6,
+    'quantity("2M") == quantity("0.002G") && quantity("2000k") == quantity("2M") && quantity("0.002G") == quantity("2000k")': 9,
+    'quantity("50M").isLessThan(quantity("50Mi"))': 3,
+    'quantity("50Mi").isGreaterThan(quantity("50M"))': 3,
+    'quantity("200M").compareTo(quantity("0.2G")) > 0': 4,
+    'quantity("50k").add(quantity("20")) == quantity("50.02k")': 5,
+    'quantity("50k").sub(quantity("20")) == quantity("49.98k")': 5,
+    'quantity("50k").sub(20) == quantity("49980")': 4,
+    'quantity("50k").add(20).sub(quantity("100k")).asInteger() > 0': 6,
+    'quantity("50k").add(20).sub(quantity("100k")).sub(-50000).asInteger() > 0': 7,
+    'quantity("50k").asInteger() > 0': 3,
+    'quantity("50").isInteger()': 2,
+    'quantity("50.703k").asApproximateFloat() > 0.0': 3,
+    'format.named("dns1123subdomain")': 1,
+    'format.named("dns1123Subdomain").value().validate("my-name")': 17,
+    'format.named("dns1123Label").value().validate("my-name")': 10,
+    'format.named("dns1123Label").value() == format.named("dns1123Label").value()': 5,
+    "sets.contains([], [])": 21,
+    "sets.contains([1], [])": 21,
+    "sets.contains([1], [1])": 22,
+    "sets.contains([1], [1, 1])": 23,
+    "sets.contains([1, 1], [1])": 23,
+    "sets.contains([2, 1], [1])": 23,
+    "sets.contains([1, 2, 3, 4], [2, 3])": 29,
+    "sets.contains([1], [1.0, 1])": 23,
+    "sets.contains([1, 2], [2u, 2.0])": 25,
+    "sets.contains([1, 2u], [2, 2.0])": 25,
+    "sets.contains([1, 2.0, 3u], [1.0, 2u, 3])": 30,
+    "sets.contains([[1], [2, 3]], [[2, 3.0]])": 53,
+    "!sets.contains([1], [2])": 23,
+    "!sets.contains([1], [1, 2])": 24,
+    '!sets.contains([1], ["1", 1])': 24,
+    "!sets.contains([1], [1.1, 1u])": 24,
+    "sets.equivalent([], [])": 21,
+    "sets.equivalent([1], [1])": 23,
+    "sets.equivalent([1], [1, 1])": 25,
+    "sets.equivalent([1, 1], [1])": 25,
+    "sets.equivalent([1], [1u, 1.0])": 25,
+    "sets.equivalent([1, 2, 3], [3u, 2.0, 1])": 39,
+    "sets.equivalent([[1.0], [2, 3]], [[1], [2, 3.0]])": 69,
+    "!sets.equivalent([2, 1], [1])": 26,
+    "!sets.equivalent([1], [1, 2])": 26,
+    "!sets.equivalent([1, 2], [2u, 2, 2.0])": 34,
+    "!sets.equivalent([1, 2], [1u, 2, 2.3])": 34,
+    "sets.intersects([1], [1])": 22,
+    "sets.intersects([1], [1, 1])": 23,
+    "sets.intersects([1, 1], [1])": 23,
+    "sets.intersects([2, 1], [1])": 23,
+    "sets.intersects([1], [1, 2])": 23,
+    "sets.intersects([1], [1.0, 2])": 23,
+    "sets.intersects([1, 2], [2u, 2, 2.0])": 27,
+    "sets.intersects([1, 2], [1u, 2, 2.3])": 27,
+    "sets.intersects([[1], [2, 3]], [[1, 2], [2, 3.0]])": 65,
+    "!sets.intersects([], [])": 22,
+    "!sets.intersects([1], [])": 22,
+    "!sets.intersects([1], [2])": 23,
+    '!sets.intersects([1], ["1", 2])': 24,
+    "!sets.intersects([1], [1.1, 2u])": 24,
+    'semver("1.0.0")': 1,
+    'semver("1234.56789012345.67890123456789")': 4,
+    'isSemver("1.0.0")': 1,
+    'isSemver("1234.56789012345.67890123456789")': 4,
+    'semver("1.2.3").major()': 2,
+    'semver("1.2.3").minor()': 2,
+    'semver("1.2.3").patch()': 2,
+    'semver("1.0.0").isLessThan(semver("1.1.0"))': 3,
+    'semver("1.1.0").isGreaterThan(semver("1.0.0"))': 3,
+    'semver("1.0.0").compareTo(semver("1.2.3"))': 3,
+    "{'a': 1, 'b': 2}.all(k, v, v > 0)": 41,
+    "{'a': 1, 'b': 2}.exists(k, v, v > 0)": 40,
+    "{'a': 1, 'b': 2}.existsOne(k, v, v > 0)": 40,
+    "{'a': 1, 'b': 2}.transformMap(k, v, v + 1)": 71,
+    "{'a': 1, 'b': 2}.transformMap(k, v, v < 5, v + 1)": 75,
+    "{'a': 1, 'b': 2}.transformMapEntry(k, v, {k: v + 1})": 131,
+    "{'a': 1, 'b': 2}.transformMapEntry(k, v, v < 5, {k: v + 1})": 135,
+    "[1, 2].all(i, v, v > 0)": 21,
+    "[1, 2].exists(i, v, v > 0)": 20,
+    "[1, 2].existsOne(i, v, v > 0)": 20,
+    "[1, 2].transformList(i, v, v + 1)": 49,
+    "[1, 2].transformList(i, v, v < 5, v + 1)": 53,
+}
+
+
+def _activation() -> dict:
+    from mockkube.cel.authz import Authorizer
+    from mockkube.cel.engine import COST_KEY
+    from mockkube.cel.k8slib import FORMAT
+
+    return {"authorizer": Authorizer({"username": "test"}), "format": FORMAT, COST_KEY: [10**12]}
+
+
+@pytest.mark.parametrize(
+    ("table", "name", "expr", "lo", "hi"), CASES, ids=[f"{c[0]}:{i}:{c[1][:60]}" for i, c in enumerate(CASES)]
+)
+def test_runtime_cost(table, name, expr, lo, hi):
+    from mockkube.cel.engine import COST_KEY
+
+    prog = compile_with(expr, VARIABLES, kubernetes=False, tracked=True)
+    act = _activation()
+    prog.evaluate(act)
+    assert 10**12 - act[COST_KEY][0] == RUNTIME.get(expr, lo)
