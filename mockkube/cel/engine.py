@@ -2042,7 +2042,11 @@ class _TrackedCompiler(_Compiler):
             except CELRuntimeError:
                 _charge(act, own)
                 raise
-            _charge(act, own)
+            budget = act.get(COST_KEY)
+            if budget is not None:
+                budget[0] -= own
+                if budget[0] < 0:
+                    raise CELRuntimeError(_COST_EXCEEDED)
             for c in sinks:
                 c[0] = r
             return r
