@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from mockkube.cel import celtypes, lib, runtimecost, schemavalues
 from mockkube.cel.celtypes import CelType, Duration, Timestamp
-from mockkube.cel.cost import estimate
+from mockkube.cel.estimator import dra_sizes
 from mockkube.cel.lib import CELRuntimeError, Semver
 from mockkube.cel.parser import CELSyntaxError, Node, _qualified, parse
 from mockkube.cel.schemavalues import ObjectMap, SchemaList
@@ -1850,17 +1850,22 @@ class CompiledExpression:
     with max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST ("too complex, exceeds cost limit").
     """
 
-    __slots__ = ("expression", "output_type", "_fn", "max_cost", "_ast", "_types", "_costs")
+    __slots__ = ("expression", "output_type", "_fn", "_ast", "_types", "_costs", "_sizes")
 
     def __init__(
-        self, expression: str, output_type: T, fn: Fn, max_cost: int = 0, ast: Node | None = None, types: Any = None
+        self, expression: str, output_type: T, fn: Fn, ast: Node | None = None, types: Any = None, sizes: Any = None
     ) -> None:
         self.expression = expression
         self.output_type = output_type
         self._fn = fn
-        self.max_cost = max_cost
-        self._ast, self._types = ast, types
+        self._ast, self._types, self._sizes = ast, types, sizes
         self._costs: dict = {}
+
+    @property
+    def max_cost(self) -> int:
+        """The estimated worst-case cost in the environment it was compiled for (a DRA
+        selector's: the device's declared sizes)."""
+        return self.cost_estimate(self._sizes, key="env")[1]
 
     def cost_estimate(
         self, sizes: Any = None, key: Any = None, presence_test_cost: int = 0, k8s: bool = True
@@ -1920,7 +1925,7 @@ def compile_expression(expression: str) -> CompiledExpression:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
     if out_type not in ("bool", "dyn"):
         raise CELError(f"must evaluate to bool or the unknown type, not {type_name(out_type)}")
-    return CompiledExpression(expression, out_type, fn, estimate(ast), ast, comp.node_types)
+    return CompiledExpression(expression, out_type, fn, ast, comp.node_types, dra_sizes)
 
 
 class _TrackedCompiler(_Compiler):
@@ -2164,4 +2169,4 @@ def compile_with(
         raise CELError(f"program instantiation failed: {exc}") from None
     except RecursionError:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
-    return CompiledExpression(expression, out_type, fn, estimate(ast), ast, comp.node_types)
+    return CompiledExpression(expression, out_type, fn, ast, comp.node_types)

@@ -987,6 +987,55 @@ _AUTHZ_TYPES = frozenset(
 )  # fmt: skip
 
 
+class Decl:
+    """The size bounds of a declared type (upstream's DeclType.MaxElements with its fields,
+    key and element types), for environments whose variables have fixed declarations."""
+
+    __slots__ = ("max_elements", "fields", "elem", "key")
+
+    def __init__(
+        self, max_elements: int = 0, fields: dict | None = None, elem: "Decl | None" = None, key: "Decl | None" = None
+    ) -> None:
+        self.max_elements, self.fields, self.elem, self.key = max_elements, fields or {}, elem, key
+
+
+# k8s.io/dynamic-resource-allocation/cel's `device` (v1.36): driver names of up to 63
+# characters, 32 attribute/capacity domains of 32 entries each, attribute values (and names
+# of any other field below a domain) of up to 64, domain keys 63, ids 32
+_DRA_ATTRIBUTE = Decl(64)
+_DRA_DEVICE = Decl(
+    0,
+    {
+        "driver": Decl(63),
+        "allowMultipleAllocations": Decl(1),
+        "attributes": Decl(32, elem=Decl(32, elem=_DRA_ATTRIBUTE, key=Decl(32)), key=Decl(63)),
+        "capacity": Decl(32, elem=Decl(32, elem=Decl(0), key=Decl(32)), key=Decl(63)),
+    },
+)
+
+
+def dra_sizes(path: list[str], _t: Any) -> Range | None:
+    """The DRA compiler's sizeEstimator: a path below ``device`` looked up in its
+    declaration; a name under an attribute domain is an attribute value."""
+    if not path or path[0] != "device":
+        return None
+    cur: Decl | None = _DRA_DEVICE
+    for name in path[1:]:
+        if name in ("@items", "@values"):
+            cur = cur.elem
+        elif name == "@keys":
+            cur = cur.key
+        elif name in cur.fields:
+            cur = cur.fields[name]
+        elif cur.elem is _DRA_ATTRIBUTE:
+            cur = _DRA_ATTRIBUTE
+        else:
+            return None
+        if cur is None:
+            return None
+    return (0, cur.max_elements)
+
+
 def estimate_cost(
     ast: Node,
     types: dict[int, Any],
