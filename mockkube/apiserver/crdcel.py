@@ -292,8 +292,9 @@ def cost_error_message(what: str, cost: int, limit: int) -> str:
 class _Budget:
     """What is left of the request's runtime cost budget (RuntimeCELCostBudget)."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, per_call: int = PER_CALL_LIMIT) -> None:
         self.remaining = total
+        self.per_call = per_call  # PerCallLimit: one rule's (or messageExpression's) evaluation
         self.exhausted = False
 
 
@@ -486,14 +487,14 @@ def _walk(
 _OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
 
 
-def _evaluate(prog: Any, act: dict) -> tuple[Any, str | None, int]:
-    """(value, error text, runtime cost) of one evaluation held to PerCallLimit."""
-    call = [PER_CALL_LIMIT]
+def _evaluate(prog: Any, act: dict, limit: int) -> tuple[Any, str | None, int]:
+    """(value, error text, runtime cost) of one evaluation held to ``limit`` (PerCallLimit)."""
+    call = [limit]
     act[COST_KEY] = call
     try:
-        return prog.evaluate(act), None, PER_CALL_LIMIT - call[0]
+        return prog.evaluate(act), None, limit - call[0]
     except CELError as exc:
-        return None, str(exc), PER_CALL_LIMIT - call[0]
+        return None, str(exc), limit - call[0]
 
 
 def _check(
@@ -524,7 +525,7 @@ def _check(
         where = path
         if rule.get("fieldPath"):
             where = _field_path(path, rule["fieldPath"])
-        ok, text, cost = _evaluate(prog, act)
+        ok, text, cost = _evaluate(prog, act, budget.per_call)
         if cost > budget.remaining:
             errs.append(fe.invalid(str(path), _type_of(node), _OUT_OF_BUDGET))
             budget.exhausted = True
@@ -565,7 +566,7 @@ def _check(
                 mprog = None
             if mprog is not None:
                 act["oldSelf"] = cel_old
-                got, mtext, mcost = _evaluate(mprog, act)
+                got, mtext, mcost = _evaluate(mprog, act, budget.per_call)
                 if mcost > budget.remaining:
                     errs.append(
                         fe.invalid(

@@ -12,8 +12,10 @@ from mockkube.apiserver import crdcel
 TWO_STRINGS = {"type": "object", "properties": {"val1": {"type": "string"}, "val2": {"type": "string"}}}
 
 
-def _spent(schema: dict, obj: dict, budget: int = crdcel.RUNTIME_COST_BUDGET) -> tuple[list[str], int]:
-    b = crdcel._Budget(budget)
+def _spent(
+    schema: dict, obj: dict, budget: int = crdcel.RUNTIME_COST_BUDGET, per_call: int = crdcel.PER_CALL_LIMIT
+) -> tuple[list[str], int]:
+    b = crdcel._Budget(budget, per_call)
     errs: list = []
     crdcel._walk(obj, None, schema, crdcel.fe.Path("root"), errs, False, b)
     return [str(e) for e in errs], budget - b.remaining
@@ -45,6 +47,17 @@ def test_cel_validation_limit():
         'root: Invalid value: "object": validation failed due to running out of cost budget, no further '
         "validation rules will be run"
     ]
+    errs, _ = _spent(schema, {"val1": 2**63 - 1}, per_call=0)
+    assert errs == [
+        "root: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation "
+        "rules will be run due to call cost exceeds limit for rule: self.val1 > 0"
+    ]
+
+
+def test_message_expression_over_the_per_call_limit():
+    schema = _message_schema('"string 1" + "string 2" + "string 3"')
+    errs, _ = _spent(schema, {"str": "a string"}, per_call=1)
+    assert len(errs) == 1 and "call cost exceeds limit for messageExpression" in errs[0]
 
 
 def _message_schema(message_expression: str, message: str | None = None) -> dict:
