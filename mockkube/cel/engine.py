@@ -1448,7 +1448,7 @@ class _Compiler:
             if pt not in ("bool", "dyn"):
                 raise _no_overload("_&&_" if macro == "all" else "_||_", n.args[1], ["bool", pt])
 
-        step_cost, exit_cost = 1 + sum(_node_count(a) for a in n.args[1:]), 0
+        step_cost = exit_cost = 0  # charged only by tracked programs
         if self.tracked:
             kind = macro if macro != "map" or len(bodies) == 1 else "map_filter"
             step_cost, exit_cost = _FOLD_STEP[kind]
@@ -1458,7 +1458,7 @@ class _Compiler:
             r = tf(act)
             if isinstance(r, (list, dict)):
                 budget = act.get(COST_KEY)
-                return r if budget is None else _charged(r, budget, step_cost, exit_cost)
+                return r if budget is None or not step_cost else _charged(r, budget, step_cost, exit_cost)
             raise CELRuntimeError(f"expression of type '{runtime_type(r)}' cannot be range of a comprehension")
 
         pf = bodies[0][1]
@@ -1561,7 +1561,7 @@ class _Compiler:
             pt = bodies[0][0]
             if pt not in ("bool", "dyn"):
                 raise _no_overload("_&&_" if macro == "all" else "_||_", n.args[2], ["bool", pt])
-        step_cost, exit_cost = 1 + sum(_node_count(a) for a in n.args[2:]), 0
+        step_cost = exit_cost = 0
         if self.tracked:
             kind = {"existsOne": "exists_one", "transformList": "map"}.get(macro, macro) + (
                 "_filter" if filtered else ""
@@ -1578,7 +1578,7 @@ class _Compiler:
             else:
                 raise CELRuntimeError(f"expression of type '{runtime_type(r)}' cannot be range of a comprehension")
             budget = act.get(COST_KEY)
-            return it if budget is None else _charged(it, budget, step_cost, exit_cost)
+            return it if budget is None or not step_cost else _charged(it, budget, step_cost, exit_cost)
 
         pf = bodies[0][1]
         if macro in ("all", "exists"):
@@ -1728,20 +1728,10 @@ class _Compiler:
         return bt, bind
 
 
-# an activation may carry a runtime cost budget: ``{COST_KEY: [remaining]}`` (CRD rules do);
-# every comprehension step charges the size of its body, as cel-go's actual cost tracks
+# an activation may carry a runtime cost budget: ``{COST_KEY: [remaining]}``; programs
+# compiled with ``tracked=True`` (CRD rules, admission policies) charge cel-go's runtime
+# costs against it (_TrackedCompiler), others ignore it
 COST_KEY = "@cost"
-
-
-def _node_count(n: Node) -> int:
-    out = 1
-    if n.target is not None:
-        out += _node_count(n.target)
-    for a in n.args:
-        out += _node_count(a)
-    for k, v in n.entries:
-        out += _node_count(k) + _node_count(v)
-    return out
 
 
 def _charged(items: Any, budget: list, step: int, exit_cost: int = 0) -> Any:
