@@ -1238,7 +1238,7 @@ class _Compiler:
         bound = Node("ident", n.target.pos, name=var)
         keys = Node("call", n.pos, name="map", target=bound, args=list(n.args))
         call = Node("call", n.pos, name="@sortByAssociatedKeys", target=bound, args=[keys])
-        return self._bind(
+        return self.compile(  # through compile, so a tracked program charges the bind
             Node("call", n.pos, name="bind", target=Node("ident", n.pos, name="cel"), args=[bound, n.target, call])
         )
 

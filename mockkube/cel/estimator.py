@@ -312,6 +312,18 @@ class _Expander:
             return self._one_var(n, name, args, t)
         if two and name in ("all", "exists", "existsOne", "transformList", "transformMap", "transformMapEntry"):
             return self._two_var(n, name, args, t)
+        if name == "sortBy" and len(args) == 2:
+            # cel.bind(@__sortBy_input__, target, @__sortBy_input__.@sortByAssociatedKeys(
+            #     @__sortBy_input__.map(e, key)))
+            var = "@__sortBy_input__"
+            rng = self.expand(n.target)
+            bound = E("ident", rng.t, name=var)
+            keys = self._one_var_over(E("ident", rng.t, name=var), "map", args, ("list", self.t(args[1])))
+            call = _call("@sortByAssociatedKeys", t, [keys], ["list_sortByAssociatedKeys"], bound)
+            return E(
+                "comp", t, iter_range=E("list", ("list", "*")), iter_var="#unused", accu_var=var, accu_init=rng,
+                loop_cond=_lit(False, "bool"), loop_step=E("ident", rng.t, name=var), result=call,
+            )  # fmt: skip
         if name in ("optMap", "optFlatMap") and len(args) == 2:
             target = self.expand(n.target)
             value = _call("value", _opt_inner(target.t), [], ["optional_value"], target)
@@ -335,7 +347,9 @@ class _Expander:
         return None
 
     def _one_var(self, n: Node, name: str, args: list[Node], t: Any) -> E:
-        rng = self.expand(n.target)
+        return self._one_var_over(self.expand(n.target), name, args, t)
+
+    def _one_var_over(self, rng: E, name: str, args: list[Node], t: Any) -> E:
         v = args[0].name
         accu_b = E("ident", "bool", name=ACCU)
         if name == "all":
@@ -422,6 +436,14 @@ class _Expander:
             "comp", t, iter_range=rng, iter_var=k, iter_var2=v, accu_var=ACCU, accu_init=init, loop_cond=cond,
             loop_step=step, result=result,
         )  # fmt: skip
+
+
+def _int_literal(node: AstNode, default: int) -> int:
+    """nodeAsIntValue: an int literal's value (0 when negative), else ``default``."""
+    e = node.expr
+    if e is not None and e.kind == "lit" and type(e.value) is int and not isinstance(e.value, bool):
+        return max(e.value, 0) if getattr(e, "t", "int") == "int" else default
+    return default
 
 
 def _opt_inner(t: Any) -> Any:
@@ -674,6 +696,9 @@ class Coster:
         arg_sum = (0, 0)
         for a in arg_costs:
             arg_sum = _add(arg_sum, a)
+        lists = self._lists_ext(fn, target, args)  # cel-go ext/lists.go v3's overload estimators
+        if lists is not None:
+            return _add(lists[0], arg_sum), lists[1]
         if fn in _SETS and len(args) == 2:  # cel-go ext/sets.go's overload estimators come first
             product = _mul(self._size_estimate(args[0]), self._size_estimate(args[1]))
             return _add(_add(_factor(product, _SETS[fn]), (1, 1)), arg_sum), None
@@ -727,6 +752,39 @@ class Coster:
             lo = 1 if smallest > 0 else 0
             return _add(_factor((lo, smallest), STRING_TRAVERSAL), arg_sum), None
         return _add((1, 1), arg_sum), None
+
+    def _lists_ext(self, fn: str, target: AstNode | None, args: list[AstNode]) -> tuple[Range, Range] | None:
+        """ext.Lists(v3)'s estimators: an allocating call costs 1 + 10 + its size times a factor."""
+
+        def alloc(factor: float, size: Range) -> tuple[Range, Range]:
+            return _add(_add(_factor(size, factor), (1, 1)), (10, 10)), size
+
+        se = self._size_estimate
+        is_list = target is not None and _kind(target.t) == "list"
+        if fn == "slice" and is_list and len(args) == 2:
+            sz = se(target)
+            start, end = _int_literal(args[0], 0), _int_literal(args[1], sz[1])
+            n = (end - start) % 2**64
+            return alloc(1.0, (n, n))
+        if fn == "lists.range" and target is None and len(args) == 1:
+            n = _int_literal(args[0], MAX_UINT64)
+            return alloc(1.0, (n, n))
+        if fn == "reverse" and is_list and not args:
+            return alloc(1.0, se(target))
+        if fn == "flatten" and is_list and len(args) <= 1:
+            depth = _int_literal(args[0], MAX_UINT64) if args else 1
+            return alloc(float(depth), se(target))
+        if fn == "distinct" and is_list and not args:
+            sz = se(target)
+            return alloc(2.0, _mul(sz, sz))
+        if fn in ("sort", "@sortByAssociatedKeys"):
+            node = target if fn == "sort" and not args else (args[0] if fn != "sort" and len(args) == 1 else None)
+            if node is None or target is None:
+                return None
+            sz = se(node)
+            factor = 2.0 + (STRING_TRAVERSAL if _kind(_list_elem(node.t)) in ("string", "bytes") else 0.0)
+            return alloc(factor, _mul(sz, sz))
+        return None
 
     # -- Kubernetes' library.CostEstimator.EstimateCallCost
     def _k8s_call_cost(

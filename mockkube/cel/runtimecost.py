@@ -127,8 +127,28 @@ def _k8s(function: str, args: list, result: Any) -> int | None:
     return None
 
 
+def _lists_ext(function: str, args: list, result: Any) -> int | None:
+    """ext.Lists(v3)'s cost trackers: an allocating call costs 1 + 10 + its size times a factor."""
+    if function in ("slice", "lists.range", "reverse") and isinstance(result, list):
+        if function == "lists.range" or (args and isinstance(args[0], list)):
+            return len(result) + 11
+    if function == "flatten" and args and isinstance(args[0], list):
+        depth = args[1] if len(args) == 2 and type(args[1]) is int else 1
+        return int(len(args[0]) * float(depth)) + 11
+    if function in ("distinct", "sort", "@sortByAssociatedKeys"):
+        items = args[1] if function == "@sortByAssociatedKeys" and len(args) == 2 else (args[0] if args else None)
+        if isinstance(items, list):
+            n = len(items)
+            factor = 2.0 + (STRING_TRAVERSAL if n and isinstance(items[0], (str, bytes)) else 0.0)
+            return int(n * n * factor) + 11
+    return None
+
+
 def call_cost(function: str, args: list, result: Any) -> int:
     """The runtime cost of one call of ``function`` (receiver first in ``args``)."""
+    lists = _lists_ext(function, args, result)
+    if lists is not None:
+        return lists
     if function in _SETS and len(args) == 2:
         return 1 + int(actual_size(args[0]) * actual_size(args[1]) * _SETS[function])
     k8s = _k8s(function, args, result)
