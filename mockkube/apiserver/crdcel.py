@@ -42,8 +42,10 @@ def compile_rule(rule: str, node: dict | None = None, root: bool = False, option
     so an undeclared field is a compile error; ``root``: the node is the resource's root."""
     t = decl_type(node, root) if node is not None else None
     if t is None:  # no schema, or one CEL cannot type (only x-kubernetes-preserve-unknown-fields)
-        return compile_with(rule, VARIABLES)
-    return compile_with(rule, (("self", t), ("oldSelf", (OPT, t) if optional_old else t), ("format", "format_lib")))
+        return compile_with(rule, VARIABLES, tracked=True)
+    return compile_with(
+        rule, (("self", t), ("oldSelf", (OPT, t) if optional_old else t), ("format", "format_lib")), tracked=True
+    )
 
 
 _DECLS: dict[tuple[int, bool], tuple[dict, Any]] = {}  # (id(schema node), root) -> (node, CEL type)
@@ -111,11 +113,188 @@ def decl_type(node: Any, root: bool = False, name: str = "self") -> Any:
     return out
 
 
+# ---------------------------------------------------------------- static cost (upstream's CRD size estimator)
+
+MAX_REQUEST_SIZE = 3 * 1024 * 1024  # celconfig.MaxRequestSizeBytes
+STATIC_CRD_COST_LIMIT = 100_000_000  # StaticEstimatedCRDCostLimit: all rules of one version's schema
+
+
+class CostDecl:
+    """What the cost estimator needs of a schema node's DeclType (k8s.io/apiserver
+    pkg/cel/common/schemas.go SchemaDeclType): the most elements (characters, items,
+    properties) a value may have, the fewest bytes it serializes to, and its children."""
+
+    __slots__ = ("max_elements", "min_size", "fields", "elem", "key")
+
+    def __init__(self, max_elements: int = 0, min_size: int = 1) -> None:
+        self.max_elements, self.min_size = max_elements, min_size
+        self.fields: dict[str, CostDecl] = {}
+        self.elem: CostDecl | None = None
+        self.key: CostDecl | None = None
+
+
+_COST_DECLS: dict[tuple[int, bool], tuple[dict, Any]] = {}
+_STRING_KEY = CostDecl(0, 2)
+_ROOT_PROPS = {
+    "kind": {"type": "string"},
+    "apiVersion": {"type": "string"},
+    "metadata": {"type": "object", "properties": {"name": {"type": "string"}, "generateName": {"type": "string"}}},
+}  # map keys: apiservercel.StringType, no declared maximum
+
+
+def _max_string(node: dict) -> int:
+    """estimateMaxStringLengthPerRequest."""
+    if node.get("x-kubernetes-int-or-string"):
+        return MAX_REQUEST_SIZE - 2
+    return {"duration": 32, "date": 12, "date-time": 32}.get(node.get("format", ""), MAX_REQUEST_SIZE - 2)
+
+
+def _nonneg(v: Any) -> int:
+    return max(int(v), 0)
+
+
+def cost_decl(node: Any, root: bool = False) -> CostDecl | None:
+    """The sizes of a schema node's values as upstream's SchemaDeclType bounds them; None
+    where CEL declares no type (as `decl_type`)."""
+    if not isinstance(node, dict):
+        return None
+    key = (id(node), root)
+    hit = _COST_DECLS.get(key)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    out = _cost_decl(node, root)
+    _bounded(_COST_DECLS)[key] = (node, out)
+    return out
+
+
+def _cost_decl(node: dict, root: bool) -> CostDecl | None:
+    if node.get("x-kubernetes-int-or-string"):
+        ml = node.get("maxLength")
+        return CostDecl(_nonneg(ml) * 4 if ml is not None else _max_string(node), 1)
+    typ = node.get("type")
+    if root:  # WithTypeAndObjectMeta: what rules see of the type and object meta
+        props = dict(node.get("properties") or {})
+        props.update(_ROOT_PROPS)
+        node = dict(node, properties=props)
+    if typ == "array":
+        items = node.get("items")
+        if not isinstance(items, dict):
+            return None
+        it = cost_decl(items, bool(items.get("x-kubernetes-embedded-resource")))
+        if it is None:
+            return None
+        mi = node.get("maxItems")
+        d = CostDecl(_nonneg(mi) if mi is not None else (MAX_REQUEST_SIZE - 2) // (it.min_size + 1), 2)
+        d.elem = it
+        return d
+    if typ == "object" or root:
+        addl = node.get("additionalProperties")
+        if isinstance(addl, dict):
+            vt = cost_decl(addl, bool(addl.get("x-kubernetes-embedded-resource")))
+            if vt is None:
+                return None
+            mp = node.get("maxProperties")
+            d = CostDecl(_nonneg(mp) if mp is not None else (MAX_REQUEST_SIZE - 2) // (vt.min_size + 6), 2)
+            d.elem, d.key = vt, _STRING_KEY
+            return d
+        d = CostDecl(0, 2)
+        required = set(node.get("required") or ())
+        min_size = 2
+        for name, prop in (node.get("properties") or {}).items():
+            if not isinstance(prop, dict):
+                continue
+            ft = cost_decl(prop, bool(prop.get("x-kubernetes-embedded-resource")))
+            if ft is None:
+                continue
+            cel_name = escape(name)
+            if cel_name is not None:
+                d.fields[cel_name] = ft
+            if name in required and prop.get("default") is None:
+                min_size += len(name) + ft.min_size + 4
+        d.min_size = min_size
+        return d
+    if typ == "string":
+        fmt = node.get("format", "")
+        ml = node.get("maxLength")
+        if fmt == "byte":
+            return CostDecl(_nonneg(ml) if ml is not None else _max_string(node), 2)
+        if fmt == "duration":
+            return CostDecl(32, 3)
+        if fmt == "date":
+            return CostDecl(12, 12)
+        if fmt == "date-time":
+            return CostDecl(32, 21)
+        if ml is not None:
+            return CostDecl(_nonneg(ml) * 4, 2)
+        enum = node.get("enum")
+        if enum:
+            return CostDecl(max((len(v) for v in enum if isinstance(v, str)), default=0), 2)
+        return CostDecl(_max_string(node), 2)
+    if typ == "boolean":
+        return CostDecl(0, 4)
+    if typ in ("number", "integer"):
+        return CostDecl(0, 1)
+    return None
+
+
+def _size_estimator(decl: CostDecl) -> Any:
+    """apiextensions' sizeEstimator: a field path below ``self`` (or ``oldSelf``) looked
+    up in the declarations; the most elements it declares."""
+
+    def estimate(path: list[str], _t: Any) -> tuple[int, int] | None:
+        if not path:
+            return None
+        cur: CostDecl | None = decl
+        for name in path[1:]:
+            if name in ("@items", "@values"):
+                cur = cur.elem
+            elif name == "@keys":
+                cur = cur.key
+            else:
+                cur = cur.fields.get(name)
+            if cur is None:
+                return None
+        return (0, cur.max_elements)
+
+    return estimate
+
+
+def rule_cost(prog: Any, node: dict, root: bool = False) -> int:
+    """The estimated maximum cost of a compiled rule on ``node`` (cel.EstimateCost with
+    the CRD's size estimator); 0 where CEL declares no type for the node."""
+    decl = cost_decl(node, root)
+    sizes = _size_estimator(decl) if decl is not None else None
+    return prog.cost_estimate(sizes, key=("crd", id(decl)))[1]
+
+
+def max_cardinality(node: dict, root: bool = False) -> int:
+    """How often data of this schema could repeat in one request (upstream's
+    maxCardinality of the DeclType's MinSerializedSize)."""
+    decl = cost_decl(node, root)
+    return MAX_REQUEST_SIZE // ((decl.min_size if decl is not None else 1) + 1)
+
+
+def cost_error_message(what: str, cost: int, limit: int) -> str:
+    """upstream's getCostErrorMessage."""
+    factor = cost / limit
+    if factor > 100.0:
+        text = "more than 100x"
+    elif factor < 1.5:
+        text = f"{factor:f}x"
+    else:
+        text = f"{factor:.1f}x"
+    return (
+        f"{what} exceeds budget by factor of {text} (try simplifying the rule, or adding maxItems, "
+        "maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    )
+
+
 class _Budget:
     """What is left of the request's runtime cost budget (RuntimeCELCostBudget)."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, per_call: int = PER_CALL_LIMIT) -> None:
         self.remaining = total
+        self.per_call = per_call  # PerCallLimit: one rule's (or messageExpression's) evaluation
         self.exhausted = False
 
 
@@ -305,14 +484,31 @@ def _walk(
             _walk(v, o, items, path.index(i), errs, o is not None, budget)
 
 
+_OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+
+
+def _evaluate(prog: Any, act: dict, limit: int) -> tuple[Any, str | None, int]:
+    """(value, error text, runtime cost) of one evaluation held to ``limit`` (PerCallLimit)."""
+    call = [limit]
+    act[COST_KEY] = call
+    try:
+        return prog.evaluate(act), None, limit - call[0]
+    except CELError as exc:
+        return None, str(exc), limit - call[0]
+
+
 def _check(
     value: Any, old: Any, has_old: bool, node: dict, rules: list, path: Any, errs: list, budget: _Budget, root: bool
 ) -> None:
+    """upstream's validateExpressions: each rule's runtime cost is taken from the
+    request's budget; a rule over PerCallLimit, or over what is left, ends validation."""
+    if budget.remaining <= 0:
+        errs.append(fe.invalid(str(path), _type_of(node), _OUT_OF_BUDGET))
+        budget.exhausted = True
+        return
     cel_self = cel_value(value, node)
     cel_old = cel_value(old, node) if has_old else old
     for rule in rules:
-        if budget.exhausted:
-            return
         expr = rule.get("rule", "")
         transition = is_transition_rule(expr)
         optional = bool(rule.get("optionalOldSelf"))
@@ -325,32 +521,22 @@ def _check(
         old_value: Any = cel_old
         if optional and transition:
             old_value = optional_type(old, True) if has_old else optional_type()
-        call = [min(PER_CALL_LIMIT, budget.remaining)]
-        act = {"self": cel_self, "oldSelf": old_value, "format": FORMAT, COST_KEY: call}
+        act = {"self": cel_self, "oldSelf": old_value, "format": FORMAT}
         where = path
         if rule.get("fieldPath"):
             where = _field_path(path, rule["fieldPath"])
-        start = call[0]
-        try:
-            ok = prog.evaluate(act)
-        except CELError as exc:
-            budget.remaining -= start - call[0]
-            if budget.remaining <= 0 and start < PER_CALL_LIMIT:
-                budget.exhausted = True
-                errs.append(
-                    fe.invalid(
-                        str(where),
-                        _type_of(node),
-                        "validation failed due to running out of cost budget, no further validation rules will be run",
-                    )
-                )
-                return
-            text = str(exc)
+        ok, text, cost = _evaluate(prog, act, budget.per_call)
+        if cost > budget.remaining:
+            errs.append(fe.invalid(str(path), _type_of(node), _OUT_OF_BUDGET))
+            budget.exhausted = True
+            return
+        budget.remaining -= cost
+        if text is not None:
             what = _rule_error_string(rule)
             if text.startswith("no such overload"):
                 errs.append(
                     fe.invalid(
-                        str(where),
+                        str(path),
                         _type_of(node),
                         f"'{text}': call arguments did not match a supported operator, function or macro "
                         f"signature for rule: {what}",
@@ -359,7 +545,7 @@ def _check(
             elif text.startswith("operation cancelled: actual cost limit exceeded"):
                 errs.append(
                     fe.invalid(
-                        str(where),
+                        str(path),
                         _type_of(node),
                         f"'{text}': no further validation rules will be run due to call cost exceeds limit for "
                         f"rule: {what}",
@@ -368,19 +554,50 @@ def _check(
                 budget.exhausted = True
                 return
             else:
-                errs.append(fe.invalid(str(where), _type_of(node), f"{text} evaluating rule: {what}"))
+                errs.append(fe.invalid(str(path), _type_of(node), f"{text} evaluating rule: {what}"))
             continue
-        budget.remaining -= start - call[0]
         if ok is True:
             continue
         message = rule.get("message") or f"failed rule: {_rule_text(expr)}"
         if rule.get("messageExpression"):
             try:
-                got = compile_rule(rule["messageExpression"], node, root, optional and transition).evaluate(act)
-                if isinstance(got, str) and got.strip() and "\n" not in got:
-                    message = got
+                mprog = compile_rule(rule["messageExpression"], node, root, optional and transition)
             except CELError:
-                pass
+                mprog = None
+            if mprog is not None:
+                act["oldSelf"] = cel_old
+                got, mtext, mcost = _evaluate(mprog, act, budget.per_call)
+                if mcost > budget.remaining:
+                    errs.append(
+                        fe.invalid(
+                            str(where),
+                            _type_of(node),
+                            "messageExpression evaluation failed due to running out of cost budget, no further "
+                            "validation rules will be run",
+                        )
+                    )
+                    budget.exhausted = True
+                    return
+                if mtext is not None and mtext.startswith("operation cancelled: actual cost limit exceeded"):
+                    errs.append(
+                        fe.invalid(
+                            str(where),
+                            _type_of(node),
+                            "no further validation rules will be run due to call cost exceeds limit for "
+                            f'messageExpression: "{rule["messageExpression"]}"',
+                        )
+                    )
+                    budget.exhausted = True
+                    return
+                budget.remaining -= mcost
+                if (
+                    mtext is None
+                    and isinstance(got, str)
+                    and got.strip()
+                    and "\n" not in got
+                    and len(got.strip()) <= 5120
+                ):
+                    message = got.strip()
         errs.append(_error(str(where), _type_of(node), value, message, rule.get("reason")))
 
 

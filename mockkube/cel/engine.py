@@ -20,9 +20,9 @@ import math
 from functools import lru_cache
 from typing import Any, Callable
 
-from mockkube.cel import celtypes, lib, schemavalues
+from mockkube.cel import celtypes, lib, runtimecost, schemavalues
 from mockkube.cel.celtypes import CelType, Duration, Timestamp
-from mockkube.cel.cost import estimate
+from mockkube.cel.estimator import dra_sizes
 from mockkube.cel.lib import CELRuntimeError, Semver
 from mockkube.cel.parser import CELSyntaxError, Node, _qualified, parse
 from mockkube.cel.schemavalues import ObjectMap, SchemaList
@@ -792,6 +792,7 @@ class _Compiler:
     # ValidateTimestampLiterals, ValidateRegexLiterals, ValidateHomogeneousAggregateLiterals);
     # cel-spec's conformance tests run without them
     validators = True
+    tracked = False  # closures charge cel-go's runtime cost (see _TrackedCompiler)
 
     def __init__(self, scope: dict[str, T] | None = None, container: str = "") -> None:
         self.format_literals: set[int] = set()  # list/map literals inside a format() call: mixed types allowed
@@ -806,6 +807,7 @@ class _Compiler:
         self.locals: list[str] = []  # comprehension and bind variables in scope, innermost last
         # cel-go's resolution order in container "a.b": a.b.x, a.x, x
         self.prefixes = _prefixes(container) if container else ()
+        self.node_types: dict[int, T] = {}  # id(node) -> its checked type, for the cost estimator
 
     def _resolve(self, name: str, rooted: bool = False) -> str | None:
         """The variable a (possibly dotted) name refers to: a comprehension variable, else the
@@ -821,6 +823,11 @@ class _Compiler:
         return None
 
     def compile(self, n: Node) -> tuple[T, Fn]:
+        t, fn = self._compile(n)
+        self.node_types[id(n)] = t
+        return t, fn
+
+    def _compile(self, n: Node) -> tuple[T, Fn]:
         k = n.kind
         if k == "lit":
             value = n.value
@@ -1231,7 +1238,7 @@ class _Compiler:
         bound = Node("ident", n.target.pos, name=var)
         keys = Node("call", n.pos, name="map", target=bound, args=list(n.args))
         call = Node("call", n.pos, name="@sortByAssociatedKeys", target=bound, args=[keys])
-        return self._bind(
+        return self.compile(  # through compile, so a tracked program charges the bind
             Node("call", n.pos, name="bind", target=Node("ident", n.pos, name="cel"), args=[bound, n.target, call])
         )
 
@@ -1441,13 +1448,17 @@ class _Compiler:
             if pt not in ("bool", "dyn"):
                 raise _no_overload("_&&_" if macro == "all" else "_||_", n.args[1], ["bool", pt])
 
-        step_cost = 1 + sum(_node_count(a) for a in n.args[1:])
+        step_cost = exit_cost = 0  # charged only by tracked programs
+        if self.tracked:
+            kind = macro if macro != "map" or len(bodies) == 1 else "map_filter"
+            step_cost, exit_cost = _FOLD_STEP[kind]
+            bodies = self._fold_extras(n, kind, bodies)
 
         def items(act: dict) -> Any:
             r = tf(act)
             if isinstance(r, (list, dict)):
                 budget = act.get(COST_KEY)
-                return r if budget is None else _charged(r, budget, step_cost)
+                return r if budget is None or not step_cost else _charged(r, budget, step_cost, exit_cost)
             raise CELRuntimeError(f"expression of type '{runtime_type(r)}' cannot be range of a comprehension")
 
         pf = bodies[0][1]
@@ -1550,7 +1561,13 @@ class _Compiler:
             pt = bodies[0][0]
             if pt not in ("bool", "dyn"):
                 raise _no_overload("_&&_" if macro == "all" else "_||_", n.args[2], ["bool", pt])
-        step_cost = 1 + sum(_node_count(a) for a in n.args[2:])
+        step_cost = exit_cost = 0
+        if self.tracked:
+            kind = {"existsOne": "exists_one", "transformList": "map"}.get(macro, macro) + (
+                "_filter" if filtered else ""
+            )
+            step_cost, exit_cost = _FOLD_STEP[kind]
+            bodies = self._fold_extras(n, kind, bodies)
 
         def pairs(act: dict) -> Any:
             r = tf(act)
@@ -1561,7 +1578,7 @@ class _Compiler:
             else:
                 raise CELRuntimeError(f"expression of type '{runtime_type(r)}' cannot be range of a comprehension")
             budget = act.get(COST_KEY)
-            return it if budget is None else _charged(it, budget, step_cost)
+            return it if budget is None or not step_cost else _charged(it, budget, step_cost, exit_cost)
 
         pf = bodies[0][1]
         if macro in ("all", "exists"):
@@ -1711,28 +1728,75 @@ class _Compiler:
         return bt, bind
 
 
-# an activation may carry a runtime cost budget: ``{COST_KEY: [remaining]}`` (CRD rules do);
-# every comprehension step charges the size of its body, as cel-go's actual cost tracks
+# an activation may carry a runtime cost budget: ``{COST_KEY: [remaining]}``; programs
+# compiled with ``tracked=True`` (CRD rules, admission policies) charge cel-go's runtime
+# costs against it (_TrackedCompiler), others ignore it
 COST_KEY = "@cost"
 
 
-def _node_count(n: Node) -> int:
-    out = 1
-    if n.target is not None:
-        out += _node_count(n.target)
-    for a in n.args:
-        out += _node_count(a)
-    for k, v in n.entries:
-        out += _node_count(k) + _node_count(v)
-    return out
-
-
-def _charged(items: Any, budget: list, step: int) -> Any:
-    for x in items:
+def _charged(items: Any, budget: list, step: int, exit_cost: int = 0) -> Any:
+    """Iterate, charging each step; a loop that stops early (``all`` meeting false,
+    ``exists`` true) with elements left pays the loop condition once more, as cel-go
+    evaluates it before stopping."""
+    it = iter(items)
+    for x in it:
         budget[0] -= step
         if budget[0] < 0:
-            raise CELRuntimeError("operation cancelled: actual cost limit exceeded")
-        yield x
+            raise CELRuntimeError(_COST_EXCEEDED)
+        try:
+            yield x
+        except GeneratorExit:
+            if exit_cost and next(it, _charged) is not _charged:
+                budget[0] -= exit_cost
+            raise
+
+
+_COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+
+
+def _charge(act: dict, cost: int) -> None:
+    budget = act.get(COST_KEY)
+    if budget is not None and cost:
+        budget[0] -= cost
+        if budget[0] < 0:
+            raise CELRuntimeError(_COST_EXCEEDED)
+
+
+# cel-go's macro expansions, per loop step: (the fixed cost of the condition and step
+# around the body, the condition once more when the loop stops early)
+_FOLD_STEP = {
+    "all": (3, 2),  # @not_strictly_false(@result); @result && p
+    "exists": (4, 3),  # @not_strictly_false(!@result); @result || p
+    "exists_one": (1, 0),  # p ? @result + 1 : @result
+    "map": (12, 0),  # @result + [f]
+    "map_filter": (1, 0),  # p ? @result + [f] : @result
+    "filter": (1, 0),  # p ? @result + [x] : @result
+    "transformMap": (3, 0),  # cel.@mapInsert(@result, k, f)
+    "transformMap_filter": (1, 0),
+    "transformMapEntry": (2, 0),  # cel.@mapInsert(@result, f)
+    "transformMapEntry_filter": (1, 0),
+}
+# what a true predicate adds to the step, and the accumulator's initial value and the
+# result once per loop
+_FOLD_TRUE = {
+    "exists_one": 1,
+    "map_filter": 11,
+    "filter": 12,
+    "transformMap_filter": 2,
+    "transformMapEntry_filter": 1,
+}
+_FOLD_FINAL = {
+    "all": 1,
+    "exists": 1,
+    "exists_one": 2,
+    "map": 11,
+    "map_filter": 11,
+    "filter": 11,
+    "transformMap": 31,
+    "transformMap_filter": 31,
+    "transformMapEntry": 31,
+    "transformMapEntry_filter": 31,
+}
 
 
 def _guard(impl: Callable, *args: Any) -> Any:
@@ -1745,6 +1809,20 @@ def _guard(impl: Callable, *args: Any) -> Any:
 
 
 # ---------------------------------------------------------------- public API
+
+
+def _namespaced(types: dict[int, T]) -> Callable[[Node], bool]:
+    """Whether a member-style call is a namespaced function (``strings.quote(s)``,
+    ``format.named(n)``), as cel-go names it for the cost estimator."""
+
+    def check(n: Node) -> bool:
+        t = n.target
+        if t is None or t.kind != "ident":
+            return False
+        tt = types.get(id(t))
+        return (tt is None and t.name in _NAMESPACES) or tt == "format_lib"
+
+    return check
 
 
 def _format_issue(expression: str, message: str, pos: int) -> str:
@@ -1762,13 +1840,39 @@ class CompiledExpression:
     with max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST ("too complex, exceeds cost limit").
     """
 
-    __slots__ = ("expression", "output_type", "_fn", "max_cost")
+    __slots__ = ("expression", "output_type", "_fn", "_ast", "_types", "_costs", "_sizes")
 
-    def __init__(self, expression: str, output_type: T, fn: Fn, max_cost: int = 0) -> None:
+    def __init__(
+        self, expression: str, output_type: T, fn: Fn, ast: Node | None = None, types: Any = None, sizes: Any = None
+    ) -> None:
         self.expression = expression
         self.output_type = output_type
         self._fn = fn
-        self.max_cost = max_cost
+        self._ast, self._types, self._sizes = ast, types, sizes
+        self._costs: dict = {}
+
+    @property
+    def max_cost(self) -> int:
+        """The estimated worst-case cost in the environment it was compiled for (a DRA
+        selector's: the device's declared sizes)."""
+        return self.cost_estimate(self._sizes, key="env")[1]
+
+    def cost_estimate(
+        self, sizes: Any = None, key: Any = None, presence_test_cost: int = 0, k8s: bool = True
+    ) -> tuple[int, int]:
+        """cel-go's static cost estimate (min, max) with Kubernetes' library costs; ``sizes``
+        maps a field path to the size bounds its declaration gives (``key`` identifies it
+        for the memo). Kubernetes charges nothing for a presence test (``has()``)."""
+        memo = (key, presence_test_cost, k8s)
+        got = self._costs.get(memo)
+        if got is None:
+            from mockkube.cel.estimator import estimate_cost
+
+            if self._ast is None:
+                return (0, 0)
+            got = estimate_cost(self._ast, self._types, sizes, _namespaced(self._types), presence_test_cost, k8s)
+            self._costs[memo] = got
+        return got
 
     @property
     def exceeds_cost_limit(self) -> bool:
@@ -1801,7 +1905,8 @@ def compile_expression(expression: str) -> CompiledExpression:
     """Parse, type-check and compile a selector; CELError carries upstream's message."""
     try:
         ast = parse(expression)
-        out_type, fn = _Compiler().compile(ast)
+        comp = _Compiler()
+        out_type, fn = comp.compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
     except _ProgramError as exc:
@@ -1810,7 +1915,195 @@ def compile_expression(expression: str) -> CompiledExpression:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
     if out_type not in ("bool", "dyn"):
         raise CELError(f"must evaluate to bool or the unknown type, not {type_name(out_type)}")
-    return CompiledExpression(expression, out_type, fn, estimate(ast))
+    return CompiledExpression(expression, out_type, fn, ast, comp.node_types, dra_sizes)
+
+
+class _TrackedCompiler(_Compiler):
+    """Closures that charge what cel-go's CostTracker charges as they evaluate, against the
+    activation's ``COST_KEY`` budget: 1 per identifier, field selection and index, 10/30/40
+    per list/map/message literal, each call by `runtimecost.call_cost` over its argument
+    values, and the steps of the comprehensions macros expand to. Only CRD rules compile
+    this way; DRA selectors keep the plain closures."""
+
+    tracked = True
+    # Kubernetes' environments plan with cel.OptOptimize: list and map literals of constants
+    # and type conversions of a constant are computed once (free at run time), and ``in`` a
+    # constant list of primitives is a set lookup (free); cel-go's own tests plan without
+    optimize = True
+
+    def __init__(self, scope: dict[str, T] | None = None, container: str = "") -> None:
+        super().__init__(scope, container)
+        self._stash: dict[int, list[list]] = {}  # id(argument node) -> cells its value goes to
+        self._final: dict[int, int] = {}  # id(comprehension node) -> its once-per-loop cost
+
+    def _const(self, n: Node) -> bool:
+        """Whether cel-go's optimizing planner folds ``n`` to a constant."""
+        if not self.optimize:
+            return n.kind == "lit"
+        k = n.kind
+        if k == "lit":
+            return True
+        if k == "list":
+            return not n.optional_at and all(self._const(a) for a in n.args)
+        if k == "map":
+            return not n.optional_at and all(self._const(a) and self._const(b) for a, b in n.entries)
+        if k == "call" and n.target is None and n.name in _CONVERSIONS and len(n.args) == 1:
+            return self._const(n.args[0])
+        return False
+
+    def _free_call(self, n: Node) -> bool:
+        """``x in [constants]`` planned as a set lookup."""
+        if not (self.optimize and n.name == "@in" and len(n.args) == 2):
+            return False
+        rhs = n.args[1]
+        return (
+            rhs.kind == "list"
+            and self._const(rhs)
+            and all(a.kind == "lit" and a.type_name not in ("bytes", "null_type") for a in rhs.args)
+        )
+
+    def _fold_extras(self, n: Node, kind: str, bodies: list) -> list:
+        self._final[id(n)] = _FOLD_FINAL[kind]
+        extra = _FOLD_TRUE.get(kind)
+        if not extra:
+            return bodies
+        pt, pf = bodies[0]
+
+        def predicate(act: dict) -> Any:
+            v = pf(act)
+            if v is True:
+                _charge(act, extra)
+            return v
+
+        return [(pt, predicate), *bodies[1:]]
+
+    def compile(self, n: Node) -> tuple[T, Fn]:
+        if self._const(n):  # computed once: nothing charged, nor below it
+            t, fn = super().compile(n)
+            stash = self._stash.get(id(n))
+            if not stash:
+                return t, fn
+            sinks = list(stash)
+
+            def const(act: dict, fn: Fn = fn) -> Any:
+                r = fn(act)
+                for c in sinks:
+                    c[0] = r
+                return r
+
+            return t, const
+        call = None if self._free_call(n) else self._call_name(n)
+        cells: list[list] = []
+        parts: list[Node] = []
+        if call is not None:
+            parts = ([n.target] if n.target is not None and not self._namespaced(n) else []) + list(n.args)
+            for a in parts:
+                cell: list = [None]
+                self._stash.setdefault(id(a), []).append(cell)
+                cells.append(cell)
+        try:
+            t, fn = super().compile(n)
+        finally:
+            for a in parts:
+                self._stash[id(a)].pop()
+        stash = self._stash.get(id(n))
+        sinks = list(stash) if stash else []
+        own = self._own_cost(n)
+        if id(n) in self._final:
+            own += self._final.pop(id(n))
+        if call is not None:
+            name = call
+
+            def costed_call(act: dict, fn: Fn = fn) -> Any:
+                for c in cells:
+                    c[0] = None
+                try:
+                    r = fn(act)
+                except CELRuntimeError:  # cel-go charges a call whose result is an error too
+                    _charge(act, runtimecost.call_cost(name, [c[0] for c in cells], None))
+                    raise
+                _charge(act, runtimecost.call_cost(name, [c[0] for c in cells], r))
+                for c in sinks:
+                    c[0] = r
+                return r
+
+            return t, costed_call
+        if not own and not sinks:
+            return t, fn
+
+        def costed(act: dict, fn: Fn = fn) -> Any:
+            try:
+                r = fn(act)
+            except CELRuntimeError:
+                _charge(act, own)
+                raise
+            budget = act.get(COST_KEY)
+            if budget is not None:
+                budget[0] -= own
+                if budget[0] < 0:
+                    raise CELRuntimeError(_COST_EXCEEDED)
+            for c in sinks:
+                c[0] = r
+            return r
+
+        return t, costed
+
+    def _namespaced(self, n: Node) -> bool:
+        t = n.target
+        if t is None or t.kind != "ident":
+            return False
+        return (t.name in _NAMESPACES and t.name not in self.scope) or self.scope.get(t.name) == "format_lib"
+
+    def _call_name(self, n: Node) -> str | None:
+        """The function a call node charges as (None: not a charged call)."""
+        if n.kind != "call":
+            return None
+        name = n.name
+        if name in ("_&&_", "_||_", "has"):
+            return None
+        if n.target is not None:
+            if name in _MACROS and n.args and n.args[0].kind == "ident":
+                return None
+            if name == "bind" and n.target.kind == "ident" and n.target.name == "cel":
+                return None
+            if self._namespaced(n):
+                return f"{n.target.name}.{name}"
+        return name
+
+    def _own_cost(self, n: Node) -> int:
+        k = n.kind
+        if k == "ident":  # a type name, or ``format`` as the namespace of format.*(), costs nothing
+            return (
+                1 if (n.name in self.scope or n.name in self.locals) and self.scope.get(n.name) != "format_lib" else 0
+            )
+        if k in ("select", "index"):
+            if n.test_only:
+                return 0
+            # a qualifier; over something other than a variable, also the attribute itself
+            return 1 if n.target is None or n.target.kind in ("ident", "select", "index") else 2
+        if k == "list":
+            return 10
+        if k == "map":
+            return 30
+        if k == "message":
+            return 40
+        if k == "call" and n.name == "bind" and n.target is not None:
+            return 10  # cel.bind's empty iteration range
+        if k == "call" and n.name in ("optMap", "optFlatMap"):
+            return 2  # hasValue() and optional.of()/optional.none()
+        return 0
+
+
+_CONVERSIONS = frozenset(("int", "uint", "double", "bool", "string", "bytes", "duration", "timestamp", "dyn", "type"))
+_MACROS = frozenset(
+    ("all", "exists", "exists_one", "existsOne", "map", "filter", "transformList", "transformMap")
+    + ("transformMapEntry", "optMap", "optFlatMap", "sortBy")
+)
+
+
+class _TrackedSpecCompiler(_TrackedCompiler):
+    validators = False
+    optimize = False
 
 
 class _SpecCompiler(_Compiler):
@@ -1844,6 +2137,7 @@ def compile_with(
     checked: bool = True,
     container: str = "",
     kubernetes: bool = True,
+    tracked: bool = False,
 ) -> CompiledExpression:
     """Parse, type-check and compile an expression over the given (name, type) variables
     (``dyn`` for values whose type comes from an object, as CRD rules' ``self``).
@@ -1855,11 +2149,14 @@ def compile_with(
     try:
         ast = parse(expression)
         compiler = _UncheckedCompiler if not checked else (_Compiler if kubernetes else _SpecCompiler)
-        out_type, fn = compiler(dict(variables), container).compile(ast)
+        if tracked and checked:
+            compiler = _TrackedCompiler if kubernetes else _TrackedSpecCompiler
+        comp = compiler(dict(variables), container)
+        out_type, fn = comp.compile(ast)
     except (CELSyntaxError, _CheckError) as exc:
         raise CELError("compilation failed: " + _format_issue(expression, exc.message, exc.pos)) from None
     except _ProgramError as exc:
         raise CELError(f"program instantiation failed: {exc}") from None
     except RecursionError:
         raise CELError("compilation failed: expression nesting exceeds limit") from None
-    return CompiledExpression(expression, out_type, fn, estimate(ast))
+    return CompiledExpression(expression, out_type, fn, ast, comp.node_types)

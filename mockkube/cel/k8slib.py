@@ -212,11 +212,32 @@ FormatLibrary.__name__ = "format_lib"
 FORMAT = FormatLibrary()
 
 
+# library/format.go's MaxRegexSize per format: what a validate() call is charged by
+_MAX_REGEX_SIZE = {
+    "dns1123Label": 30,
+    "dns1123Subdomain": 60,
+    "dns1035Label": 30,
+    "qualifiedName": 60,
+    "dns1123LabelPrefix": 30,
+    "dns1123SubdomainPrefix": 60,
+    "dns1035LabelPrefix": 30,
+    "labelValue": 40,
+    "uri": 1103,
+    "byte": 84,
+    "date": 71,  # len(strfmt.DateTimePattern)
+    "datetime": 71,
+}
+
+
 class NamedFormat:
     __slots__ = ("name", "check")
 
     def __init__(self, name: str, check: Any) -> None:
         self.name, self.check = name, check
+
+    @property
+    def max_regex_size(self) -> int:
+        return _MAX_REGEX_SIZE.get(self.name, 128)
 
     def validate(self, value: str) -> optional_type:
         errs = self.check(value)
@@ -290,7 +311,7 @@ def _named(_lib: Any, name: str) -> optional_type:
 
 def _format_functions() -> dict:
     out: dict = {
-        "named": [("format_lib", ("string",), "optional_type", _named)],
+        "named": [("format_lib", ("string",), ("optional_type", "kubernetes.NamedFormat"), _named)],
         "validate": [("kubernetes.NamedFormat", ("string",), "optional_type", lambda f, v: f.validate(v))],
     }
     for name in (

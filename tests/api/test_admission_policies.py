@@ -237,3 +237,37 @@ async def test_policy_status_reports_type_checking_warnings(api):
             }
         ]
     }
+
+
+async def test_expressions_over_the_cost_limits(api):
+    """An expression over PerCallLimit fails with cel-go's error; a policy evaluation over
+    the runtime budget denies with upstream's message (failurePolicy Fail)."""
+    expr = "!object.data.s.contains(object.data.t)"  # a tenth of each string's length, multiplied
+    for name, count in (("costly-one", 1), ("costly-many", 13)):
+        pol = _policy(
+            name,
+            [{"expression": expr}] * count,
+            rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}],
+        )
+        pol["spec"]["matchConstraints"]["objectSelector"] = {"matchLabels": {"cost": name}}
+        assert (await api.post(VAP, pol))[0] == 201
+        assert (await api.post(VAPB, _binding(name, name)))[0] == 201
+
+    async def create(name: str, policy: str, n: int) -> tuple[int, dict]:
+        cm = {"metadata": {"name": name, "labels": {"cost": policy}}, "data": {"s": "a" * n, "t": "b" * n}}
+        st, body, _ = await api.post(CM, cm)
+        return st, body
+
+    assert (await create("c1", "costly-many", 10))[0] == 201
+    st, body = await create("c2", "costly-one", 11_000)  # 1,100 x 1,100: over 1,000,000
+    assert st == 422
+    assert body["message"].endswith(
+        f"ValidatingAdmissionPolicy 'costly-one' with binding 'costly-one' denied request: expression '{expr}' "
+        "resulted in error: operation cancelled: actual cost limit exceeded"
+    )
+    st, body = await create("c3", "costly-many", 9_000)  # 810,005 each: the 13th is over 10,000,000
+    assert st == 422
+    assert body["message"].endswith(
+        "ValidatingAdmissionPolicy 'costly-many' with binding 'costly-many' denied request: validation failed due "
+        "to running out of cost budget, no further validation rules will be run"
+    )

@@ -216,6 +216,41 @@ async def test_bad_crds_are_rejected(api):
     )
 
 
+async def test_crds_with_rules_over_the_cost_limits_are_rejected(api):
+    """An unbounded list under a rule that loops over it twice: over the per-rule and the
+    per-schema estimated cost limits, in upstream's words."""
+    bad = copy.deepcopy(CRD)
+    bad["metadata"]["name"] = "costlies.example.com"
+    bad["spec"]["names"] = {"plural": "costlies", "singular": "costly", "kind": "Costly", "listKind": "CostlyList"}
+    spec = bad["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["xs"] = {
+        "type": "array",
+        "items": {"type": "string"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, self.all(y, x != y || x == y))"}],
+    }
+    st, err, _ = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", bad)
+    assert st == 422
+    assert err["reason"] == "Invalid"
+    causes = [(c["field"], c["message"]) for c in err["details"]["causes"]]
+    rule = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[xs].x-kubernetes-validations[0].rule"
+    assert (
+        rule,
+        "Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or "
+        "adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+    ) in causes
+    assert (
+        rule,
+        "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+    ) in causes
+    assert any(
+        f == "spec.versions[0].schema.openAPIV3Schema" and "for entire OpenAPIv3 schema exceeds" in m for f, m in causes
+    )
+    spec["properties"]["xs"]["maxItems"] = 10
+    spec["properties"]["xs"]["items"]["maxLength"] = 10
+    st, _, _ = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", bad)
+    assert st == 201
+
+
 async def test_status_scale_and_table(api):
     await _create_crd(api)
     await api.post(BASE, widget(replicas=2))

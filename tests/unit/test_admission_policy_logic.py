@@ -198,3 +198,38 @@ def test_authorizer_library_allows_until_rbac_is_enforced(expr):
     from mockkube.apiserver.admission.validating import activation
 
     assert compile_program(expr).evaluate(activation(_attrs(), None, {})) is True
+
+
+def _costly_policy(n_validations: int, failure_policy: str = "Fail") -> dict:
+    return {
+        "metadata": {"name": "costly"},
+        "spec": {"failurePolicy": failure_policy, "validations": [{"expression": CONTAINS}] * n_validations},
+    }
+
+
+# cel-go charges contains() a tenth of each string's length, multiplied
+CONTAINS = "!object.s.contains(object.t)"
+
+
+def _strings(n: int) -> Attributes:
+    return _attrs(obj={"s": "a" * n, "t": "b" * n})
+
+
+def test_an_expression_over_the_per_call_cost_limit_fails():
+    """celconfig.PerCallLimit (1,000,000) per expression: 1,100 x 1,100 is over it."""
+    decisions, _ = evaluate(_costly_policy(1), _strings(11_000), None)
+    assert [d.message for d in decisions] == [
+        f"expression '{CONTAINS}' resulted in error: operation cancelled: actual cost limit exceeded"
+    ]
+    assert evaluate(_costly_policy(1), _strings(9_000), None) == ([], {})
+
+
+def test_a_policy_evaluation_over_the_runtime_cost_budget_stops():
+    """RuntimeCELCostBudget (10,000,000) per policy evaluation: 810,005 per expression here,
+    so the 13th runs out; under failurePolicy Ignore the request is admitted."""
+    assert evaluate(_costly_policy(12), _strings(9_000), None) == ([], {})
+    decisions, _ = evaluate(_costly_policy(13), _strings(9_000), None)
+    assert [(d.message, d.is_error) for d in decisions] == [
+        ("validation failed due to running out of cost budget, no further validation rules will be run", True)
+    ]
+    assert evaluate(_costly_policy(13, "Ignore"), _strings(9_000), None) == ([], {})

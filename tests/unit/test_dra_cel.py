@@ -158,3 +158,22 @@ def test_cost_estimate_small_for_plain_selectors_and_over_limit_for_deep_nesting
         'device.attributes[c].all(k, k.matches("^a.*b")))))'
     )
     assert deep.exceeds_cost_limit
+
+
+def test_cost_estimate_is_cel_gos_with_the_device_declaration():
+    """Upstream's DRA size estimator: a driver name of up to 63 characters, an attribute
+    value of up to 64, 32 domains of 32 attributes; the comparison costs a tenth of the
+    shorter side."""
+    plain = compile_expression(f'device.driver == "gpu.example.com" && {A}.model == "a100"')
+    assert plain.max_cost == 9
+    assert (
+        compile_expression('device.attributes.all(d, device.attributes[d].all(k, k.startsWith("a")))').max_cost == 5379
+    )
+
+
+def test_upstream_cel_cost_case_is_too_complex():
+    """pkg/apis/resource/validation's CEL-cost case: "too complex, exceeds cost limit"."""
+    ten = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+    expr = f"{ten}.all(x, {ten}.all(y, {ten}.all(z, {ten}.all(z2, {ten}.all(z3, {ten}.all(z4, {ten}.all(z5, "
+    expr += "int('1'.find('[0-9]*')) < 100)))))))"
+    assert compile_expression(expr).exceeds_cost_limit

@@ -24,6 +24,7 @@ from mockkube.apiserver.admission.policy import (
     activation,
     compile_program,
     match_conditions_pass,
+    run,
 )
 from mockkube.cel import CELError
 from mockkube.cel.engine import CelObject, type_name
@@ -195,7 +196,7 @@ def mutate(policy: dict, a: Attributes, params: Any, schema: "Node | None") -> d
         body = m.get("applyConfiguration" if kind == "ApplyConfiguration" else "jsonPatch") or {}
         expr = (body.get("expression") or "").strip()
         try:
-            value = compile_program(expr, TYPES).evaluate(act)
+            value = run(expr, act, TYPES)
         except CELError as exc:
             raise MutationError(f"expression '{expr}' resulted in error: {exc.message}") from None
         obj = apply_configuration(obj, value, schema) if kind == "ApplyConfiguration" else json_patch(obj, value)

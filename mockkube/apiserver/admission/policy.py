@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from mockkube.apiserver.admission.matching import EXEMPT, Attributes, resources_match
 from mockkube.cel import CELError, CompiledExpression, compile_with
 from mockkube.cel.authz import Authorizer
+from mockkube.cel.engine import COST_KEY
 from mockkube.cel.lib import CELRuntimeError
 from mockkube.machinery import selectors
 
@@ -17,12 +18,21 @@ if TYPE_CHECKING:
 
 VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables", "authorizer")
 DYN = tuple((v, "dyn") for v in VARIABLES)
+PER_CALL_LIMIT = 1_000_000  # celconfig.PerCallLimit: one expression's evaluation
+RUNTIME_COST_BUDGET = 10_000_000  # celconfig.RuntimeCELCostBudget: one policy evaluation
+MATCH_CONDITIONS_BUDGET = 2_500_000  # celconfig.RuntimeCELCostBudgetMatchConditions
+BUDGET_KEY = "@budget"
+OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+
+
+class OutOfBudget(CELError):
+    """The policy evaluation's runtime cost budget is spent: no further expression runs."""
 
 
 def compile_program(expression: str, extra: tuple[tuple[str, Any], ...] = ()) -> CompiledExpression:
     """An admission expression: every variable is dynamically typed (CELError if it does not
     compile); ``extra`` adds declarations (the mutating policies' ``Object``/``JSONPatch`` types)."""
-    return compile_with(expression, DYN + extra)
+    return compile_with(expression, DYN + extra, tracked=True)
 
 
 class _Variables(dict):
@@ -38,7 +48,7 @@ class _Variables(dict):
         if key not in self._defs:
             raise KeyError(key)
         try:
-            value = compile_program(self._defs[key], self._extra).evaluate(self._act)
+            value = run(self._defs[key], self._act, self._extra)
         except CELError as exc:
             raise CELRuntimeError(exc.message) from None
         self[key] = value
@@ -74,16 +84,44 @@ def activation(a: Attributes, params: Any, spec: dict, extra: tuple = ()) -> dic
         "authorizer": authorizer(a),
     }
     act["variables"] = _Variables(spec.get("variables") or [], act, extra)
+    act[BUDGET_KEY] = [RUNTIME_COST_BUDGET]
     return act
 
 
 def run(expr: str, act: dict, extra: tuple = ()) -> Any:
-    """Evaluate one expression (CELError on compile or runtime errors)."""
-    return compile_program(expr, extra).evaluate(act)
+    """Evaluate one expression (CELError on compile or runtime errors), charged as cel-go
+    charges it: over PerCallLimit it fails with "operation cancelled: actual cost limit
+    exceeded"; its cost then comes off the evaluation's budget, and OutOfBudget is raised
+    once that is spent (upstream checks the budget before the expression's own error)."""
+    prog = compile_program(expr, extra)
+    outer = act.get(COST_KEY)
+    call = [PER_CALL_LIMIT]
+    act[COST_KEY] = call
+    try:
+        return prog.evaluate(act)
+    finally:
+        act[COST_KEY] = outer
+        if outer is None:
+            del act[COST_KEY]
+        budget = act.get(BUDGET_KEY)
+        if budget is not None:
+            budget[0] -= PER_CALL_LIMIT - call[0]
+            if budget[0] < 0:
+                raise OutOfBudget(OUT_OF_BUDGET)
 
 
 def match_conditions_pass(conds: list[dict] | None, act: dict) -> tuple[bool, str]:
-    """(applies, error): every condition must be true; an error is reported, not raised."""
+    """(applies, error): every condition must be true; an error is reported, not raised.
+    Match conditions have a budget of their own (RuntimeCELCostBudgetMatchConditions)."""
+    saved = act.get(BUDGET_KEY)
+    act[BUDGET_KEY] = [MATCH_CONDITIONS_BUDGET]
+    try:
+        return _match_conditions(conds, act)
+    finally:
+        act[BUDGET_KEY] = saved
+
+
+def _match_conditions(conds: list[dict] | None, act: dict) -> tuple[bool, str]:
     for c in conds or []:
         expr = c.get("expression", "")
         try:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from mockkube.apiserver.admission.matching import Attributes
 from mockkube.apiserver.admission.policy import (  # noqa: F401  (VARIABLES and compile_program are re-exported)
     VARIABLES,
+    OutOfBudget,
     ParamsError,
     PolicySource,
     activation,
@@ -48,6 +49,8 @@ def _message(v: dict, act: dict) -> str:
             m = _run(v["messageExpression"], act)
             if isinstance(m, str) and m.strip() and "\n" not in m:
                 return m.strip()
+        except OutOfBudget:
+            raise
         except CELError as exc:
             log.info("messageExpression %r failed: %s", v["messageExpression"], exc.message)
     if v.get("message"):
@@ -67,12 +70,25 @@ def evaluate(policy: dict, a: Attributes, params: Any) -> tuple[list[Decision], 
     if not applies:
         return [], {}
     out: list[Decision] = []
+    try:
+        annotations = _validations(spec, act, fail, out)
+    except OutOfBudget as exc:  # no further expression runs; the policy's failurePolicy decides
+        return ([Decision(exc.message, is_error=True)] if fail else []), {}
+    annotations = {f"{policy['metadata']['name']}/{k}": v for k, v in annotations.items()}
+    return out, annotations
+
+
+def _validations(spec: dict, act: dict, fail: bool, out: list[Decision]) -> dict[str, str]:
+    """The validations' decisions into ``out``; the audit annotations (OutOfBudget once the
+    evaluation's cost budget is spent)."""
     for v in spec.get("validations") or []:
         expr = v.get("expression", "")
         try:
             result = _run(expr, act)
             if type(result) is not bool:
                 raise CELError(f"validation expression must evaluate to bool, not {type(result).__name__}")
+        except OutOfBudget:
+            raise
         except CELError as exc:
             if fail:
                 out.append(Decision(f"expression '{expr}' resulted in error: {exc.message}", is_error=True))
@@ -83,6 +99,8 @@ def evaluate(policy: dict, a: Attributes, params: Any) -> tuple[list[Decision], 
     for aa in spec.get("auditAnnotations") or []:
         try:
             value = _run(aa.get("valueExpression", ""), act)
+        except OutOfBudget:
+            raise
         except CELError as exc:
             if fail:
                 out.append(
@@ -92,8 +110,8 @@ def evaluate(policy: dict, a: Attributes, params: Any) -> tuple[list[Decision], 
                 )
             continue
         if isinstance(value, str):
-            annotations[f"{policy['metadata']['name']}/{aa.get('key')}"] = value
-    return out, annotations
+            annotations[str(aa.get("key"))] = value
+    return annotations
 
 
 class ValidatingPolicies:

@@ -92,7 +92,7 @@ class CRDStrategy(SpecStatusStrategy):
         return validate_crd(obj)
 
     def validate_update(self, new: dict, old: dict) -> list[fe.FieldError]:
-        errs = validate_crd(new)
+        errs = validate_crd(new, old)
         ospec, nspec = old.get("spec") or {}, new.get("spec") or {}
         if ospec.get("scope") != nspec.get("scope"):
             errs.append(fe.invalid("spec.scope", nspec.get("scope"), "field is immutable"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockkube.apiserver import crdcel
 from mockkube.cel import CELError
 from mockkube.machinery import fielderrors as fe
 from mockkube.machinery import goregexp, names
@@ -16,8 +17,15 @@ _SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
 _REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"]
 
 
-def validate_crd(crd: dict) -> list[fe.FieldError]:
+def validate_crd(crd: dict, old: dict | None = None) -> list[fe.FieldError]:
+    """A CRD's validation; on update, ``old``: a version whose schema is unchanged keeps
+    rules over the per-expression cost limit (upstream's suppressPerExpressionCost)."""
     spec = crd.get("spec") or {}
+    old_schemas = {
+        v.get("name"): v.get("schema")
+        for v in ((old or {}).get("spec") or {}).get("versions") or []
+        if isinstance(v, dict)
+    }
     meta = crd.get("metadata") or {}
     errs: list[fe.FieldError] = []
     group = spec.get("group", "")
@@ -69,7 +77,8 @@ def validate_crd(crd: dict) -> list[fe.FieldError]:
         if schema is None:
             errs.append(fe.required(str(sch_path), "schemas are required"))
         else:
-            errs += validate_structural(schema, sch_path)
+            unchanged = name in old_schemas and old_schemas[name] == v.get("schema")
+            errs += validate_structural(schema, sch_path, suppress_cost=unchanged)
         for j, col in enumerate(v.get("additionalPrinterColumns") or []):
             cp = vp.child("additionalPrinterColumns").index(j)
             if not col.get("name"):
@@ -165,8 +174,52 @@ def _validate_names(nm: dict, p: Path) -> list[fe.FieldError]:
     return errs
 
 
-def validate_structural(schema: Any, p: Path) -> list[fe.FieldError]:
-    """The structural schema rules and x-kubernetes-validations compilation."""
+class _CelCost:
+    """upstream's CELSchemaContext, as far as cost goes: how often a node's data may repeat
+    (MaxCardinality: the product of the maxItems/maxProperties above it, None when one is
+    unset) and the schema's running total (TotalCost)."""
+
+    def __init__(self, suppress: bool) -> None:
+        self.suppress = suppress
+        self.total = 0
+        self.most_expensive: list[tuple[int, str]] = []
+
+    def observe(self, path: str, cost: int) -> None:
+        self.total = min(self.total + cost, _MAX_UINT64)
+        if cost < crdcel.STATIC_CRD_COST_LIMIT // 100:  # under 1% of the limit: not named
+            return
+        self.most_expensive.append((cost, path))
+        self.most_expensive.sort(key=lambda c: -c[0])
+        del self.most_expensive[4:]
+
+
+_MAX_UINT64 = 2**64 - 1
+
+
+def _times(cost: int, cardinality: int) -> int:
+    """multiplyWithOverflowGuard."""
+    return 0 if cost == 0 else min(cost * cardinality, _MAX_UINT64)
+
+
+def _child_cardinality(node: dict, cardinality: int | None) -> int | None:
+    """childContext's MaxCardinality: the parent's times its extractMaxElements."""
+    if cardinality is None:
+        return None
+    typ = node.get("type")
+    if typ == "object":
+        if node.get("additionalProperties") is not None:
+            mp = node.get("maxProperties")
+            return None if mp is None else min(cardinality * max(int(mp), 0), _MAX_UINT64)
+        return cardinality
+    if typ == "array":
+        mi = node.get("maxItems")
+        return None if mi is None else min(cardinality * max(int(mi), 0), _MAX_UINT64)
+    return cardinality
+
+
+def validate_structural(schema: Any, p: Path, suppress_cost: bool = False) -> list[fe.FieldError]:
+    """The structural schema rules and x-kubernetes-validations compilation, with the rules'
+    estimated costs held to upstream's per-expression and per-schema limits."""
     errs: list[fe.FieldError] = []
     if not isinstance(schema, dict):
         return [fe.invalid(str(p), schema, "must be an object")]
@@ -195,7 +248,17 @@ def validate_structural(schema: Any, p: Path) -> list[fe.FieldError]:
                     "must not specify anything other than name and generateName, but metadata is implicitly specified",
                 )
             )
-    _walk(schema, p, errs, root=True)
+    cost = _CelCost(suppress_cost)
+    _walk(schema, p, errs, root=True, cardinality=1, cost=cost)
+    if cost.total > crdcel.STATIC_CRD_COST_LIMIT:
+        for _c, path in cost.most_expensive:
+            errs.append(
+                fe.forbidden(
+                    path, "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+                )
+            )
+        what = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
+        errs.append(fe.forbidden(str(p), crdcel.cost_error_message(what, cost.total, crdcel.STATIC_CRD_COST_LIMIT)))
     return errs
 
 
@@ -203,7 +266,13 @@ _UNSUPPORTED = ("$ref", "definitions", "dependencies", "patternProperties", "id"
 
 
 def _walk(
-    node: dict, p: Path, errs: list[fe.FieldError], root: bool = False, uncorrelatable: Path | None = None
+    node: dict,
+    p: Path,
+    errs: list[fe.FieldError],
+    root: bool = False,
+    uncorrelatable: Path | None = None,
+    cardinality: int | None = None,
+    cost: _CelCost | None = None,
 ) -> None:
     for key in _UNSUPPORTED:
         if key in node:
@@ -293,9 +362,7 @@ def _walk(
         )
     for i, rule in enumerate(node.get("x-kubernetes-validations") or []):
         rp = p.child("x-kubernetes-validations").index(i)
-        from mockkube.apiserver import crdcel
-
-        errs += _validate_rule(rule, rp, crdcel.root_node(node) if root else node, root)
+        errs += _validate_rule(rule, rp, crdcel.root_node(node) if root else node, root, cardinality, cost)
         if uncorrelatable is not None and isinstance(rule, dict) and _uses_old_self(rule.get("rule", "")):
             errs.append(
                 fe.invalid(
@@ -304,30 +371,30 @@ def _walk(
                     f"oldSelf cannot be used on the uncorrelatable portion of the schema within {uncorrelatable}",
                 )
             )
+    child = _child_cardinality(node, cardinality)
     for name, sub in (node.get("properties") or {}).items():
         if isinstance(sub, dict):
             if root and name == "metadata":
                 continue
-            _walk(sub, Path(f"{p}.properties[{name}]"), errs, uncorrelatable=uncorrelatable)
+            _walk(sub, Path(f"{p}.properties[{name}]"), errs, False, uncorrelatable, child, cost)
     if isinstance(node.get("additionalProperties"), dict):
-        _walk(node["additionalProperties"], p.child("additionalProperties"), errs, uncorrelatable=uncorrelatable)
+        _walk(node["additionalProperties"], p.child("additionalProperties"), errs, False, uncorrelatable, child, cost)
     if isinstance(node.get("items"), dict):
         # only listType=map items correlate between the old and the new object
         items_path = p.child("items")
         unc = uncorrelatable if uncorrelatable is not None or lt == "map" else items_path
-        _walk(node["items"], items_path, errs, uncorrelatable=unc)
+        _walk(node["items"], items_path, errs, False, unc, child, cost)
 
 
 def _uses_old_self(expr: str) -> bool:
-    from mockkube.apiserver import crdcel
-
     return crdcel.is_transition_rule(expr)
 
 
-def _validate_rule(rule: dict, p: Path, node: dict, root: bool) -> list[fe.FieldError]:
-    """A rule compiled as it will run: ``self`` typed by the schema ``node`` it sits on."""
-    from mockkube.apiserver import crdcel
-
+def _validate_rule(
+    rule: dict, p: Path, node: dict, root: bool, cardinality: int | None = None, cost: _CelCost | None = None
+) -> list[fe.FieldError]:
+    """A rule compiled as it will run: ``self`` typed by the schema ``node`` it sits on;
+    its estimated cost, times how often the node may repeat, held to the limits."""
     errs: list[fe.FieldError] = []
     expr = rule.get("rule", "")
     if not expr.strip():
@@ -335,16 +402,14 @@ def _validate_rule(rule: dict, p: Path, node: dict, root: bool) -> list[fe.Field
     old_optional = bool(rule.get("optionalOldSelf")) and crdcel.is_transition_rule(expr)
     try:
         prog = crdcel.compile_rule(expr, node, root, old_optional)
-        if prog.max_cost > crdcel.STATIC_COST_LIMIT:
-            errs.append(
-                fe.forbidden(
-                    str(p.child("rule")),
-                    f"estimated rule cost exceeds budget by factor of "
-                    f"{prog.max_cost / crdcel.STATIC_COST_LIMIT:.1f}x (try simplifying the rule, "
-                    f"or adding maxItems, maxProperties, and maxLength where arrays, maps, and "
-                    f"strings are declared)",
-                )
-            )
+        base = crdcel.rule_cost(prog, node, root)
+        card = cardinality if cardinality is not None else crdcel.max_cardinality(node, root)
+        expression_cost = _times(base, card)
+        if cost is not None:
+            if not cost.suppress and expression_cost > crdcel.STATIC_COST_LIMIT:
+                message = crdcel.cost_error_message("estimated rule cost", expression_cost, crdcel.STATIC_COST_LIMIT)
+                errs.append(fe.forbidden(str(p.child("rule")), message))
+            cost.observe(str(p.child("rule")), expression_cost)
     except CELError as exc:
         errs.append(fe.invalid(str(p.child("rule")), expr, str(exc)))
     if rule.get("message") is not None:
@@ -355,7 +420,15 @@ def _validate_rule(rule: dict, p: Path, node: dict, root: bool) -> list[fe.Field
             errs.append(fe.invalid(str(p.child("message")), m, "message must not contain line breaks"))
     if rule.get("messageExpression") is not None:
         try:
-            crdcel.compile_rule(rule["messageExpression"], node, root, old_optional)
+            mprog = crdcel.compile_rule(rule["messageExpression"], node, root, old_optional)
+            if cost is not None:
+                mcost = crdcel.rule_cost(mprog, node, root)
+                if not cost.suppress and mcost > crdcel.STATIC_COST_LIMIT:
+                    message = crdcel.cost_error_message(
+                        "estimated messageExpression cost", mcost, crdcel.STATIC_COST_LIMIT
+                    )
+                    errs.append(fe.forbidden(str(p.child("messageExpression")), message))
+                cost.observe(str(p.child("messageExpression")), mcost)
         except CELError as exc:
             errs.append(
                 fe.invalid(str(p.child("messageExpression")), rule["messageExpression"], f"messageExpression {exc}")
