@@ -276,9 +276,14 @@ def _matches_all(terms: list[AffinityTerm], pod: dict) -> bool:
 
 
 def affinity_after_pod_change(pod: dict, old, new) -> int:
-    """InterPodAffinity.isSchedulableAfterPodChange: an assigned pod added that matches
-    the pod's affinity, updated to match it or to stop matching its anti-affinity, or
-    deleted while matching its anti-affinity."""
+    """InterPodAffinity.isSchedulableAfterPodChange (v1.36): the pod's own change; an
+    assigned pod added that matches the pod's affinity, updated to match it or to stop
+    matching its anti-affinity, or deleted while matching its anti-affinity or while its
+    own anti-affinity kept this pod away."""
+    uid = (pod.get("metadata") or {}).get("uid")
+    other = new if new is not None else old
+    if uid and (other.get("metadata") or {}).get("uid") == uid:
+        return fw.QUEUE
     if (new is not None and not (new.get("spec") or {}).get("nodeName")) or (
         old is not None and not (old.get("spec") or {}).get("nodeName")
     ):
@@ -295,17 +300,33 @@ def affinity_after_pod_change(pod: dict, old, new) -> int:
         return fw.QUEUE_SKIP
     if new is not None:
         return fw.QUEUE if _matches_all(terms, new) else fw.QUEUE_SKIP
-    return fw.QUEUE if _matches_all(anti, old) else fw.QUEUE_SKIP
+    if _matches_all(anti, old):
+        return fw.QUEUE
+    deleted = PodInfo(old)
+    if any(t.matches(pod, None) for t in deleted.required_anti_affinity):
+        return fw.QUEUE  # the existing pod's anti-affinity (symmetry) no longer applies
+    return fw.QUEUE_SKIP
 
 
 def affinity_after_node_change(pod: dict, old, new) -> int:
-    """InterPodAffinity.isSchedulableAfterNodeChange: the node has a topologyKey of one of
-    the pod's required (anti-)affinity terms."""
+    """InterPodAffinity.isSchedulableAfterNodeChange (v1.36): a node added or relabelled
+    with a topologyKey of the pod's affinity (a new value counts); for anti-affinity, any
+    node added, or one whose topology value changed or went away."""
     info = PodInfo(pod)
     if info.parse_error:
         return fw.QUEUE
-    labels = (new.get("metadata") or {}).get("labels") or {}
-    for t in info.required_affinity + info.required_anti_affinity:
-        if t.topology_key in labels:
+    new_labels = (new.get("metadata") or {}).get("labels") or {}
+    old_labels = None if old is None else (old.get("metadata") or {}).get("labels") or {}
+    for t in info.required_affinity:
+        k = t.topology_key
+        if k in new_labels and (old_labels is None or old_labels.get(k) != new_labels[k]):
+            return fw.QUEUE
+    if old_labels is None:
+        if info.required_anti_affinity or not info.required_affinity:
+            return fw.QUEUE  # more room for a pod kept apart
+        return fw.QUEUE_SKIP
+    for t in info.required_anti_affinity:
+        k = t.topology_key
+        if k in old_labels and old_labels[k] != new_labels.get(k):
             return fw.QUEUE
     return fw.QUEUE_SKIP
