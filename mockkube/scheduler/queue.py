@@ -104,6 +104,8 @@ class SchedulingQueue:
 
     def set_hints(self, hints: HintMap) -> None:
         self.hints = hints
+        # per incoming (resource, action): the matching (plugin, hint) pairs and their plugins
+        self._matching: dict[tuple[str, int], tuple[list[tuple[str, fw.HintFn | None]], frozenset[str]]] = {}
         self.plugin_events: dict[str, list[fw.ClusterEvent]] = {}
         for ev, fns in hints.items():
             for plugin, _ in fns:
@@ -265,9 +267,18 @@ class SchedulingQueue:
         self.delete(key)
 
     # -- cluster events -------------------------------------------------------
+    def _hints_for(self, event: fw.ClusterEvent) -> tuple[list[tuple[str, fw.HintFn | None]], frozenset[str]]:
+        """The hints registered for events ``event`` matches, and their plugins (cached)."""
+        k = (event.resource, event.action)
+        found = self._matching.get(k)
+        if found is None:
+            fns = [f for r, pairs in self.hints.items() if fw.match_cluster_events(r, event) for f in pairs]
+            found = self._matching[k] = (fns, frozenset(p for p, _ in fns))
+        return found
+
     def interested(self, event: fw.ClusterEvent) -> bool:
         """isEventOfInterest: a wildcard, or an event some plugin registered."""
-        return event.wildcard or any(fw.match_cluster_events(r, event) for r in self.hints)
+        return event.wildcard or bool(self._hints_for(event)[0])
 
     def worth_requeuing(self, e: _Entry, event: fw.ClusterEvent, old: Any, new: Any) -> int:
         """isPodWorthRequeuing: the hints of the plugins that rejected the pod, for the
@@ -280,22 +291,22 @@ class SchedulingQueue:
                 if (new.get("metadata") or {}).get("uid") != (e.pod.get("metadata") or {}).get("uid"):
                     return QUEUE_SKIP
             return QUEUE_AFTER_BACKOFF
+        fns, plugins = self._hints_for(event)
+        if plugins.isdisjoint(rejectors):
+            return QUEUE_SKIP
         pod = e.pod or {}
-        for registered, fns in self.hints.items():
-            if not fw.match_cluster_events(registered, event):
+        for plugin, hint in fns:
+            if plugin not in rejectors:
                 continue
-            for plugin, hint in fns:
-                if plugin not in rejectors:
-                    continue
-                if hint is None:
-                    return QUEUE_AFTER_BACKOFF
-                try:
-                    verdict = hint(pod, old, new)
-                except Exception:  # as upstream: an error counts as Queue, never a stuck pod
-                    log.exception("queueing hint of %s for %s failed", plugin, event.label)
-                    verdict = fw.QUEUE
-                if verdict == fw.QUEUE:
-                    return QUEUE_AFTER_BACKOFF
+            if hint is None:
+                return QUEUE_AFTER_BACKOFF
+            try:
+                verdict = hint(pod, old, new)
+            except Exception:  # as upstream: an error counts as Queue, never a stuck pod
+                log.exception("queueing hint of %s for %s failed", plugin, event.label)
+                verdict = fw.QUEUE
+            if verdict == fw.QUEUE:
+                return QUEUE_AFTER_BACKOFF
         return QUEUE_SKIP
 
     def move_all(
@@ -310,14 +321,18 @@ class SchedulingQueue:
         is kept for the pods in flight. Returns how many moved."""
         if not self.unschedulable and not self.in_flight_events:
             return 0
-        if not self.interested(event):
-            return 0
+        wildcard = event.wildcard
+        plugins = self._hints_for(event)[1]
+        if not wildcard and not plugins:
+            return 0  # no plugin is interested in this event
         moved = 0
         for key in list(self.unschedulable):
             e = self.entries.get(key)
             if e is None:
                 self.unschedulable.discard(key)
                 continue
+            if not wildcard and e.rejected_by and plugins.isdisjoint(e.rejected_by):
+                continue  # none of the plugins that rejected it registered this event
             if pre_check is not None and not pre_check(e):
                 continue
             if e.gated and not any(fw.match_cluster_events(r, event) for r in self.plugin_events.get(e.gating, ())):
