@@ -53,7 +53,6 @@ class _Entry:
         "backoff_until",
         "gated",
         "gating",
-        "uses_dra",
         "unschedulable_since",
         "errored",
         "rejected_by",
@@ -68,7 +67,6 @@ class _Entry:
         self.backoff_until = 0.0
         self.gated = False
         self.gating = ""  # the PreEnqueue plugin that gated the pod
-        self.uses_dra = False
         self.unschedulable_since = 0.0
         self.errored = False
         self.rejected_by: frozenset[str] = frozenset()  # UnschedulablePlugins of the last attempt
@@ -118,9 +116,7 @@ class SchedulingQueue:
         return bool(self._in_active)
 
     # -- adding ---------------------------------------------------------------
-    def add(
-        self, key: str, priority: int = 0, uses_dra: bool = False, pod: dict | None = None, event: str = ""
-    ) -> None:
+    def add(self, key: str, priority: int = 0, pod: dict | None = None, event: str = "") -> None:
         """A new pending pod, or one whose change may let it pass PreEnqueue: straight to
         activeQ unless it is backing off."""
         e = self.entries.get(key)
@@ -129,7 +125,6 @@ class SchedulingQueue:
             e = self.entries[key] = _Entry(key)
             e.added = self.clock()
         e.priority = priority
-        e.uses_dra = uses_dra
         if pod is not None:
             e.pod = pod
         e.gated = False

@@ -25,7 +25,7 @@ from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import Cache, NodeInfo
 from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.plugins import bindingconditions as bc
-from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
+from mockkube.scheduler.plugins.dynamicresources import DynamicResources
 from mockkube.scheduler.plugins.gangscheduling import GangScheduling, PodGroupState, group_name
 from mockkube.scheduler.plugins.imagelocality import ImageLocality
 from mockkube.scheduler.plugins.interpodaffinity import InterPodAffinity
@@ -507,13 +507,19 @@ class Scheduler:
         prio = int((obj.get("spec") or {}).get("priority") or 0)
         entry = self.queue.entries.get(key)
         if typ == "ADDED" or prev is None or entry is None:
-            self.queue.add(key, prio, uses_dra(obj, self.dra), obj)
+            self.queue.add(key, prio, obj)
             return
+        was_nominated = (prev.get("status") or {}).get("nominatedNodeName")
+        if was_nominated and was_nominated != (obj.get("status") or {}).get("nominatedNodeName"):
+            # counted as assigned there for pods of lower or equal priority: as if deleted
+            self.queue.move_all(
+                fw.EVENT_ASSIGNED_POD_DELETE, prev, None, lambda e: e.pod is not None and priority(e.pod) <= prio
+            )
         if not _pod_update_matters(obj, prev):
             entry.pod = obj  # e.g. our own PodScheduled condition write: no event any plugin takes
             return
         if entry.gated:
-            self.queue.add(key, prio, uses_dra(obj, self.dra), obj)  # PreEnqueue runs again
+            self.queue.add(key, prio, obj)  # PreEnqueue runs again
             return
         self.queue.update(key, prio, prev, obj, fw.pod_scheduling_properties_change(obj, prev))
 

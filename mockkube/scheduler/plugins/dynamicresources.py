@@ -76,19 +76,6 @@ def reserved_for_pod(pod: dict, claim: dict) -> bool:
     )
 
 
-def uses_dra(pod: dict, dra: DRAManager | None = None) -> bool:
-    spec = pod.get("spec") or {}
-    if spec.get("resourceClaims"):
-        return True
-    if dra is not None:
-        mapping = dra.extended_mapping()
-        for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ()):
-            r = c.get("resources") or {}
-            if any(k in mapping for k in list((r.get("requests") or {})) + list((r.get("limits") or {}))):
-                return True
-    return False
-
-
 class _State:
     __slots__ = (
         "claims",
