@@ -214,7 +214,9 @@ class SchedulingQueue:
             return
         if pod is not None:
             e.pod = pod
-        e.errored = error
+        # no plugin to blame counts as an error (upstream's ConsecutiveErrorsCount): its
+        # backoff is not cut short when activeQ runs dry
+        e.errored = error or not rejected_by
         e.rejected_by = frozenset() if error else rejected_by
         e.attempts += 1
         e.backoff_until = self.clock() + min(self.max_backoff, self.initial_backoff * 2 ** (e.attempts - 1))

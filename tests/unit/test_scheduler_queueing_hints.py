@@ -744,3 +744,15 @@ def test_events_to_register_as_upstream():
         (fw.POD, fw.DELETE | fw.UPDATE_POD_SCALE_DOWN),
         (fw.NODE, fw.ADD | fw.UPDATE_NODE_ALLOCATABLE),
     ]
+
+
+def test_a_failure_no_plugin_owns_is_not_popped_early_from_backoff():
+    """Upstream keeps such pods (no UnschedulablePlugins: counted as errors) apart from the
+    backoffQ that SchedulerPopFromBackoffQ pops early, so an empty cluster does not spin."""
+    q, clock, _ = make_queue(queue_hint)
+    q.add("ns/p", pod=pod("p"))
+    q.pop_nowait()
+    q.requeue_failed("ns/p", rejected_by=frozenset())
+    assert where(q, "ns/p") == "backoff" and q.pop_nowait() is None
+    clock.now += INITIAL_BACKOFF
+    assert q.pop_nowait() == "ns/p"
