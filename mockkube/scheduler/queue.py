@@ -57,6 +57,7 @@ class _Entry:
         "errored",
         "rejected_by",
         "pod",
+        "last_event",
     )
 
     def __init__(self, key: str) -> None:
@@ -71,6 +72,7 @@ class _Entry:
         self.errored = False
         self.rejected_by: frozenset[str] = frozenset()  # UnschedulablePlugins of the last attempt
         self.pod: dict | None = None  # the pod as last seen, for the hints
+        self.last_event = ""  # the event that last brought it into activeQ or backoffQ
 
 
 class SchedulingQueue:
@@ -166,6 +168,7 @@ class SchedulingQueue:
         heapq.heappush(self._active, (-e.priority, e.added, next(self._seq), e.key))
         self._wake.set()
         if event:
+            e.last_event = event
             self.incoming("active", event)
 
     def _push_backoff(self, e: _Entry, event: str = "") -> None:
@@ -175,6 +178,7 @@ class SchedulingQueue:
         heapq.heappush(self._backoff, (e.backoff_until, next(self._seq), e.key))
         self._wake.set()
         if event:
+            e.last_event = event
             self.incoming("backoff", event)
 
     def delete(self, key: str) -> None:
@@ -198,7 +202,10 @@ class SchedulingQueue:
         e.rejected_by = frozenset((plugin,)) if plugin else frozenset()
         self._in_active.discard(key)
         self._in_backoff.discard(key)
-        self.unschedulable.add(key)
+        if key not in self.unschedulable:
+            self.unschedulable.add(key)
+            # upstream gates the pod as it enters activeQ, under that move's event
+            self.incoming("unschedulable", e.last_event or fw.EVENT_UNSCHEDULED_POD_ADD.label)
 
     def requeue_failed(
         self, key: str, error: bool = False, rejected_by: frozenset[str] = frozenset(), pod: dict | None = None

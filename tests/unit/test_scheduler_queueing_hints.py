@@ -756,3 +756,11 @@ def test_a_failure_no_plugin_owns_is_not_popped_early_from_backoff():
     assert where(q, "ns/p") == "backoff" and q.pop_nowait() is None
     clock.now += INITIAL_BACKOFF
     assert q.pop_nowait() == "ns/p"
+
+
+def test_a_gated_pod_is_counted_as_unschedulable_under_the_event_that_brought_it():
+    q, _, incoming = make_queue(queue_hint)
+    q.add("ns/g", pod=pod("g"))
+    q.pop_nowait()
+    q.gate("ns/g", "SchedulingGates")
+    assert incoming == [("active", "UnschedulablePodAdd"), ("unschedulable", "UnschedulablePodAdd")]
