@@ -186,6 +186,7 @@ RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"
 RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"
 DEVICE_CLASS = "resource.k8s.io/DeviceClass"
 DEVICE_TAINT_RULE = "resource.k8s.io/DeviceTaintRule"
+POD_GROUP = "scheduling.k8s.io/PodGroup"
 WILDCARD = "*"
 
 QUEUE_SKIP = 0

@@ -349,20 +349,6 @@ class SchedulingQueue:
             seen.append((event, old, new))
         return moved
 
-    def activate(self, keys: set[str] | list[str]) -> int:
-        """Activate: the given unschedulable (or gated) pods go to activeQ now (ForceActivate)."""
-        moved = 0
-        for key in keys:
-            e = self.entries.get(key)
-            if e is None or key not in self.unschedulable:
-                continue
-            self.unschedulable.discard(key)
-            e.gated = False
-            e.gating = ""
-            self._push_active(e, fw.EVENT_FORCE_ACTIVATE.label)
-            moved += 1
-        return moved
-
     def flush_stale(self) -> None:
         """flushUnschedulablePodsLeftover: pods unschedulable for five minutes go back."""
         limit = self.clock() - UNSCHEDULABLE_TIMEOUT

@@ -407,7 +407,6 @@ class Scheduler:
                 self.group_states.pop(g, None)
                 self.group_keys.pop(g, None)
             return
-        added = uid not in st.all
         st.all.add(uid)
         if (obj.get("spec") or {}).get("nodeName"):
             st.scheduled.add(uid)
@@ -417,16 +416,12 @@ class Scheduler:
             keys.add(key)
             if key not in self._binding_now and key not in self._waiting_uid:
                 st.assumed.discard(uid)  # its binding failed: no longer counted
-        if added:
-            self.queue.activate(keys)  # GangScheduling: a new member may complete the gang
 
     def _on_pod_group(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ == "DELETED":
             return
-        m = obj.get("metadata") or {}
-        keys = self.group_keys.get((m.get("namespace", ""), m.get("name", ""))) or set()
-        if keys:
-            self.queue.activate(keys)
+        action = fw.ADD if typ == "ADDED" or prev is None else fw.UPDATE
+        self.queue.move_all(fw.ClusterEvent(fw.POD_GROUP, action), prev, obj)
 
     def binding_now_keys(self) -> set[str]:
         """Pods in a binding cycle (or parked in PreBind): not to be scheduled again."""
@@ -508,6 +503,8 @@ class Scheduler:
         entry = self.queue.entries.get(key)
         if typ == "ADDED" or prev is None or entry is None:
             self.queue.add(key, prio, obj)
+            # GangScheduling: a new member may complete a gang waiting in PreEnqueue
+            self.queue.move_all(fw.EVENT_UNSCHEDULED_POD_ADD, None, obj)
             return
         was_nominated = (prev.get("status") or {}).get("nominatedNodeName")
         if was_nominated and was_nominated != (obj.get("status") or {}).get("nominatedNodeName"):

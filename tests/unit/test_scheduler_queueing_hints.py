@@ -304,13 +304,15 @@ def test_an_unscheduled_pods_own_update_is_judged_by_the_hints():
     assert where(q, "default/p") == "backoff"
 
 
-def test_activate_moves_gated_pods_now():
-    q, _, incoming = make_queue(skip_hint)
-    q.add("ns/g", pod=pod("g"))
-    q.pop_nowait()
-    q.gate("ns/g", "GangScheduling")
-    assert q.activate({"ns/g"}) == 1 and where(q, "ns/g") == "active"
-    assert incoming[-1] == ("active", "ForceActivate")
+def test_gang_hints():
+    from mockkube.scheduler.plugins import gangscheduling as gang
+
+    member = pod("a", schedulingGroup={"podGroupName": "pg"})
+    assert gang.gang_after_pod_added(member, None, pod("b", schedulingGroup={"podGroupName": "pg"})) == Q
+    assert gang.gang_after_pod_added(member, None, pod("c", schedulingGroup={"podGroupName": "other"})) == SKIP
+    assert gang.gang_after_pod_added(member, None, pod("d", ns="x", schedulingGroup={"podGroupName": "pg"})) == SKIP
+    assert gang.gang_after_pod_group_change(member, None, {"metadata": {"name": "pg", "namespace": "default"}}) == Q
+    assert gang.gang_after_pod_group_change(member, None, {"metadata": {"name": "x", "namespace": "default"}}) == SKIP
 
 
 def test_pop_counts_incoming_pods_as_upstream():
