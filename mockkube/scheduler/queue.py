@@ -1,10 +1,14 @@
 """The scheduling queue: activeQ (priority, then arrival), backoffQ and unschedulable pods.
 
-As upstream: a pod that failed waits in "unschedulable" until a cluster event that could
-make it schedulable moves it to backoff (if its backoff has not expired) or active; a
-pod rejected by PreEnqueue is "gated" there too and retried on any event. When activeQ
-is empty a backing-off pod is popped early (SchedulerPopFromBackoffQ). Pods stuck
-longer than five minutes are flushed back. Keys are "namespace/name".
+As upstream (SchedulerQueueingHints): a pod that failed records the plugins that rejected
+it and waits in "unschedulable" until a cluster event comes that one of those plugins
+registered (EventsToRegister) and whose queueing hint answers Queue for this pod; it then
+moves to backoffQ (its backoff has not expired) or activeQ. Events that arrive while a pod
+is being scheduled are kept and replayed against it if it comes back unschedulable. A pod
+rejected by PreEnqueue is "gated" there and moves only on its gating plugin's events (or
+when it changes). When activeQ is empty a backing-off pod is popped early
+(SchedulerPopFromBackoffQ). Pods stuck longer than five minutes are flushed back
+(UnschedulableTimeout). Keys are "namespace/name".
 """
 
 from __future__ import annotations
@@ -12,11 +16,32 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from typing import Callable
+import logging
+from typing import Any, Callable
+
+from mockkube.scheduler import framework as fw
+
+log = logging.getLogger("mockkube.scheduler")
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
 UNSCHEDULABLE_TIMEOUT = 300.0
+
+# queueingStrategy
+QUEUE_SKIP = 0
+QUEUE_AFTER_BACKOFF = 1
+
+# HintMap: for each registered event, the (plugin, hint) pairs that registered it
+HintMap = dict[fw.ClusterEvent, list[tuple[str, "fw.HintFn | None"]]]
+
+
+def build_hint_map(plugins: list[fw.Plugin]) -> HintMap:
+    """The profile's QueueingHintMap from its plugins' EventsToRegister."""
+    out: HintMap = {}
+    for p in plugins:
+        for ev in p.events_to_register():
+            out.setdefault(ev.event, []).append((p.name, ev.hint))
+    return out
 
 
 class _Entry:
@@ -27,10 +52,12 @@ class _Entry:
         "attempts",
         "backoff_until",
         "gated",
-        "uses_dra",
+        "gating",
         "unschedulable_since",
         "errored",
         "rejected_by",
+        "pod",
+        "last_event",
     )
 
     def __init__(self, key: str) -> None:
@@ -40,15 +67,22 @@ class _Entry:
         self.attempts = 0
         self.backoff_until = 0.0
         self.gated = False
-        self.uses_dra = False
+        self.gating = ""  # the PreEnqueue plugin that gated the pod
         self.unschedulable_since = 0.0
         self.errored = False
-        self.rejected_by: frozenset[str] = frozenset()  # plugins that rejected the last attempt
+        self.rejected_by: frozenset[str] = frozenset()  # UnschedulablePlugins of the last attempt
+        self.pod: dict | None = None  # the pod as last seen, for the hints
+        self.last_event = ""  # the event that last brought it into activeQ or backoffQ
 
 
 class SchedulingQueue:
     def __init__(
-        self, clock: Callable[[], float], initial_backoff: float = INITIAL_BACKOFF, max_backoff: float = MAX_BACKOFF
+        self,
+        clock: Callable[[], float],
+        initial_backoff: float = INITIAL_BACKOFF,
+        max_backoff: float = MAX_BACKOFF,
+        hints: HintMap | None = None,
+        incoming: Callable[[str, str], None] | None = None,
     ) -> None:
         self.clock = clock
         self.initial_backoff = initial_backoff
@@ -60,8 +94,22 @@ class SchedulingQueue:
         self._in_backoff: set[str] = set()
         self.unschedulable: set[str] = set()
         self.in_flight: str | None = None
+        # events seen while each popped pod was being scheduled (upstream's inFlightEvents)
+        self.in_flight_events: dict[str, list[tuple[fw.ClusterEvent, Any, Any]]] = {}
         self._seq = itertools.count()
         self._wake = asyncio.Event()
+        self.set_hints(hints or {})
+        # scheduler_queue_incoming_pods_total{queue, event}
+        self.incoming = incoming or (lambda queue, event: None)
+
+    def set_hints(self, hints: HintMap) -> None:
+        self.hints = hints
+        # per incoming (resource, action): the matching (plugin, hint) pairs and their plugins
+        self._matching: dict[tuple[str, int], tuple[list[tuple[str, fw.HintFn | None]], frozenset[str]]] = {}
+        self.plugin_events: dict[str, list[fw.ClusterEvent]] = {}
+        for ev, fns in hints.items():
+            for plugin, _ in fns:
+                self.plugin_events.setdefault(plugin, []).append(ev)
 
     def __len__(self) -> int:
         return len(self._in_active) + len(self._in_backoff) + len(self.unschedulable)
@@ -70,80 +118,148 @@ class SchedulingQueue:
         return bool(self._in_active)
 
     # -- adding ---------------------------------------------------------------
-    def add(self, key: str, priority: int = 0, uses_dra: bool = False) -> None:
-        """A new or changed pending pod: straight to activeQ unless it is backing off."""
+    def add(self, key: str, priority: int = 0, pod: dict | None = None, event: str = "") -> None:
+        """A new pending pod, or one whose change may let it pass PreEnqueue: straight to
+        activeQ unless it is backing off."""
         e = self.entries.get(key)
+        new = e is None
         if e is None:
             e = self.entries[key] = _Entry(key)
             e.added = self.clock()
         e.priority = priority
-        e.uses_dra = uses_dra
+        if pod is not None:
+            e.pod = pod
         e.gated = False
-        if key == self.in_flight or key in self._in_active:
+        e.gating = ""
+        if key == self.in_flight or key in self._in_active or key in self.in_flight_events:
             return
         self.unschedulable.discard(key)
+        label = event or (fw.EVENT_UNSCHEDULED_POD_ADD if new else fw.EVENT_UNSCHEDULED_POD_UPDATE).label
         if e.backoff_until > self.clock():
-            self._push_backoff(e)
+            self._push_backoff(e, label)
         else:
-            self._push_active(e)
+            self._push_active(e, label)
 
-    def _push_active(self, e: _Entry) -> None:
+    def update(self, key: str, priority: int, old: dict, new: dict, events: list[fw.ClusterEvent]) -> None:
+        """PriorityQueue.Update for a pod already queued: in flight, the events are kept for
+        when it comes back; waiting in unschedulable, its own change is judged by the hints."""
+        e = self.entries.get(key)
+        if e is None:
+            return
+        e.priority = priority
+        e.pod = new
+        if key in self.in_flight_events:
+            for ev in events:
+                self.in_flight_events[key].append((ev, old, new))
+            return
+        if key not in self.unschedulable:
+            return  # in activeQ or backoffQ: it will be tried with its new spec anyway
+        for ev in events:
+            strategy = self.worth_requeuing(e, ev, old, new)
+            if strategy != QUEUE_SKIP:
+                self._requeue(e, strategy, ev.label)
+                return
+
+    def _push_active(self, e: _Entry, event: str = "") -> None:
         if e.key in self._in_active:
             return
         self._in_backoff.discard(e.key)
         self._in_active.add(e.key)
         heapq.heappush(self._active, (-e.priority, e.added, next(self._seq), e.key))
         self._wake.set()
+        if event:
+            e.last_event = event
+            self.incoming("active", event)
 
-    def _push_backoff(self, e: _Entry) -> None:
+    def _push_backoff(self, e: _Entry, event: str = "") -> None:
         if e.key in self._in_backoff or e.key in self._in_active:
             return
         self._in_backoff.add(e.key)
         heapq.heappush(self._backoff, (e.backoff_until, next(self._seq), e.key))
         self._wake.set()
+        if event:
+            e.last_event = event
+            self.incoming("backoff", event)
 
     def delete(self, key: str) -> None:
         self.entries.pop(key, None)
         self._in_active.discard(key)
         self._in_backoff.discard(key)
         self.unschedulable.discard(key)
+        self.in_flight_events.pop(key, None)
 
     # -- failures -------------------------------------------------------------
-    def gate(self, key: str) -> None:
-        """PreEnqueue rejected the pod: park it until an event."""
+    def gate(self, key: str, plugin: str = "") -> None:
+        """PreEnqueue (``plugin``) rejected the pod: park it until one of its events."""
         if self.in_flight == key:
             self.in_flight = None
+        self.in_flight_events.pop(key, None)
         e = self.entries.get(key)
         if e is None:
             return
         e.gated = True
+        e.gating = plugin
+        e.rejected_by = frozenset((plugin,)) if plugin else frozenset()
         self._in_active.discard(key)
         self._in_backoff.discard(key)
-        self.unschedulable.add(key)
+        if key not in self.unschedulable:
+            self.unschedulable.add(key)
+            # upstream gates the pod as it enters activeQ, under that move's event
+            self.incoming("unschedulable", e.last_event or fw.EVENT_UNSCHEDULED_POD_ADD.label)
 
-    def requeue_failed(self, key: str, error: bool = False, rejected_by: frozenset[str] = frozenset()) -> None:
-        """After a failed attempt: errors go to backoff, unschedulable pods wait for events
-        (``rejected_by``: the plugins that rejected it, for events only some plugins care about)."""
+    def requeue_failed(
+        self, key: str, error: bool = False, rejected_by: frozenset[str] = frozenset(), pod: dict | None = None
+    ) -> None:
+        """AddUnschedulableIfNotPresent after a failed attempt: errors, and failures no
+        plugin owns, go to backoff; a pod the plugins rejected waits in unschedulable
+        unless an event seen while it was in flight is worth a retry."""
         if self.in_flight == key:
             self.in_flight = None
+        seen = self.in_flight_events.pop(key, [])
         e = self.entries.get(key)
         if e is None:
             return
-        e.errored = error
-        e.rejected_by = rejected_by
+        if pod is not None:
+            e.pod = pod
+        # no plugin to blame counts as an error (upstream's ConsecutiveErrorsCount): its
+        # backoff is not cut short when activeQ runs dry
+        e.errored = error or not rejected_by
+        e.rejected_by = frozenset() if error else rejected_by
         e.attempts += 1
         e.backoff_until = self.clock() + min(self.max_backoff, self.initial_backoff * 2 ** (e.attempts - 1))
-        if error:
-            self._push_backoff(e)
-        else:
-            e.unschedulable_since = self.clock()
-            self.unschedulable.add(key)
+        e.unschedulable_since = self.clock()
+        strategy = QUEUE_AFTER_BACKOFF if error or not e.rejected_by else QUEUE_SKIP
+        if strategy == QUEUE_SKIP:
+            for ev, old, new in seen:
+                if self.worth_requeuing(e, ev, old, new) != QUEUE_SKIP:
+                    strategy = QUEUE_AFTER_BACKOFF
+                    break
+        self._requeue(e, strategy, fw.SCHEDULE_ATTEMPT_FAILURE)
+
+    def _requeue(self, e: _Entry, strategy: int, event: str) -> str:
+        """requeuePodWithQueueingStrategy: the queue the pod went to."""
+        if strategy == QUEUE_SKIP:
+            if e.key not in self.unschedulable:
+                self.unschedulable.add(e.key)
+                self.incoming("unschedulable", event)
+            return "unschedulable"
+        self.unschedulable.discard(e.key)
+        e.gated = False
+        e.gating = ""
+        if e.backoff_until > self.clock():
+            self._push_backoff(e, event)
+            return "backoff"
+        self._push_active(e, event)
+        return "active"
 
     def release(self, key: str) -> None:
         """The pod left the scheduling cycle for a long binding cycle (KEP-5007 PreBind
-        wait): no longer in flight, not queued either; ``done`` or ``requeue_failed`` follow."""
+        wait) or a pod group's cycle took it: no longer the pod being scheduled, not
+        queued either (still in flight for events); ``done`` or ``requeue_failed`` follow."""
         if self.in_flight == key:
             self.in_flight = None
+        if key in self.entries:
+            self.in_flight_events.setdefault(key, [])
         self._in_active.discard(key)
         self._in_backoff.discard(key)
         self.unschedulable.discard(key)
@@ -155,29 +271,92 @@ class SchedulingQueue:
         self.delete(key)
 
     # -- cluster events -------------------------------------------------------
-    def move_all(self, pred: Callable[[_Entry], bool] | None = None) -> int:
-        """Move unschedulable pods matching ``pred`` to backoff or active; returns how many."""
-        now = self.clock()
+    def _hints_for(self, event: fw.ClusterEvent) -> tuple[list[tuple[str, fw.HintFn | None]], frozenset[str]]:
+        """The hints registered for events ``event`` matches, and their plugins (cached)."""
+        k = (event.resource, event.action)
+        found = self._matching.get(k)
+        if found is None:
+            fns = [f for r, pairs in self.hints.items() if fw.match_cluster_events(r, event) for f in pairs]
+            found = self._matching[k] = (fns, frozenset(p for p, _ in fns))
+        return found
+
+    def interested(self, event: fw.ClusterEvent) -> bool:
+        """isEventOfInterest: a wildcard, or an event some plugin registered."""
+        return event.wildcard or bool(self._hints_for(event)[0])
+
+    def worth_requeuing(self, e: _Entry, event: fw.ClusterEvent, old: Any, new: Any) -> int:
+        """isPodWorthRequeuing: the hints of the plugins that rejected the pod, for the
+        events they registered that match; any Queue (or a hint that fails) requeues."""
+        rejectors = e.rejected_by
+        if not rejectors:
+            return QUEUE_AFTER_BACKOFF
+        if event.wildcard:
+            if isinstance(new, dict) and e.pod is not None:
+                if (new.get("metadata") or {}).get("uid") != (e.pod.get("metadata") or {}).get("uid"):
+                    return QUEUE_SKIP
+            return QUEUE_AFTER_BACKOFF
+        fns, plugins = self._hints_for(event)
+        if plugins.isdisjoint(rejectors):
+            return QUEUE_SKIP
+        pod = e.pod or {}
+        for plugin, hint in fns:
+            if plugin not in rejectors:
+                continue
+            if hint is None:
+                return QUEUE_AFTER_BACKOFF
+            try:
+                verdict = hint(pod, old, new)
+            except Exception:  # as upstream: an error counts as Queue, never a stuck pod
+                log.exception("queueing hint of %s for %s failed", plugin, event.label)
+                verdict = fw.QUEUE
+            if verdict == fw.QUEUE:
+                return QUEUE_AFTER_BACKOFF
+        return QUEUE_SKIP
+
+    def move_all(
+        self,
+        event: fw.ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        pre_check: Callable[[_Entry], bool] | None = None,
+    ) -> int:
+        """MoveAllToActiveOrBackoffQueue: each unschedulable pod (passing ``pre_check``)
+        whose rejecting plugins' hints answer Queue moves to backoff or active; the event
+        is kept for the pods in flight. Returns how many moved."""
+        if not self.unschedulable and not self.in_flight_events:
+            return 0
+        wildcard = event.wildcard
+        plugins = self._hints_for(event)[1]
+        if not wildcard and not plugins:
+            return 0  # no plugin is interested in this event
         moved = 0
         for key in list(self.unschedulable):
             e = self.entries.get(key)
             if e is None:
                 self.unschedulable.discard(key)
                 continue
-            if pred is not None and not pred(e):
+            if not wildcard and e.rejected_by and plugins.isdisjoint(e.rejected_by):
+                continue  # none of the plugins that rejected it registered this event
+            if pre_check is not None and not pre_check(e):
                 continue
-            self.unschedulable.discard(key)
-            e.gated = False
-            if e.backoff_until > now:
-                self._push_backoff(e)
-            else:
-                self._push_active(e)
+            if e.gated and not any(fw.match_cluster_events(r, event) for r in self.plugin_events.get(e.gating, ())):
+                continue  # the gating plugin does not care about this event
+            if self.worth_requeuing(e, event, old, new) == QUEUE_SKIP:
+                continue
+            self._requeue(e, QUEUE_AFTER_BACKOFF, event.label)
             moved += 1
+        for seen in self.in_flight_events.values():
+            seen.append((event, old, new))
         return moved
 
     def flush_stale(self) -> None:
+        """flushUnschedulablePodsLeftover: pods unschedulable for five minutes go back."""
         limit = self.clock() - UNSCHEDULABLE_TIMEOUT
-        self.move_all(lambda e: not e.gated and e.unschedulable_since < limit)
+        stale = {
+            k for k in self.unschedulable if (e := self.entries.get(k)) is not None and e.unschedulable_since < limit
+        }
+        if stale:
+            self.move_all(fw.EVENT_UNSCHEDULABLE_TIMEOUT, pre_check=lambda e: e.key in stale)
 
     # -- popping --------------------------------------------------------------
     def _flush_backoff(self) -> None:
@@ -188,7 +367,7 @@ class SchedulingQueue:
                 e = self.entries.get(key)
                 self._in_backoff.discard(key)
                 if e is not None:
-                    self._push_active(e)
+                    self._push_active(e, fw.BACKOFF_COMPLETE)
 
     def pop_nowait(self) -> str | None:
         self._flush_backoff()
@@ -197,6 +376,7 @@ class SchedulingQueue:
             if key in self._in_active:
                 self._in_active.discard(key)
                 self.in_flight = key
+                self.in_flight_events[key] = []
                 return key
         # activeQ empty: take a pod backing off after "unschedulable" early (not after errors)
         for i, (_, _, key) in enumerate(sorted(self._backoff)):
@@ -206,6 +386,8 @@ class SchedulingQueue:
                 self._backoff = [x for x in self._backoff if x[2] != key]
                 heapq.heapify(self._backoff)
                 self.in_flight = key
+                self.in_flight_events[key] = []
+                self.incoming("active", fw.POP_FROM_BACKOFF_Q)
                 return key
         return None
 

@@ -20,13 +20,12 @@ from mockkube.client.client import Client
 from mockkube.client.informer import Informer, NoInformer
 from mockkube.client.recorder import SeriesRecorder
 from mockkube.config.profile import CONTROL_PLANE_NODE
-from mockkube.dra.extended import is_extended_resource_claim
 from mockkube.machinery import errors, meta
 from mockkube.scheduler import framework as fw
 from mockkube.scheduler.cache import Cache, NodeInfo
 from mockkube.scheduler.dra_manager import DRAManager
 from mockkube.scheduler.plugins import bindingconditions as bc
-from mockkube.scheduler.plugins.dynamicresources import DynamicResources, uses_dra
+from mockkube.scheduler.plugins.dynamicresources import DynamicResources
 from mockkube.scheduler.plugins.gangscheduling import GangScheduling, PodGroupState, group_name
 from mockkube.scheduler.plugins.imagelocality import ImageLocality
 from mockkube.scheduler.plugins.interpodaffinity import InterPodAffinity
@@ -36,15 +35,13 @@ from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnsched
 from mockkube.scheduler.plugins.podtopologyspread import PodTopologySpread
 from mockkube.scheduler.plugins.volumebinding import VolumeBinding
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
-from mockkube.scheduler.queue import SchedulingQueue
+from mockkube.scheduler.queue import SchedulingQueue, build_hint_map
 
 log = logging.getLogger("mockkube.scheduler")
 
 SCHEDULER_NAME = "default-scheduler"
 MIN_FEASIBLE_NODES = 100
 MIN_FEASIBLE_PERCENTAGE = 5
-# plugins that count assigned pods: a pod they rejected is retried when one is added or relabelled
-POD_COUNTING_PLUGINS = frozenset(("InterPodAffinity", "PodTopologySpread"))
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 
@@ -160,6 +157,20 @@ class Scheduler:
                 ["profile", "result"],
             )
             PendingPods.register(registry, self.queue)
+            incoming = registry.counter(
+                "scheduler_queue_incoming_pods_total",
+                "Number of pods added to scheduling queues by event and queue type.",
+                ["queue", "event"],
+            )
+            children: dict[tuple[str, str], Any] = {}
+
+            def count_incoming(queue: str, event: str) -> None:
+                c = children.get((queue, event))
+                if c is None:
+                    c = children[(queue, event)] = incoming.labels(queue, event)
+                c.inc()
+
+            self.queue.incoming = count_incoming
         self.bc_metrics = bc.Metrics(registry) if registry is not None else None
         self._sli = self._allocations = None
         if registry is not None:
@@ -215,6 +226,7 @@ class Scheduler:
             ImageLocality(self.cache),
         ]
         self.scored = [p for p in self.plugins if p.weight]
+        self.queue.set_hints(build_hint_map(self.plugins))  # the profile's QueueingHintMap
         self.preemptor = Preemptor(self)
         self.nominated: dict[str, dict] = {}  # uid -> pending pod with status.nominatedNodeName
         store = server.store
@@ -250,8 +262,14 @@ class Scheduler:
         self.informers["resourceslices"].add_handler(self._on_slice)
         self.informers["deviceclasses"].add_handler(self._on_class)
         self.informers["devicetaintrules"].add_handler(self._on_taint_rule)
-        for name in ("persistentvolumeclaims", "persistentvolumes", "storageclasses"):
-            self.informers[name].add_handler(self._on_volume_object)
+        for name, resource in (
+            ("persistentvolumeclaims", fw.PERSISTENT_VOLUME_CLAIM),
+            ("persistentvolumes", fw.PERSISTENT_VOLUME),
+            ("storageclasses", fw.STORAGE_CLASS),
+        ):
+            self.informers[name].add_handler(
+                lambda typ, obj, prev, resource=resource: self._on_volume_object(resource, typ, obj, prev)
+            )
         self._task: asyncio.Task | None = None
         self._waiting_uid: dict[str, str] = {}
         self._abandon: dict[str, Any] = {}
@@ -333,13 +351,21 @@ class Scheduler:
             self._task = None
 
     # -- event handlers -----------------------------------------------------------------
+    def _waiting(self) -> bool:
+        """Pods an event could concern: unschedulable, or in flight (events are kept for them)."""
+        return bool(self.queue.unschedulable or self.queue.in_flight_events)
+
     def _on_node(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ == "DELETED":
+            self.queue.move_all(fw.ClusterEvent(fw.NODE, fw.DELETE), obj, None)
             self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
             return
         self.cache.set_node(obj)
-        if typ == "ADDED" or _node_changed(obj, prev):
-            self.queue.move_all()
+        if typ == "ADDED" or prev is None:
+            self.queue.move_all(fw.ClusterEvent(fw.NODE, fw.ADD), None, obj)
+        elif self._waiting():
+            for ev in fw.node_scheduling_properties_change(obj, prev):
+                self.queue.move_all(ev, prev, obj)
 
     # -- pod groups (GenericWorkload) ----------------------------------------------------
     def get_pod_group(self, namespace: str, name: str) -> dict | None:
@@ -381,7 +407,6 @@ class Scheduler:
                 self.group_states.pop(g, None)
                 self.group_keys.pop(g, None)
             return
-        added = uid not in st.all
         st.all.add(uid)
         if (obj.get("spec") or {}).get("nodeName"):
             st.scheduled.add(uid)
@@ -391,16 +416,12 @@ class Scheduler:
             keys.add(key)
             if key not in self._binding_now and key not in self._waiting_uid:
                 st.assumed.discard(uid)  # its binding failed: no longer counted
-        if added:
-            self.queue.move_all(lambda e: e.key in keys)
 
     def _on_pod_group(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ == "DELETED":
             return
-        m = obj.get("metadata") or {}
-        keys = self.group_keys.get((m.get("namespace", ""), m.get("name", ""))) or set()
-        if keys:
-            self.queue.move_all(lambda e: e.key in keys)
+        action = fw.ADD if typ == "ADDED" or prev is None else fw.UPDATE
+        self.queue.move_all(fw.ClusterEvent(fw.POD_GROUP, action), prev, obj)
 
     def binding_now_keys(self) -> set[str]:
         """Pods in a binding cycle (or parked in PreBind): not to be scheduled again."""
@@ -452,98 +473,97 @@ class Scheduler:
             self.queue.delete(key)
             self.why.forget(uid)
             if was_assigned:
-                self.queue.move_all()
+                self.queue.move_all(fw.EVENT_ASSIGNED_POD_DELETE, obj, None)
+            elif (obj.get("status") or {}).get("nominatedNodeName"):
+                # a nominated pod counted as assigned for pods of lower or equal priority
+                prio = priority(obj)
+                self.queue.move_all(
+                    fw.EVENT_ASSIGNED_POD_DELETE, obj, None, lambda e: e.pod is not None and priority(e.pod) <= prio
+                )
             return
         if (obj.get("spec") or {}).get("nodeName"):
             self.queue.delete(key)
-            was = self.cache.has_pod((obj.get("metadata") or {}).get("uid", ""))
+            uid = (obj.get("metadata") or {}).get("uid", "")
+            was = self.cache.has_pod(uid)
             self.cache.set_pod(obj)
-            if was and not self.cache.has_pod((obj.get("metadata") or {}).get("uid", "")):
-                self.queue.move_all()  # finished: its resources are free
-            elif self.queue.unschedulable and _assigned_pod_event(obj, prev):
-                # AssignedPodAdd / AssignedPodUpdate(label): the plugins that count pods
-                self.queue.move_all(lambda e: bool(e.rejected_by & POD_COUNTING_PLUGINS))
+            now = self.cache.has_pod(uid)
+            if was and not now:
+                # finished (the scheduler's informer stops seeing it): its resources are free
+                self.queue.move_all(fw.EVENT_ASSIGNED_POD_DELETE, prev or obj, None)
+            elif now and (prev is None or not (prev.get("spec") or {}).get("nodeName")):
+                self.queue.move_all(fw.EVENT_ASSIGNED_POD_ADD, None, obj)  # added, or just bound
+            elif now and self._waiting():
+                for ev in fw.pod_scheduling_properties_change(obj, prev):
+                    self.queue.move_all(ev, prev, obj)
             return
         if not _responsible(obj) or not _pending(obj):
             self.queue.delete(key)
             return
-        if (
-            typ == "MODIFIED"
-            and prev is not None
-            and key in self.queue.entries
-            and not self.queue.entries[key].gated
-            and not _pod_update_matters(obj, prev)
-        ):
-            return  # e.g. our own PodScheduled condition write
         prio = int((obj.get("spec") or {}).get("priority") or 0)
-        self.queue.add(key, prio, uses_dra(obj, self.dra))
+        entry = self.queue.entries.get(key)
+        if typ == "ADDED" or prev is None or entry is None:
+            self.queue.add(key, prio, obj)
+            # GangScheduling: a new member may complete a gang waiting in PreEnqueue
+            self.queue.move_all(fw.EVENT_UNSCHEDULED_POD_ADD, None, obj)
+            return
+        was_nominated = (prev.get("status") or {}).get("nominatedNodeName")
+        if was_nominated and was_nominated != (obj.get("status") or {}).get("nominatedNodeName"):
+            # counted as assigned there for pods of lower or equal priority: as if deleted
+            self.queue.move_all(
+                fw.EVENT_ASSIGNED_POD_DELETE, prev, None, lambda e: e.pod is not None and priority(e.pod) <= prio
+            )
+        if not _pod_update_matters(obj, prev):
+            entry.pod = obj  # e.g. our own PodScheduled condition write: no event any plugin takes
+            return
+        if entry.gated:
+            self.queue.add(key, prio, obj)  # PreEnqueue runs again
+            return
+        self.queue.update(key, prio, prev, obj, fw.pod_scheduling_properties_change(obj, prev))
 
     def _on_claim(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ == "DELETED":
-            had = bool((obj.get("status") or {}).get("allocation"))
             self.dra.remove_claim(obj)
             if len(self.binding):
                 self.binding.claim_changed(obj)
-            if had or is_extended_resource_claim(obj):  # KEP-5004: PostFilter deleted a stale one
-                self._move_dra()
+            self.queue.move_all(fw.ClusterEvent(fw.RESOURCE_CLAIM, fw.DELETE), obj, None)
             return
         self.dra.set_claim(obj)
         if len(self.binding):
             self.binding.claim_changed(obj)
-        if typ == "ADDED":
-            self._move_dra(lambda e: e.gated)
-            return
-        old_alloc = bool(((prev or {}).get("status") or {}).get("allocation"))
-        new_alloc = bool((obj.get("status") or {}).get("allocation"))
-        if old_alloc and not new_alloc:
-            self._move_dra()
-        elif (prev or {}).get("status") != obj.get("status") or ((prev or {}).get("metadata") or {}).get(
-            "deletionTimestamp"
-        ) != (obj.get("metadata") or {}).get("deletionTimestamp"):
-            name = (obj.get("metadata") or {}).get("name")
-            ns = (obj.get("metadata") or {}).get("namespace")
-            self._move_dra(lambda e: e.key.startswith(f"{ns}/") and self._pod_uses_claim(e.key, name))
-
-    def _pod_uses_claim(self, key: str, claim: str) -> bool:
-        ns, _, name = key.partition("/")
-        pod = self.client.get(self.pods_rt, ns, name)
-        if pod is None:
-            return False
-        for pc in (pod.get("spec") or {}).get("resourceClaims") or ():
-            if pc.get("resourceClaimName") == claim:
-                return True
-        return any(
-            s.get("resourceClaimName") == claim for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
-        )
-
-    def _move_dra(self, extra=None) -> None:
-        if extra is None:
-            self.queue.move_all(lambda e: e.uses_dra)
+        if typ == "ADDED" or prev is None:
+            self.queue.move_all(fw.ClusterEvent(fw.RESOURCE_CLAIM, fw.ADD), None, obj)
         else:
-            self.queue.move_all(lambda e: e.uses_dra and extra(e))
+            self.queue.move_all(fw.ClusterEvent(fw.RESOURCE_CLAIM, fw.UPDATE), prev, obj)
 
     def _on_slice(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ == "DELETED":
             self.dra.remove_slice(obj)
         else:
             self.dra.set_slice(obj)
-            self._move_dra()
+            action = fw.ADD if typ == "ADDED" or prev is None else fw.UPDATE
+            self.queue.move_all(fw.ClusterEvent(fw.RESOURCE_SLICE, action), prev, obj)
 
     def _on_class(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ == "DELETED":
             self.dra.remove_class(obj)
         else:
             self.dra.set_class(obj)
-            self.queue.move_all()  # KEP-5004: a class can make an extended resource DRA-backed
+            action = fw.ADD if typ == "ADDED" or prev is None else fw.UPDATE
+            self.queue.move_all(fw.ClusterEvent(fw.DEVICE_CLASS, action), prev, obj)
 
-    def _on_volume_object(self, typ: str, obj: dict, prev: dict | None) -> None:
-        """A claim, volume or class changed: the pods VolumeBinding rejected try again."""
-        self.queue.move_all(lambda e: "VolumeBinding" in e.rejected_by)
+    def _on_volume_object(self, resource: str, typ: str, obj: dict, prev: dict | None) -> None:
+        """A PersistentVolumeClaim, PersistentVolume or StorageClass event."""
+        if typ == "DELETED":
+            self.queue.move_all(fw.ClusterEvent(resource, fw.DELETE), obj, None)
+        elif typ == "ADDED" or prev is None:
+            self.queue.move_all(fw.ClusterEvent(resource, fw.ADD), None, obj)
+        else:
+            self.queue.move_all(fw.ClusterEvent(resource, fw.UPDATE), prev, obj)
 
     def _on_taint_rule(self, typ: str, obj: dict, prev: dict | None) -> None:
         if typ == "DELETED":
             self.dra.remove_taint_rule(obj)
-            self._move_dra()
+            self.queue.move_all(fw.ClusterEvent(fw.DEVICE_TAINT_RULE, fw.DELETE), obj, None)
         else:
             self.dra.set_taint_rule(obj)
 
@@ -571,7 +591,10 @@ class Scheduler:
         for p in self.plugins:
             st = p.pre_enqueue(pod)
             if st is not None and not st.ok:
-                self.queue.gate(key)
+                entry = self.queue.entries.get(key)
+                if entry is not None:
+                    entry.pod = pod
+                self.queue.gate(key, p.name)
                 return
         if self.generic_workload and group_name(pod):
             from mockkube.scheduler.podgroups import schedule_group
@@ -957,7 +980,7 @@ class Scheduler:
         self._attempt("error" if is_error else "unschedulable")
         if is_error:  # as kube-scheduler: "Error scheduling pod; retrying" (a 403 in RBAC mode shows here)
             log.error("error scheduling pod %s, retrying: %s", key, message)
-        self.queue.requeue_failed(key, error=is_error, rejected_by=rejected_by)
+        self.queue.requeue_failed(key, error=is_error, rejected_by=rejected_by, pod=pod)
         reason = "SchedulerError" if is_error else "Unschedulable"
         self.recorder.event(pod, "Warning", "FailedScheduling", message, action="Scheduling")
         self._set_condition(pod, reason, message)
@@ -1004,23 +1027,6 @@ def _run_filters(
         if st is not None and st.code:  # not SUCCESS
             return p, st
     return None, None
-
-
-def _node_changed(new: dict, old: dict | None) -> bool:
-    if old is None:
-        return True
-    return (
-        new.get("spec") != old.get("spec")
-        or (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels")
-        or (new.get("status") or {}).get("allocatable") != (old.get("status") or {}).get("allocatable")
-    )
-
-
-def _assigned_pod_event(new: dict, old: dict | None) -> bool:
-    """An assigned pod appeared (added, or just bound) or changed its labels."""
-    if old is None or not (old.get("spec") or {}).get("nodeName"):
-        return True
-    return (new.get("metadata") or {}).get("labels") != (old.get("metadata") or {}).get("labels")
 
 
 def _pod_update_matters(new: dict, old: dict) -> bool:

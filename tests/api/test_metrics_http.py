@@ -115,3 +115,78 @@ async def test_scheduler_attempts_and_pending_pods():
             x.labels["profile"] == "default-scheduler"
             for x in _samples(latest["text"], "scheduler_schedule_attempts_total")
         )
+
+
+async def test_queueing_hints_decide_which_event_retries_an_unschedulable_pod():
+    """An unschedulable pod is not retried on a node change its rejecting plugin
+    (NodeAffinity) does not care about, and is on one that matters; the queue's moves
+    show in scheduler_queue_incoming_pods_total{queue,event} under upstream's labels."""
+    import asyncio
+    import time
+
+    import aiohttp
+
+    from mockkube.testing.cluster import running_server
+
+    async with running_server(components=True) as server, aiohttp.ClientSession() as s:
+        base = server.url + "/api/v1"
+
+        async def post(name, selector):
+            body = {
+                "metadata": {"name": name},
+                "spec": {"nodeSelector": selector, "containers": [{"name": "c", "image": "x"}]},
+            }
+            async with s.post(base + "/namespaces/default/pods", json=body) as r:
+                assert r.status == 201, await r.text()
+
+        async def label_node(name, labels):
+            async with s.patch(
+                f"{base}/nodes/{name}",
+                json={"metadata": {"labels": labels}},
+                headers={"Content-Type": "application/merge-patch+json"},
+            ) as r:
+                assert r.status == 200, await r.text()
+
+        async def node_of(pod):
+            async with s.get(f"{base}/namespaces/default/pods/{pod}") as r:
+                return (await r.json()).get("spec", {}).get("nodeName")
+
+        async def incoming() -> dict:
+            async with s.get(server.url + "/metrics") as r:
+                text = await r.text()
+            return {
+                (x.labels["queue"], x.labels["event"]): x.value
+                for x in _samples(text, "scheduler_queue_incoming_pods_total")
+            }
+
+        async def until(cond, what):
+            deadline = time.monotonic() + 10
+            while not (out := await cond()):
+                assert time.monotonic() < deadline, what
+                await asyncio.sleep(0.01)
+            return out
+
+        async with s.get(base + "/nodes") as r:
+            node = next(
+                n["metadata"]["name"]
+                for n in (await r.json())["items"]
+                if "node-role.kubernetes.io/control-plane" not in n["metadata"].get("labels", {})
+            )
+        await post("picky", {"disk": "ssd"})
+        await post("witness", {"unrelated": "x"})
+        await until(lambda: _ge(incoming(), ("unschedulable", "ScheduleAttemptFailure"), 2), "both pods unschedulable")
+        # a label only the witness waits for: NodeAffinity's hint skips "picky"
+        await label_node(node, {"unrelated": "x"})
+        await until(lambda: node_of("witness"), "witness scheduled")
+        got = await incoming()
+        moved = sum(v for (q, e), v in got.items() if e == "NodeUpdateNodeLabel")
+        assert moved == 1, got  # the witness only
+        assert not await node_of("picky")
+        await label_node(node, {"disk": "ssd"})
+        assert await until(lambda: node_of("picky"), "picky scheduled") == node
+        got = await incoming()
+        assert sum(v for (q, e), v in got.items() if e == "NodeUpdateNodeLabel") == 2, got
+
+
+async def _ge(metrics, key, n) -> bool:
+    return (await metrics).get(key, 0) >= n

@@ -76,19 +76,6 @@ def reserved_for_pod(pod: dict, claim: dict) -> bool:
     )
 
 
-def uses_dra(pod: dict, dra: DRAManager | None = None) -> bool:
-    spec = pod.get("spec") or {}
-    if spec.get("resourceClaims"):
-        return True
-    if dra is not None:
-        mapping = dra.extended_mapping()
-        for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ()):
-            r = c.get("resources") or {}
-            if any(k in mapping for k in list((r.get("requests") or {})) + list((r.get("limits") or {}))):
-                return True
-    return False
-
-
 class _State:
     __slots__ = (
         "claims",
@@ -232,6 +219,29 @@ class DynamicResources(fw.Plugin):
             and wlc.reserved_for_group_of(pod, claim)
             and bool(self._group_claim(pod, claim))
         )
+
+    def events_to_register(self):
+        return [
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.NODE, fw.ADD | fw.UPDATE_NODE_LABEL | fw.UPDATE_NODE_ALLOCATABLE)
+            ),
+            # allocation is tracked in ResourceClaims: a claim of the pod's, or one that
+            # gave its devices back (mockkube: a deleted KEP-5004 claim too)
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.RESOURCE_CLAIM, fw.ADD | fw.UPDATE | fw.DELETE), dra_after_claim_change
+            ),
+            # the ResourceClaim controller named the pod's generated claims in its status
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.POD, fw.UPDATE_POD_GENERATED_RESOURCE_CLAIM), dra_after_pod_change
+            ),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.DEVICE_CLASS, fw.ADD | fw.UPDATE)),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.RESOURCE_SLICE, fw.ADD | fw.UPDATE)),
+            # mockkube: an assigned pod deleted gives back the node-allocatable resources
+            # (KEP-5517) DynamicResources' Filter counts
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.POD, fw.DELETE), dra_after_pod_deleted),
+            # mockkube: a DeviceTaintRule removed may untaint devices
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.DEVICE_TAINT_RULE, fw.DELETE)),
+        ]
 
     def pre_enqueue(self, pod):
         try:
@@ -716,3 +726,47 @@ def _drop_reservation(claim: dict, pod_uid: str) -> None:
         st["reservedFor"] = rf
     else:
         st.pop("reservedFor", None)
+
+
+# -- queueing hints ---------------------------------------------------------------------------
+def _pod_uses_claim(pod: dict, claim: dict) -> bool:
+    m, pm = claim.get("metadata") or {}, pod.get("metadata") or {}
+    if m.get("namespace") != pm.get("namespace"):
+        return False
+    name = m.get("name")
+    if any(n == name for _, n, _ in claim_names(pod)):
+        return True
+    ext = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    return ext.get("resourceClaimName") == name
+
+
+def dra_after_claim_change(pod: dict, old, new) -> int:
+    """DynamicResources.isSchedulableAfterClaimChange: a claim deallocated (or an allocated
+    one deleted) frees devices for anyone; otherwise only a claim of the pod's that was
+    created or whose status changed."""
+    had = bool(((old or {}).get("status") or {}).get("allocation"))
+    if had and not ((new or {}).get("status") or {}).get("allocation"):
+        return fw.QUEUE
+    if new is None:
+        return fw.QUEUE if extended.is_extended_resource_claim(old) else fw.QUEUE_SKIP
+    if not _pod_uses_claim(pod, new):
+        return fw.QUEUE_SKIP
+    if old is None:
+        return fw.QUEUE
+    if old.get("status") == new.get("status") and (old.get("metadata") or {}).get("deletionTimestamp") == (
+        new.get("metadata") or {}
+    ).get("deletionTimestamp"):
+        return fw.QUEUE_SKIP  # e.g. a finalizer added
+    return fw.QUEUE
+
+
+def dra_after_pod_change(pod: dict, old, new) -> int:
+    """DynamicResources.isSchedulableAfterPodChange: the pod's own generated claims."""
+    return (
+        fw.QUEUE if (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid") else fw.QUEUE_SKIP
+    )
+
+
+def dra_after_pod_deleted(pod: dict, old, new) -> int:
+    """An assigned pod deleted (its node-allocatable demand goes with it)."""
+    return fw.QUEUE if (old.get("spec") or {}).get("nodeName") else fw.QUEUE_SKIP

@@ -101,3 +101,34 @@ class GangScheduling(fw.Plugin):
         if self.group_state(ns, name).scheduled_pods_count() < want:
             return fw.Status(fw.WAIT, WAITING_FOR_MIN_COUNT_SCHEDULED), PERMIT_TIMEOUT
         return None, 0.0
+
+    def events_to_register(self):
+        return [
+            # a new pod (unscheduled or already bound) may be the one that completes a gang;
+            # the group a pod names is immutable, so pod updates never matter
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.UNSCHEDULED_POD, fw.ADD), gang_after_pod_added),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.ASSIGNED_POD, fw.ADD), gang_after_pod_added),
+            # the pod's PodGroup appearing (or its minCount changing)
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.POD_GROUP, fw.ADD | fw.UPDATE), gang_after_pod_group_change),
+        ]
+
+
+# -- queueing hints ---------------------------------------------------------------------------
+def _namespace(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("namespace", "")
+
+
+def gang_after_pod_added(pod: dict, old, new) -> int:
+    """GangScheduling.isSchedulableAfterPodAdded: a pod of the same group."""
+    name = group_name(pod)
+    if name and group_name(new) == name and _namespace(new) == _namespace(pod):
+        return fw.QUEUE
+    return fw.QUEUE_SKIP
+
+
+def gang_after_pod_group_change(pod: dict, old, new) -> int:
+    """GangScheduling.isSchedulableAfterPodGroupAdded / Updated: the pod's own group."""
+    m = new.get("metadata") or {}
+    if m.get("name") == group_name(pod) and m.get("namespace") == _namespace(pod):
+        return fw.QUEUE
+    return fw.QUEUE_SKIP

@@ -242,6 +242,16 @@ class InterPodAffinity(fw.Plugin):
         for k, v in scores.items():
             scores[k] = int(fw.MAX_NODE_SCORE * ((v - lo) / diff)) if diff > 0 else 0
 
+    def events_to_register(self):
+        return [
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.POD, fw.ADD | fw.UPDATE_POD_LABEL | fw.DELETE), affinity_after_pod_change
+            ),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.NODE, fw.ADD | fw.UPDATE_NODE_LABEL), affinity_after_node_change
+            ),
+        ]
+
 
 def _satisfy_pod_affinity(s: _FilterState, labels: dict) -> bool:
     terms = s.pod_info.required_affinity
@@ -257,3 +267,66 @@ def _satisfy_pod_affinity(s: _FilterState, labels: dict) -> bool:
         # yet and the pod matches all its own terms
         return not s.affinity and all(t.matches(s.pod_info.pod, None) for t in terms)
     return True
+
+
+# -- queueing hints ---------------------------------------------------------------------------
+def _matches_all(terms: list[AffinityTerm], pod: dict) -> bool:
+    """podMatchesAllAffinityTerms: false for no terms."""
+    return bool(terms) and all(t.matches(pod, None) for t in terms)
+
+
+def affinity_after_pod_change(pod: dict, old, new) -> int:
+    """InterPodAffinity.isSchedulableAfterPodChange (v1.36): the pod's own change; an
+    assigned pod added that matches the pod's affinity, updated to match it or to stop
+    matching its anti-affinity, or deleted while matching its anti-affinity or while its
+    own anti-affinity kept this pod away."""
+    uid = (pod.get("metadata") or {}).get("uid")
+    other = new if new is not None else old
+    if uid and (other.get("metadata") or {}).get("uid") == uid:
+        return fw.QUEUE
+    if (new is not None and not (new.get("spec") or {}).get("nodeName")) or (
+        old is not None and not (old.get("spec") or {}).get("nodeName")
+    ):
+        return fw.QUEUE_SKIP
+    info = PodInfo(pod)
+    if info.parse_error:
+        return fw.QUEUE
+    terms, anti = info.required_affinity, info.required_anti_affinity
+    if new is not None and old is not None:
+        if not _matches_all(terms, old) and _matches_all(terms, new):
+            return fw.QUEUE
+        if _matches_all(anti, old) and not _matches_all(anti, new):
+            return fw.QUEUE
+        return fw.QUEUE_SKIP
+    if new is not None:
+        return fw.QUEUE if _matches_all(terms, new) else fw.QUEUE_SKIP
+    if _matches_all(anti, old):
+        return fw.QUEUE
+    deleted = PodInfo(old)
+    if any(t.matches(pod, None) for t in deleted.required_anti_affinity):
+        return fw.QUEUE  # the existing pod's anti-affinity (symmetry) no longer applies
+    return fw.QUEUE_SKIP
+
+
+def affinity_after_node_change(pod: dict, old, new) -> int:
+    """InterPodAffinity.isSchedulableAfterNodeChange (v1.36): a node added or relabelled
+    with a topologyKey of the pod's affinity (a new value counts); for anti-affinity, any
+    node added, or one whose topology value changed or went away."""
+    info = PodInfo(pod)
+    if info.parse_error:
+        return fw.QUEUE
+    new_labels = (new.get("metadata") or {}).get("labels") or {}
+    old_labels = None if old is None else (old.get("metadata") or {}).get("labels") or {}
+    for t in info.required_affinity:
+        k = t.topology_key
+        if k in new_labels and (old_labels is None or old_labels.get(k) != new_labels[k]):
+            return fw.QUEUE
+    if old_labels is None:
+        if info.required_anti_affinity or not info.required_affinity:
+            return fw.QUEUE  # more room for a pod kept apart
+        return fw.QUEUE_SKIP
+    for t in info.required_anti_affinity:
+        k = t.topology_key
+        if k in old_labels and old_labels[k] != new_labels.get(k):
+            return fw.QUEUE
+    return fw.QUEUE_SKIP

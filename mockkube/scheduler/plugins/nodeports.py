@@ -59,3 +59,21 @@ class NodePorts(fw.Plugin):
         if used and any(conflicts(p, used) for p in state[self.name]):
             return fw.unschedulable(ERR_REASON)
         return None
+
+    def events_to_register(self):
+        return [
+            # spec.containers[*].ports are immutable: pod updates never matter
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.POD, fw.DELETE), ports_after_pod_deleted),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.NODE, fw.ADD)),
+        ]
+
+
+def ports_after_pod_deleted(pod: dict, old, new) -> int:
+    """NodePorts.isSchedulableAfterPodDeleted: an assigned pod that held a port this pod wants."""
+    spec, status = old.get("spec") or {}, old.get("status") or {}
+    if not spec.get("nodeName") and not status.get("nominatedNodeName"):
+        return fw.QUEUE_SKIP
+    used = set(host_ports(old))
+    if not used:
+        return fw.QUEUE_SKIP
+    return fw.QUEUE if any(conflicts(p, used) for p in host_ports(pod)) else fw.QUEUE_SKIP

@@ -72,6 +72,18 @@ class NodeResourcesFit(fw.Plugin):
     def score(self, state, pod, node: NodeInfo) -> int:
         return self.score_nodes(state, pod, [node])[node.name]
 
+    def events_to_register(self):
+        return [
+            # InPlacePodVerticalScaling is on in v1.36: a pod scaled down frees room too
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.POD, fw.DELETE | fw.UPDATE_POD_SCALE_DOWN), fit_after_pod_event),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.NODE, fw.ADD | fw.UPDATE_NODE_ALLOCATABLE),
+                lambda pod, old, new: fit_after_node_change(pod, old, new, self.dra_backed()),
+            ),
+            # KEP-5004: a class can make an extended resource DRA-backed (mockkube's choice)
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.DEVICE_CLASS, fw.ADD | fw.UPDATE)),
+        ]
+
 
 class NodeResourcesBalancedAllocation(fw.Plugin):
     """BalancedAllocation: favours nodes whose requested fractions of the scored resources
@@ -118,3 +130,56 @@ class NodeResourcesBalancedAllocation(fw.Plugin):
 
     def score(self, state, pod, node: NodeInfo) -> int:
         return self.score_nodes(state, pod, [node])[node.name]
+
+
+# -- queueing hints ---------------------------------------------------------------------------
+def fit_after_pod_event(pod: dict, old, new) -> int:
+    """Fit.isSchedulableAfterPodEvent: an assigned (or nominated) pod deleted, or a pod
+    scaled down in a resource this pod asks for (or this pod itself scaled down)."""
+    if new is None:
+        spec, status = old.get("spec") or {}, old.get("status") or {}
+        if not spec.get("nodeName") and not status.get("nominatedNodeName"):
+            return fw.QUEUE_SKIP
+        return fw.QUEUE
+    if (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid"):
+        return fw.QUEUE
+    if not (new.get("spec") or {}).get("nodeName"):
+        return fw.QUEUE_SKIP
+    before, after = res.pod_requests(old), res.pod_requests(new)
+    for name, want in res.pod_requests(pod).items():
+        if want and before.get(name, 0) > after.get(name, 0):
+            return fw.QUEUE
+    return fw.QUEUE_SKIP
+
+
+def _fits_empty(pod: dict, node: dict, dra_backed: set[str]) -> bool:
+    """isFit: the pod would fit the node if nothing ran there."""
+    alloc = res.node_allocatable(node)
+    if alloc.get(res.PODS, 0) < 1:
+        return False
+    for name, want in res.pod_requests(pod).items():
+        if want <= 0 or (name in dra_backed and not alloc.get(name, 0)):
+            continue
+        if want > alloc.get(name, 0):
+            return False
+    return True
+
+
+def fit_after_node_change(pod: dict, old, new, dra_backed: set[str] = frozenset()) -> int:
+    """Fit.isSchedulableAfterNodeChange: the node fits the pod and, when updated, one of
+    the resources the pod asks for (or the pod count) grew."""
+    if not _fits_empty(pod, new, set(dra_backed)):
+        return fw.QUEUE_SKIP
+    if old is None:
+        return fw.QUEUE
+    before, after = res.node_allocatable(old), res.node_allocatable(new)
+    if after.get(res.PODS, 0) > before.get(res.PODS, 0):
+        return fw.QUEUE
+    for name, want in res.pod_requests(pod).items():
+        if want <= 0:
+            continue
+        if after.get(name, 0) > before.get(name, 0):
+            return fw.QUEUE
+        if name in dra_backed and name not in after:
+            return fw.QUEUE  # left to DynamicResources
+    return fw.QUEUE_SKIP

@@ -26,6 +26,13 @@ class SchedulingGates(fw.Plugin):
             return fw.unresolvable(f"waiting for scheduling gates: {names}")
         return None
 
+    def events_to_register(self):
+        return [
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.POD, fw.UPDATE_POD_SCHEDULING_GATES_ELIMINATED), gates_eliminated_hint
+            )
+        ]
+
 
 class NodeName(fw.Plugin):
     name = "NodeName"
@@ -39,6 +46,9 @@ class NodeName(fw.Plugin):
             return fw.unresolvable(ERR_NODE_NAME)
         return None
 
+    def events_to_register(self):
+        return [fw.ClusterEventWithHint(fw.ClusterEvent(fw.NODE, fw.ADD), node_name_after_node_add)]
+
 
 class NodeUnschedulable(fw.Plugin):
     name = "NodeUnschedulable"
@@ -50,6 +60,16 @@ class NodeUnschedulable(fw.Plugin):
         if tolerated((pod.get("spec") or {}).get("tolerations") or [], taint):
             return None
         return fw.unresolvable(ERR_UNSCHEDULABLE)
+
+    def events_to_register(self):
+        return [
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.NODE, fw.ADD | fw.UPDATE_NODE_TAINT), unschedulable_after_node_change
+            ),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.POD, fw.UPDATE_POD_TOLERATION), unschedulable_after_toleration_change
+            ),
+        ]
 
 
 class NodeAffinity(fw.Plugin):
@@ -95,6 +115,13 @@ class NodeAffinity(fw.Plugin):
         if state[self.name][2]:
             fw.normalize_to_max(scores)
 
+    def events_to_register(self):
+        return [
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.NODE, fw.ADD | fw.UPDATE_NODE_LABEL), node_affinity_after_node_change
+            )
+        ]
+
 
 class TaintToleration(fw.Plugin):
     name = "TaintToleration"
@@ -132,3 +159,84 @@ class TaintToleration(fw.Plugin):
 
     def normalize(self, state, pod, scores):
         fw.normalize_to_max(scores, reverse=True)
+
+    def events_to_register(self):
+        return [
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.NODE, fw.ADD | fw.UPDATE_NODE_TAINT), taint_after_node_change),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.POD, fw.UPDATE_POD_TOLERATION), taint_after_toleration_change),
+        ]
+
+
+# -- queueing hints (EventsToRegister with SchedulerQueueingHints on) ---------------------
+def _uid(obj: dict | None) -> str:
+    return ((obj or {}).get("metadata") or {}).get("uid", "")
+
+
+def gates_eliminated_hint(pod: dict, old, new) -> int:
+    """SchedulingGates: only the pod's own gates going away can let it in."""
+    return fw.QUEUE if _uid(new) == _uid(pod) else fw.QUEUE_SKIP
+
+
+def node_name_after_node_add(pod: dict, old, new) -> int:
+    """NodeName.isSchedulableAfterNodeAdd: the node the pod names appeared."""
+    want = (pod.get("spec") or {}).get("nodeName")
+    name = ((new or {}).get("metadata") or {}).get("name")
+    return fw.QUEUE if not want or want == name else fw.QUEUE_SKIP
+
+
+def unschedulable_after_node_change(pod: dict, old, new) -> int:
+    """NodeUnschedulable: a node added schedulable, or one that stopped being unschedulable."""
+    now = bool((new.get("spec") or {}).get("unschedulable"))
+    if old is None:
+        return fw.QUEUE_SKIP if now else fw.QUEUE
+    was = bool((old.get("spec") or {}).get("unschedulable"))
+    return fw.QUEUE if was and not now else fw.QUEUE_SKIP
+
+
+def unschedulable_after_toleration_change(pod: dict, old, new) -> int:
+    """NodeUnschedulable: the pod itself now tolerates node.kubernetes.io/unschedulable."""
+    if _uid(new) != _uid(pod):
+        return fw.QUEUE_SKIP
+    taint = {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}
+    return fw.QUEUE if tolerated((new.get("spec") or {}).get("tolerations") or [], taint) else fw.QUEUE_SKIP
+
+
+def _required_matches(pod: dict, node: dict) -> bool:
+    spec = pod.get("spec") or {}
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+        return False
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    if required is not None:
+        return any(node_selector_term_matches(t or {}, node) for t in required.get("nodeSelectorTerms") or [])
+    return True
+
+
+def node_affinity_after_node_change(pod: dict, old, new) -> int:
+    """NodeAffinity.isSchedulableAfterNodeChange: the node matches now and did not before."""
+    if not _required_matches(pod, new):
+        return fw.QUEUE_SKIP
+    if old is None:
+        return fw.QUEUE
+    return fw.QUEUE_SKIP if _required_matches(pod, old) else fw.QUEUE
+
+
+def _untolerated(node: dict, tolerations: list) -> bool:
+    for taint in (node.get("spec") or {}).get("taints") or ():
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerated(tolerations, taint):
+            return True
+    return False
+
+
+def taint_after_node_change(pod: dict, old, new) -> int:
+    """TaintToleration.isSchedulableAfterNodeChange: an untolerated taint went away."""
+    tols = (pod.get("spec") or {}).get("tolerations") or []
+    was = True if old is None else _untolerated(old, tols)
+    return fw.QUEUE if was and not _untolerated(new, tols) else fw.QUEUE_SKIP
+
+
+def taint_after_toleration_change(pod: dict, old, new) -> int:
+    """TaintToleration.isSchedulableAfterPodTolerationChange: the pod itself got one."""
+    return fw.QUEUE if _uid(new) == _uid(pod) else fw.QUEUE_SKIP

@@ -282,7 +282,81 @@ class PodTopologySpread(fw.Plugin):
             else:
                 scores[k] = fw.MAX_NODE_SCORE * (hi + lo - v) // hi
 
+    def events_to_register(self):
+        return [
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.POD, fw.ADD | fw.UPDATE_POD_LABEL | fw.UPDATE_POD_TOLERATION | fw.DELETE),
+                lambda pod, old, new: spread_after_pod_change(self._constraints(pod, DO_NOT_SCHEDULE), pod, old, new),
+            ),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.NODE, fw.ADD | fw.DELETE | fw.UPDATE_NODE_LABEL | fw.UPDATE_NODE_TAINT),
+                lambda pod, old, new: spread_after_node_change(self._constraints(pod, DO_NOT_SCHEDULE), old, new),
+            ),
+        ]
+
 
 def _round_half_away(x: float) -> int:
     """Go's math.Round: halves away from zero."""
     return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+# -- queueing hints ---------------------------------------------------------------------------
+def _involved(incoming: dict, pod: dict) -> bool:
+    """involvedInTopologySpreading: the pod itself, or an assigned pod of its namespace."""
+    im, pm = incoming.get("metadata") or {}, pod.get("metadata") or {}
+    if im.get("uid") == pm.get("uid"):
+        return True
+    return bool((incoming.get("spec") or {}).get("nodeName")) and im.get("namespace") == pm.get("namespace")
+
+
+def _labels_match(constraints: list[Constraint], labels: dict) -> bool:
+    return any(c.selector.matches(labels) for c in constraints)
+
+
+def spread_after_pod_change(constraints: list[Constraint], pod: dict, old, new) -> int:
+    """PodTopologySpread.isSchedulableAfterPodChange over the pod's hard constraints."""
+    if (new is not None and not _involved(new, pod)) or (old is not None and not _involved(old, pod)):
+        return fw.QUEUE_SKIP
+
+    def labels(p: dict) -> dict:
+        return (p.get("metadata") or {}).get("labels") or {}
+
+    if new is not None and old is not None:
+        if (
+            (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid")
+            and (new.get("spec") or {}).get("tolerations") != (old.get("spec") or {}).get("tolerations")
+            and any(c.node_taints_policy == HONOR for c in constraints)
+        ):
+            return fw.QUEUE
+        if labels(new) == labels(old):
+            return fw.QUEUE_SKIP
+        for c in constraints:
+            if c.selector.matches(labels(old)) != c.selector.matches(labels(new)):
+                return fw.QUEUE
+        return fw.QUEUE_SKIP
+    if new is not None:
+        return fw.QUEUE if _labels_match(constraints, labels(new)) else fw.QUEUE_SKIP
+    return fw.QUEUE if _labels_match(constraints, labels(old)) else fw.QUEUE_SKIP
+
+
+def spread_after_node_change(constraints: list[Constraint], old, new) -> int:
+    """PodTopologySpread.isSchedulableAfterNodeChange: a node with every topologyKey
+    added or deleted, gaining or losing one, or changing a key's value or its taints."""
+
+    def labels(n: dict) -> dict:
+        return (n.get("metadata") or {}).get("labels") or {}
+
+    was = old is not None and node_labels_match(labels(old), constraints)
+    now = new is not None and node_labels_match(labels(new), constraints)
+    if old is not None and new is not None:
+        if was != now:
+            return fw.QUEUE
+        if now and (
+            any(labels(old).get(c.topology_key) != labels(new).get(c.topology_key) for c in constraints)
+            or (old.get("spec") or {}).get("taints") != (new.get("spec") or {}).get("taints")
+        ):
+            return fw.QUEUE
+        return fw.QUEUE_SKIP
+    if new is not None:
+        return fw.QUEUE if now else fw.QUEUE_SKIP
+    return fw.QUEUE if was else fw.QUEUE_SKIP

@@ -156,6 +156,19 @@ class VolumeBinding(fw.Plugin):
         self.client = client
         self.assumed: dict[str, str] = {}  # volume name -> uid of the pod it is assumed for
 
+    def events_to_register(self):
+        return [
+            # a claim the pod uses was created or changed (bound, provisioned, resized)
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.PERSISTENT_VOLUME_CLAIM, fw.ADD | fw.UPDATE), volume_after_claim_change
+            ),
+            # a volume to bind to, or the one a claim is bound to, appeared or changed
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.PERSISTENT_VOLUME, fw.ADD | fw.UPDATE)),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.STORAGE_CLASS, fw.ADD | fw.UPDATE), volume_after_class_change),
+            # a node matching a volume's node affinity
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.NODE, fw.ADD | fw.UPDATE_NODE_LABEL | fw.UPDATE_NODE_TAINT)),
+        ]
+
     def pre_filter(self, state, pod):
         names = pod_claim_names(pod)
         if not names:
@@ -281,3 +294,20 @@ class VolumeBinding(fw.Plugin):
                 if pv is not None:
                     self.assumed.pop(pv["metadata"]["name"], None)
         return None
+
+
+# -- queueing hints ---------------------------------------------------------------------------
+def volume_after_claim_change(pod: dict, old, new) -> int:
+    """VolumeBinding.isSchedulableAfterPersistentVolumeClaimChange: a claim the pod uses."""
+    m, pm = (new or {}).get("metadata") or {}, pod.get("metadata") or {}
+    if m.get("namespace") != pm.get("namespace"):
+        return fw.QUEUE_SKIP
+    return fw.QUEUE if m.get("name") in pod_claim_names(pod) else fw.QUEUE_SKIP
+
+
+def volume_after_class_change(pod: dict, old, new) -> int:
+    """VolumeBinding.isSchedulableAfterStorageClassChange: a class added, or one whose
+    allowedTopologies changed."""
+    if old is None:
+        return fw.QUEUE
+    return fw.QUEUE if old.get("allowedTopologies") != new.get("allowedTopologies") else fw.QUEUE_SKIP
