@@ -43,17 +43,28 @@ def run_backend(b: runner.Backend, cases: dict[str, list[runner.Case]]) -> dict[
 def write_floors(summaries: list[runner.FileSummary], data: Path) -> None:
     commit_file = data / "CEL_SPEC_COMMIT"
     commit = commit_file.read_text().strip() if commit_file.exists() else "unknown"
+    old = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
     doc = {
         "about": "mockkube's CEL engine on cel-spec's simple conformance tests: per file, the "
         "tests, those skipped as needing protobuf message types, and those passed when "
         "the floor was recorded. The ratchet test fails if a file's pass rate "
         "(passed / (tests - skipped)) drops below passed / (tests - skipped) here. "
-        "Regenerate with: python -m tests.conformance.cel.run --write-floors",
+        "Regenerate with: python -m tests.conformance.cel.run --write-floors "
+        "(then check the notes: CI runs cel-spec v0.25.1 from npm, a checkout may be newer)",
         "cel_spec_commit": commit,
     }
+    if old.get("notes"):
+        doc["notes"] = old["notes"]
+    # a file the data's source lacks keeps its old floor
+    kept = {f: v for f, v in old.get("files", {}).items() if f in runner.absent(data)}
     rows = ",\n".join(
-        f'    {json.dumps(s.file)}: {{"tests": {s.tests}, "skipped": {s.skipped}, "passed": {s.passed}}}'
-        for s in summaries
+        f'    {json.dumps(f)}: {{"tests": {v["tests"]}, "skipped": {v["skipped"]}, "passed": {v["passed"]}}}'
+        for f, v in sorted(
+            [
+                *kept.items(),
+                *((s.file, {"tests": s.tests, "skipped": s.skipped, "passed": s.passed}) for s in summaries),
+            ]
+        )
     )
     head = json.dumps(doc, indent=2)[:-2]  # without the closing brace
     FLOORS.write_text(f'{head},\n  "files": {{\n{rows}\n  }}\n}}\n')
@@ -106,7 +117,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         results = run_backend(b, cases)
         summaries = runner.summarize(results)
-        print(("\n" if i else "") + runner.table(summaries, f"== {name} on cel-spec {data}"))
+        title = f"== {name} on cel-spec {data} ({runner.source(data)})"
+        if runner.absent(data):
+            title += f"\nnot in this data: {', '.join(runner.absent(data))}"
+        print(("\n" if i else "") + runner.table(summaries, title))
         flat = [r for rs in results.values() for r in rs]
         print_failures(flat, args.verbose)
         differ = runner.message_differences(flat)

@@ -168,6 +168,19 @@ def _case(file: str, section: str, t: textproto.Message) -> Case:
     return c
 
 
+def absent(directory: Path | None = None) -> list[str]:
+    """Files the data's source does not have (a cel-spec release older than the file),
+    as scripts/refresh_cel_spec.py records them in ABSENT."""
+    path = (directory or data_dir()) / "ABSENT"
+    return path.read_text().split() if path.exists() else []
+
+
+def source(directory: Path | None = None) -> str:
+    """Where the data came from (SOURCE, written by scripts/refresh_cel_spec.py)."""
+    path = (directory or data_dir()) / "SOURCE"
+    return path.read_text().strip() if path.exists() else "unknown source"
+
+
 def load_all(directory: Path | None = None) -> dict[str, list[Case]]:
     directory = directory or data_dir()
     return {p.name.removesuffix(".textproto"): load_file(p) for p in sorted(directory.glob("*.textproto"))}

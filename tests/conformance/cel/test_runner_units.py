@@ -10,6 +10,7 @@ import pytest
 from . import runner, textproto
 from .runner import Case, Outcome
 from .values import (
+    Duration,
     Map,
     ProtoRequired,
     Timestamp,
@@ -223,3 +224,27 @@ def test_proto_tests_are_skipped_and_named() -> None:
         assert r.status == "skip" and r.detail
     # Timestamp and Duration are CEL types, not skipped
     assert not _case("expr: 'google.protobuf.Duration == type(duration(\"1s\"))'").skip
+
+
+def test_what_the_npm_writer_writes(tmp_path) -> None:
+    """scripts/cel_spec_npm/to_textproto.cjs writes every non-ASCII byte of a string as an
+    octal escape, negative zero as -0.0, NaN and infinities by name and Any expanded."""
+    (tmp_path / "f.textproto").write_text(
+        'name: "f"\nsection {\n  name: "s"\n  test {\n    name: "t"\n    expr: "\'\\303\\251\\"\\\\\'"\n'
+        '    value {\n      string_value: "\\303\\251\\"\\\\"\n    }\n  }\n'
+        '  test {\n    name: "z"\n    expr: "-0.0"\n    value {\n      double_value: -0.0\n    }\n  }\n'
+        '  test {\n    name: "n"\n    expr: "x"\n    bindings {\n      key: "x"\n      value {\n'
+        "        value {\n          list_value {\n            values {\n              double_value: nan\n"
+        "            }\n            values {\n              double_value: -inf\n            }\n"
+        "          }\n        }\n      }\n    }\n    value {\n      object_value {\n"
+        "        [type.googleapis.com/google.protobuf.Duration] {\n          seconds: 1\n        }\n"
+        "      }\n    }\n  }\n}\n"
+    )
+    (tmp_path / "ABSENT").write_text("g\n")
+    (tmp_path / "SOURCE").write_text("npm x@1 (cel-spec v1)\n")
+    t, z, n = runner.load_all(tmp_path)["f"]
+    assert t.expr == "'é\"\\'" and t.expected == 'é"\\'
+    assert z.expected == 0.0 and math.copysign(1, z.expected) == -1
+    assert math.isnan(n.bindings["x"][0]) and n.bindings["x"][1] == -math.inf
+    assert n.expected == Duration(1, 0)
+    assert runner.absent(tmp_path) == ["g"] and runner.source(tmp_path) == "npm x@1 (cel-spec v1)"
