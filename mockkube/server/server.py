@@ -740,6 +740,7 @@ async def serve_forever(server: Server, ready_line: bool = True, replicas=None, 
     from mockkube.server import memdebug
 
     memdebug.start(loop)  # only with MOCKKUBE_MEMDEBUG set
+    server.on_reset(pacer.owe)  # the retired components are garbage in cycles
 
     def settle() -> None:
         gctuning.settle()
