@@ -1,7 +1,7 @@
 """Debug-only memory snapshots of a running server: ``MOCKKUBE_MEMDEBUG=DIR`` in the
 environment of ``mockkube serve`` starts ``tracemalloc`` at start-up, and each ``SIGUSR2``
-writes into DIR a tracemalloc snapshot (``snap-N.tracemalloc``, for
-``tracemalloc.Snapshot.load`` and ``compare_to``) and ``snap-N.json``: the resident size,
+writes into DIR a tracemalloc snapshot (``server-snap-N.tracemalloc``, for
+``tracemalloc.Snapshot.load`` and ``compare_to``) and ``server-snap-N.json``: the resident size,
 glibc's heap figures (in use, free, arena) and the count of live objects by type. Comparing
 snapshots taken minutes apart tells growth of Python objects (tracemalloc's sizes, the
 counts) from the allocator holding memory nobody uses (glibc's free bytes, and the resident
@@ -31,8 +31,9 @@ def enabled() -> str | None:
     return os.environ.get(ENV) or None
 
 
-def start(loop: asyncio.AbstractEventLoop) -> None:
-    """Trace allocations from now on and take a snapshot at each SIGUSR2 (when ``ENV`` is set)."""
+def start(loop: asyncio.AbstractEventLoop, name: str = "server") -> None:
+    """Trace allocations from now on and take a snapshot at each SIGUSR2 (when ``ENV`` is set);
+    ``name`` prefixes the files (the scheduler process writes its own)."""
     where = enabled()
     if where is None:
         return
@@ -45,7 +46,7 @@ def start(loop: asyncio.AbstractEventLoop) -> None:
 
     def take() -> None:
         taken[0] += 1
-        write(os.path.join(where, f"snap-{taken[0]}"))
+        write(os.path.join(where, f"{name}-snap-{taken[0]}"))
 
     loop.add_signal_handler(signal.SIGUSR2, take)
 

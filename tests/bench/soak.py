@@ -562,7 +562,9 @@ async def soak(args: argparse.Namespace, url: str, pid: int, process_runtime: bo
                 with open(args.json, "w") as f:
                     json.dump({"samples": samples}, f)
             if args.memdebug and len(samples) % max(1, int(args.memdebug_every / args.interval)) == 0:
-                os.kill(pid, signal.SIGUSR2)  # a tracemalloc snapshot (mockkube/server/memdebug.py)
+                # a snapshot of the server and of the scheduler process (mockkube/server/memdebug.py)
+                for p in [pid] + [c for c in _children(pid) if b"scheduler" in _cmdline(c)]:
+                    os.kill(p, signal.SIGUSR2)
             if len(samples) % max(1, int(60 / args.interval)) == 0 or len(samples) == 1:
                 print(
                     f"{sample['t']:6d}s rss {sample['rss_mb']:6.1f} MB (server {sample['server_rss_mb']:6.1f})"
