@@ -199,7 +199,7 @@ def deserialize_pe(text: str) -> PathElement | None:
 # cluster's churn filled it for hours: one entry of ~16 KB per pod that ever ran, until
 # 50,000 of them, 800 MB, cleared it — the soak benchmark's server crept 2-3 MB a minute.)
 _MEMO_SIZE = 50_000
-_SWEEP_FLOOR = 4096
+_SWEEP_FLOOR = 1024  # ~16 MB of entries: the first sweep must not wait for 4,096 of them (64 MB)
 _ENCODED: dict[frozenset, dict] = {}
 _DECODED: dict[int, tuple[dict, "FieldSet"]] = {}
 _sweep_at = _SWEEP_FLOOR

@@ -7,7 +7,8 @@ snapshots taken minutes apart tells growth of Python objects (tracemalloc's size
 counts) from the allocator holding memory nobody uses (glibc's free bytes, and the resident
 size beyond what tracemalloc traces). Tracing slows the server several-fold; it is for
 finding growth, never for figures of speed (tests/bench/soak.py ``--memdebug DIR`` uses it).
-``MOCKKUBE_MEMDEBUG_TRACE=0``: the figures without tracemalloc (no slow-down);
+``MOCKKUBE_MEMDEBUG_TRACE=N``: N frames a trace (default 12; fewer make snapshots quicker),
+0 the figures without tracemalloc (no slow-down);
 ``MOCKKUBE_MEMDEBUG_COLLECT=1``: each snapshot then runs a full collection and records the
 figures after it too (what it freed was cyclic garbage, not live data).
 """
@@ -40,8 +41,9 @@ def start(loop: asyncio.AbstractEventLoop, name: str = "server") -> None:
     import tracemalloc
 
     os.makedirs(where, exist_ok=True)
-    if os.environ.get(ENV + "_TRACE", "1") != "0":  # 0: the figures alone (no slow-down)
-        tracemalloc.start(FRAMES)
+    frames = int(os.environ.get(ENV + "_TRACE", str(FRAMES)) or 0)  # 0: the figures alone (no slow-down)
+    if frames:
+        tracemalloc.start(frames)
     taken = [0]
 
     def take() -> None:
