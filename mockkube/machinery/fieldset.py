@@ -122,7 +122,10 @@ def index(i: int) -> PathElement:
 _KIND_ORDER = {"f": 0, "k": 1, "v": 2, "i": 3}
 
 
-@functools.lru_cache(maxsize=65536)  # every encoding sorts the same few elements again
+# every encoding sorts the same few elements again; some name one pod (its IP, its owner's
+# uid) and are never seen again once it is gone: one entry per pod that ever ran, which
+# 65,536 entries kept for hours
+@functools.lru_cache(maxsize=4096)
 def pe_sort_key(pe: PathElement) -> tuple:
     kind, arg = pe
     if kind == "f":
