@@ -281,7 +281,9 @@ class Allocator:
         self._counter_slices: dict[tuple[str, str], list[tuple[PoolInfo, int]]] = {}
         self._remote: list[tuple[tuple[str, str], PoolInfo, bool, str]] = []
         self._views: dict[str, _NodeView] = {}
-        self._plans: dict[tuple, _Plan | str] = {}
+        # claim uid -> ((namespace, name, resourceVersion), its plan or why it has none): one
+        # entry per claim, its newest version's, forgotten with the claim (``forget_claim``)
+        self._plans: dict[str, tuple[tuple, _Plan | str]] = {}
         for r in taint_rules:
             self._rules[(r.get("metadata") or {}).get("name", "")] = r
         for c in classes:
@@ -461,21 +463,28 @@ class Allocator:
 
     # ------------------------------------------------------------------ plans
 
+    def forget_claim(self, uid: str) -> None:
+        """The claim is gone: its plan serves no one (a cache keyed by every version of every
+        claim ever planned kept 4,096 of them, claim objects included, before it cleared —
+        the soak benchmark's scheduler process crept by ~1 MB a minute for over an hour)."""
+        self._plans.pop(uid, None)
+
     def _plan(self, claim: dict) -> _Plan:
         meta = claim.get("metadata") or {}
-        ck = (meta.get("uid"), meta.get("namespace"), meta.get("name"), meta.get("resourceVersion"))
-        cacheable = ck[0] is not None and ck[3] is not None
+        uid = meta.get("uid")
+        version = (meta.get("namespace"), meta.get("name"), meta.get("resourceVersion"))
+        cacheable = uid is not None and version[2] is not None
         if cacheable:
-            hit = self._plans.get(ck)
-            if hit is not None:
-                if isinstance(hit, str):
-                    raise _Fatal(hit)
-                return hit
+            hit = self._plans.get(uid)
+            if hit is not None and hit[0] == version:
+                if isinstance(hit[1], str):
+                    raise _Fatal(hit[1])
+                return hit[1]
         try:
             slots = self._build_plan(claim)
         except _Fatal as exc:
             if cacheable:
-                self._plans[ck] = exc.message
+                self._remember(uid, version, exc.message)
             raise
         need = _min_devices(slots)
         if need > ALLOCATION_RESULTS_MAX_SIZE:
@@ -484,14 +493,17 @@ class Allocator:
                 f"{ALLOCATION_RESULTS_MAX_SIZE}"
             )
             if cacheable:
-                self._plans[ck] = msg
+                self._remember(uid, version, msg)
             raise _Fatal(msg)
         plan = _Plan(claim, slots, _is_simple(claim, slots))
         if cacheable:
-            if len(self._plans) > 4096:
-                self._plans.clear()
-            self._plans[ck] = plan
+            self._remember(uid, version, plan)
         return plan
+
+    def _remember(self, uid: str, version: tuple, plan: "_Plan | str") -> None:
+        if uid not in self._plans and len(self._plans) >= 4096:  # callers that never forget
+            self._plans.clear()
+        self._plans[uid] = (version, plan)
 
     def _resolve(self, claim: dict, base: str, sub: str, spec: dict, admin: bool) -> _Req:
         ref = claim_ref(claim)

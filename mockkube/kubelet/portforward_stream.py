@@ -105,17 +105,27 @@ async def _channel_session(ch: _Channels, pod: dict, ports: list[int]) -> None:
             continue
         pumps.append(asyncio.ensure_future(_to_client(ch, 2 * i, conns[i])))
     reader = asyncio.ensure_future(_from_client(ch, conns))
+    # the session ends when the client goes (reader) or every target connection has ended;
+    # the rest is cancelled then, which is how a stream ends, not an error: the gathering
+    # future takes the pumps' outcomes (a pump cancelled, or failing to write to a
+    # WebSocket the client dropped), so none is logged as "exception was never retrieved"
+    waits = [reader, asyncio.gather(*pumps, return_exceptions=True)] if pumps else [reader]
     try:
-        if pumps:
-            await asyncio.wait([reader, asyncio.gather(*pumps)], return_when=asyncio.FIRST_COMPLETED)
-        else:
-            await reader
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for task in pumps + [reader]:
             task.cancel()
         for c in conns.values():
             c.close()
-        await ch.ws.close()
+        reader.add_done_callback(_consume)
+        with contextlib.suppress(Exception):
+            await ch.ws.close()
+
+
+def _consume(task: asyncio.Future) -> None:
+    """Take a finished task's outcome: a cancelled stream, or one whose client is gone."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _to_client(ch: _Channels, channel: int, conn: targets.Conn) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import sys
 from typing import Any, Iterable, Iterator
 
 import orjson
@@ -121,7 +122,10 @@ def index(i: int) -> PathElement:
 _KIND_ORDER = {"f": 0, "k": 1, "v": 2, "i": 3}
 
 
-@functools.lru_cache(maxsize=65536)  # every encoding sorts the same few elements again
+# every encoding sorts the same few elements again; some name one pod (its IP, its owner's
+# uid) and are never seen again once it is gone: one entry per pod that ever ran, which
+# 65,536 entries kept for hours
+@functools.lru_cache(maxsize=4096)
 def pe_sort_key(pe: PathElement) -> tuple:
     kind, arg = pe
     if kind == "f":
@@ -190,9 +194,32 @@ def deserialize_pe(text: str) -> PathElement | None:
 
 # FieldsV1 encodings by path set, and the sets behind those very dicts (by identity: the
 # dict is kept alive here, so its id cannot be reused while the entry exists).
+# An entry serves while some object holds its dict (a stored object, one in a watch's event
+# log, one being written); after that it only takes memory: a set that names one pod's IP or
+# one owner's uid is never encoded again once the pod is gone. Each time the memo has doubled
+# (from ``_SWEEP_FLOOR`` entries) the entries whose dict nobody else holds are dropped, so it
+# follows the objects alive; ``_MEMO_SIZE`` stays the hard bound. (Without the sweep a
+# cluster's churn filled it for hours: one entry of ~16 KB per pod that ever ran, until
+# 50,000 of them, 800 MB, cleared it — the soak benchmark's server crept 2-3 MB a minute.)
 _MEMO_SIZE = 50_000
+_SWEEP_FLOOR = 1024  # ~16 MB of entries: the first sweep must not wait for 4,096 of them (64 MB)
 _ENCODED: dict[frozenset, dict] = {}
 _DECODED: dict[int, tuple[dict, "FieldSet"]] = {}
+_sweep_at = _SWEEP_FLOOR
+# references to an entry's dict when only the memo holds it, as _sweep counts them: the
+# _ENCODED value, the _DECODED tuple, _sweep's local name and getrefcount's argument
+_ONLY_THE_MEMO = 4
+
+
+def _sweep() -> None:
+    """Drop the memo's entries whose dict no object holds any more."""
+    global _sweep_at
+    for key, (d, fs) in list(_DECODED.items()):
+        if sys.getrefcount(d) <= _ONLY_THE_MEMO:
+            del _DECODED[key]
+            if _ENCODED.get(fs.paths) is d:
+                del _ENCODED[fs.paths]
+    _sweep_at = max(_SWEEP_FLOOR, 2 * len(_ENCODED))
 
 
 class FieldSet:
@@ -296,6 +323,8 @@ class FieldSet:
         hit = _ENCODED.get(self.paths)
         if hit is not None:
             return hit
+        if len(_ENCODED) >= _sweep_at:
+            _sweep()
         if len(_ENCODED) >= _MEMO_SIZE:
             _ENCODED.clear()
             _DECODED.clear()

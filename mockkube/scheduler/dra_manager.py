@@ -71,6 +71,7 @@ class DRAManager:
         uid = (claim.get("metadata") or {}).get("uid", "")
         self._from_claims.pop(uid, None)
         self._recount(uid)
+        self.allocator.forget_claim(uid)
 
     def get_claim(self, namespace: str, name: str) -> dict | None:
         return self.claims.get((namespace, name))

@@ -16,7 +16,9 @@ through the exception's traceback and asyncio's accept frame; a thousand of them
 until the next full collection. So full collections are also paced by memory, as Go's
 collector is (GOGC): the ``Pacer`` reads the process's resident size every 2 s and, at a
 quiet tick, collects when it stands 16 MiB above the size it settled at; what stays after a
-collection is alive, and after a few retries becomes the new floor. Memory freed
+collection is alive, and after a few retries becomes the new floor. A reset owes a
+collection at once: the components it retires are garbage in cycles (the soak benchmark saw
+each reset's informers, pod runs and event caches stay until a later full collection). Memory freed
 by reference count (200 TLS connections holding half a request, then gone) stays with glibc's
 allocator unless handed back: when more than 16 MiB of the heap is free, the Pacer trims it.
 """
@@ -36,6 +38,7 @@ SLACK = 16 << 20  # bytes above the floor that a quiet tick lets stand
 BUSY = 0.5  # share of a core above which a tick counts as a burst
 BUSY_WRITES = 100  # or this many writes since the last tick (a burst on a machine short of CPU)
 MAX_RETRY = 64.0  # seconds between collections that do not bring the size back, at most
+OWED_WAIT = 30.0  # seconds an owed collection waits for a quiet tick, at most
 
 
 def tune() -> None:
@@ -131,6 +134,18 @@ class Pacer:
         self._next = 0.0
         self._cpu = time.process_time()
         self._timer: asyncio.TimerHandle | None = None
+        self._owed: float | None = None  # when a collection was owed (``owe``)
+        self._last_owed = -OWED_WAIT
+
+    def owe(self) -> None:
+        """A large graph of objects just became garbage in reference cycles (a reset's retired
+        components: informers, work queues, event recorders with their caches, pod runs),
+        which reference counting never frees: a full collection is due whatever the resident
+        size says. It runs at the next quiet tick, or after ``OWED_WAIT`` seconds of busy
+        ones; at most one every ``OWED_WAIT`` seconds (a test suite resets between its tests).
+        Safe to call from any thread."""
+        if self._owed is None:
+            self._owed = time.monotonic()
 
     def start(self) -> Pacer:
         self.floor = resident_bytes()
@@ -167,6 +182,13 @@ class Pacer:
             return
         if free_heap_bytes() > SLACK:  # freed by reference count, still held by the allocator
             release_free_memory()
+            rss = resident_bytes() or rss
+        owed, mono = self._owed, time.monotonic()
+        if owed is not None and mono - self._last_owed >= OWED_WAIT and (not busy or mono - owed >= OWED_WAIT):
+            self._owed, self._last_owed = None, mono
+            gc.collect()
+            release_free_memory()
+            self.collections += 1
             rss = resident_bytes() or rss
         if self.due(rss) and now >= self._next and not busy:
             gc.collect()

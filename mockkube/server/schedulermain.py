@@ -195,6 +195,9 @@ async def run(args: argparse.Namespace) -> int:
     if not stop.is_set():
         await host.start_scheduler()
         gctuning.settle()
+        from mockkube.server import memdebug
+
+        memdebug.start(loop, "scheduler")  # only with MOCKKUBE_MEMDEBUG set
         if args.control:
             sys.stdout.write(json.dumps({"ready": True}) + "\n")
             sys.stdout.flush()

@@ -748,6 +748,10 @@ async def serve_forever(server: Server, ready_line: bool = True, replicas=None, 
             raise
     loop = asyncio.get_running_loop()
     pacer = gctuning.Pacer(loop, activity=lambda: server.store.rv)
+    from mockkube.server import memdebug
+
+    memdebug.start(loop)  # only with MOCKKUBE_MEMDEBUG set
+    server.on_reset(pacer.owe)  # the retired components are garbage in cycles
 
     def settle() -> None:
         gctuning.settle()

@@ -127,3 +127,35 @@ async def test_not_a_websocket_and_not_running(api):
     await api.post(PODS, {"metadata": {"name": "idle"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
     st, out, _ = await api.get(f"{PODS}/idle/portforward?ports=80")
     assert st == 400 and out["message"] == "pod idle does not have a host assigned"
+
+
+async def test_a_session_the_client_ends_logs_no_error(api):
+    """The client closing (or vanishing) while the target is idle ends the session: its
+    streams are cancelled, which is no error (the soak benchmark's stderr once held a
+    "_GatheringFuture exception was never retrieved ... CancelledError" traceback for every
+    port-forward session it dropped)."""
+    import asyncio
+    import gc
+
+    await running_pod(api, "quiet", {"mockkube.io/http-response": "ok"})
+    loop = asyncio.get_running_loop()
+    reported: list[dict] = []
+    before = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        for _ in range(3):
+            async with api.s.ws_connect(
+                api.url + f"{PODS}/quiet/portforward", params={"ports": "80"}, protocols=["v4.channel.k8s.io"]
+            ) as ws:
+                for _ in range(2):  # the port on the data and the error channel
+                    msg = await ws.receive()
+                    assert msg.data[0] in (0, 1) and msg.data[1:] == (80).to_bytes(2, "little")
+            # the server's session ends with the client's close
+        for _ in range(20):
+            await asyncio.sleep(0.05)
+            gc.collect()  # an unretrieved exception is reported when its future is collected
+        st, _, _ = await api.get(f"{PODS}/quiet")
+        assert st == 200
+    finally:
+        loop.set_exception_handler(before)
+    assert [c.get("message") for c in reported] == []

@@ -178,3 +178,30 @@ def test_fields_v1_memo_round_trips_and_ignores_lookalikes():
     changed = copy.deepcopy(v1)
     del changed["f:spec"]
     assert FieldSet.from_fields_v1(changed).paths == FieldSet.of("metadata.labels").paths
+
+
+def test_the_encoding_memo_keeps_what_objects_hold_and_drops_what_none_does(monkeypatch):
+    """One entry per pod that ever ran (its IP, its owner's uid) filled the memo for hours —
+    ~16 KB each up to 50,000 — until the soak benchmark's server had crept 2-3 MB a minute:
+    once the memo has doubled, the encodings no object holds any more are dropped."""
+    from mockkube.machinery import fieldset as fsm
+
+    monkeypatch.setattr(fsm, "_ENCODED", {})
+    monkeypatch.setattr(fsm, "_DECODED", {})
+    monkeypatch.setattr(fsm, "_SWEEP_FLOOR", 8)
+    monkeypatch.setattr(fsm, "_sweep_at", 8)
+
+    def pod_status(ip: str) -> FieldSet:
+        return FieldSet([(("f", "status"), ("f", "podIPs"), ("k", (("ip", f'"{ip}"'),)))])
+
+    held = [{"fieldsV1": pod_status(f"10.0.0.{i}").to_fields_v1()} for i in range(4)]  # pods alive
+    for i in range(4, 8):
+        pod_status(f"10.0.0.{i}").to_fields_v1()  # pods gone: nothing holds their encoding
+    assert len(fsm._ENCODED) == 8
+    pod_status("10.0.0.8").to_fields_v1()  # the memo doubled from the floor: swept
+    assert len(fsm._ENCODED) == 5 and len(fsm._DECODED) == 5
+    assert fsm._sweep_at == 8
+    for i, obj in enumerate(held):  # what objects hold is still found by identity
+        assert FieldSet.from_fields_v1(obj["fieldsV1"]) is fsm._DECODED[id(obj["fieldsV1"])][1]
+        assert pod_status(f"10.0.0.{i}").to_fields_v1() is obj["fieldsV1"]
+    assert FieldSet.from_fields_v1(held[0]["fieldsV1"]) == pod_status("10.0.0.0")

@@ -105,3 +105,30 @@ def test_a_burst_of_writes_counts_as_busy_whatever_the_cpu(monkeypatch):
     assert collected == []  # 101 writes in the tick: a burst
     pacer._tick()  # no write since: quiet
     assert len(collected) == 1
+
+
+def test_a_reset_owes_a_collection_whatever_the_size(monkeypatch):
+    """A reset's retired components are garbage in cycles, far below the slack: the collection
+    they are owed runs at the next quiet tick (the soak benchmark saw every reset's informers
+    stay until some later full collection), after ``OWED_WAIT`` seconds of busy ticks at the
+    latest, and no more than once every ``OWED_WAIT`` seconds."""
+    pacer, collected, _ = _pacer(monkeypatch, itertools.repeat(101))  # 101 MiB: not due by size
+    clock = [1000.0]
+    monkeypatch.setattr(gctuning.time, "monotonic", lambda: clock[0])
+    pacer.check(now=0)
+    assert collected == []  # nothing owed, nothing due
+    pacer.owe()
+    pacer.check(now=2, busy=True)
+    assert collected == []  # a burst: requests first
+    pacer.check(now=4)
+    assert len(collected) == 1  # the next quiet tick
+    pacer.owe()  # another reset right after: waits out OWED_WAIT since the last one
+    clock[0] += 2
+    pacer.check(now=6)
+    assert len(collected) == 1
+    clock[0] += gctuning.OWED_WAIT
+    pacer.check(now=8, busy=True)  # busy, but owed for OWED_WAIT: collected now
+    assert len(collected) == 2
+    clock[0] += 100
+    pacer.check(now=10)
+    assert len(collected) == 2  # owed once, collected once
