@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from mockkube import drivers as driver_registry
 from mockkube.client.client import Client
@@ -21,6 +21,7 @@ from mockkube.drivers.base import Driver
 from mockkube.drivers.fpga import FabricController, FPGADriver
 from mockkube.drivers.publisher import Publisher
 from mockkube.kubelet import node as nodes
+from mockkube.kubelet.images import lookup
 from mockkube.kubelet.manager import KubeletManager
 from mockkube.kubelet.nodelifecycle import NodeLifecycleController
 from mockkube.kubelet.plugins import PluginWatcher
@@ -250,7 +251,8 @@ class ClusterRuntime:
         if cfg.get("runtime"):
             self.kubelet.runtime = cfg["runtime"]
         self._process_runtime(cfg)
-        self.kubelet.mapped_image = _mapped_images(cfg.get("images") or {})
+        entrypoints = image_map(cfg.get("images") or {})[0]
+        self.kubelet.mapped_image = lambda image: lookup(entrypoints, image) is not None
         if cfg.get("healthTaintEffect"):
             self.kubelet.health_taint_effect = cfg["healthTaintEffect"]
 
@@ -293,17 +295,7 @@ class ClusterRuntime:
                     return str(root / node / target) + p[len(prefix) :]
             return path
 
-        images: dict[str, list[str]] = {}  # image -> its entrypoint
-        roots: dict[str, str] = {}  # image -> its root filesystem
-        for image, entry in (cfg.get("images") or {}).items():
-            if isinstance(entry, dict):
-                roots[image] = os.path.abspath(entry["root"])
-                if entry.get("command"):
-                    images[image] = [str(a) for a in entry["command"]]
-            elif isinstance(entry, str) and os.path.isdir(entry):
-                roots[image] = os.path.abspath(entry)
-            else:
-                images[image] = [entry] if isinstance(entry, str) else [str(a) for a in entry]
+        images, roots = image_map(cfg.get("images") or {})
         self._proxy_task = asyncio.get_running_loop().create_task(self._service_proxy())  # once it is set
         return ProcessRuntime(
             root / "pods",
@@ -510,19 +502,21 @@ class ClusterRuntime:
             self.fabric.resync()
 
 
-def _mapped_images(images: dict) -> Callable[[str], bool]:
-    """Whether ``kubelet.images`` gives an image an entrypoint (a program, a command line, or
-    a root filesystem with a command), by the reference as written or normalized."""
-    from mockkube.kubelet.lifecycle import normalize_image
-
-    mapped = set()
+def image_map(images: dict) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """``kubelet.images`` read once: image -> its entrypoint (a program, a command line, or a
+    root filesystem's command), and image -> its root filesystem (a directory)."""
+    entrypoints: dict[str, list[str]] = {}
+    roots: dict[str, str] = {}
     for image, entry in images.items():
-        if isinstance(entry, dict) and not entry.get("command"):
-            continue
-        if isinstance(entry, str) and os.path.isdir(entry):
-            continue
-        mapped |= {image, normalize_image(image)}
-    return lambda image: bool(mapped) and (image in mapped or normalize_image(image) in mapped)
+        if isinstance(entry, dict):
+            roots[image] = os.path.abspath(entry["root"])
+            if entry.get("command"):
+                entrypoints[image] = [str(a) for a in entry["command"]]
+        elif isinstance(entry, str) and os.path.isdir(entry):
+            roots[image] = os.path.abspath(entry)
+        else:
+            entrypoints[image] = [entry] if isinstance(entry, str) else [str(a) for a in entry]
+    return entrypoints, roots
 
 
 def default_network() -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from mockkube.kubelet.lifecycle import normalize_image
+
 NGINX_WELCOME = """<!DOCTYPE html>
 <html>
 <head>
@@ -88,15 +90,20 @@ def listeners(container: dict) -> dict[int, tuple[str, str]]:
 def repository_path(image: str) -> str:
     """``nginx:1.27`` -> ``docker.io/library/nginx``: the normalized reference without tag or
     digest (as the kubelet reports images, docker.io and library/ made explicit)."""
-    name = (image or "busybox").split("@", 1)[0]
+    name = normalize_image(image).split("@", 1)[0]
     head, _, last = name.rpartition("/")
-    name = (head + "/" if head else "") + last.split(":", 1)[0]
-    first = name.split("/", 1)[0]
-    if "/" not in name:
-        return "docker.io/library/" + name
-    if "." not in first and ":" not in first and first != "localhost":
-        return "docker.io/" + name
-    return name
+    return f"{head}/{last.split(':', 1)[0]}"
+
+
+def lookup(table: dict, image: str):
+    """What ``kubelet.images`` maps an image to, by the reference as written or normalized
+    as the kubelet reports it (on either side), or None."""
+    if not table:
+        return None
+    if image in table:
+        return table[image]
+    want = normalize_image(image)
+    return next((v for k, v in table.items() if k == want or normalize_image(k) == want), None)
 
 
 def runs_program(c: dict, mapped: Callable[[str], bool]) -> bool:

@@ -29,7 +29,7 @@ from typing import Callable
 
 from mockkube.kubelet import lifecycle
 from mockkube.kubelet.containerdata import Lookup, simulated_container
-from mockkube.kubelet.images import runs_program, why_simulated
+from mockkube.kubelet.images import lookup, runs_program, why_simulated
 from mockkube.kubelet.runtime import cdi, probes, sandbox, volumes
 from mockkube.kubelet.runtime.backoff import Backoff
 from mockkube.kubelet.runtime.logfile import LogFile
@@ -266,16 +266,12 @@ class ProcessRuntime:
     def entrypoint(self, image: str) -> list[str] | None:
         """The program an image maps to (``kubelet.images``: by the reference as written, or
         normalized as the kubelet reports it), or None."""
-        if image in self.images:
-            return self.images[image]
-        return self.images.get(lifecycle.normalize_image(image)) if self.images else None
+        return lookup(self.images, image)
 
     def root_of(self, image: str) -> str:
         """The root filesystem an image maps to (a directory; ``kubelet.images``), or "" (the
         host's root)."""
-        if not self.roots:
-            return ""
-        return self.roots.get(image) or self.roots.get(lifecycle.normalize_image(image)) or ""
+        return lookup(self.roots, image) or ""
 
     def runs(self, c: dict) -> bool:
         """Whether a container runs a program of its own (images.runs_program)."""
