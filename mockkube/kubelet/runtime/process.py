@@ -365,19 +365,8 @@ class ProcessRuntime:
                 if pp.pause is None:
                     pp.pause = sandbox.spawn_pause(pp.uid)
                     pid, port = pp.pause.child_pid, int(self.api[1])
-
-                    def listen():
-                        import socket
-
-                        s = socket.socket()
-                        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                        s.bind(("127.0.0.1", port))
-                        s.listen(64)
-                        s.setblocking(False)
-                        return s
-
                     try:
-                        pp.api_listener = sandbox.in_netns(pid, listen)
+                        pp.api_listener = sandbox.in_netns(pid, lambda: sandbox.listener("127.0.0.1", port))
                     except OSError as e:
                         log.warning("pod %s: no API server address in its network: %s", pp.uid, e)
             netns = pp.pause.child_pid

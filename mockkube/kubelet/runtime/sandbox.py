@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -313,6 +314,16 @@ def spawn_pause(pod_uid: str) -> Proc:
         netns_pid=0,
         unshare=("--unshare-net",),
     )
+
+
+def listener(addr: str, port: int) -> socket.socket:
+    """A non-blocking listening TCP socket (made in a pod's network with ``in_netns``)."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(64)
+    s.setblocking(False)
+    return s
 
 
 CLONE_NEWNET = 0x40000000

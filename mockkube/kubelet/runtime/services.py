@@ -162,17 +162,8 @@ class ServiceProxy(Controller):
     async def _listen_in(self, uid: str, pid: int, key: tuple, addr: str) -> None:
         ns, name, port = key
         port_name = self.port_names.get(key, "")
-
-        def bind() -> socket.socket:
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind((addr, port))
-            s.listen(64)
-            s.setblocking(False)
-            return s
-
         try:
-            sock = await asyncio.to_thread(sandbox.in_netns, pid, bind)
+            sock = await asyncio.to_thread(sandbox.in_netns, pid, lambda: sandbox.listener(addr, port))
         except OSError as e:  # the pod went meanwhile, or the port is taken in its network
             log.debug("service %s/%s: cannot listen in pod %s: %s", ns, name, uid, e)
             return
