@@ -351,18 +351,9 @@ class _Expander:
 
     def _one_var_over(self, rng: E, name: str, args: list[Node], t: Any) -> E:
         v = args[0].name
-        accu_b = E("ident", "bool", name=ACCU)
-        if name == "all":
-            init = _lit(True, "bool")
-            cond = _call("@not_strictly_false", "bool", [accu_b], ["not_strictly_false"])
-            step = _call("_&&_", "bool", [accu_b, self.expand(args[1])], ["logical_and"])
-            result: E = accu_b
-        elif name == "exists":
-            init = _lit(False, "bool")
-            inner = _call("!_", "bool", [accu_b], ["logical_not"])
-            cond = _call("@not_strictly_false", "bool", [inner], ["not_strictly_false"])
-            step = _call("_||_", "bool", [accu_b, self.expand(args[1])], ["logical_or"])
-            result = accu_b
+        result: E
+        if name in ("all", "exists"):
+            init, cond, step, result = self._quantifier(name, args[1])
         elif name in ("exists_one", "existsOne"):
             init, cond, step, result = self._exists_one(args[1])
         else:  # map, filter
@@ -385,6 +376,20 @@ class _Expander:
             loop_step=step, result=result,
         )  # fmt: skip
 
+    def _quantifier(self, name: str, pred: Node) -> tuple[E, E, E, E]:
+        """``all``/``exists`` as cel-go expands them, for one- and two-variable forms alike."""
+        accu_b = E("ident", "bool", name=ACCU)
+        if name == "all":
+            init = _lit(True, "bool")
+            cond = _call("@not_strictly_false", "bool", [accu_b], ["not_strictly_false"])
+            step = _call("_&&_", "bool", [accu_b, self.expand(pred)], ["logical_and"])
+        else:
+            init = _lit(False, "bool")
+            inner = _call("!_", "bool", [accu_b], ["logical_not"])
+            cond = _call("@not_strictly_false", "bool", [inner], ["not_strictly_false"])
+            step = _call("_||_", "bool", [accu_b, self.expand(pred)], ["logical_or"])
+        return init, cond, step, accu_b
+
     def _exists_one(self, pred: Node) -> tuple[E, E, E, E]:
         accu_i = E("ident", "int", name=ACCU)
         init = _lit(0, "int")
@@ -397,18 +402,9 @@ class _Expander:
     def _two_var(self, n: Node, name: str, args: list[Node], t: Any) -> E:
         rng = self.expand(n.target)
         k, v = args[0].name, args[1].name
-        accu_b = E("ident", "bool", name=ACCU)
-        if name == "all":
-            init = _lit(True, "bool")
-            cond = _call("@not_strictly_false", "bool", [accu_b], ["not_strictly_false"])
-            step = _call("_&&_", "bool", [accu_b, self.expand(args[2])], ["logical_and"])
-            result: E = accu_b
-        elif name == "exists":
-            init = _lit(False, "bool")
-            inner = _call("!_", "bool", [accu_b], ["logical_not"])
-            cond = _call("@not_strictly_false", "bool", [inner], ["not_strictly_false"])
-            step = _call("_||_", "bool", [accu_b, self.expand(args[2])], ["logical_or"])
-            result = accu_b
+        result: E
+        if name in ("all", "exists"):
+            init, cond, step, result = self._quantifier(name, args[2])
         elif name == "existsOne":
             init, cond, step, result = self._exists_one(args[2])
         elif name == "transformList":
