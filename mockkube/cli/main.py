@@ -74,6 +74,7 @@ def server_of(args: argparse.Namespace) -> "Server":
         components=args.components,
         scheduler_process=args.scheduler == "process",
         run_scheduler=args.scheduler != "none",
+        controllers=args.controllers,
         event_ttl=args.event_ttl,
         # with the scheduler out, the other components are many small writers that
         # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
@@ -289,6 +290,14 @@ def build_parser() -> argparse.ArgumentParser:
         "`mockkube scheduler --leader-elect` processes beside it: docs/scaling.md)",
     )
     s.add_argument(
+        "--controllers",
+        choices=("server", "process", "none"),
+        default="server",
+        help="where kube-controller-manager's controllers run: in the server's process (default), a "
+        "process of their own (`mockkube controller-manager`, a client of the API), or none (run "
+        "`mockkube controller-manager --leader-elect` processes beside it: docs/scaling.md)",
+    )
+    s.add_argument(
         "--api-servers",
         type=int,
         default=1,
@@ -324,6 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mockkube.cli import scheduler as scheduler_command
 
     scheduler_command.add_command(sub)  # the scheduler as a process of its own
+    from mockkube.cli import controllermanager as controller_manager_command
+
+    controller_manager_command.add_command(sub)  # the controllers as a process of their own
     return p
 
 

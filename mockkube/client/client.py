@@ -138,6 +138,11 @@ class Client:
         with authz.NOOP if az is None else authz.request(az, "create", self.rt("pods"), namespace, name, "binding"):
             return self.res.bind(namespace, name, node).obj
 
+    def finalize_namespace(self, name: str, new: dict) -> None:
+        """``namespaces/{name}/finalize``: write ``new``'s spec.finalizers (the namespace
+        controller's last step)."""
+        self.res.finalize_namespace(name, new)
+
     def finalize_delete(self, rt: ResourceType, namespace: str, name: str) -> None:
         """Complete a graceful deletion (what a kubelet does once a pod has stopped)."""
         with self._authorized("delete", rt, namespace, name):

@@ -32,6 +32,7 @@ class Replica:
         self.lock = threading.RLock()
         self.hub = Hub()
         self.rv = 0
+        self.authorizer = None  # the Store's: a component here is authorized by the API server
         self._rts = {rt.storage_key: rt for rt in resources}
         self._caches = {key: ResourceCache(dict(rt.selectable_fields)) for key, rt in self._rts.items()}
         self._synced = {key: asyncio.Event() for key in self._rts}
@@ -46,10 +47,15 @@ class Replica:
         return self._caches[rt.storage_key]
 
     def get(self, rt: ResourceType, namespace: str, name: str) -> Entry | None:
-        return self._caches[rt.storage_key].get(namespace if rt.namespaced else "", name)
+        cache = self._caches.get(rt.storage_key)
+        return cache.get(namespace if rt.namespaced else "", name) if cache is not None else None
 
     def entries(self, rt: ResourceType, namespace: str | None = None) -> Iterable[Entry]:
-        cache = self._caches[rt.storage_key]
+        """The objects of a followed resource (none of one not followed: a resource that
+        cannot be watched, which an informer over every type meets)."""
+        cache = self._caches.get(rt.storage_key)
+        if cache is None:
+            return
         entries = cache.entries
         for k in cache.keys_from(namespace if rt.namespaced else None, None):
             e = entries.get(k)
@@ -146,7 +152,7 @@ class Replica:
             + path_of(rt)
             + f"?watch=1&allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=3600"
         )
-        async with self.http.session().get(url, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as r:
+        async with self.http.watch_session().get(url, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as r:
             if r.status != 200:
                 raise status_error(r.status, await r.read())
             async for line in r.content:
