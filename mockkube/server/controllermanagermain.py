@@ -18,6 +18,7 @@ import asyncio
 import importlib
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from mockkube.client.remote import HTTP
@@ -42,6 +43,11 @@ class Host(componentmain.Host):
         self._root_ca = Path(args.root_ca_file).read_text() if getattr(args, "root_ca_file", None) else ""
         cert, key = getattr(args, "cluster_signing_cert_file", None), getattr(args, "cluster_signing_key_file", None)
         self._signing = (Path(cert).read_bytes(), Path(key).read_bytes()) if cert and key else None
+        # custom resources: served here as their CRDs (followed like any resource) say
+        self._crd_types: dict[str, list[ResourceType]] = {}
+        crd_rt = self.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        if crd_rt is not None:
+            self.store.hub.add_listener(crd_rt.storage_key, self._crd_changed)
         # the `kubernetes` Service's endpoints name the API server the kubeconfig names
         u = urlsplit(http_.creds.server)
         self.address, self.port = u.hostname or "127.0.0.1", u.port or (443 if u.scheme == "https" else 80)
@@ -52,6 +58,27 @@ class Host(componentmain.Host):
             if "list" in rt.verbs and "watch" in rt.verbs:
                 rts.setdefault(rt.storage_key, rt)
         return list(rts.values())
+
+    def _crd_changed(self, ev: Any) -> None:
+        """Serve (and follow) the types a CRD defines once it is established, as the API
+        server does; drop them when it goes."""
+        from mockkube.apiserver.resources.apiextensions import types_of
+
+        crd = ev.entry.obj
+        name = crd["metadata"]["name"]
+        old = self._crd_types.pop(name, [])
+        new = [] if ev.type == "DELETED" else types_of(crd)
+        keep = {(r.group, r.version, r.plural) for r in new}
+        for rt in old:
+            if (rt.group, rt.version, rt.plural) not in keep:
+                self.registry.remove(rt)
+                if not any(r.storage_key == rt.storage_key for r in new):
+                    self.store.unfollow(rt)
+        for rt in new:
+            self.store.follow(rt)  # first: an informer made for the new type reads the replica
+            self.registry.add(rt)
+        if new:
+            self._crd_types[name] = new
 
     async def start_all(self) -> list:
         from mockkube.server.components import CONTROLLER_MANAGER

@@ -15,11 +15,13 @@ watch). Printed against:
     .venv/bin/python tests/bench/bench_e2e.py                       # 500 nodes, 1000 pods
     .venv/bin/python tests/bench/bench_e2e.py --nodes 5000 --pods 1000
     .venv/bin/python tests/bench/bench_e2e.py --api-servers 2         # and the multi-process set
+    .venv/bin/python tests/bench/bench_e2e.py --api-servers 2 --controller-manager   # controllers apart
 
 ``--api-servers N`` measures, in the same run and after the default server, the set on
 PostgreSQL (a throw-away one, started here): `mockkube serve --db postgresql://...
 --api-servers N` (N API server processes on one port, the first with the components, the
-scheduler process); CPU per pod is given per process, PostgreSQL's included.
+scheduler process; with ``--controller-manager`` the controllers in a process of their own,
+``--controllers process``); CPU per pod is given per process, PostgreSQL's included.
 """
 
 from __future__ import annotations
@@ -151,6 +153,8 @@ def cpu_seconds(pid: int, postgres: int | None = None) -> dict[str, float]:
             continue
         if "scheduler" in cmd:
             name = "scheduler"
+        elif "controller-manager" in cmd:
+            name = "controller-manager"
         elif p == pid:
             name = "server"
         elif "--reuse-port" in cmd:
@@ -266,6 +270,12 @@ def main() -> None:
         help="also measure `mockkube serve --api-servers N` on a throw-away PostgreSQL, same run",
     )
     ap.add_argument("--only-api-servers", action="store_true", help="skip the default server's line")
+    ap.add_argument(
+        "--controller-manager",
+        action="store_true",
+        help="the multi-process set (--api-servers) runs the controllers in `mockkube controller-manager` "
+        "(`mockkube serve --controllers process`)",
+    )
     args = ap.parse_args()
     if args.url:
         r = asyncio.run(measure(args.url, int(args.nodes), args.pods))
@@ -283,8 +293,9 @@ def main() -> None:
                     p.wait(30)
             report(n, args.pods, "every component", r)
         if args.api_servers:
-            r = multi_process(n, args.pods, args.api_servers, args.server_arg)
-            report(n, args.pods, f"--api-servers {args.api_servers} on PostgreSQL", r)
+            extra = ["--controllers", "process"] if args.controller_manager else []
+            r = multi_process(n, args.pods, args.api_servers, [*args.server_arg, *extra])
+            report(n, args.pods, " ".join([f"--api-servers {args.api_servers}", *extra, "on PostgreSQL"]), r)
         if not args.no_in_process:
             ip = in_process(n, args.pods)
             print(

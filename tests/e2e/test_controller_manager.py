@@ -53,6 +53,21 @@ TEMPLATE = {
     "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com"}}]}}},
 }
 
+CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+"""
+
 
 def _deployment(name: str, replicas: int) -> dict:
     return {
@@ -148,9 +163,17 @@ def test_the_controllers_work_from_a_process_of_their_own(cluster):
         timeout=30,
     )
     assert who.json()["status"]["userInfo"]["username"] == f"system:serviceaccount:{ns}:robot"
-    # namespace deletion: the namespace controller empties it and finalizes it
+    # namespace deletion: the namespace controller empties it, custom resources defined
+    # after the process started included, and finalizes it
+    cluster.kubectl("apply", "-f", "-", input=CRD)
+    cluster.kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=30s")
+    cluster.kubectl(
+        "apply", "-n", ns, "-f", "-", input="apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
+    )
     cluster.kubectl("delete", "namespace", ns, "--timeout=60s")
     assert cluster.http.get(f"{cluster.url}/api/v1/namespaces/{ns}", timeout=30).status_code == 404
+    widgets = _items(cluster, "/apis/example.com/v1/widgets")
+    assert widgets == []
 
 
 def test_the_controller_manager_survives_a_reset_and_stops_with_the_server(cluster):
