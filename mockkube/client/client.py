@@ -23,6 +23,8 @@ from mockkube.machinery.registry import ResourceType
 
 
 class Client:
+    awaits_writes = False  # RemoteClient: writes awaited under asyncbridge.spawn (Controller._run)
+
     def __init__(self, resources: Resources, manager: str) -> None:
         self.res = resources
         self.store = resources.store

@@ -165,8 +165,10 @@ class HTTP:
         task.add_done_callback(self._pending.discard)
 
     async def close(self) -> None:
-        if self._pending:
-            await asyncio.gather(*self._pending, return_exceptions=True)
+        if self._pending:  # events still on their way, for a second at most (a server gone)
+            _, late = await asyncio.wait(set(self._pending), timeout=1.0)
+            for task in late:
+                task.cancel()
         for session in (self._session, self._watch_session):
             if session is not None:
                 await session.close()
@@ -176,6 +178,8 @@ class HTTP:
 
 class RemoteClient(Client):
     """``Client`` over HTTP; ``store`` is the process's replica (reads never leave it)."""
+
+    awaits_writes = True
 
     def __init__(self, http_: HTTP, store: Any, registry: Registry, manager: str) -> None:
         self.http = http_

@@ -185,6 +185,9 @@ async def run(args: argparse.Namespace, make_host: Any) -> int:
     await asyncio.wait([ready, stopped], return_when=asyncio.FIRST_COMPLETED)
     code = 0
     if not stop.is_set():
+        # renewing starts with leading, before the components start (their start may wait on
+        # the API: a leader whose API stopped answering still loses the Lease in time)
+        lost = loop.create_task(elector.renew()) if elector is not None else None
         await host.start_components()
         gctuning.settle()
         from mockkube.server import memdebug
@@ -193,8 +196,7 @@ async def run(args: argparse.Namespace, make_host: Any) -> int:
         if control is not None:
             sys.stdout.write(json.dumps({"ready": True}) + "\n")
             sys.stdout.flush()
-        if elector is not None:
-            lost = loop.create_task(elector.renew())
+        if lost is not None:
             await asyncio.wait([lost, stopped], return_when=asyncio.FIRST_COMPLETED)
             if lost.done():  # upstream exits at once: another one may be acting soon
                 print(f"mockkube {name}: leaderelection lost ({elector.identity})", file=sys.stderr, flush=True)

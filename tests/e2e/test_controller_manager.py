@@ -209,9 +209,48 @@ def _controller_manager(kubeconfig: str) -> tuple[subprocess.Popen, str]:
     )
     for line in p.stderr:
         if line.startswith("mockkube controller-manager: leader election as "):
-            threading.Thread(target=p.stderr.read, daemon=True).start()  # never a full pipe
+            p.lines = []  # type: ignore[attr-defined]  # the rest of its stderr
+            threading.Thread(target=lambda: p.lines.extend(p.stderr), daemon=True).start()  # never a full pipe
             return p, line.split()[-1]
     raise RuntimeError("the controller-manager did not start")
+
+
+def test_a_leader_that_cannot_renew_stops_and_exits_with_status_1(tmp_path):
+    (tmp_path / "profile.yaml").write_text(yaml.safe_dump({**PROFILE, "nodes": []}))
+    kubeconfig = str(tmp_path / "kubeconfig")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mockkube", "serve", "--port", "0", "--controllers", "none"]
+        + ["--cluster", str(tmp_path / "profile.yaml"), "--kubeconfig", kubeconfig],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    cm = None
+    try:
+        url = server.stdout.readline().split()[-1]
+        cm, identity = _controller_manager(kubeconfig)
+
+        def holder() -> str:
+            r = requests.get(url + LEASE, timeout=10)
+            return ((r.json() if r.status_code == 200 else {}).get("spec") or {}).get("holderIdentity") or ""
+
+        until(lambda: holder() == identity, timeout=30, what="the lease taken")
+        server.send_signal(signal.SIGSTOP)  # the API stops answering: no renewal can succeed
+        stopped = time.monotonic()
+        try:
+            assert cm.wait(30) == 1  # upstream exits at once: another may be acting soon
+            took = time.monotonic() - stopped
+        finally:
+            server.send_signal(signal.SIGCONT)
+        assert 3 <= took < 15, took  # the renew deadline (3 s), not much later
+        until(lambda: any("leaderelection lost" in line for line in cm.lines), timeout=5, what="the message")
+    finally:
+        for p in (server, cm):
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
 
 
 class Audit:
