@@ -66,6 +66,14 @@ async def start_all(server: "Server") -> list:
                 mod = importlib.import_module("mockkube.server.controllermanagerprocess")
                 started.extend(await mod.start(server))
             continue
+        if name == "mockkube.kubelet" and (
+            getattr(server, "node_shards", 0) or not getattr(server, "run_kubelets", True)
+        ):
+            # `mockkube serve --node-shards M`: the kubelets in M processes (`--kubelets none`:
+            # run elsewhere), the node lifecycle controller (which the node simulation carries) here
+            mod = importlib.import_module("mockkube.server.kubeletprocess")
+            started.extend(await mod.start(server))
+            continue
         if name == "mockkube.scheduler" and not getattr(server, "run_scheduler", True):
             continue  # `mockkube serve --scheduler none`: schedulers run elsewhere, leader-elected
         if name == "mockkube.scheduler" and getattr(server, "scheduler_process", False):

@@ -103,6 +103,8 @@ class Server:
         scheduler_process: bool = False,
         run_scheduler: bool = True,
         controllers: str = "server",
+        node_shards: int = 0,
+        run_kubelets: bool = True,
         reuse_port: bool = False,
         control_plane: bool | None = None,
         feature_gates: "Mapping[str, bool] | str | None" = None,
@@ -138,6 +140,10 @@ class Server:
             raise ValueError(f"controllers must be server, process or none, not {controllers!r}")
         self.controllers = controllers
         self.controller_manager_child = None
+        # M > 0: the simulated kubelets in M `mockkube kubelets --shard I/M` processes
+        self.node_shards = node_shards
+        # False (`--kubelets none`): `mockkube kubelets --shard I/M` processes run elsewhere
+        self.run_kubelets = run_kubelets
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
         self.event_window = event_window

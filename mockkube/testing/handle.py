@@ -116,6 +116,7 @@ class Cluster(ClientTools):
         feature_gates: "dict[str, bool] | str | None" = None,
         runtime_config: "dict[str, bool | str] | str | None" = None,
         controllers: str = "server",
+        node_shards: int = 0,
     ) -> None:
         """``control_plane``: kind's control-plane node and kube-system pods (off by default,
         to keep tests fast; docs/profiles.md). ``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
@@ -126,7 +127,8 @@ class Cluster(ClientTools):
         ``--runtime-config`` (a string or a dict), on top of v1.36's defaults and the profile's
         ``featureGates``/``runtimeConfig``. ``controllers``: ``"process"`` runs the controllers
         in ``mockkube controller-manager``, a client of the API (``mockkube serve
-        --controllers``)."""
+        --controllers``). ``node_shards``: the simulated kubelets in that many ``mockkube
+        kubelets`` processes (``mockkube serve --node-shards``)."""
         auth = {"authorization_mode": "Node,RBAC"} if auth is True else dict(auth or {})
         unknown = set(auth) - set(AUTH_OPTIONS)
         if unknown:
@@ -148,6 +150,7 @@ class Cluster(ClientTools):
             "feature_gates": _flag_text(feature_gates),
             "runtime_config": _flag_text(runtime_config),
             "controllers": controllers,
+            "node_shards": node_shards,
         }
         self.url = ""
         self.http = requests.Session()
@@ -182,6 +185,7 @@ class Cluster(ClientTools):
                 runtime_config=o["runtime_config"] or None,
                 clock=FakeClock(time.time()) if o["frozen_clock"] else None,
                 controllers=o["controllers"],
+                node_shards=o["node_shards"],
                 **self.auth,
             ).start()
             self._threaded.settled()
@@ -208,6 +212,8 @@ class Cluster(ClientTools):
             cmd += ["--runtime-config", o["runtime_config"]]
         if o["controllers"] != "server":
             cmd += ["--controllers", o["controllers"]]
+        if o["node_shards"]:
+            cmd += ["--node-shards", str(o["node_shards"])]
         a = self.auth
         if a.get("authorization_mode"):
             cmd += ["--authorization-mode", a["authorization_mode"]]

@@ -16,12 +16,14 @@ watch). Printed against:
     .venv/bin/python tests/bench/bench_e2e.py --nodes 5000 --pods 1000
     .venv/bin/python tests/bench/bench_e2e.py --api-servers 2         # and the multi-process set
     .venv/bin/python tests/bench/bench_e2e.py --api-servers 2 --controller-manager   # controllers apart
+    .venv/bin/python tests/bench/bench_e2e.py --api-servers 2 --controller-manager --node-shards 2  # every part
 
 ``--api-servers N`` measures, in the same run and after the default server, the set on
 PostgreSQL (a throw-away one, started here): `mockkube serve --db postgresql://...
 --api-servers N` (N API server processes on one port, the first with the components, the
 scheduler process; with ``--controller-manager`` the controllers in a process of their own,
-``--controllers process``); CPU per pod is given per process, PostgreSQL's included.
+``--controllers process``; with ``--node-shards M`` the kubelets in M processes); CPU per pod
+is given per process, PostgreSQL's included.
 """
 
 from __future__ import annotations
@@ -155,6 +157,8 @@ def cpu_seconds(pid: int, postgres: int | None = None) -> dict[str, float]:
             name = "scheduler"
         elif "controller-manager" in cmd:
             name = "controller-manager"
+        elif "kubelets" in cmd:
+            name = "kubelets-" + cmd[cmd.index("--shard") + 1].split("/")[0]
         elif p == pid:
             name = "server"
         elif "--reuse-port" in cmd:
@@ -276,6 +280,13 @@ def main() -> None:
         help="the multi-process set (--api-servers) runs the controllers in `mockkube controller-manager` "
         "(`mockkube serve --controllers process`)",
     )
+    ap.add_argument(
+        "--node-shards",
+        type=int,
+        default=0,
+        metavar="M",
+        help="the multi-process set (--api-servers) runs the kubelets in M `mockkube kubelets` processes",
+    )
     args = ap.parse_args()
     if args.url:
         r = asyncio.run(measure(args.url, int(args.nodes), args.pods))
@@ -294,6 +305,7 @@ def main() -> None:
             report(n, args.pods, "every component", r)
         if args.api_servers:
             extra = ["--controllers", "process"] if args.controller_manager else []
+            extra += ["--node-shards", str(args.node_shards)] if args.node_shards else []
             r = multi_process(n, args.pods, args.api_servers, [*args.server_arg, *extra])
             report(n, args.pods, " ".join([f"--api-servers {args.api_servers}", *extra, "on PostgreSQL"]), r)
         if not args.no_in_process:
