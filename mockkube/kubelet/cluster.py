@@ -46,7 +46,7 @@ def _key(server: object) -> int:
 
 
 def shard_of(node: str, shards: int) -> int:
-    """The kubelet shard (``mockkube kubelet --shard I/M``) that simulates ``node``: a stable
+    """The kubelet shard (``mockkube kubelets --shard I/M``) that simulates ``node``: a stable
     hash of its name (the same in every process and run)."""
     import hashlib
 
@@ -70,7 +70,7 @@ class ClusterRuntime:
         gates = getattr(server, "feature_gates", None)
         # KEP-5729: a claim reserved for the pod's PodGroup is the pod's to use
         self.kubelet.workload_claims = gates is not None and gates.enabled("DRAWorkloadResourceClaims")
-        # `mockkube kubelet --shard I/M`: only the nodes whose shard is I, simulated containers
+        # `mockkube kubelets --shard I/M`: only the nodes whose shard is I, simulated containers
         # only, and the cluster-wide parts (device classes, the fabric, the control plane, the
         # node lifecycle controller) left to shard 0 or to the server
         self.shard: tuple[int, int] | None = getattr(server, "shard", None)

@@ -49,8 +49,11 @@ CLIENTS = 16
 G = "resource.k8s.io"
 
 
+SIMULATED = False  # --simulated: every server's kubelets simulate containers (as kubelet shards do)
+
+
 def profile(nodes: int) -> dict:
-    return {
+    out = {
         "apiVersion": "mockkube.io/v1alpha1",
         "kind": "ClusterProfile",
         "name": "scheduler-perf",
@@ -63,6 +66,9 @@ def profile(nodes: int) -> dict:
             }
         ],
     }
+    if SIMULATED:
+        out["kubelet"] = {"runtime": "simulated"}
+    return out
 
 
 def start_server(workdir: str, nodes: int, extra: list[str]) -> tuple[subprocess.Popen, str]:
@@ -287,7 +293,14 @@ def main() -> None:
         metavar="M",
         help="the multi-process set (--api-servers) runs the kubelets in M `mockkube kubelets` processes",
     )
+    ap.add_argument(
+        "--simulated",
+        action="store_true",
+        help="every server's kubelets simulate containers (kubelet.runtime: simulated, as shards do)",
+    )
     args = ap.parse_args()
+    global SIMULATED
+    SIMULATED = args.simulated
     if args.url:
         r = asyncio.run(measure(args.url, int(args.nodes), args.pods))
         print(f"{r['pps']:.0f} pods/s; baseline {r['baseline']:.0f} creates/s")
