@@ -374,6 +374,12 @@ async def test_the_standby_controller_manager_takes_over_mid_burst(tmp_path):
             made_at_kill = len(audit.pods)
             total = DEPLOYMENTS * REPLICAS
 
+            async def standby_leads() -> bool:
+                return (await holder()) not in ("", first)
+
+            await eventually_async(standby_leads, 30, "the standby leading")
+            handed_over = time.monotonic() - killed
+
             def done() -> bool:
                 bound = [p for p in audit.pods.values() if (p.get("spec") or {}).get("nodeName")]
                 return len(bound) >= total and sum(1 for d in audit.allocated.values() if d) >= total
@@ -390,6 +396,9 @@ async def test_the_standby_controller_manager_takes_over_mid_burst(tmp_path):
             assert len(audit.pods) == total and len(audit.claims_of) == total
             assert all(len(v) == 1 for v in audit.rs_of.values()) and len(audit.rs_of) == DEPLOYMENTS
             assert made_at_kill < total  # the standby had work left to take over
+            # within the lease (4 s, timed by the standby from its last sight of a renewal) and
+            # its next tries (every 0.5 s, jittered up to x2.2), with room for a loaded machine
+            assert handed_over < 12, handed_over
             assert took_over < 60
     finally:
         for p in procs:
