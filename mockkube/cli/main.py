@@ -74,6 +74,9 @@ def server_of(args: argparse.Namespace) -> "Server":
         components=args.components,
         scheduler_process=args.scheduler == "process",
         run_scheduler=args.scheduler != "none",
+        controllers=args.controllers,
+        node_shards=args.node_shards,
+        run_kubelets=args.kubelets != "none",
         event_ttl=args.event_ttl,
         # with the scheduler out, the other components are many small writers that
         # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
@@ -90,6 +93,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.api_servers < 1:
         raise UsageError("--api-servers must be at least 1")
+    if args.node_shards < 0:
+        raise UsageError("--node-shards must be 0 or more")
     if args.api_servers > 1:
         if not (args.db or "").startswith(("postgresql", "postgres:")):
             raise UsageError("--api-servers above 1 needs --db postgresql://... (the API servers share it)")
@@ -289,6 +294,29 @@ def build_parser() -> argparse.ArgumentParser:
         "`mockkube scheduler --leader-elect` processes beside it: docs/scaling.md)",
     )
     s.add_argument(
+        "--controllers",
+        choices=("server", "process", "none"),
+        default="server",
+        help="where kube-controller-manager's controllers run: in the server's process (default), a "
+        "process of their own (`mockkube controller-manager`, a client of the API), or none (run "
+        "`mockkube controller-manager --leader-elect` processes beside it: docs/scaling.md)",
+    )
+    s.add_argument(
+        "--node-shards",
+        type=int,
+        default=0,
+        metavar="M",
+        help="run the simulated kubelets in M processes of their own (`mockkube kubelets --shard I/M`, "
+        "simulated containers only; docs/scaling.md); default 0: in the server's process",
+    )
+    s.add_argument(
+        "--kubelets",
+        choices=("server", "none"),
+        default="server",
+        help="none: run no simulated kubelets here (`mockkube kubelets --shard I/M` processes run "
+        "elsewhere; docs/scaling.md); the node lifecycle controller stays",
+    )
+    s.add_argument(
         "--api-servers",
         type=int,
         default=1,
@@ -324,6 +352,12 @@ def build_parser() -> argparse.ArgumentParser:
     from mockkube.cli import scheduler as scheduler_command
 
     scheduler_command.add_command(sub)  # the scheduler as a process of its own
+    from mockkube.cli import controllermanager as controller_manager_command
+
+    controller_manager_command.add_command(sub)  # the controllers as a process of their own
+    from mockkube.cli import kubelets as kubelets_command
+
+    kubelets_command.add_command(sub)  # one shard of the simulated kubelets as a process
     return p
 
 

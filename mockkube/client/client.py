@@ -23,6 +23,8 @@ from mockkube.machinery.registry import ResourceType
 
 
 class Client:
+    awaits_writes = False  # RemoteClient: writes awaited under asyncbridge.spawn (Controller._run)
+
     def __init__(self, resources: Resources, manager: str) -> None:
         self.res = resources
         self.store = resources.store
@@ -137,6 +139,11 @@ class Client:
         az = self.store.authorizer
         with authz.NOOP if az is None else authz.request(az, "create", self.rt("pods"), namespace, name, "binding"):
             return self.res.bind(namespace, name, node).obj
+
+    def finalize_namespace(self, name: str, new: dict) -> None:
+        """``namespaces/{name}/finalize``: write ``new``'s spec.finalizers (the namespace
+        controller's last step)."""
+        self.res.finalize_namespace(name, new)
 
     def finalize_delete(self, rt: ResourceType, namespace: str, name: str) -> None:
         """Complete a graceful deletion (what a kubelet does once a pod has stopped)."""

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any, Awaitable, Callable, Hashable
 
+from mockkube.client import asyncbridge
 from mockkube.machinery.registry import ResourceType
 from mockkube.storage import loopcalls
 from mockkube.storage.store import Store
@@ -297,6 +298,10 @@ class Controller:
         from mockkube.machinery.requestcontext import set_user
 
         set_user(self.identity())  # this task's writes, as admission sees them
+        # a client over HTTP (a controller-manager process): each reconcile runs in a greenlet
+        # whose requests are awaited, so the loop (other controllers, the leader lease's
+        # renewals) goes on while the API answers
+        awaits = getattr(getattr(self, "client", None), "awaits_writes", False)
         # asyncio.Queue.get() does not yield while keys are waiting: hand the loop back every
         # few milliseconds so a burst (5,000 lease renewals) never holds up other components
         # or a stop request
@@ -307,7 +312,7 @@ class Controller:
                 slice_end = time.monotonic() + YIELD_EVERY
             key = await self.queue.get()
             try:
-                out = self.reconcile(key)
+                out = await asyncbridge.spawn(self.reconcile, key) if awaits else self.reconcile(key)
                 if inspect.isawaitable(out):
                     await out
                 self.queue.forget(key)

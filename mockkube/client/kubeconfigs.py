@@ -18,6 +18,7 @@ class Credentials:
     server: str
     headers: dict = field(default_factory=dict)
     ssl: ssl.SSLContext | None = None
+    ca_pem: str = ""  # the CA the cluster entry trusts (kube-controller-manager's root CA fallback)
 
 
 class NoContext(KeyError):
@@ -41,6 +42,11 @@ def load(path: str | Path, context: str | None = None) -> Credentials:
         creds.headers["Authorization"] = f"Bearer {user['token']}"
     if server.startswith("https"):
         creds.ssl = _context(cluster, user)
+        ca = cluster.get("certificate-authority-data")
+        if ca:
+            creds.ca_pem = base64.b64decode(ca).decode()
+        elif cluster.get("certificate-authority"):
+            creds.ca_pem = Path(cluster["certificate-authority"]).read_text()
     return creds
 
 

@@ -69,6 +69,7 @@ class HTTP:
         self.headers = {**creds.headers, "User-Agent": user_agent, "Accept": "application/json"}
         self._conn: http.client.HTTPConnection | None = None
         self._session: aiohttp.ClientSession | None = None
+        self._watch_session: aiohttp.ClientSession | None = None
         self._pending: set[asyncio.Task] = set()
         # writes are refused while this says no (a leader-elected component that does not
         # hold its Lease: leaderelection.LeaderElector.holds)
@@ -118,6 +119,15 @@ class HTTP:
             )
         return self._session
 
+    def watch_session(self) -> aiohttp.ClientSession:
+        """Watches hold a connection each for as long as they run: a session of their own,
+        without the request session's limit (a controller-manager follows ~60 resources)."""
+        if self._watch_session is None or self._watch_session.closed:
+            self._watch_session = aiohttp.ClientSession(
+                headers=self.headers, connector=aiohttp.TCPConnector(ssl=self.creds.ssl or False, limit=0)
+            )
+        return self._watch_session
+
     async def arequest(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
         self._check_guard(method)
         data = None if body is None else jsoncodec.dumps(body)
@@ -155,16 +165,21 @@ class HTTP:
         task.add_done_callback(self._pending.discard)
 
     async def close(self) -> None:
-        if self._pending:
-            await asyncio.gather(*self._pending, return_exceptions=True)
-        if self._session is not None:
-            await self._session.close()
+        if self._pending:  # events still on their way, for a second at most (a server gone)
+            _, late = await asyncio.wait(set(self._pending), timeout=1.0)
+            for task in late:
+                task.cancel()
+        for session in (self._session, self._watch_session):
+            if session is not None:
+                await session.close()
         if self._conn is not None:
             self._conn.close()
 
 
 class RemoteClient(Client):
     """``Client`` over HTTP; ``store`` is the process's replica (reads never leave it)."""
+
+    awaits_writes = True
 
     def __init__(self, http_: HTTP, store: Any, registry: Registry, manager: str) -> None:
         self.http = http_
@@ -233,6 +248,14 @@ class RemoteClient(Client):
             body,
             PATCH_TYPES[patch_type],
         )
+
+    def update_scale(self, rt: ResourceType, namespace: str, name: str, replicas: int, path: str = "") -> dict:
+        """Through ``<resource>/scale``, as the HPA controller's scale client (the server maps
+        a custom resource's specReplicasPath)."""
+        return self.patch(rt, namespace, name, {"spec": {"replicas": replicas}}, "merge", "scale")
+
+    def finalize_namespace(self, name: str, new: dict) -> None:
+        self.http.call("PUT", path_of(self.rt("namespaces"), "", name, "finalize") + self._q(), new)
 
     def apply(self, rt: ResourceType, obj: dict, force: bool = True, subresource: str = "") -> dict:
         m = obj["metadata"]

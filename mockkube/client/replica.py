@@ -32,6 +32,7 @@ class Replica:
         self.lock = threading.RLock()
         self.hub = Hub()
         self.rv = 0
+        self.authorizer = None  # the Store's: a component here is authorized by the API server
         self._rts = {rt.storage_key: rt for rt in resources}
         self._caches = {key: ResourceCache(dict(rt.selectable_fields)) for key, rt in self._rts.items()}
         self._synced = {key: asyncio.Event() for key in self._rts}
@@ -46,10 +47,15 @@ class Replica:
         return self._caches[rt.storage_key]
 
     def get(self, rt: ResourceType, namespace: str, name: str) -> Entry | None:
-        return self._caches[rt.storage_key].get(namespace if rt.namespaced else "", name)
+        cache = self._caches.get(rt.storage_key)
+        return cache.get(namespace if rt.namespaced else "", name) if cache is not None else None
 
     def entries(self, rt: ResourceType, namespace: str | None = None) -> Iterable[Entry]:
-        cache = self._caches[rt.storage_key]
+        """The objects of a followed resource (none of one not followed: a resource that
+        cannot be watched, which an informer over every type meets)."""
+        cache = self._caches.get(rt.storage_key)
+        if cache is None:
+            return
         entries = cache.entries
         for k in cache.keys_from(namespace if rt.namespaced else None, None):
             e = entries.get(k)
@@ -75,6 +81,33 @@ class Replica:
             self._tasks.append(asyncio.get_running_loop().create_task(self._reflect(key, rt), name=f"reflector {key}"))
         await asyncio.gather(*(e.wait() for e in self._synced.values()))
 
+    def follow(self, rt: ResourceType) -> None:
+        """Follow one more resource from now on (a custom resource defined while running): its
+        objects arrive as ADDED events once listed."""
+        key = rt.storage_key
+        if key in self._caches:
+            return
+        self._rts[key] = rt
+        self._caches[key] = ResourceCache(dict(rt.selectable_fields))
+        self._synced[key] = asyncio.Event()
+        self._last_rv[key] = 0
+        if self._tasks:  # started: list and watch it too
+            self._tasks.append(asyncio.get_running_loop().create_task(self._reflect(key, rt), name=f"reflector {key}"))
+
+    def unfollow(self, rt: ResourceType) -> None:
+        """Stop following a resource no longer served; its objects are delivered as DELETED."""
+        key = rt.storage_key
+        if key not in self._caches:
+            return
+        for t in self._tasks:
+            if t.get_name() == f"reflector {key}":
+                t.cancel()
+        self._tasks = [t for t in self._tasks if t.get_name() != f"reflector {key}"]
+        for e in list(self._caches[key].entries.values()):
+            self._apply(key, rt, "DELETED", e.obj)
+        for d in (self._rts, self._caches, self._synced, self._last_rv):
+            d.pop(key, None)
+
     async def stop(self) -> None:
         for t in self._tasks:
             t.cancel()
@@ -84,7 +117,9 @@ class Replica:
     def _apply(self, key: str, rt: ResourceType, typ: str, obj: dict) -> None:
         m = obj.get("metadata") or {}
         rv = int(m.get("resourceVersion") or 0)
-        cache = self._caches[key]
+        cache = self._caches.get(key)
+        if cache is None:  # unfollowed meanwhile
+            return
         ns = m.get("namespace", "") if rt.namespaced else ""
         with self.lock:
             old = cache.get(ns, m.get("name", ""))
@@ -146,7 +181,7 @@ class Replica:
             + path_of(rt)
             + f"?watch=1&allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=3600"
         )
-        async with self.http.session().get(url, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as r:
+        async with self.http.watch_session().get(url, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as r:
             if r.status != 200:
                 raise status_error(r.status, await r.read())
             async for line in r.content:

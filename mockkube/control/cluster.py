@@ -24,7 +24,15 @@ def _runtime(request: web.Request):
     from mockkube.apiserver.http.app import SERVER_KEY
     from mockkube.kubelet.cluster import runtime_for
 
-    rt = runtime_for(request.app[SERVER_KEY].resources)
+    server = request.app[SERVER_KEY]
+    rt = runtime_for(server.resources)
+    if rt is None and getattr(server, "node_shards", 0):
+        raise errors.APIError(
+            503,
+            "ServiceUnavailable",
+            "the node simulation runs in `mockkube kubelets` processes (--node-shards), which this endpoint "
+            "does not reach (docs/scaling.md)",
+        )
     if rt is None:
         raise errors.APIError(503, "ServiceUnavailable", "the node simulation is not running on this server")
     return rt

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
 from mockkube.machinery.meta import clone
@@ -45,8 +44,8 @@ class APFConfigController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, manager="api-priority-and-fairness-config-consumer-v1")
-        self.ensurer = Client(server.resources, manager="api-priority-and-fairness-config-producer-v1")
+        self.client = server.client("api-priority-and-fairness-config-consumer-v1")
+        self.ensurer = server.client("api-priority-and-fairness-config-producer-v1")
         self.fs_rt = self.client.rt("flowschemas", GROUP)
         self.pl_rt = self.client.rt("prioritylevelconfigurations", GROUP)
         self.bootstrap = {("flowschemas", o["metadata"]["name"]): o for o in boot.flow_schemas()} | {

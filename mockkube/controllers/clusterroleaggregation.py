@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 from mockkube.rules.rbac import aggregated_rules
@@ -20,7 +19,7 @@ class ClusterRoleAggregation(Controller):
 
     def __init__(self, server: "Server") -> None:
         super().__init__()
-        self.client = Client(server.resources, manager="clusterrole-aggregation-controller")
+        self.client = server.client("clusterrole-aggregation-controller")
         self.rt = self.client.rt("clusterroles", "rbac.authorization.k8s.io")
         self.inf = Informer(server.store, self.rt)
         self.inf.add_handler(lambda t, o, p: self._changed())

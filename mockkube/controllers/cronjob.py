@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from mockkube.client import recorder
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
@@ -71,7 +71,7 @@ class CronJobController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.cj_rt = self.client.rt("cronjobs", "batch")
         self.job_rt = self.client.rt("jobs", "batch")
         self.cj_inf = Informer(server.store, self.cj_rt)

@@ -10,7 +10,6 @@ import base64
 import datetime
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
 from mockkube.machinery.meta import clone
@@ -25,7 +24,7 @@ class CSRSigningController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.rt = self.client.rt("certificatesigningrequests", "certificates.k8s.io")
         self.csrs = Informer(server.store, self.rt)
         self.csrs.add_handler(lambda t, o, p: t != "DELETED" and self.queue.add(o["metadata"]["name"]))

@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from mockkube.client import recorder
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import daemonset_util as du
@@ -33,7 +33,7 @@ class DaemonSetController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.ds_rt = self.client.rt("daemonsets", "apps")
         self.pod_rt = self.client.rt("pods")
         self.node_rt = self.client.rt("nodes")

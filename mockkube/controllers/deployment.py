@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from mockkube.client import recorder
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import deployment_util as du
@@ -38,7 +38,7 @@ class DeploymentController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.d_rt = self.client.rt("deployments", "apps")
         self.rs_rt = self.client.rt("replicasets", "apps")
         self.pod_rt = self.client.rt("pods")

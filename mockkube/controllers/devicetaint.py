@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from mockkube.client import recorder
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer, NoInformer
 from mockkube.dra import taints as dtaints
 from mockkube.machinery import errors, meta
@@ -258,7 +258,7 @@ class DeviceTaintEvictionController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.pod_rt = self.client.rt("pods")
         self.claim_rt = self.client.rt("resourceclaims", "resource.k8s.io")
         self.slice_rt = self.client.rt("resourceslices", "resource.k8s.io")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import meta
 from mockkube.rules import disruption
@@ -30,7 +29,7 @@ class DisruptionController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.clock = server.clock
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.pdb_rt = self.client.rt("poddisruptionbudgets", "policy")
         self.pod_rt = self.client.rt("pods")
         self.pdbs = Informer(server.store, self.pdb_rt)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 from mockkube.machinery.requestcontext import acting_as
@@ -52,7 +51,7 @@ class EndpointsController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.svc_rt = self.client.rt("services")
         self.pod_rt = self.client.rt("pods")
         self.ep_rt = self.client.rt("endpoints")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
 
@@ -29,7 +28,7 @@ class EventTTL(Controller):
         super().__init__()
         self.server = server
         self.ttl = ttl
-        self.client = Client(server.resources, "kube-apiserver")
+        self.client = server.client("kube-apiserver")
         # core/v1 and events.k8s.io/v1 Events (stored apart here, docs/compatibility.md)
         self.rts = {g: self.client.rt("events", g) for g in ("", "events.k8s.io")}
         for g, rt in self.rts.items():

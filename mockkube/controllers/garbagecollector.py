@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 from mockkube.machinery.registry import ResourceType
@@ -71,7 +71,7 @@ class GarbageCollector(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.store = server.store
         self.types: dict[str, ResourceType] = {}
         for rt in server.registry.all():

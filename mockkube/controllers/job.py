@@ -22,7 +22,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from mockkube.client import recorder
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
@@ -75,7 +75,7 @@ class JobController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.job_rt = self.client.rt("jobs", "batch")
         self.pod_rt = self.client.rt("pods")
         self.job_inf = Informer(server.store, self.job_rt)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
 from mockkube.machinery.registry import ResourceType
@@ -130,7 +130,7 @@ class NamespaceController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.store = server.store
         self.ns_rt = self.client.rt("namespaces")
         self.content: list[ResourceType] = []
@@ -249,7 +249,7 @@ class NamespaceController(Controller):
         fins = sorted({f for f in (new.get("spec") or {}).get("finalizers") or [] if f != FINALIZER})
         new.setdefault("spec", {})["finalizers"] = fins
         try:
-            self.server.resources.finalize_namespace(ns["metadata"]["name"], new)
+            self.client.finalize_namespace(ns["metadata"]["name"], new)
         except errors.APIError as e:
             if e.code != 404:
                 raise

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Hashable
 
 from mockkube.client import recorder
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
 from mockkube.machinery.customresource import value_at
@@ -92,7 +91,7 @@ class HorizontalPodAutoscalerController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.hpa_rt = self.client.rt("horizontalpodautoscalers", "autoscaling", "v2")
         self.hpas = Informer(server.store, self.hpa_rt)
         self.hpas.add_handler(

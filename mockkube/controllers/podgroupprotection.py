@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
 
@@ -33,7 +32,7 @@ class PodGroupProtectionController(Controller):
 
     def __init__(self, server: "Server") -> None:
         super().__init__()
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.pods_rt = self.client.rt("pods")
         self.groups_rt = self.client.rt("podgroups", "scheduling.k8s.io")
         self.group_inf = Informer(server.store, self.groups_rt)

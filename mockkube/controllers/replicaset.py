@@ -14,7 +14,7 @@ import math
 from typing import TYPE_CHECKING
 
 from mockkube.client import recorder
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.machinery import errors, meta
@@ -250,7 +250,7 @@ class ReplicaSetController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.rs_rt = self.client.rt(self.plural, self.group)
         self.pod_rt = self.client.rt("pods")
         self.rs_inf = Informer(server.store, self.rs_rt)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.dra import workloadclaims as wlc
 from mockkube.machinery import errors, meta
@@ -99,7 +98,7 @@ class ResourceClaimController(Controller):
 
     def __init__(self, server: Any) -> None:
         super().__init__()
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         store = server.store
         self.pods_rt = self.client.rt("pods")
         self.claims_rt = self.client.rt("resourceclaims", "resource.k8s.io")

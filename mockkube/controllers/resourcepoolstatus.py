@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import resourcepoolstatus_util as util
 from mockkube.machinery import errors, meta
@@ -29,7 +29,7 @@ class ResourcePoolStatusController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.req_rt = self.client.rt("resourcepoolstatusrequests", GROUP, "v1alpha3")
         self.req_inf = Informer(server.store, self.req_rt)
         self.req_inf.add_handler(self._on_request)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.rules import quota as q
 
@@ -22,7 +21,7 @@ class ResourceQuotaController(Controller):
 
     def __init__(self, server: "Server") -> None:
         super().__init__()
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.quotas_rt = self.client.rt("resourcequotas")
         self.pods_rt = self.client.rt("pods")
         self.claims_rt = self.client.rt("resourceclaims", "resource.k8s.io")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 
@@ -35,7 +34,7 @@ class RootCACertPublisher(Controller):
 
     def __init__(self, server: "Server") -> None:
         super().__init__()
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.ca = server.ca_certificate()
         self.ns_rt = self.client.rt("namespaces")
         self.cm_rt = self.client.rt("configmaps")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 
@@ -25,7 +24,7 @@ class ServiceAccountsController(Controller):
 
     def __init__(self, server: "Server") -> None:
         super().__init__()
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.ns_rt = self.client.rt("namespaces")
         self.sa_rt = self.client.rt("serviceaccounts")
         ns_inf = Informer(server.store, self.ns_rt)

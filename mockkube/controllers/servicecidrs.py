@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors, meta
 from mockkube.machinery.meta import clone
@@ -27,7 +26,7 @@ class ServiceCIDRsController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, manager="service-cidrs-controller")
+        self.client = server.client("service-cidrs-controller")
         self.cidr_rt = self.client.rt("servicecidrs", GROUP)
         self.ip_rt = self.client.rt("ipaddresses", GROUP)
         self.cidrs = Informer(server.store, self.cidr_rt)

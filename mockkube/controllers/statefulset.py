@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from mockkube.client import recorder
-from mockkube.client.client import Client, clone
+from mockkube.client.client import clone
 from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import daemonset_util as revs
@@ -126,7 +126,7 @@ class StatefulSetController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.sts_rt = self.client.rt("statefulsets", "apps")
         self.pod_rt = self.client.rt("pods")
         self.pvc_rt = self.client.rt("persistentvolumeclaims")

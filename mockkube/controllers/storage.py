@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 from mockkube.machinery.quantity import parse_quantity
@@ -47,7 +46,7 @@ class StorageController(Controller):
 
     def __init__(self, server: "Server") -> None:
         super().__init__()
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.pvc_rt = self.client.rt("persistentvolumeclaims")
         self.pv_rt = self.client.rt("persistentvolumes")
         self.sc_rt = self.client.rt("storageclasses", "storage.k8s.io")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Hashable
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.machinery import errors
 from mockkube.rules.satoken import legacy_claims
@@ -32,7 +31,7 @@ class TokensController(Controller):
         super().__init__()
         self.signer = server.sa_signer
         self.ca = server.ca_certificate()
-        self.client = Client(server.resources, manager="kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.secret_rt = self.client.rt("secrets")
         self.sa_rt = self.client.rt("serviceaccounts")
         inf = Informer(server.store, self.secret_rt)

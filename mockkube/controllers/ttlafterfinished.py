@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mockkube.client.client import Client
 from mockkube.client.informer import Controller, Informer
 from mockkube.controllers import controllerref as cref
 from mockkube.controllers import job_util as ju
@@ -34,7 +33,7 @@ class TTLAfterFinishedController(Controller):
     def __init__(self, server: "Server") -> None:
         super().__init__()
         self.server = server
-        self.client = Client(server.resources, "kube-controller-manager")
+        self.client = server.client("kube-controller-manager")
         self.job_rt = self.client.rt("jobs", "batch")
         self.job_inf = Informer(server.store, self.job_rt)
         self.job_inf.add_handler(self._on_job)

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mockkube import drivers as driver_registry
-from mockkube.client.client import Client
 from mockkube.config.profile import Profile, parse_duration
 from mockkube.drivers.base import Driver
 from mockkube.drivers.fpga import FabricController, FPGADriver
@@ -41,6 +40,19 @@ def runtime_for(resources: object) -> "ClusterRuntime | None":
     return _RUNTIMES.get(id(resources))
 
 
+def _key(server: object) -> int:
+    """A server's runtime is found by its ``resources``; a kubelet shard process has none."""
+    return id(getattr(server, "resources", server))
+
+
+def shard_of(node: str, shards: int) -> int:
+    """The kubelet shard (``mockkube kubelets --shard I/M``) that simulates ``node``: a stable
+    hash of its name (the same in every process and run)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(node.encode(), digest_size=8).digest(), "big") % shards
+
+
 # a process pod's hostPaths that are its node's own: (path on the node, directory under ROOT/NODE)
 NODE_PATHS = (("/var/lib/kubelet", ""), ("/var/run/cdi", "cdi"), ("/run/cdi", "cdi"), ("/etc/cdi", "cdi"))
 FAULT_EXPIRY_INTERVAL = 0.25  # seconds between checks for cluster faults past their end
@@ -50,15 +62,20 @@ class ClusterRuntime:
     def __init__(self, server: "Server") -> None:
         self.server = server
         self.clock = server.clock
-        self.client = Client(server.resources, "kubelet")
+        self.client = server.client("kubelet")
         self.drivers: dict[str, Driver] = {}
-        self.publisher = Publisher(Client(server.resources, "dra-driver"))
+        self.publisher = Publisher(server.client("dra-driver"))
         self.kubelet = KubeletManager(self.client, self.clock, self.drivers)
         self.service_proxy = None  # runtime/services.py, with process nodes
         gates = getattr(server, "feature_gates", None)
         # KEP-5729: a claim reserved for the pod's PodGroup is the pod's to use
         self.kubelet.workload_claims = gates is not None and gates.enabled("DRAWorkloadResourceClaims")
-        self.lifecycle = NodeLifecycleController(Client(server.resources, "kube-controller-manager"), self.clock)
+        # `mockkube kubelets --shard I/M`: only the nodes whose shard is I, simulated containers
+        # only, and the cluster-wide parts (device classes, the fabric, the control plane, the
+        # node lifecycle controller) left to shard 0 or to the server
+        self.shard: tuple[int, int] | None = getattr(server, "shard", None)
+        self.kubelet.simulated_only = self.shard is not None
+        self.lifecycle = NodeLifecycleController(server.client("kube-controller-manager"), self.clock)
         self.fabric: FabricController | None = None
         self.fabric_pools: list[dict] = []
         self.started = False
@@ -77,13 +94,14 @@ class ClusterRuntime:
         if profile.control_plane:
             self._control_plane()
         await self.kubelet.start()
-        await self.lifecycle.start()
+        if self.shard is None:
+            await self.lifecycle.start()
         self._loop = asyncio.get_running_loop()
         self.server.exec_sandbox = self.exec_sandbox  # exec into simulated containers (streaming.py)
         if self.fabric is not None:
             await self.fabric.start()
         self.started = True
-        _RUNTIMES[id(self.server.resources)] = self
+        _RUNTIMES[_key(self.server)] = self
         faults = getattr(self.server, "faults", None)
         metrics = getattr(self.server, "metrics", None)
         if metrics is not None:
@@ -124,7 +142,7 @@ class ClusterRuntime:
         from mockkube.kubelet.runtime.services import ServiceProxy
 
         self.service_proxy = ServiceProxy(
-            self.server.store, Client(self.server.resources, "kube-proxy"), procs.refresh_hosts, lambda: procs.api
+            self.server.store, self.server.client("kube-proxy"), procs.refresh_hosts, lambda: procs.api
         )
         procs.service_hosts = self.service_proxy.hosts
         proxy = self.service_proxy
@@ -157,7 +175,7 @@ class ClusterRuntime:
         if sim is None or not sim.uid:
             return
         controlplane.install(
-            Client(self.server.resources, "kubeadm"),
+            self.server.client("kubeadm"),
             self.client,
             sim.uid,
             nodes.node_ip(sim.spec.index),
@@ -208,7 +226,7 @@ class ClusterRuntime:
                 self._spawn_driver(spec["node"], spec["driver"], sim.spec.drivers[spec["driver"]])
 
     async def stop(self) -> None:
-        _RUNTIMES.pop(id(self.server.resources), None)
+        _RUNTIMES.pop(_key(self.server), None)
         faults = getattr(self.server, "faults", None)
         if faults is not None and faults.on_apply == self._apply_fault:
             faults.on_apply = faults.on_revert = None
@@ -217,7 +235,8 @@ class ClusterRuntime:
             self._expiry = None
         if self.fabric is not None:
             await self.fabric.stop()
-        await self.lifecycle.stop()
+        if self.shard is None:
+            await self.lifecycle.stop()
         if self._proxy_task is not None and not self._proxy_task.done():
             self._proxy_task.cancel()
         for task in list(self._attaching):
@@ -402,9 +421,12 @@ class ClusterRuntime:
                 self.drivers[name].settings.update(settings)
             if self.drivers[name].settings.get("outOfProcess"):
                 self.kubelet.external_drivers.add(name)
-        if profile.device_classes:
+        singletons = self.shard is None or self.shard[0] == 0
+        if profile.device_classes and singletons:
             self._device_classes(profile.drivers())
         for spec in profile.nodes:
+            if self.shard is not None and shard_of(spec.name, self.shard[1]) != self.shard[0]:
+                continue  # another shard's
             sim = self.kubelet.register(spec)
             if not sim.uid:
                 continue  # its kubelet could not register it (logged)
@@ -418,7 +440,7 @@ class ClusterRuntime:
                     self.publisher.sync(dname, spec.name, specs, owner)
         if profile.control_plane and self.started:  # at start, once the kubelets run
             self._control_plane()
-        if profile.fabric:
+        if profile.fabric and singletons:
             names = {f["pool"] for f in profile.fabric}
             self.fabric_pools = [f for f in self.fabric_pools if f["pool"] not in names] + profile.fabric
             self._publish_fabric()
@@ -439,7 +461,7 @@ class ClusterRuntime:
         drv = self.drivers.get(FPGADriver.name)
         if self.fabric is None and isinstance(drv, FPGADriver):
             self.fabric = FabricController(
-                Client(self.server.resources, "fpga-fabric-controller"),
+                self.server.client("fpga-fabric-controller"),
                 self.clock,
                 drv,
                 on_fault=lambda pool, dev: self.set_health(drv.name, pool, dev, False),

@@ -152,6 +152,7 @@ class KubeletManager(Controller):
         # kubelet.runtime: the nodes' container runtime unless a node says otherwise; None (the
         # default): the process runtime where this machine can make a sandbox, else simulated
         self.runtime: str | None = None
+        self.simulated_only = False
         self._sandboxes: str | None = None  # why this machine cannot make sandboxes ("": it can), once probed
         self.mapped_image: Callable[[str], bool] = lambda image: False  # kubelet.images gives it an entrypoint
         self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), once made
@@ -205,6 +206,8 @@ class KubeletManager(Controller):
 
     def runs_processes(self, sim: NodeSim) -> bool:
         """Whether the node's kubelet runs containers as processes (``kubelet.runtime``)."""
+        if self.simulated_only:  # a kubelet shard process (docs/scaling.md)
+            return False
         runtime = sim.spec.runtime or self.runtime
         if runtime is not None:
             return runtime == "process"

@@ -47,9 +47,33 @@ COMPONENTS: list[str] = [
 ]
 
 
+# kube-apiserver's own loops (APF's configuration, the Events' TTL as etcd's lease): never in
+# the controller-manager
+API_SERVER_OWN = ("mockkube.controllers.apfconfig", "mockkube.controllers.eventttl")
+# kube-controller-manager's controllers: `mockkube controller-manager` runs these
+CONTROLLER_MANAGER: list[str] = [
+    n for n in COMPONENTS if n.startswith("mockkube.controllers.") and n not in API_SERVER_OWN
+]
+
+
 async def start_all(server: "Server") -> list:
     started: list = []
+    where = getattr(server, "controllers", "server")
     for name in COMPONENTS:
+        if name in CONTROLLER_MANAGER and where != "server":
+            # `mockkube serve --controllers process|none`: a process of their own, or elsewhere
+            if where == "process" and name == CONTROLLER_MANAGER[0]:
+                mod = importlib.import_module("mockkube.server.controllermanagerprocess")
+                started.extend(await mod.start(server))
+            continue
+        if name == "mockkube.kubelet" and (
+            getattr(server, "node_shards", 0) or not getattr(server, "run_kubelets", True)
+        ):
+            # `mockkube serve --node-shards M`: the kubelets in M processes (`--kubelets none`:
+            # run elsewhere), the node lifecycle controller (which the node simulation carries) here
+            mod = importlib.import_module("mockkube.server.kubeletprocess")
+            started.extend(await mod.start(server))
+            continue
         if name == "mockkube.scheduler" and not getattr(server, "run_scheduler", True):
             continue  # `mockkube serve --scheduler none`: schedulers run elsewhere, leader-elected
         if name == "mockkube.scheduler" and getattr(server, "scheduler_process", False):

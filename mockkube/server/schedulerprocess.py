@@ -1,198 +1,33 @@
-"""The scheduler in a process of its own (``mockkube scheduler``, see standalone.py), as
-the server's component: started with the others, asked whether it is idle when the
-server settles or resets, told when the cluster clock moves, asked for its metrics and
-for ``explain``. It authenticates as ``system:kube-scheduler`` when the server
-authenticates, so RBAC applies to it as to kube-scheduler.
-
-The process lives as long as the server: a reset pauses its scheduler and starts a fresh
-one once its watches have delivered what the reset wrote (no new process per reset).
+"""The scheduler in a process of its own (``mockkube scheduler``, schedulermain.py), as the
+server's component (childprocess.py): besides what every such process answers, it explains
+pods. It authenticates as ``system:kube-scheduler`` when the server authenticates, so RBAC
+applies to it as to kube-scheduler.
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-import json
-import logging
-import os
-import sys
-import tempfile
 from typing import Any
 
-log = logging.getLogger("mockkube.scheduler")
+from mockkube.server.childprocess import ChildComponent
 
 
-class Child:
-    """The running ``mockkube scheduler --control`` process and its request channel."""
-
-    def __init__(self, proc: asyncio.subprocess.Process, workdir: str) -> None:
-        self.proc = proc
-        self.workdir = workdir
-        self._ids = itertools.count(1)
-        self._waiting: dict[int, asyncio.Future] = {}
-        self.ready = asyncio.get_running_loop().create_future()
-        self._reader = asyncio.get_running_loop().create_task(self._read())
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        while True:
-            line = await self.proc.stdout.readline()
-            if not line:
-                break
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if msg.get("ready") and not self.ready.done():
-                self.ready.set_result(True)
-            fut = self._waiting.pop(msg.get("id"), None)
-            if fut is not None and not fut.done():
-                fut.set_result(msg)
-        for fut in list(self._waiting.values()) + [self.ready]:
-            if not fut.done():
-                fut.set_exception(RuntimeError("the scheduler process has exited"))
-        self._waiting.clear()
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.returncode is None and not self._reader.done()
-
-    async def request(self, op: str, **body: Any) -> dict:
-        await asyncio.shield(self.ready)  # a caller's timeout must not cancel the shared future
-        rid = next(self._ids)
-        fut = asyncio.get_running_loop().create_future()
-        self._waiting[rid] = fut
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps({"id": rid, "op": op, **body}) + "\n").encode())
-        out = await fut
-        if out.get("error"):
-            raise RuntimeError(f"scheduler process: {out['error']}")
-        return out
-
-    def tell(self, op: str, **body: Any) -> None:
-        """A request whose answer nobody waits for (kept in order with the others)."""
-        task = asyncio.get_running_loop().create_task(self.request(op, **body))
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())
-
-    async def terminate(self, timeout: float = 0.5) -> None:
-        if self.proc.returncode is None:
-            try:
-                self.proc.terminate()
-                await asyncio.wait_for(self.proc.wait(), timeout)
-            except asyncio.TimeoutError:
-                self.proc.kill()
-                await self.proc.wait()
-            except ProcessLookupError:
-                pass
-        self._reader.cancel()
-        from mockkube.server.server import _remove_later
-
-        _remove_later([self.workdir])
-
-
-async def spawn(server: Any) -> Child:
-    """Start ``mockkube scheduler`` against ``server`` with its own credentials."""
-    from mockkube.server.server import write_kubeconfig
-
-    workdir = tempfile.mkdtemp(prefix="mockkube-scheduler-")
-    token = server.add_token("system:kube-scheduler") if server.authn.enabled else server.admin_token
-    kubeconfig = os.path.join(workdir, "kubeconfig")
-    write_kubeconfig(kubeconfig, server.url, token, server.tls.ca_pem if server.tls else None)
-    cmd = [
-        sys.executable,
-        "-m",
-        "mockkube",
-        "scheduler",
-        "--control",
-        "--kubeconfig",
-        kubeconfig,
-        "--clock",
-        json.dumps(server.clock.state()),
-        "--log-level",
-        logging.getLevelName(log.getEffectiveLevel()),
-    ]
-    if server.cluster:
-        cmd += ["--cluster", str(server.cluster)]
-    gates = server.feature_gates.overrides  # the profile's and the flag's, merged
-    if gates:
-        cmd += ["--feature-gates", ",".join(f"{k}={str(v).lower()}" for k, v in gates.items())]
-    if server.runtime_config.overrides:
-        cmd += ["--runtime-config", ",".join(f"{k}={v}" for k, v in server.runtime_config.overrides.items())]
-    if server.filter_timeout is not None:
-        cmd += ["--dra-filter-timeout", f"{server.filter_timeout}s"]
-    if server.binding_timeout is not None:
-        cmd += ["--binding-timeout", f"{server.binding_timeout}s"]
-    gates = getattr(server, "feature_gates", None)
-    if gates is not None and gates.overrides:
-        cmd += ["--feature-gates", ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.overrides.items()))]
-    proc = await asyncio.create_subprocess_exec(
-        *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True
-    )
-    child = Child(proc, workdir)
-    if not getattr(server, "_scheduler_metrics_source", False):
-        server._scheduler_metrics_source = True
-        server.metrics.add_source(lambda: server.on_cluster(_metrics_text, server))
-    return child
-
-
-async def _metrics_text(server: Any) -> bytes:
-    child = getattr(server, "scheduler_child", None)
-    if child is None or not child.alive:
-        return b""
-    try:
-        return (await asyncio.wait_for(child.request("metrics"), 5.0))["text"].encode()
-    except (RuntimeError, asyncio.TimeoutError):
-        return b""
-
-
-class SchedulerProcess:
+class SchedulerProcess(ChildComponent):
     """The component standing for the scheduler process in ``server.components``."""
 
     name = "scheduler"
+    attr = "scheduler_child"
+    user = {"username": "system:kube-scheduler"}
 
-    def __init__(self, server: Any) -> None:
-        self.server = server
-        self._final = False
-
-    async def start(self) -> None:
-        child = getattr(self.server, "scheduler_child", None)
-        if child is not None and child.alive:
-            await child.request("resume", rvs=self.server.store.newest_rvs(), clock=self.server.clock.state())
-            return
-        self.server.scheduler_child = await spawn(self.server)
-
-    def request_stop(self) -> None:
-        """The server is stopping (not resetting): the process ends with it."""
-        self._final = True
-
-    def resync(self) -> None:
-        child = self.server.scheduler_child
-        if child is not None and child.alive:
-            child.tell("clock", state=self.server.clock.state())
-
-    async def remote_idle(self) -> bool:
-        child = self.server.scheduler_child
-        if child is None or not child.alive:
-            return True
-        try:  # not yet synced (or unable to list) is not idle
-            return bool(
-                (await asyncio.wait_for(child.request("idle", rvs=self.server.store.newest_rvs()), 2.0))["idle"]
-            )
-        except (asyncio.TimeoutError, RuntimeError):
-            return False
+    def extra_args(self, workdir: str) -> list[str]:
+        out = []
+        if self.server.filter_timeout is not None:
+            out += ["--dra-filter-timeout", f"{self.server.filter_timeout}s"]
+        if self.server.binding_timeout is not None:
+            out += ["--binding-timeout", f"{self.server.binding_timeout}s"]
+        return out
 
     async def explain(self, namespace: str, name: str) -> dict | None:
         return (await self.server.scheduler_child.request("explain", namespace=namespace, name=name))["report"]
-
-    async def stop(self) -> None:
-        child = getattr(self.server, "scheduler_child", None)
-        if child is None:
-            return
-        if self._final or not child.alive:
-            self.server.scheduler_child = None
-            await child.terminate()
-            return
-        await child.request("pause")
 
 
 async def start(server: Any) -> list:

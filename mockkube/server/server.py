@@ -102,6 +102,9 @@ class Server:
         service_addresses: dict[str, str] | list[str] | None = None,
         scheduler_process: bool = False,
         run_scheduler: bool = True,
+        controllers: str = "server",
+        node_shards: int = 0,
+        run_kubelets: bool = True,
         reuse_port: bool = False,
         control_plane: bool | None = None,
         feature_gates: "Mapping[str, bool] | str | None" = None,
@@ -129,7 +132,18 @@ class Server:
         self.run_scheduler = run_scheduler
         # SO_REUSEPORT: further API server processes listen on the same port (--api-servers)
         self.reuse_port = reuse_port
-        self.scheduler_child = None  # mockkube.server.schedulerprocess.Child while it runs
+        self.scheduler_child = None  # mockkube.server.childprocess.Child while it runs
+        # kube-controller-manager's controllers: "server" (here), "process" (`mockkube
+        # controller-manager`, started with the components) or "none" (run elsewhere,
+        # leader-elected: docs/scaling.md)
+        if controllers not in ("server", "process", "none"):
+            raise ValueError(f"controllers must be server, process or none, not {controllers!r}")
+        self.controllers = controllers
+        self.controller_manager_child = None
+        # M > 0: the simulated kubelets in M `mockkube kubelets --shard I/M` processes
+        self.node_shards = node_shards
+        # False (`--kubelets none`): `mockkube kubelets --shard I/M` processes run elsewhere
+        self.run_kubelets = run_kubelets
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
         self.event_window = event_window

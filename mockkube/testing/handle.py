@@ -115,6 +115,8 @@ class Cluster(ClientTools):
         auth: dict | bool | None = None,
         feature_gates: "dict[str, bool] | str | None" = None,
         runtime_config: "dict[str, bool | str] | str | None" = None,
+        controllers: str = "server",
+        node_shards: int = 0,
     ) -> None:
         """``control_plane``: kind's control-plane node and kube-system pods (off by default,
         to keep tests fast; docs/profiles.md). ``auth``: a secured cluster (``True``: Node,RBAC with authentication, as kubeadm's),
@@ -123,7 +125,10 @@ class Cluster(ClientTools):
         kubeconfig then holds an admin token and ``kubeconfig_for()`` hands out others.
         ``feature_gates``, ``runtime_config``: kube-apiserver's ``--feature-gates`` and
         ``--runtime-config`` (a string or a dict), on top of v1.36's defaults and the profile's
-        ``featureGates``/``runtimeConfig``."""
+        ``featureGates``/``runtimeConfig``. ``controllers``: ``"process"`` runs the controllers
+        in ``mockkube controller-manager``, a client of the API (``mockkube serve
+        --controllers``). ``node_shards``: the simulated kubelets in that many ``mockkube
+        kubelets`` processes (``mockkube serve --node-shards``)."""
         auth = {"authorization_mode": "Node,RBAC"} if auth is True else dict(auth or {})
         unknown = set(auth) - set(AUTH_OPTIONS)
         if unknown:
@@ -144,6 +149,8 @@ class Cluster(ClientTools):
             "db_url": db_url,
             "feature_gates": _flag_text(feature_gates),
             "runtime_config": _flag_text(runtime_config),
+            "controllers": controllers,
+            "node_shards": node_shards,
         }
         self.url = ""
         self.http = requests.Session()
@@ -177,6 +184,8 @@ class Cluster(ClientTools):
                 feature_gates=o["feature_gates"] or None,
                 runtime_config=o["runtime_config"] or None,
                 clock=FakeClock(time.time()) if o["frozen_clock"] else None,
+                controllers=o["controllers"],
+                node_shards=o["node_shards"],
                 **self.auth,
             ).start()
             self._threaded.settled()
@@ -201,6 +210,10 @@ class Cluster(ClientTools):
             cmd += ["--feature-gates", o["feature_gates"]]
         if o["runtime_config"]:
             cmd += ["--runtime-config", o["runtime_config"]]
+        if o["controllers"] != "server":
+            cmd += ["--controllers", o["controllers"]]
+        if o["node_shards"]:
+            cmd += ["--node-shards", str(o["node_shards"])]
         a = self.auth
         if a.get("authorization_mode"):
             cmd += ["--authorization-mode", a["authorization_mode"]]

@@ -15,11 +15,15 @@ watch). Printed against:
     .venv/bin/python tests/bench/bench_e2e.py                       # 500 nodes, 1000 pods
     .venv/bin/python tests/bench/bench_e2e.py --nodes 5000 --pods 1000
     .venv/bin/python tests/bench/bench_e2e.py --api-servers 2         # and the multi-process set
+    .venv/bin/python tests/bench/bench_e2e.py --api-servers 2 --controller-manager   # controllers apart
+    .venv/bin/python tests/bench/bench_e2e.py --api-servers 2 --controller-manager --node-shards 2  # every part
 
 ``--api-servers N`` measures, in the same run and after the default server, the set on
 PostgreSQL (a throw-away one, started here): `mockkube serve --db postgresql://...
 --api-servers N` (N API server processes on one port, the first with the components, the
-scheduler process); CPU per pod is given per process, PostgreSQL's included.
+scheduler process; with ``--controller-manager`` the controllers in a process of their own,
+``--controllers process``; with ``--node-shards M`` the kubelets in M processes); CPU per pod
+is given per process, PostgreSQL's included.
 """
 
 from __future__ import annotations
@@ -45,8 +49,11 @@ CLIENTS = 16
 G = "resource.k8s.io"
 
 
+SIMULATED = False  # --simulated: every server's kubelets simulate containers (as kubelet shards do)
+
+
 def profile(nodes: int) -> dict:
-    return {
+    out = {
         "apiVersion": "mockkube.io/v1alpha1",
         "kind": "ClusterProfile",
         "name": "scheduler-perf",
@@ -59,6 +66,9 @@ def profile(nodes: int) -> dict:
             }
         ],
     }
+    if SIMULATED:
+        out["kubelet"] = {"runtime": "simulated"}
+    return out
 
 
 def start_server(workdir: str, nodes: int, extra: list[str]) -> tuple[subprocess.Popen, str]:
@@ -151,6 +161,10 @@ def cpu_seconds(pid: int, postgres: int | None = None) -> dict[str, float]:
             continue
         if "scheduler" in cmd:
             name = "scheduler"
+        elif "controller-manager" in cmd:
+            name = "controller-manager"
+        elif "kubelets" in cmd:
+            name = "kubelets-" + cmd[cmd.index("--shard") + 1].split("/")[0]
         elif p == pid:
             name = "server"
         elif "--reuse-port" in cmd:
@@ -266,7 +280,27 @@ def main() -> None:
         help="also measure `mockkube serve --api-servers N` on a throw-away PostgreSQL, same run",
     )
     ap.add_argument("--only-api-servers", action="store_true", help="skip the default server's line")
+    ap.add_argument(
+        "--controller-manager",
+        action="store_true",
+        help="the multi-process set (--api-servers) runs the controllers in `mockkube controller-manager` "
+        "(`mockkube serve --controllers process`)",
+    )
+    ap.add_argument(
+        "--node-shards",
+        type=int,
+        default=0,
+        metavar="M",
+        help="the multi-process set (--api-servers) runs the kubelets in M `mockkube kubelets` processes",
+    )
+    ap.add_argument(
+        "--simulated",
+        action="store_true",
+        help="every server's kubelets simulate containers (kubelet.runtime: simulated, as shards do)",
+    )
     args = ap.parse_args()
+    global SIMULATED
+    SIMULATED = args.simulated
     if args.url:
         r = asyncio.run(measure(args.url, int(args.nodes), args.pods))
         print(f"{r['pps']:.0f} pods/s; baseline {r['baseline']:.0f} creates/s")
@@ -283,8 +317,10 @@ def main() -> None:
                     p.wait(30)
             report(n, args.pods, "every component", r)
         if args.api_servers:
-            r = multi_process(n, args.pods, args.api_servers, args.server_arg)
-            report(n, args.pods, f"--api-servers {args.api_servers} on PostgreSQL", r)
+            extra = ["--controllers", "process"] if args.controller_manager else []
+            extra += ["--node-shards", str(args.node_shards)] if args.node_shards else []
+            r = multi_process(n, args.pods, args.api_servers, [*args.server_arg, *extra])
+            report(n, args.pods, " ".join([f"--api-servers {args.api_servers}", *extra, "on PostgreSQL"]), r)
         if not args.no_in_process:
             ip = in_process(n, args.pods)
             print(

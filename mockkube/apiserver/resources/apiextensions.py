@@ -172,7 +172,8 @@ crds = REGISTRY.add(
 # -- serving -----------------------------------------------------------------------------------
 
 
-def _types_of(crd: dict) -> list[ResourceType]:
+def types_of(crd: dict) -> list[ResourceType]:
+    """The types an established CRD serves (none before it is established)."""
     from mockkube.apiserver.resources.customresources import served_types
     from mockkube.machinery.customresource import is_established
 
@@ -190,7 +191,7 @@ def load_stored(registry: Registry, stored: list[dict]) -> None:
     for crd in stored:
         if crd["metadata"].get("deletionTimestamp") and not _finalizer_pending(crd):
             continue
-        for rt in _types_of(crd):
+        for rt in types_of(crd):
             registry.add(rt)
 
 
@@ -234,7 +235,7 @@ class CRDServing:
                     self.reg.remove(rt)
         added = False
         for name, crd in stored.items():
-            want = _types_of(crd)
+            want = types_of(crd)
             was = {(r.group, r.version, r.plural) for r in self._served.get(name) or []}
             keep = {(r.group, r.version, r.plural) for r in want}
             for rt in self._served.get(name) or []:
@@ -274,7 +275,7 @@ class CRDServing:
             new_obj["status"] = status
             self.res.update(self.crd_rt, "", name, new_obj, subresource="status")  # commits: served from there
             return
-        self._serve(name, old, _types_of(crd))
+        self._serve(name, old, types_of(crd))
         self._sync_apiservices()
 
     def _serve(self, name: str, old: list[ResourceType], new: list[ResourceType]) -> None:
@@ -302,7 +303,7 @@ class CRDServing:
             for rt in old:
                 rt.strategy.terminating = True
         else:
-            self._serve(name, old, _types_of(crd))
+            self._serve(name, old, types_of(crd))
 
     def _sync_apiservices(self) -> None:
         """kube-aggregator's crdRegistrationController: one automanaged Local APIService per

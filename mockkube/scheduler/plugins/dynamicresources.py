@@ -749,7 +749,11 @@ def dra_after_claim_change(pod: dict, old, new) -> int:
         return fw.QUEUE
     if new is None:
         return fw.QUEUE if extended.is_extended_resource_claim(old) else fw.QUEUE_SKIP
-    if not _pod_uses_claim(pod, new):
+    try:
+        uses = _pod_uses_claim(pod, new)
+    except ClaimError:  # upstream: only "not schedulable" errors here, nothing to requeue for
+        return fw.QUEUE_SKIP
+    if not uses:
         return fw.QUEUE_SKIP
     if old is None:
         return fw.QUEUE

@@ -1,0 +1,30 @@
+"""``mockkube kubelets --shard I/M``: the simulated kubelets of one shard of the nodes as a
+process of its own, started by ``mockkube serve --node-shards M`` (docs/scaling.md);
+mockkube/server/kubeletmain.py runs it."""
+
+from __future__ import annotations
+
+import argparse
+
+from mockkube.cli.args import add_component_flags
+
+
+def add_command(sub: argparse._SubParsersAction) -> None:
+    from mockkube.server.kubeletmain import shard
+
+    p = sub.add_parser("kubelets", help="run the simulated kubelets of one shard of the nodes against a server")
+    p.add_argument("--shard", type=shard, required=True, metavar="I/M", help="simulate the nodes whose shard is I of M")
+    add_component_flags(p, "kubelet", "the cluster profile (its nodes and drivers)")
+    p.add_argument(
+        "--control-plane",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the control-plane node (default: the profile's)",
+    )
+    p.set_defaults(fn=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from mockkube.server import kubeletmain
+
+    return kubeletmain.main(args)
