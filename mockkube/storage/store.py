@@ -87,7 +87,7 @@ class _Compiled:
 
 
 def dumps(obj: dict) -> bytes:
-    return jsoncodec.dumps(obj)
+    return jsoncodec.dumps_kept(obj)
 
 
 _OPERATIONS = {"ADDED": "create", "MODIFIED": "update", "DELETED": "delete"}
@@ -277,7 +277,7 @@ class Store:
             return  # a resource this replica does not serve (yet)
         ns, name = entry.key
         old = cache.remove(ns, name) if typ == "DELETED" else cache.put(entry)
-        ev = Event(typ, entry, old.obj if old is not None else None)
+        ev = Event(typ, entry, old.obj if old is not None else None, old.raw if old is not None else None)
         self._logs[key].append(ev)
         self.hub.publish(key, ev)
         if remote:
@@ -481,7 +481,7 @@ class Store:
             self._land(rt.storage_key, "MODIFIED", entry)
             return entry
         cache.put(entry)
-        self._publish(rt, Event("MODIFIED", entry, old.obj))
+        self._publish(rt, Event("MODIFIED", entry, old.obj, old.raw))
         return entry
 
     def delete(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None = None) -> Entry:
@@ -503,7 +503,7 @@ class Store:
             self._land(rt.storage_key, "DELETED", entry)
             return entry
         cache.remove(ns, name)
-        self._publish(rt, Event("DELETED", entry, old.obj))
+        self._publish(rt, Event("DELETED", entry, old.obj, old.raw))
         return entry
 
     def _publish(self, rt: ResourceType, ev: Event) -> None:
@@ -524,29 +524,31 @@ class Store:
         an rv before the retained window raises 410 Expired, one beyond the newest 504.
         """
         with self.lock:
-            return self._watch(rt, namespace, from_rv, predicate)
+            w, events = self._watch(rt, namespace, from_rv, predicate)
+        # outside the lock: a resumed watch's backlog is decoded from the log's JSON
+        backlog: list[tuple[str, Entry]] = []
+        for ev in events:
+            out = w.translate(ev)
+            if out is not None:
+                backlog.append(out)
+        return w, backlog
 
     def _watch(
         self, rt: ResourceType, namespace: str | None, from_rv: int | None, predicate: Predicate | None
-    ) -> tuple[Watcher, list[tuple[str, Entry]]]:
+    ) -> tuple[Watcher, list[Event]]:
         ns = namespace if rt.namespaced else None
         key = rt.storage_key
-        backlog: list[tuple[str, Entry]] = []
+        events: list[Event] = []
         if from_rv is not None and from_rv > self.rv:
             self.sync()  # a resourceVersion another replica gave out
         if from_rv is not None:
             if from_rv > self.rv:
                 raise errors.too_large_rv(from_rv, self.rv)
-            events = self._logs[key].since(from_rv)
-            if events is None:
+            held = self._logs[key].since(from_rv, predicate is not None)
+            if held is None:
                 raise errors.too_old(from_rv, self._logs[key].window_start + 1)
-        w = self.hub.subscribe(key, ns, predicate)
-        if from_rv is not None:
-            for ev in events:
-                out = w.translate(ev)
-                if out is not None:
-                    backlog.append(out)
-        return w, backlog
+            events = held
+        return self.hub.subscribe(key, ns, predicate), events
 
     def newest_rvs(self) -> dict[str, int]:
         """Per storage key, the rv of its newest change (what a follower must have seen)."""

@@ -119,6 +119,41 @@ async def test_watch_replays_window_and_410s_before_it(store, rt):
     assert e.value.code == 504
 
 
+async def test_resumed_watch_gets_every_event_from_the_json_the_log_holds(rt):
+    """The log keeps each version as the JSON the cache held (no dicts): a watch resumed
+    from inside it still gets every change, with selector transitions as upstream's."""
+    store = open_store(window=50)
+    start = store.rv
+    a = store.create(rt, dict(cm("a", x="0"), metadata={"name": "a", "namespace": "default", "labels": {"x": "1"}}))
+    written = [a]
+    for labels in ({"x": "2"}, {"x": "1"}):  # stops matching x=1, then matches again
+        obj = dict(a.obj, metadata=dict(a.obj["metadata"], labels=labels))
+        a = store.update(rt, obj, a.rv)
+        written.append(a)
+    store.create(rt, cm("elsewhere", "kube-system"))
+    written.append(store.delete(rt, "default", "a"))
+    log = store._logs[rt.storage_key]
+    assert all(isinstance(raw, bytes) and (prev is None or isinstance(prev, bytes)) for _, raw, prev in log._events)
+
+    def x1(o: dict) -> bool:
+        return o["metadata"].get("labels", {}).get("x") == "1"
+
+    w, backlog = store.watch(rt, "default", start, x1)
+    assert [(t, e.rv) for t, e in backlog] == [
+        ("ADDED", written[0].rv),
+        ("DELETED", written[1].rv),
+        ("ADDED", written[2].rv),
+        ("DELETED", written[3].rv),
+    ]
+    w.close()
+    w, backlog = store.watch(rt, "default", start, None)
+    assert [t for t, _ in backlog] == ["ADDED", "MODIFIED", "MODIFIED", "DELETED"]
+    assert [e.obj for _, e in backlog] == [e.obj for e in written]
+    assert [e.raw for _, e in backlog] == [e.raw for e in written]
+    w.close()
+    store.close()
+
+
 async def test_live_events_reach_watchers_filtered_by_namespace(store, rt):
     w, _ = store.watch(rt, "default", store.rv, None)
     store.create(rt, cm("other", "kube-system"))
