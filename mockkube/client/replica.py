@@ -83,6 +83,10 @@ class Replica:
 
     def _apply(self, key: str, rt: ResourceType, typ: str, obj: dict) -> None:
         m = obj.get("metadata") or {}
+        # as kube-scheduler's pod informer and kube-controller-manager's informers do: nothing
+        # here reads them, a write that omits them keeps the stored ones, and they were near
+        # half of a cached pod's memory
+        m.pop("managedFields", None)
         rv = int(m.get("resourceVersion") or 0)
         cache = self._caches[key]
         ns = m.get("namespace", "") if rt.namespaced else ""
