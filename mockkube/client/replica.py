@@ -33,7 +33,7 @@ class Replica:
         self.hub = Hub()
         self.rv = 0
         self._rts = {rt.storage_key: rt for rt in resources}
-        self._caches = {key: ResourceCache(dict(rt.selectable_fields)) for key, rt in self._rts.items()}
+        self._caches = {key: ResourceCache(rt.indexed()) for key, rt in self._rts.items()}
         self._synced = {key: asyncio.Event() for key in self._rts}
         self._last_rv = {key: 0 for key in self._rts}
         self._tasks: list[asyncio.Task] = []

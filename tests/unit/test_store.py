@@ -8,6 +8,7 @@ import pytest
 
 from mockkube.apiserver.resources import registry
 from mockkube.machinery import errors
+from mockkube.storage.cache import JsonEntry
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 
@@ -97,6 +98,58 @@ def test_selectable_field_index_follows_updates(store):
     store.update(pods, dict(p.obj, spec={"nodeName": "n2"}), p.rv)
     assert cache.keys_with("spec.nodeName", "n1", None) == []
     assert cache.keys_with("spec.nodeName", "n2", "d") == [("d", "p")]
+
+
+def test_the_cache_indexes_the_fields_components_query_alone(store):
+    """Pods by spec.nodeName (upstream's watch cache index), Events by the involved object's
+    name (kubectl describe), under either API group's name; other selectable fields are
+    matched object by object (tests/api/test_verbs.py, test_event_recorder.py)."""
+    reg = registry()
+    pods, events, events_v1 = (
+        reg.get(g, "v1", r) for g, r in (("", "pods"), ("", "events"), ("events.k8s.io", "events"))
+    )
+    assert store.cache(pods).indexed("spec.nodeName") and not store.cache(pods).indexed("status.podIP")
+    cache = store.cache(events)
+    assert cache.indexed("involvedObject.name") and cache.indexed("regarding.name")
+    assert not cache.indexed("involvedObject.uid") and not cache.indexed("reason")
+    assert events_v1.indexes("regarding.name") and not events_v1.indexes("reason")
+
+
+def test_events_are_held_as_json_and_read_as_any_object(tmp_path):
+    """Events (``held_as_json``): the cache keeps their JSON alone; reads, the field index,
+    updates, deletes and a reopened store see them as before."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    store = open_store(url)
+    events = registry().get("", "v1", "events")
+
+    def event(name: str, pod: str) -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": "d"},
+            "involvedObject": {"kind": "Pod", "name": pod, "namespace": "d"},
+            "reason": "Started",
+        }
+
+    made = store.create(events, event("e1", "p1"))
+    held = store.get(events, "d", "e1")
+    assert isinstance(held, JsonEntry) and held.raw == made.raw and held.obj == made.obj
+    assert held.obj is not held.obj  # decoded at each read, kept nowhere
+    cache = store.cache(events)
+    assert cache.keys_with("involvedObject.name", "p1", "d") == [("d", "e1")]
+    store.update(events, dict(made.obj, involvedObject=dict(made.obj["involvedObject"], name="p2")), made.rv)
+    assert cache.keys_with("involvedObject.name", "p1", None) == []
+    assert cache.keys_with("involvedObject.name", "p2", None) == [("d", "e1")]
+    assert store.get(events, "d", "e1").obj["involvedObject"]["name"] == "p2"
+    store.create(events, event("e2", "p2"))
+    store.close()
+    store = open_store(url)
+    assert isinstance(store.get(events, "d", "e2"), JsonEntry)
+    assert store.cache(events).keys_with("involvedObject.name", "p2", "d") == [("d", "e1"), ("d", "e2")]
+    gone = store.delete(events, "d", "e1")
+    assert gone.obj["metadata"]["name"] == "e1" and store.get(events, "d", "e1") is None
+    assert store.cache(events).keys_with("involvedObject.name", "p2", "d") == [("d", "e2")]
+    store.close()
 
 
 async def test_watch_replays_window_and_410s_before_it(store, rt):
