@@ -101,7 +101,13 @@ async def collected_rss(memdir: str, procs: dict[str, int]) -> dict[str, int]:
         name = "scheduler" if os.path.basename(path).startswith("scheduler") else "server"
         with open(path) as f:
             got = json.load(f)
-        out[name] = got.get("after_collect", got)["rss"]
+        fig = got.get("after_collect", got)
+        out[name] = fig["rss"]
+        # what is alive: pymalloc's blocks in use and glibc's heap in use (the rest of the
+        # resident size is the allocators' free memory, the interpreter's code, the stacks)
+        out[name + " live"] = fig.get("pymalloc", {}).get("bytes_in_allocated_blocks", 0) + fig.get("malloc", {}).get(
+            "in_use", 0
+        )
     return out
 
 
@@ -216,7 +222,7 @@ def report(nodes: int, pods: int, r: dict) -> str:
             f"{k} {r['rss_before'][k] / mb:.0f} -> {r['rss_after'][k] / mb:.0f} MB = {per[k]:.1f} KB/pod"
             for k in sorted(per)
         )
-        + f" (total {sum(per.values()):.1f} KB/pod); CPU per pod "
+        + f" (total {sum(v for k, v in per.items() if not k.endswith('live')):.1f} KB/pod); CPU per pod "
         + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items()))
     )
 
