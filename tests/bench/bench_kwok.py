@@ -9,7 +9,10 @@ and the memory that (b) costs: the resident size of the API server process and o
 scheduler process before the pods and once they all run and the server has settled, each
 after a full collection (the server runs with ``MOCKKUBE_MEMDEBUG``'s figures-only mode,
 mockkube/server/memdebug.py: SIGUSR2 collects and records the size), and **KB per running
-pod** per process = (after - before) / pods. kwok's own CI bound is 60 s for each.
+pod** per process = (after - before) / pods; beside it the live memory (pymalloc's blocks and
+glibc's heap in use: the resident size less what the allocators hold free). kwok's own CI
+bound is 60 s for each. ``--memdebug DIR --trace N`` keeps the figures and tracemalloc
+snapshots (N frames; several-fold slower) for a breakdown by allocation site.
 
     .venv/bin/python tests/bench/bench_kwok.py                       # 5,000 nodes, 10,000 pods
     .venv/bin/python tests/bench/bench_kwok.py --nodes 1000 --pods 2000
