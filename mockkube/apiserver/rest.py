@@ -473,8 +473,8 @@ class Resources:
                         json.dumps(x) for x in ["metadata.name", "metadata.namespace", *rt.selectable_fields]
                     )
                     raise errors.bad_request(f'"{f}" is not a known field selector: only {allowed}')
-                if op == "=" and f in rt.selectable_fields and indexed is None:
-                    indexed = (f, v)
+                if op == "=" and f in rt.selectable_fields and (indexed is None or not rt.indexes(indexed[0])):
+                    indexed = (f, v)  # an indexed field first
         if ls is None and fs is None:
             return Predicate(None, None)
         ls_empty = ls is None or ls.empty

@@ -8,6 +8,7 @@ A work queue de-duplicates keys so a controller reconciles each object once per 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import inspect
 import logging
 import threading
@@ -135,7 +136,12 @@ class WorkQueue:
         self._processing: set[Hashable] = set()
         self._dirty: set[Hashable] = set()
         self._failures: dict[Hashable, int] = {}
-        self._timers: dict[Hashable, asyncio.TimerHandle] = {}
+        # delayed re-adds: when each key is due, a heap of them and one timer for the first
+        # (a timer per key held ~400 bytes: the Event TTL controller keeps one per Event)
+        self._due: dict[Hashable, float] = {}
+        self._heap: list[tuple[float, int, Hashable]] = []
+        self._seq = 0
+        self._timer: asyncio.TimerHandle | None = None
         self.adds = 0  # workqueue_adds_total
 
     def add(self, key: Hashable) -> None:
@@ -152,17 +158,31 @@ class WorkQueue:
         if delay <= 0:
             self.add(key)
             return
-        old = self._timers.pop(key, None)
-        if old is not None:
-            if old.when() <= asyncio.get_running_loop().time() + delay:
-                self._timers[key] = old
-                return
-            old.cancel()
-        self._timers[key] = asyncio.get_running_loop().call_later(delay, self._fire, key)
+        loop = asyncio.get_running_loop()
+        when = loop.time() + delay
+        due = self._due.get(key)
+        if due is not None and due <= when:
+            return  # already due sooner
+        self._due[key] = when
+        self._seq += 1
+        heapq.heappush(self._heap, (when, self._seq, key))
+        if self._timer is None or when < self._timer.when():
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(when, self._fire)
 
-    def _fire(self, key: Hashable) -> None:
-        self._timers.pop(key, None)
-        self.add(key)
+    def _fire(self) -> None:
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            when, _, key = heapq.heappop(heap)
+            if self._due.get(key) == when:  # else re-added sooner: that entry fires it
+                del self._due[key]
+                self.add(key)
+        if heap:
+            self._timer = loop.call_at(heap[0][0], self._fire)
 
     def add_rate_limited(self, key: Hashable, base: float = 0.005, cap: float = 10.0) -> None:
         n = self._failures.get(key, 0)
@@ -192,9 +212,11 @@ class WorkQueue:
         return not self._queue.qsize() and not self._processing
 
     def shutdown(self) -> None:
-        for t in self._timers.values():
-            t.cancel()
-        self._timers.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._heap.clear()
+        self._due.clear()
 
 
 class Controller:

@@ -34,7 +34,7 @@ class Replica:
         self.rv = 0
         self.authorizer = None  # the Store's: a component here is authorized by the API server
         self._rts = {rt.storage_key: rt for rt in resources}
-        self._caches = {key: ResourceCache(dict(rt.selectable_fields)) for key, rt in self._rts.items()}
+        self._caches = {key: ResourceCache(rt.indexed()) for key, rt in self._rts.items()}
         self._synced = {key: asyncio.Event() for key in self._rts}
         self._last_rv = {key: 0 for key in self._rts}
         self._tasks: list[asyncio.Task] = []
@@ -88,7 +88,7 @@ class Replica:
         if key in self._caches:
             return
         self._rts[key] = rt
-        self._caches[key] = ResourceCache(dict(rt.selectable_fields))
+        self._caches[key] = ResourceCache(rt.indexed())
         self._synced[key] = asyncio.Event()
         self._last_rv[key] = 0
         if self._tasks:  # started: list and watch it too
@@ -116,6 +116,10 @@ class Replica:
 
     def _apply(self, key: str, rt: ResourceType, typ: str, obj: dict) -> None:
         m = obj.get("metadata") or {}
+        # as kube-scheduler's pod informer and kube-controller-manager's informers do: nothing
+        # here reads them, a write that omits them keeps the stored ones, and they were near
+        # half of a cached pod's memory
+        m.pop("managedFields", None)
         rv = int(m.get("resourceVersion") or 0)
         cache = self._caches.get(key)
         if cache is None:  # unfollowed meanwhile

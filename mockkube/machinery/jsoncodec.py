@@ -63,6 +63,14 @@ def dumps(obj: Any, *, ascii: bool = False, sort_keys: bool = False) -> bytes:
     return raw
 
 
+def dumps_kept(obj: Any) -> bytes:
+    """``dumps`` for bytes that are kept (the cache's and the watch history's copy of every
+    object): orjson returns its whole write buffer, at least 4 KiB and doubling, so a 600-byte
+    Event held 4 KiB of memory and a 5 KB pod 8 KiB; a copy holds its length alone (about
+    0.2 µs for 3 KB, against the encoding's several µs)."""
+    return bytes(memoryview(dumps(obj)))
+
+
 class _NonFinite(float):
     """NaN or an infinity that the standard library's decoder let in: orjson would write it
     as null, but refuses this subclass, so ``dumps`` writes it as json does (``NaN``)."""

@@ -11,6 +11,8 @@ import bisect
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from mockkube.machinery import jsoncodec
+
 Key = tuple[str, str]  # (namespace, name)
 
 
@@ -24,6 +26,49 @@ class Entry:
     def key(self) -> Key:
         m = self.obj["metadata"]
         return (m.get("namespace", ""), m["name"])
+
+
+class RawEntry(Entry):
+    """An entry held as its JSON alone (the watch history's older versions), the dict decoded
+    when first read: a 3.5 KB pod is 16 KB of dicts and strings."""
+
+    __slots__ = ("_obj",)
+    _obj: dict | None
+
+    def __init__(self, raw: bytes, rv: int) -> None:
+        object.__setattr__(self, "raw", raw)
+        object.__setattr__(self, "rv", rv)
+        object.__setattr__(self, "_obj", None)
+
+    @property
+    def obj(self) -> dict:
+        got = self._obj
+        if got is None:
+            got = jsoncodec.loads(self.raw)
+            object.__setattr__(self, "_obj", got)
+        return got
+
+
+class JsonEntry(Entry):
+    """An entry held as its JSON alone, decoded at each read and kept nowhere (the cache's
+    objects of a ``held_as_json`` resource): callers read it as any entry, each read costs a
+    decode."""
+
+    __slots__ = ("_key",)
+    _key: Key
+
+    def __init__(self, raw: bytes, rv: int, key: Key) -> None:
+        object.__setattr__(self, "raw", raw)
+        object.__setattr__(self, "rv", rv)
+        object.__setattr__(self, "_key", key)
+
+    @property
+    def obj(self) -> dict:
+        return jsoncodec.loads(self.raw)
+
+    @property
+    def key(self) -> Key:
+        return self._key
 
 
 class ResourceCache:
@@ -50,16 +95,18 @@ class ResourceCache:
     def get(self, namespace: str, name: str) -> Entry | None:
         return self.entries.get((namespace, name))
 
-    def put(self, entry: Entry) -> Entry | None:
+    def put(self, entry: Entry, obj: dict | None = None) -> Entry | None:
+        """``obj``: the entry's object where the caller has it (a ``JsonEntry`` decodes)."""
         key = entry.key
         self.version += 1
         old = self.entries.get(key)
         if old is None:
             bisect.insort(self._keys, key)
-        else:
+        elif self._fields:
             self._unindex(key, old.obj)
         self.entries[key] = entry
-        self._reindex(key, entry.obj)
+        if self._fields:
+            self._reindex(key, entry.obj if obj is None else obj)
         return old
 
     def remove(self, namespace: str, name: str) -> Entry | None:
@@ -70,7 +117,8 @@ class ResourceCache:
             i = bisect.bisect_left(self._keys, key)
             if i < len(self._keys) and self._keys[i] == key:
                 del self._keys[i]
-            self._unindex(key, old.obj)
+            if self._fields:
+                self._unindex(key, old.obj)
         return old
 
     def _reindex(self, key: Key, obj: dict) -> None:

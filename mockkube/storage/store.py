@@ -23,7 +23,7 @@ from mockkube.machinery.meta import canonical_order
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage import schema as t
 from mockkube.storage import sharedlog
-from mockkube.storage.cache import Entry, ResourceCache
+from mockkube.storage.cache import Entry, JsonEntry, ResourceCache
 from mockkube.storage.db import is_memory
 from mockkube.storage.watch import Event, EventLog, Hub, Predicate, Watcher
 
@@ -87,7 +87,7 @@ class _Compiled:
 
 
 def dumps(obj: dict) -> bytes:
-    return jsoncodec.dumps(obj)
+    return jsoncodec.dumps_kept(obj)
 
 
 _OPERATIONS = {"ADDED": "create", "MODIFIED": "update", "DELETED": "delete"}
@@ -118,6 +118,7 @@ class Store:
         self._event_window = event_window
         self._caches: dict[str, ResourceCache] = {}
         self._logs: dict[str, EventLog] = {}
+        self._as_json: set[str] = set()  # storage keys whose cache holds JSON alone
         self._writes = 0
         self._published = 0
         self.lock = threading.RLock()
@@ -155,7 +156,9 @@ class Store:
             return  # load() builds every cache
         with self.lock:
             if rt.storage_key not in self._caches:
-                self._caches[rt.storage_key] = ResourceCache(dict(rt.selectable_fields))
+                self._caches[rt.storage_key] = ResourceCache(rt.indexed())
+                if rt.strategy.held_as_json:
+                    self._as_json.add(rt.storage_key)
                 self._logs[rt.storage_key] = EventLog(self._event_window, self.rv)
 
     # -- start-up ------------------------------------------------------------
@@ -180,7 +183,7 @@ class Store:
                 cache = self._caches.get(res)
                 if cache is None:
                     continue  # a resource this version no longer serves
-                cache.put(Entry(json.loads(data), data.encode(), rv))
+                cache.put(*self._held(res, Entry(json.loads(data), data.encode(), rv)))
             loaded: dict[str, list[Event]] = {}
             q = select(t.events.c.resource, t.events.c.type, t.events.c.data, t.events.c.rv).order_by(t.events.c.rv)
             for res, typ, data, rv in conn.execute(q):
@@ -194,8 +197,17 @@ class Store:
     def _new_caches(self) -> None:
         fields: dict[str, dict] = {}
         for rt in self.registry.all():
-            fields.setdefault(rt.storage_key, {}).update(rt.selectable_fields)
+            fields.setdefault(rt.storage_key, {}).update(rt.indexed())
+            if rt.strategy.held_as_json:
+                self._as_json.add(rt.storage_key)
         self._caches = {key: ResourceCache(f) for key, f in fields.items()}
+
+    def _held(self, key: str, entry: Entry) -> tuple[Entry, dict]:
+        """What the cache holds of ``entry`` (its JSON alone for a ``held_as_json`` resource),
+        with the object to index it by."""
+        if key in self._as_json:
+            return JsonEntry(entry.raw, entry.rv, entry.key), entry.obj
+        return entry, entry.obj
 
     def _load_shared(self) -> None:
         rv, objs, evs = sharedlog.snapshot(self.engine)
@@ -203,7 +215,7 @@ class Store:
         for res, data, orv in objs:
             cache = self._caches.get(res)
             if cache is not None:
-                cache.put(Entry(json.loads(data), data.encode(), orv))
+                cache.put(*self._held(res, Entry(json.loads(data), data.encode(), orv)))
         loaded: dict[str, list[Event]] = {}
         for erv, res, typ, data in evs:
             if typ != sharedlog.GAP and res in self._caches:
@@ -276,8 +288,8 @@ class Store:
         if cache is None:
             return  # a resource this replica does not serve (yet)
         ns, name = entry.key
-        old = cache.remove(ns, name) if typ == "DELETED" else cache.put(entry)
-        ev = Event(typ, entry, old.obj if old is not None else None)
+        old = cache.remove(ns, name) if typ == "DELETED" else cache.put(*self._held(key, entry))
+        ev = Event(typ, entry, old.obj if old is not None else None, old.raw if old is not None else None)
         self._logs[key].append(ev)
         self.hub.publish(key, ev)
         if remote:
@@ -458,7 +470,7 @@ class Store:
         if self.shared:
             self._land(rt.storage_key, "ADDED", entry)
             return entry
-        cache.put(entry)
+        cache.put(*self._held(rt.storage_key, entry))
         self._publish(rt, Event("ADDED", entry, None))
         return entry
 
@@ -480,8 +492,8 @@ class Store:
         if self.shared:
             self._land(rt.storage_key, "MODIFIED", entry)
             return entry
-        cache.put(entry)
-        self._publish(rt, Event("MODIFIED", entry, old.obj))
+        cache.put(*self._held(rt.storage_key, entry))
+        self._publish(rt, Event("MODIFIED", entry, old.obj, old.raw))
         return entry
 
     def delete(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None = None) -> Entry:
@@ -503,7 +515,7 @@ class Store:
             self._land(rt.storage_key, "DELETED", entry)
             return entry
         cache.remove(ns, name)
-        self._publish(rt, Event("DELETED", entry, old.obj))
+        self._publish(rt, Event("DELETED", entry, old.obj, old.raw))
         return entry
 
     def _publish(self, rt: ResourceType, ev: Event) -> None:
@@ -524,29 +536,31 @@ class Store:
         an rv before the retained window raises 410 Expired, one beyond the newest 504.
         """
         with self.lock:
-            return self._watch(rt, namespace, from_rv, predicate)
+            w, events = self._watch(rt, namespace, from_rv, predicate)
+        # outside the lock: a resumed watch's backlog is decoded from the log's JSON
+        backlog: list[tuple[str, Entry]] = []
+        for ev in events:
+            out = w.translate(ev)
+            if out is not None:
+                backlog.append(out)
+        return w, backlog
 
     def _watch(
         self, rt: ResourceType, namespace: str | None, from_rv: int | None, predicate: Predicate | None
-    ) -> tuple[Watcher, list[tuple[str, Entry]]]:
+    ) -> tuple[Watcher, list[Event]]:
         ns = namespace if rt.namespaced else None
         key = rt.storage_key
-        backlog: list[tuple[str, Entry]] = []
+        events: list[Event] = []
         if from_rv is not None and from_rv > self.rv:
             self.sync()  # a resourceVersion another replica gave out
         if from_rv is not None:
             if from_rv > self.rv:
                 raise errors.too_large_rv(from_rv, self.rv)
-            events = self._logs[key].since(from_rv)
-            if events is None:
+            held = self._logs[key].since(from_rv, predicate is not None)
+            if held is None:
                 raise errors.too_old(from_rv, self._logs[key].window_start + 1)
-        w = self.hub.subscribe(key, ns, predicate)
-        if from_rv is not None:
-            for ev in events:
-                out = w.translate(ev)
-                if out is not None:
-                    backlog.append(out)
-        return w, backlog
+            events = held
+        return self.hub.subscribe(key, ns, predicate), events
 
     def newest_rvs(self) -> dict[str, int]:
         """Per storage key, the rv of its newest change (what a follower must have seen)."""

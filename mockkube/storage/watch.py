@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from mockkube.storage import loopcalls
-from mockkube.storage.cache import Entry
+from mockkube.storage.cache import Entry, RawEntry
 
 Predicate = Callable[[dict], bool]
 COMPACTION_AGE = 300.0  # etcd compacts every 5 minutes (--etcd-compaction-interval)
@@ -28,6 +28,7 @@ class Event:
     type: str  # ADDED, MODIFIED, DELETED
     entry: Entry  # the object after the change (for DELETED: the last state, with the delete rv)
     prev: dict | None  # the object before the change (MODIFIED/DELETED)
+    prev_raw: bytes | None = None  # its JSON, which the log keeps in place of ``prev``
 
     @property
     def rv(self) -> int:
@@ -39,12 +40,17 @@ class EventLog:
     older than ``max_age`` seconds: etcd's history is compacted every 5 minutes
     (kube-apiserver's --etcd-compaction-interval), so a watch from an older revision is 410
     Gone there too, and a long-lived cluster does not hold every resource's last 10,000
-    changes (the soak benchmark saw the logs of quiet resources fill for an hour)."""
+    changes (the soak benchmark saw the logs of quiet resources fill for an hour).
+
+    An event is held as its type, rv and the JSON of the object after and before the
+    change (the same bytes objects the cache and the previous event hold): the dicts of
+    superseded versions were most of a pod's memory. ``since`` decodes what a resumed
+    watch reads."""
 
     def __init__(self, capacity: int, start_rv: int, max_age: float = COMPACTION_AGE) -> None:
         self.capacity = capacity
         self.max_age = max_age
-        self._events: deque[Event] = deque()
+        self._events: deque[tuple[str, bytes, bytes | None]] = deque()  # (type, raw, prev_raw)
         self._rvs: deque[int] = deque()
         self._times: deque[float] = deque()  # time.monotonic() of each append
         self.window_start = start_rv  # every event with rv > window_start is retained
@@ -54,7 +60,7 @@ class EventLog:
 
     def append(self, ev: Event) -> None:
         now = time.monotonic()
-        self._events.append(ev)
+        self._events.append((ev.type, ev.entry.raw, ev.prev_raw))
         self._rvs.append(ev.rv)
         self._times.append(now)
         while len(self._events) > self.capacity:
@@ -63,10 +69,9 @@ class EventLog:
             self.compact(now)
 
     def _drop(self) -> None:
-        dropped = self._events.popleft()
-        self._rvs.popleft()
+        self._events.popleft()
         self._times.popleft()
-        self.window_start = dropped.rv
+        self.window_start = self._rvs.popleft()
 
     def compact(self, now: float | None = None) -> None:
         """Forget the events older than ``max_age``."""
@@ -78,7 +83,7 @@ class EventLog:
         """Seed from the database tail at start (events in rv order)."""
         now = time.monotonic()
         for ev in events[-self.capacity :]:
-            self._events.append(ev)
+            self._events.append((ev.type, ev.entry.raw, ev.prev_raw))
             self._rvs.append(ev.rv)
             self._times.append(now)
         if events:
@@ -92,12 +97,20 @@ class EventLog:
         """The rv of the newest retained event (the window's start when there is none)."""
         return self._rvs[-1] if self._rvs else self.window_start
 
-    def since(self, rv: int) -> list[Event] | None:
-        """Events after ``rv``, or None if some of them fell out of the window."""
+    def since(self, rv: int, prev: bool = True) -> list[Event] | None:
+        """Events after ``rv``, or None if some of them fell out of the window. Objects are
+        decoded when first read; ``prev=False`` leaves the earlier versions undecoded (a
+        watch without a selector, whose ``translate`` needs only their presence)."""
         if rv < self.window_start:
             return None
         i = bisect.bisect_right(self._rvs, rv)
-        return [self._events[j] for j in range(i, len(self._events))]
+        out = []
+        for j in range(i, len(self._events)):
+            typ, raw, prev_raw = self._events[j]
+            entry = RawEntry(raw, self._rvs[j])
+            before = RawEntry(prev_raw, 0).obj if prev and prev_raw is not None else None
+            out.append(Event(typ, entry, before, prev_raw))
+        return out
 
 
 class Watcher:
@@ -156,7 +169,10 @@ class Watcher:
             return ("ADDED", ev.entry) if now else None
         if ev.type == "DELETED":
             return ("DELETED", ev.entry) if now else None
-        before = self._matches(ev.prev)
+        if ev.prev is None and ev.prev_raw is not None and self.predicate is None:
+            before = now  # an earlier version of the object: same namespace, no selector to tell
+        else:
+            before = self._matches(ev.prev)
         if now and before:
             return ("MODIFIED", ev.entry)
         if now:

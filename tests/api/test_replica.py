@@ -109,3 +109,24 @@ async def test_remote_writes_and_errors(api, tmp_path):
     finally:
         await replica.stop()
         await http.close()
+
+
+async def test_the_replica_drops_managed_fields_and_a_write_from_it_keeps_them(api, tmp_path):
+    """As kube-scheduler's pod informer: cached objects without managedFields (memory); a
+    write of such an object omits them, and the server keeps the stored ones."""
+    await api.post(CM, {"metadata": {"name": "mf"}, "data": {"a": "1"}})
+    http, rt = connect(api.server, tmp_path)
+    replica = Replica(http, [rt])
+    await replica.start()
+    client = RemoteClient(http, replica, api.server.registry, "replica-writer")
+    try:
+        cached = replica.get(rt, "default", "mf").obj
+        assert "managedFields" not in cached["metadata"]
+        await asyncio.to_thread(client.update, rt, dict(cached, data={"a": "2"}))
+        _, stored, _ = await api.get(f"{CM}/mf")
+        assert stored["data"] == {"a": "2"}
+        managers = [e["manager"] for e in stored["metadata"]["managedFields"]]
+        assert len(managers) == 2 and "replica-writer" in managers
+    finally:
+        await replica.stop()
+        await http.close()

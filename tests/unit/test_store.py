@@ -8,6 +8,7 @@ import pytest
 
 from mockkube.apiserver.resources import registry
 from mockkube.machinery import errors
+from mockkube.storage.cache import JsonEntry
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 
@@ -99,6 +100,58 @@ def test_selectable_field_index_follows_updates(store):
     assert cache.keys_with("spec.nodeName", "n2", "d") == [("d", "p")]
 
 
+def test_the_cache_indexes_the_fields_components_query_alone(store):
+    """Pods by spec.nodeName (upstream's watch cache index), Events by the involved object's
+    name (kubectl describe), under either API group's name; other selectable fields are
+    matched object by object (tests/api/test_verbs.py, test_event_recorder.py)."""
+    reg = registry()
+    pods, events, events_v1 = (
+        reg.get(g, "v1", r) for g, r in (("", "pods"), ("", "events"), ("events.k8s.io", "events"))
+    )
+    assert store.cache(pods).indexed("spec.nodeName") and not store.cache(pods).indexed("status.podIP")
+    cache = store.cache(events)
+    assert cache.indexed("involvedObject.name") and cache.indexed("regarding.name")
+    assert not cache.indexed("involvedObject.uid") and not cache.indexed("reason")
+    assert events_v1.indexes("regarding.name") and not events_v1.indexes("reason")
+
+
+def test_events_are_held_as_json_and_read_as_any_object(tmp_path):
+    """Events (``held_as_json``): the cache keeps their JSON alone; reads, the field index,
+    updates, deletes and a reopened store see them as before."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    store = open_store(url)
+    events = registry().get("", "v1", "events")
+
+    def event(name: str, pod: str) -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": "d"},
+            "involvedObject": {"kind": "Pod", "name": pod, "namespace": "d"},
+            "reason": "Started",
+        }
+
+    made = store.create(events, event("e1", "p1"))
+    held = store.get(events, "d", "e1")
+    assert isinstance(held, JsonEntry) and held.raw == made.raw and held.obj == made.obj
+    assert held.obj is not held.obj  # decoded at each read, kept nowhere
+    cache = store.cache(events)
+    assert cache.keys_with("involvedObject.name", "p1", "d") == [("d", "e1")]
+    store.update(events, dict(made.obj, involvedObject=dict(made.obj["involvedObject"], name="p2")), made.rv)
+    assert cache.keys_with("involvedObject.name", "p1", None) == []
+    assert cache.keys_with("involvedObject.name", "p2", None) == [("d", "e1")]
+    assert store.get(events, "d", "e1").obj["involvedObject"]["name"] == "p2"
+    store.create(events, event("e2", "p2"))
+    store.close()
+    store = open_store(url)
+    assert isinstance(store.get(events, "d", "e2"), JsonEntry)
+    assert store.cache(events).keys_with("involvedObject.name", "p2", "d") == [("d", "e1"), ("d", "e2")]
+    gone = store.delete(events, "d", "e1")
+    assert gone.obj["metadata"]["name"] == "e1" and store.get(events, "d", "e1") is None
+    assert store.cache(events).keys_with("involvedObject.name", "p2", "d") == [("d", "e2")]
+    store.close()
+
+
 async def test_watch_replays_window_and_410s_before_it(store, rt):
     a = store.create(rt, cm("a"))
     for i in range(3):
@@ -117,6 +170,41 @@ async def test_watch_replays_window_and_410s_before_it(store, rt):
     with pytest.raises(errors.APIError) as e:
         store.watch(rt, None, store.rv + 5, None)
     assert e.value.code == 504
+
+
+async def test_resumed_watch_gets_every_event_from_the_json_the_log_holds(rt):
+    """The log keeps each version as the JSON the cache held (no dicts): a watch resumed
+    from inside it still gets every change, with selector transitions as upstream's."""
+    store = open_store(window=50)
+    start = store.rv
+    a = store.create(rt, dict(cm("a", x="0"), metadata={"name": "a", "namespace": "default", "labels": {"x": "1"}}))
+    written = [a]
+    for labels in ({"x": "2"}, {"x": "1"}):  # stops matching x=1, then matches again
+        obj = dict(a.obj, metadata=dict(a.obj["metadata"], labels=labels))
+        a = store.update(rt, obj, a.rv)
+        written.append(a)
+    store.create(rt, cm("elsewhere", "kube-system"))
+    written.append(store.delete(rt, "default", "a"))
+    log = store._logs[rt.storage_key]
+    assert all(isinstance(raw, bytes) and (prev is None or isinstance(prev, bytes)) for _, raw, prev in log._events)
+
+    def x1(o: dict) -> bool:
+        return o["metadata"].get("labels", {}).get("x") == "1"
+
+    w, backlog = store.watch(rt, "default", start, x1)
+    assert [(t, e.rv) for t, e in backlog] == [
+        ("ADDED", written[0].rv),
+        ("DELETED", written[1].rv),
+        ("ADDED", written[2].rv),
+        ("DELETED", written[3].rv),
+    ]
+    w.close()
+    w, backlog = store.watch(rt, "default", start, None)
+    assert [t for t, _ in backlog] == ["ADDED", "MODIFIED", "MODIFIED", "DELETED"]
+    assert [e.obj for _, e in backlog] == [e.obj for e in written]
+    assert [e.raw for _, e in backlog] == [e.raw for e in written]
+    w.close()
+    store.close()
 
 
 async def test_live_events_reach_watchers_filtered_by_namespace(store, rt):

@@ -270,6 +270,7 @@ pods = REGISTRY.add(
             Subresource("eviction", "Eviction", group="policy", version="v1", verbs=("create",)),
         ),
         strategy=PodStrategy(),
+        indexed_fields=("spec.nodeName",),  # as upstream's watch cache (each kubelet's query)
         selectable_fields={
             "spec.nodeName": lambda o: _get(o, "spec", "nodeName"),
             "spec.restartPolicy": lambda o: _get(o, "spec", "restartPolicy"),
@@ -287,6 +288,7 @@ pods = REGISTRY.add(
 
 class EventStrategy(Strategy):
     allow_create_on_update = True
+    held_as_json = True
 
 
 events = REGISTRY.add(
@@ -299,6 +301,7 @@ events = REGISTRY.add(
         short_names=("ev",),
         strategy=EventStrategy(),
         selectable_fields=_EVENT_FIELDS,
+        indexed_fields=("involvedObject.name",),  # kubectl describe's query
     )
 )
 

@@ -142,6 +142,7 @@ class EventV1Strategy(Strategy):
     """events.k8s.io/v1, stored as core/v1."""
 
     allow_create_on_update = True
+    held_as_json = True  # as core/v1 Events: one store
     api_version = V1
     storage_api_version = CORE
     converter = EventConverter()
@@ -172,6 +173,7 @@ events = REGISTRY.add(
         short_names=("ev",),
         storage_key="core/events",
         strategy=EventV1Strategy(),
+        indexed_fields=("regarding.name",),  # core/v1's involvedObject.name index
         # upstream's field label conversions: regarding.* and reportingController select on
         # the stored involvedObject.* and reportingComponent
         selectable_fields={
