@@ -27,11 +27,9 @@ Older fixtures, a whole server each:
 
 from __future__ import annotations
 
-import collections
 import gc
 import json
 import os
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
@@ -89,116 +87,22 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def _key(options: dict) -> str:
-    return json.dumps(options, sort_keys=True, default=str)
-
-
-class _EarlyStart:
-    """A cluster started in a thread as soon as collection shows this process will want it,
-    so that its start overlaps what the process still does before its first test (under
-    xdist: waiting for the other workers' collections and for its first tests)."""
-
-    def __init__(self, options: dict, workdir: str) -> None:
-        self.key = _key(options)
-        self.cluster: Cluster | None = None
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(options, workdir), name="mockkube-start", daemon=True)
-        self._thread.start()
-
-    def _run(self, options: dict, workdir: str) -> None:
-        try:
-            from mockkube.testing.handle import Cluster
-
-            self.cluster = Cluster(**options, workdir=workdir).start()
-        except BaseException as e:  # raised in the test that asks for this cluster
-            self.error = e
-
-    def result(self) -> Cluster:
-        self._thread.join()
-        if self.error is not None:
-            raise self.error
-        assert self.cluster is not None
-        return self.cluster
-
-    def discard(self) -> None:
-        """Nothing asked for the cluster (this worker ran other tests): stop it."""
-        self._thread.join()
-        if self.cluster is not None:
-            self.cluster.stop()
-
-
-_EARLY = pytest.StashKey[_EarlyStart]()
-
-
-def _item_options(item: pytest.Item) -> dict | None:
-    """The options the ``mockkube`` fixture will resolve for ``item`` (see ``_options``), or
-    None if it does not use the fixture or they cannot be told before it runs."""
-    if "mockkube" not in getattr(item, "fixturenames", ()):
-        return None
-    opts: dict = {}
-    marker = item.get_closest_marker(MARKER)
-    if marker is not None:
-        if marker.args or set(marker.kwargs) - set(OPTIONS):
-            return None  # the fixture reports the mistake
-        opts.update(marker.kwargs)
-    callspec = getattr(item, "callspec", None)
-    param = callspec.params.get("mockkube") if callspec is not None else None
-    if isinstance(param, dict):
-        opts.update(param)
-    return opts
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start, in the background, the cluster that most of the collected tests use, when they
-    are at least half of those using ``mockkube`` (so a worker almost surely runs one)."""
-    if os.environ.get("MOCKKUBE_EARLY_START", "1") == "0" or session.config.option.collectonly:
-        return
-    chosen = [o for o in map(_item_options, session.items) if o is not None]
-    tmp = getattr(session.config, "_tmp_path_factory", None)
-    if not chosen or tmp is None or _EARLY in session.config.stash:
-        return
-    key, count = collections.Counter(_key(o) for o in chosen).most_common(1)[0]
-    if 2 * count < len(chosen):
-        return
-    options = next(o for o in chosen if _key(o) == key)
-    session.config.stash[_EARLY] = _EarlyStart(options, str(tmp.mktemp("mockkube")))
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    early = session.config.stash.get(_EARLY, None)
-    if early is not None:  # started early, and no test took it
-        del session.config.stash[_EARLY]
-        early.discard()
-
-
 class ClusterPool:
-    """This worker's clusters, one per distinct choice, started on first use (or earlier,
-    see ``pytest_collection_finish``)."""
+    """This worker's clusters, one per distinct choice, started on first use."""
 
-    def __init__(self, tmp_path_factory: pytest.TempPathFactory, config: pytest.Config | None = None) -> None:
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
         self._tmp = tmp_path_factory
-        self._config = config
         self.clusters: dict[str, Cluster] = {}
         self.used: set[str] = set()
         self.reset_seconds: list[float] = []
 
-    def _started_early(self, key: str) -> Cluster | None:
-        if self._config is None:
-            return None
-        early = self._config.stash.get(_EARLY, None)
-        if early is None or early.key != key:
-            return None
-        del self._config.stash[_EARLY]
-        return early.result()
-
     def get(self, options: dict) -> Cluster:
-        key = _key(options)
+        key = json.dumps(options, sort_keys=True, default=str)
         c = self.clusters.get(key)
         if c is None:
             from mockkube.testing.handle import Cluster
 
-            c = self._started_early(key) or Cluster(**options, workdir=str(self._tmp.mktemp("mockkube"))).start()
+            c = Cluster(**options, workdir=str(self._tmp.mktemp("mockkube"))).start()
             self.clusters[key] = c
             # What lives now (the server's modules and schemas, the settled cluster) lives until
             # the process ends: out of the collector's view, full collections stay cheap. pytest
@@ -255,8 +159,8 @@ def _options(request: pytest.FixtureRequest) -> dict:
 
 
 @pytest.fixture(scope="session")
-def mockkube_pool(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterPool]:
-    pool = ClusterPool(tmp_path_factory, request.config)
+def mockkube_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterPool]:
+    pool = ClusterPool(tmp_path_factory)
     try:
         yield pool
     finally:

@@ -79,40 +79,6 @@ def test_indirect_profile(mockkube, mockkube_pool):
     assert p.returncode == 0 and "3 passed" in p.stdout, p.stdout[-4000:] + p.stderr[-2000:]
 
 
-def test_the_cluster_most_tests_use_starts_while_the_session_collects(tmp_path):
-    """The worker's cluster starts in the background once collection shows most tests want
-    it; the first test takes it from there (and a test wanting another cluster starts its
-    own). MOCKKUBE_EARLY_START=0 turns it off."""
-    (tmp_path / "conftest.py").write_text("""
-from mockkube.testing.plugin import _EARLY
-
-def pytest_runtest_setup(item):
-    early = item.config.stash.get(_EARLY, None)
-    print("EARLY", item.name, early.key if early is not None else None)
-""")
-    (tmp_path / "test_early.py").write_text("""
-import pytest
-
-def test_first(mockkube, mockkube_pool):
-    assert len(mockkube_pool.clusters) == 1 and mockkube.get("node", "gpu-node-0") is not None
-
-def test_second(mockkube, mockkube_pool):
-    assert len(mockkube_pool.clusters) == 1 and mockkube_pool.reset_seconds
-
-@pytest.mark.mockkube(profile="nodes: []\\ndeviceClasses: false\\n")
-def test_other_cluster(mockkube, mockkube_pool):
-    assert mockkube.get("node", "gpu-node-0") is None and len(mockkube_pool.clusters) == 2
-""")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0"]
-    p = run(cmd + ["test_early.py"], tmp_path)
-    assert p.returncode == 0 and "3 passed" in p.stdout, p.stdout[-4000:] + p.stderr[-2000:]
-    assert "EARLY test_first {}" in p.stdout  # started before the first test asked for it
-    assert "EARLY test_second None" in p.stdout and "EARLY test_other_cluster None" in p.stdout
-    env_off = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", MOCKKUBE_EARLY_START="0")
-    p = subprocess.run(cmd + ["test_early.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env_off)
-    assert p.returncode == 0 and "EARLY test_first None" in p.stdout, p.stdout[-4000:] + p.stderr[-2000:]
-
-
 def test_cli_moves_the_clock_and_resets(tmp_path):
     import mockkube
 
