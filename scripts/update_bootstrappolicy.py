@@ -14,6 +14,12 @@ Usage::
     python scripts/update_bootstrappolicy.py --ref v1.36.0   # fetch the six files of a tag
     python scripts/update_bootstrappolicy.py --derive        # controller-role-bindings.yaml
                                                              # from controller-roles.yaml
+    python scripts/update_bootstrappolicy.py --compile       # policy.json from the YAML files
+
+The server reads ``policy.json``: every vendored YAML file (and ``v1.36-delta.yaml``) as
+parsed, in one JSON document keyed by file name, because parsing the YAML took 15-40 ms of
+every start (``--ref`` and ``--derive`` write it again; tests/api/test_bootstrap_policy.py
+checks it matches the YAML files).
 
 ``--ref`` downloads the files from raw.githubusercontent.com at that tag or commit and
 overwrites the vendored copies; after it, ``v1.36-delta.yaml`` (rules known to be in v1.36
@@ -50,6 +56,7 @@ cluster-role-bindings.yaml      kubernetes/kubernetes@c60df8997f62f861cf0cd2b13a
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import urllib.request
 from pathlib import Path
@@ -68,7 +75,8 @@ UPSTREAM = (
     "https://raw.githubusercontent.com/kubernetes/kubernetes/{ref}/"
     "plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/{name}"
 )
-OUT = Path(__file__).resolve().parent.parent / "mockkube" / "resources" / "bootstrappolicy"
+OUT = Path(__file__).resolve().parent.parent / "mockkube" / "apiserver" / "resources" / "bootstrappolicy"
+COMPILED = "policy.json"
 PREFIX = "system:controller:"
 
 _BINDING = """\
@@ -107,14 +115,21 @@ def derive_bindings(controller_roles: str) -> str:
     return f"apiVersion: v1\nitems:\n{body}kind: List\nmetadata: {{}}\n"
 
 
+def compiled(directory: Path) -> str:
+    """policy.json's text: each YAML file of ``directory`` as parsed, keyed by its name."""
+    files = sorted(p.name for p in directory.glob("*.yaml"))
+    return json.dumps({name: yaml.safe_load((directory / name).read_text()) for name in files}, sort_keys=True) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ref", help="fetch the six golden files at this kubernetes/kubernetes tag or commit")
     p.add_argument(
         "--derive", action="store_true", help="write controller-role-bindings.yaml from controller-roles.yaml"
     )
+    p.add_argument("--compile", action="store_true", help="write policy.json from the YAML files")
     args = p.parse_args(argv)
-    if not args.ref and not args.derive:
+    if not args.ref and not args.derive and not args.compile:
         p.print_help()
         return 2
     if args.ref:
@@ -123,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         text = derive_bindings((OUT / "controller-roles.yaml").read_text())
         (OUT / "controller-role-bindings.yaml").write_text(text)
         print("derived controller-role-bindings.yaml")
+    (OUT / COMPILED).write_text(compiled(OUT))
+    print(f"wrote {COMPILED}")
     return 0
 
 

@@ -14,8 +14,6 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import yaml
-
 from mockkube.client import kubeconfigs
 
 DEFAULT_SERVER = "http://127.0.0.1:6443"
@@ -46,6 +44,8 @@ def _kubeconfig_files(explicit: str | None) -> list[str]:
 
 def resolve(args: argparse.Namespace) -> kubeconfigs.Credentials:
     """The server and credentials ``args`` name."""
+    import yaml
+
     files = _kubeconfig_files(getattr(args, "kubeconfig", None))
     context = getattr(args, "context", None)
     creds = None

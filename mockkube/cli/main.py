@@ -8,8 +8,6 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-import yaml
-
 if TYPE_CHECKING:
     from mockkube.server.server import Server
 
@@ -160,6 +158,8 @@ def _kubeconfig(args: argparse.Namespace) -> int:
         except OSError as e:
             print(f"mockkube kubeconfig: {e}", file=sys.stderr)
             return 1
+    import yaml
+
     sys.stdout.write(yaml.safe_dump(kubeconfig(args.server, ca_pem=ca, client=client), sort_keys=False))
     return 0
 

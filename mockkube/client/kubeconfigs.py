@@ -10,8 +10,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 
 @dataclass
 class Credentials:
@@ -27,6 +25,8 @@ class NoContext(KeyError):
 
 def load(path: str | Path, context: str | None = None) -> Credentials:
     """The server and credentials of ``context`` (default: the current context) in ``path``."""
+    import yaml
+
     cfg = yaml.safe_load(Path(path).read_text()) or {}
     ctx_name = context or cfg.get("current-context")
     contexts = cfg.get("contexts") or [{"context": {}}]

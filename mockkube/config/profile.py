@@ -14,8 +14,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mockkube.machinery.durations import parse_duration  # noqa: F401  (profiles use it)
 
 SCHEMA_PATH = Path(__file__).with_name("profile.schema.json")
@@ -126,6 +124,8 @@ def schema() -> dict:
 
 def _compose(text: str) -> tuple[Any, dict[tuple, int]]:
     """Parse YAML keeping, for every value, the (1-based) line it starts on."""
+    import yaml
+
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as e:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 
-import yaml
 from aiohttp import web
 
 from mockkube.machinery import errors
@@ -50,6 +49,8 @@ def _ok(body: dict, status: int = 200) -> web.Response:
 
 
 async def _body(request: web.Request) -> object:
+    import yaml
+
     text = await request.text()
     try:
         return yaml.safe_load(text) if text.strip() else {}

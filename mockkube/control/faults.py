@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import yaml
 from aiohttp import web
 
 from mockkube.apiserver.http.app import SERVER_KEY
@@ -131,6 +130,8 @@ async def list_faults(request: web.Request) -> web.Response:
 
 
 async def add_fault(request: web.Request) -> web.Response:
+    import yaml
+
     server = request.app[SERVER_KEY]
     text = await request.text()
     try:

@@ -93,12 +93,14 @@ class Child:
 async def spawn(server: Any, command: str, user: dict, extra: Callable[[str], list[str]] | None = None) -> Child:
     """Start ``mockkube <command> --control`` against ``server`` with credentials of its own
     (a token for ``user`` when the server authenticates); ``extra(workdir)`` adds arguments."""
-    from mockkube.server.server import write_kubeconfig
+    from mockkube.server.server import kubeconfig as kubeconfig_of
 
     workdir = tempfile.mkdtemp(prefix=f"mockkube-{command}-")
     token = server.add_token(user["username"], user.get("groups")) if server.authn.enabled else server.admin_token
     kubeconfig = os.path.join(workdir, "kubeconfig")
-    write_kubeconfig(kubeconfig, server.url, token, server.tls.ca_pem if server.tls else None)
+    # JSON, which is YAML too: nobody reads this file but the child, and a start need not import PyYAML
+    with open(os.open(kubeconfig, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+        json.dump(kubeconfig_of(server.url, token, server.tls.ca_pem if server.tls else None), f)
     cmd = [
         sys.executable,
         "-m",

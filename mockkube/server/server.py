@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping
 
-import yaml
 from aiohttp import web
 
 from mockkube.apiserver.http.app import SERVER_KEY, build_app
@@ -66,6 +65,8 @@ def write_kubeconfig(
     ca_pem: bytes | None = None,
     client: tuple[bytes, bytes] | None = None,
 ) -> None:
+    import yaml
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(yaml.safe_dump(kubeconfig(url, token, ca_pem, client), sort_keys=False))

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import yaml
-
 from mockkube.machinery import errors, jsoncodec
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
@@ -31,6 +29,8 @@ def media_type(content_type: str | None) -> str:
 
 
 def _yaml_load(text: str):
+    import yaml  # on the first YAML body: a server start parses none
+
     try:
         return yaml.load(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader)
     except yaml.YAMLError as e:

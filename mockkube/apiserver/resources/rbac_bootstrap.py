@@ -3,7 +3,9 @@
 Upstream's part comes from the golden files kube-apiserver's bootstrap policy is tested
 against (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata``), vendored in
 ``bootstrappolicy/`` by scripts/update_bootstrappolicy.py (which says where each file comes
-from), plus ``v1.36-delta.yaml``: rules v1.36 has that the vendored snapshot lacks. The
+from), plus ``v1.36-delta.yaml``: rules v1.36 has that the vendored snapshot lacks; read from
+``policy.json``, the same files as parsed (the script writes it), as parsing the YAML took a
+good part of every start. The
 aggregated roles (``admin``, ``edit``, ``view``) ship with ``rules: null`` upstream and get
 their rules from the clusterrole-aggregation controller; they are written out here as that
 controller computes them, so a cluster without components has them too.
@@ -17,10 +19,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from mockkube.rules.rbac import aggregated_rules
 
@@ -30,17 +31,19 @@ _META_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 _AUTOUPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
 
 
-# libyaml's parser where PyYAML has it: the pure-Python one took 0.35 s of every start
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@functools.cache
+def _policy() -> dict[str, Any]:
+    """The vendored files as parsed, by file name (scripts/update_bootstrappolicy.py --compile)."""
+    return json.loads((POLICY_DIR / "policy.json").read_text())
 
 
-def _load(path: Path):
-    return yaml.load(path.read_text(), Loader=_LOADER)
+def _load(name: str):
+    return _policy().get(name)
 
 
 @functools.cache
 def _items(name: str) -> tuple[dict, ...]:
-    return tuple((_load(POLICY_DIR / name) or {}).get("items") or ())
+    return tuple((_load(name) or {}).get("items") or ())
 
 
 def golden(name: str) -> list[dict]:
@@ -49,7 +52,7 @@ def golden(name: str) -> list[dict]:
 
 
 def _delta() -> dict:
-    return _load(POLICY_DIR / "v1.36-delta.yaml") or {}
+    return copy.deepcopy(_load("v1.36-delta.yaml") or {})
 
 
 def upstream_cluster_roles() -> list[dict]:

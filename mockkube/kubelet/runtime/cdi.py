@@ -10,8 +10,6 @@ import json
 import os
 from dataclasses import dataclass, field
 
-import yaml
-
 
 @dataclass
 class Edits:
@@ -21,6 +19,8 @@ class Edits:
 
 
 def _specs(dirs: list[str]) -> list[dict]:
+    import yaml
+
     out = []
     for d in dirs:
         try:
