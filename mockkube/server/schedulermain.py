@@ -106,6 +106,16 @@ class Host:
             await c.stop()
         self.components = []
 
+    async def pause(self) -> None:
+        """A reset: the scheduler stops, and what it held goes. The retired scheduler
+        (informers, queues, caches) is garbage in cycles, frozen with the rest at start-up or
+        at the last pause, so only a collection that reaches frozen objects frees it; without
+        one the scheduler the process started with stayed for good after the first reset."""
+        from mockkube.server import gctuning
+
+        await self.stop_scheduler()
+        gctuning.collect_retired()
+
     def idle(self, rvs: dict) -> bool:
         return all(getattr(c, "idle", lambda: True)() for c in self.components) and self.store.caught_up(rvs)
 
@@ -136,7 +146,7 @@ async def _control(host: Host, stop: asyncio.Event) -> None:
                 for c in host.components:
                     c.resync()
             elif op == "pause":
-                await host.stop_scheduler()
+                await host.pause()
             elif op == "resume":
                 if req.get("clock"):
                     apply_clock(host.clock, req["clock"])
