@@ -92,6 +92,7 @@ class Host:
                 rts.append(rt)
         self.store = Replica(http_, rts)
         self.components: list = []
+        self.pacer: Any = None  # gctuning.Pacer once started (``run``)
 
     def client(self, manager: str) -> RemoteClient:
         return RemoteClient(self.http, self.store, self.registry, manager)
@@ -109,12 +110,13 @@ class Host:
     async def pause(self) -> None:
         """A reset: the scheduler stops, and what it held goes. The retired scheduler
         (informers, queues, caches) is garbage in cycles, frozen with the rest at start-up or
-        at the last pause, so only a collection that reaches frozen objects frees it; without
-        one the scheduler the process started with stayed for good after the first reset."""
-        from mockkube.server import gctuning
-
+        at the last such collection, so only a collection that reaches frozen objects frees
+        it; without one the scheduler the process started with stayed for good after the first
+        reset. The pacer runs it at its next quiet tick, not in the reset's path (a full
+        collection of this heap takes a loaded machine 0.1-0.2 s)."""
         await self.stop_scheduler()
-        gctuning.collect_retired()
+        if self.pacer is not None:
+            self.pacer.owe()
 
     def idle(self, rvs: dict) -> bool:
         return all(getattr(c, "idle", lambda: True)() for c in self.components) and self.store.caught_up(rvs)
@@ -205,6 +207,7 @@ async def run(args: argparse.Namespace) -> int:
     if not stop.is_set():
         await host.start_scheduler()
         gctuning.settle()
+        host.pacer = gctuning.Pacer(loop).start()  # a reset's collection; full ones paced by memory too
         from mockkube.server import memdebug
 
         memdebug.start(loop, "scheduler")  # only with MOCKKUBE_MEMDEBUG set
@@ -235,6 +238,8 @@ async def run(args: argparse.Namespace) -> int:
     if elector is not None:
         await elector.release()  # ReleaseOnCancel: a standby takes over at its next try
         await elector.lock.http.close()
+    if host.pacer is not None:
+        host.pacer.stop()
     await host.store.stop()
     await http_.close()
     return code

@@ -182,12 +182,14 @@ def test_the_collection_a_reset_owes_reaches_the_frozen_components():
     assert got.returncode == 0, got.stderr
 
 
-def test_the_scheduler_process_collects_its_retired_scheduler_at_a_pause():
-    """The scheduler process survives resets: a pause stops its scheduler, which was frozen."""
+def test_the_scheduler_process_owes_a_collection_at_a_pause():
+    """The scheduler process survives resets: a pause stops its scheduler, which was frozen,
+    and its pacer collects it at the next quiet tick (not in the reset's path)."""
     got = _run(
         "from mockkube.server.schedulermain import Host\n"
-        "host = Host.__new__(Host); host.components = [Component()]; gone = weakref.ref(host.components[0])",
-        "",
+        "host = Host.__new__(Host); host.components = [Component()]; gone = weakref.ref(host.components[0])\n"
+        "host.pacer = gctuning.Pacer(asyncio.new_event_loop()).start()",
         "asyncio.run(host.pause())",
+        "host.pacer.check(0.0)",
     )
     assert got.returncode == 0, got.stderr
