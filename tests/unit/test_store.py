@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from mockkube.apiserver.resources import registry
-from mockkube.machinery import errors
+from mockkube.machinery import errors, jsoncodec
 from mockkube.storage.cache import JsonEntry
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
@@ -283,3 +283,19 @@ def test_failed_event_row_rolls_back_the_object_row(tmp_path, rt, monkeypatch):
     b = store.update(rt, dict(a.obj, data={"x": "3"}), a.rv)  # the object row kept rv a.rv
     assert b.rv == a.rv + 1 and store.get(rt, "default", "a").obj["data"] == {"x": "3"}
     store.close()
+
+
+def test_a_deleted_event_shares_the_last_state_it_carries(store, rt):
+    """A deletion holds the object's last state twice over (the object with the delete's rv,
+    and ``prev``) for as long as the watch history keeps it: one copy of its contents, not two
+    (TTL-deleted Events filled the soak benchmark's history with second copies). The history
+    keeps the last state as the very bytes the cache held, and the deleted object shares all
+    but its metadata with the last state."""
+    a = store.create(rt, cm("a", k="v" * 100))
+    gone = store.delete(rt, "default", "a")
+    typ, raw, prev_raw = store._logs[rt.storage_key]._events[-1]
+    assert typ == "DELETED" and raw is gone.raw and prev_raw is a.raw
+    assert gone.obj["data"] is a.obj["data"]  # shared, not a parsed copy
+    assert gone.obj["metadata"]["resourceVersion"] == str(gone.rv)
+    assert a.obj["metadata"]["resourceVersion"] == str(a.rv)  # the last state is untouched
+    assert jsoncodec.loads(gone.raw) == gone.obj
