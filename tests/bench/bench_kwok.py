@@ -38,6 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from tests.bench.bench_e2e import CLIENTS, cpu_seconds, create_all  # noqa: E402
+from tests.procs import child_processes  # noqa: E402
 
 KWOK_BOUND = 60.0  # seconds, kwok's CI for both shapes
 
@@ -61,22 +62,7 @@ def pod(i: int) -> dict:
 
 def children(pid: int) -> dict[str, int]:
     """The server's child processes by role (the scheduler process)."""
-    out = {}
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                kids = [int(x) for x in f.read().split()]
-        except OSError:
-            continue
-        for k in kids:
-            try:
-                with open(f"/proc/{k}/cmdline") as f:
-                    cmd = f.read().split("\0")
-            except OSError:
-                continue
-            if "scheduler" in cmd:
-                out["scheduler"] = k
-    return out
+    return {"scheduler": k for k, argv in child_processes(pid).items() if "scheduler" in argv}
 
 
 def rss(pid: int) -> int:

@@ -26,6 +26,7 @@ import yaml
 
 import mockkube
 from mockkube.testing.waiting import eventually, until
+from tests.procs import child_processes
 
 pytestmark = pytest.mark.e2e
 
@@ -90,30 +91,11 @@ def _deployment(name: str, replicas: int) -> dict:
 
 def controller_manager_pids(cluster: mockkube.Cluster) -> list[int]:
     """Child processes of the server running `mockkube controller-manager`."""
-    out = []
-    for kid in _children(cluster._proc.pid):
-        try:
-            with open(f"/proc/{kid}/cmdline") as f:
-                if "controller-manager" in f.read().split("\0"):
-                    out.append(kid)
-        except OSError:
-            pass
-    return out
+    return [k for k, argv in child_processes(cluster._proc.pid).items() if "controller-manager" in argv]
 
 
 def _items(cluster: mockkube.Cluster, path: str) -> list[dict]:
     return cluster.http.get(cluster.url + path, timeout=30).json()["items"]
-
-
-def _children(pid: int) -> list[int]:
-    kids = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                kids += [int(x) for x in f.read().split()]
-        except OSError:
-            pass
-    return kids
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ server from the pod); the shards survive a reset and stop with the server."""
 
 from __future__ import annotations
 
-import os
 import signal
 
 import pytest
@@ -15,6 +14,7 @@ import yaml
 import mockkube
 from mockkube.kubelet.cluster import shard_of
 from mockkube.testing.waiting import until
+from tests.procs import child_processes
 
 pytestmark = pytest.mark.e2e
 
@@ -56,23 +56,11 @@ def _pod(name: str, node: str) -> dict:
 
 def shard_pids(cluster: mockkube.Cluster) -> dict[str, int]:
     """The server's `mockkube kubelets` children: {"I/M": pid}."""
-    out = {}
-    pid = cluster._proc.pid
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                kids = [int(x) for x in f.read().split()]
-        except OSError:
-            continue
-        for k in kids:
-            try:
-                with open(f"/proc/{k}/cmdline") as f:
-                    argv = f.read().split("\0")
-            except OSError:
-                continue
-            if "kubelets" in argv:
-                out[argv[argv.index("--shard") + 1]] = k
-    return out
+    return {
+        argv[argv.index("--shard") + 1]: k
+        for k, argv in child_processes(cluster._proc.pid).items()
+        if "kubelets" in argv
+    }
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import pytest
 
 import mockkube
 from mockkube.testing.waiting import until
+from tests.procs import child_processes
 
 pytestmark = pytest.mark.e2e
 
@@ -67,22 +68,7 @@ spec:
 
 def scheduler_pids(cluster: mockkube.Cluster) -> list[int]:
     """Child processes of the server running `mockkube scheduler`."""
-    pid = cluster._proc.pid
-    out = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                kids = [int(x) for x in f.read().split()]
-        except OSError:
-            continue
-        for k in kids:
-            try:
-                with open(f"/proc/{k}/cmdline") as f:
-                    if "scheduler" in f.read().split("\0"):
-                        out.append(k)
-            except OSError:
-                pass
-    return out
+    return [k for k, argv in child_processes(cluster._proc.pid).items() if "scheduler" in argv]
 
 
 def metric(cluster: mockkube.Cluster, name: str, **labels: str) -> float:
