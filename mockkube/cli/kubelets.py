@@ -21,6 +21,23 @@ def add_command(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="the control-plane node (default: the profile's)",
     )
+    p.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="where the nodes' kubelets serve the kubelet API (a port each), which their Nodes "
+        "advertise and the API server connects to (default 127.0.0.1)",
+    )
+    p.add_argument(
+        "--tls-cert-file", default=None, metavar="PATH", help="serve the kubelet API over HTTPS with this certificate"
+    )
+    p.add_argument("--tls-private-key-file", default=None, metavar="PATH", help="the key of --tls-cert-file")
+    p.add_argument(
+        "--client-ca-file",
+        default=None,
+        metavar="PATH",
+        help="with --tls-cert-file: admit only clients whose certificate this CA signed (the API server's "
+        "--kubelet-client-certificate)",
+    )
     p.set_defaults(fn=_main)
 
 

@@ -119,7 +119,11 @@ def _serve(args: argparse.Namespace) -> int:
     if args.api_servers > 1:
         from mockkube.server.apireplicas import APIReplicas
 
-        replicas = APIReplicas(args.api_servers - 1, args.db, args.address, ["--log-level", args.log_level])
+        extra = ["--log-level", args.log_level]
+        # where the kubelets are, so that the others reach a shard's nodes at their kubelets too
+        extra += ["--node-shards", str(args.node_shards)] if args.node_shards else []
+        extra += ["--kubelets", "none"] if args.kubelets == "none" else []
+        replicas = APIReplicas(args.api_servers - 1, args.db, args.address, extra)
     code = 0
     try:
         asyncio.run(serve_forever(server, replicas=replicas, stop_with_stdin=args.stop_with_stdin))
@@ -307,7 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="M",
         help="run the simulated kubelets in M processes of their own (`mockkube kubelets --shard I/M`, "
-        "simulated containers only; docs/scaling.md); default 0: in the server's process",
+        "simulated containers only; the API server reaches their kubelet API for logs, exec, attach, "
+        "port-forward and the node proxy: docs/scaling.md); default 0: in the server's process",
     )
     s.add_argument(
         "--kubelets",

@@ -75,6 +75,8 @@ class ClusterRuntime:
         # node lifecycle controller) left to shard 0 or to the server
         self.shard: tuple[int, int] | None = getattr(server, "shard", None)
         self.kubelet.simulated_only = self.shard is not None
+        # a shard's nodes advertise where their kubelet API listens (kubeletserver.py)
+        self.kubelet.endpoint = getattr(server, "kubelet_endpoint", None)
         self.lifecycle = NodeLifecycleController(server.client("kube-controller-manager"), self.clock)
         self.fabric: FabricController | None = None
         self.fabric_pools: list[dict] = []

@@ -153,6 +153,9 @@ class KubeletManager(Controller):
         # default): the process runtime where this machine can make a sandbox, else simulated
         self.runtime: str | None = None
         self.simulated_only = False
+        # node -> (address, port) of the kubelet API its kubelet serves (a kubelet shard's:
+        # kubeletserver.py), which its Node advertises; None: the API server answers for them
+        self.endpoint: Callable[[str], tuple[str, int]] | None = None
         self._sandboxes: str | None = None  # why this machine cannot make sandboxes ("": it can), once probed
         self.mapped_image: Callable[[str], bool] = lambda image: False  # kubelet.images gives it an entrypoint
         self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), once made
@@ -259,17 +262,18 @@ class KubeletManager(Controller):
 
     def _register(self, sim: NodeSim, spec: NodeSpec) -> NodeSim:
         now = self.clock()
+        endpoint = self.endpoint(spec.name) if self.endpoint is not None else None
         live = self.client.get(self.nodes_rt, "", spec.name)
         if live is None:
-            obj = self.client.create(self.nodes_rt, nodes.node_object(spec, now))
+            obj = self.client.create(self.nodes_rt, nodes.node_object(spec, now, endpoint))
         else:
-            want = nodes.node_object(spec, now)
+            want = nodes.node_object(spec, now, endpoint)
             new = clone(live)
             new["metadata"].setdefault("labels", {}).update(want["metadata"]["labels"])
             new["spec"].update(want["spec"])
             obj = self.client.update(self.nodes_rt, new)
             new = clone(obj)
-            new["status"] = nodes.node_status(spec, now, live.get("status"))
+            new["status"] = nodes.node_status(spec, now, live.get("status"), endpoint)
             obj = self.client.update_status(self.nodes_rt, new)
         sim.uid = obj["metadata"]["uid"]
         if self.plugins is not None:

@@ -65,8 +65,9 @@ def conditions(ready: bool, now: float, previous: list[dict] | None = None) -> l
     return out
 
 
-def node_object(spec: NodeSpec, now: float) -> dict:
-    """The Node a kubelet registers for ``spec``."""
+def node_object(spec: NodeSpec, now: float, endpoint: tuple[str, int] | None = None) -> dict:
+    """The Node a kubelet registers for ``spec`` (``endpoint``: where its kubelet API
+    listens, when it serves one: a kubelet shard's address and port)."""
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -80,7 +81,7 @@ def node_object(spec: NodeSpec, now: float) -> dict:
             },
         },
         "spec": _spec(spec),
-        "status": node_status(spec, now),
+        "status": node_status(spec, now, None, endpoint),
     }
 
 
@@ -97,16 +98,21 @@ def _spec(spec: NodeSpec) -> dict:
     return out
 
 
-def node_status(spec: NodeSpec, now: float, previous: dict | None = None) -> dict:
+def node_status(
+    spec: NodeSpec, now: float, previous: dict | None = None, endpoint: tuple[str, int] | None = None
+) -> dict:
+    """The status a kubelet reports; with ``endpoint`` (address, port) its InternalIP and
+    kubelet port are where the API server reaches it (as a real node's are), else made up."""
+    address, port = endpoint if endpoint is not None else (node_ip(spec.index), KUBELET_PORT)
     return {
         "capacity": dict(spec.capacity),
         "allocatable": dict(spec.allocatable),
         "conditions": conditions(True, now, (previous or {}).get("conditions")),
         "addresses": [
-            {"type": "InternalIP", "address": node_ip(spec.index)},
+            {"type": "InternalIP", "address": address},
             {"type": "Hostname", "address": spec.name},
         ],
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": KUBELET_PORT}},
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
         "nodeInfo": {
             "machineID": _hex("machine/" + spec.name),
             "systemUUID": _hex("system/" + spec.name, 36),

@@ -33,7 +33,7 @@ def _not_found() -> web.Response:
 
 def pods_on(server: Any, node: str) -> list[dict]:
     rt = server.registry.get("", "v1", "pods")
-    return [p for p in server.resources.store.objects(rt) if (p.get("spec") or {}).get("nodeName") == node]
+    return [p for p in server.store.objects(rt) if (p.get("spec") or {}).get("nodeName") == node]
 
 
 async def serve(server: Any, request: web.Request, node: dict, path: str) -> web.StreamResponse:

@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator
 
 from aiohttp import WSMsgType, web
 
-from mockkube.kubelet import containerdata, logs
+from mockkube.kubelet import containerdata, kubeletclient, logs
 from mockkube.kubelet.containerdata import simulated_container
 from mockkube.kubelet.shell import Shell
 from mockkube.machinery import errors
@@ -174,12 +174,26 @@ async def _exec(ch: Channels, shell: Shell, argv: list[str], stdin: bool) -> int
 class NodeStreams:
     """What the API server asks of a pod's node (upstream's kubelet client): pods/log,
     pods/exec, pods/attach and pods/portforward. The server puts one on its app
-    (``subresources.NODE_KEY``), so the HTTP layer never imports the node simulation.
-    ``server`` is the assembled server: its registry and store (ConfigMaps and Secrets a
+    (``subresources.NODE_KEY``), so the HTTP layer never imports the node simulation; a
+    kubelet shard's kubelet API (kubeletserver.py) answers with one too. ``server`` is the
+    assembled server or the shard's host: its registry and store (ConfigMaps and Secrets a
     container refers to) and its clock."""
 
     def __init__(self, server: Any) -> None:
         self.server = server
+        self._kubelets: "kubeletclient.KubeletClient | None" = None
+
+    @property
+    def kubelets(self) -> "kubeletclient.KubeletClient":
+        """The connections to kubelets elsewhere (made at first use, on the API's loop)."""
+        if self._kubelets is None:
+            self._kubelets = kubeletclient.KubeletClient(getattr(self.server, "kubelet_client_ssl", None))
+        return self._kubelets
+
+    async def close(self) -> None:
+        if self._kubelets is not None:
+            await self._kubelets.close()
+            self._kubelets = None
 
     def _lookup(self) -> containerdata.Lookup:
         """Reads ConfigMaps and Secrets from the API's cache (this runs on the API's loop)."""
@@ -187,7 +201,7 @@ class NodeStreams:
 
         def lookup(kind: str, namespace: str, name: str) -> dict | None:
             rt = server.registry.get("", "v1", {"ConfigMap": "configmaps", "Secret": "secrets"}[kind])
-            entry = server.resources.store.get(rt, namespace, name) if rt is not None else None
+            entry = server.store.get(rt, namespace, name) if rt is not None else None
             return entry.obj if entry is not None else None
 
         return lookup
@@ -247,8 +261,82 @@ class NodeStreams:
 
         return streams.follow(pod, logs.pick_container(pod, container), tail_lines, timestamps, previous, since)
 
-    async def stream(self, request: web.Request, pod: dict, sub: str) -> web.StreamResponse:
-        """pods/exec, pods/attach and pods/portforward."""
+    async def serve_log(
+        self,
+        request: web.Request,
+        pod: dict,
+        container: str,
+        tail_lines: int | None,
+        timestamps: bool,
+        previous: bool,
+        since: float | None,
+        limit: int | None,
+        follow: bool,
+    ) -> web.StreamResponse:
+        """pods/log's answer as text/plain (``kubectl logs``; the kubelet's
+        ``/containerLogs``): what the container printed, ``limit`` bytes at most; with
+        ``follow`` a growing log is streamed until the container ends or the client leaves."""
+        args = (pod, container, tail_lines, timestamps, previous, since)
+        chunks = self.follow(*args) if follow else None
+        if chunks is None:
+            body = self.log(*args).encode()
+            return web.Response(body=body[:limit] if limit is not None else body, content_type="text/plain")
+        resp = web.StreamResponse(headers={"Content-Type": "text/plain", "Transfer-Encoding": "chunked"})
+        await resp.prepare(request)
+        try:
+            async for chunk in chunks:
+                if chunk:
+                    if limit is not None:
+                        chunk = chunk[:limit]
+                        limit -= len(chunk)
+                    await resp.write(chunk)
+                    if limit == 0:
+                        break
+                elif request.transport is None or request.transport.is_closing():
+                    break
+        except (ConnectionResetError, RuntimeError):  # the client left
+            pass
+        finally:
+            await chunks.aclose()
+        try:
+            await resp.write_eof()
+        except ConnectionResetError:  # the client left: nothing to end
+            pass
+        return resp
+
+    def pick_container(self, pod: dict, container: str) -> str:
+        """The container a log, exec or attach request means (the API server resolves it
+        before it reaches the node's kubelet, whose paths name it)."""
+        return logs.pick_container(pod, container)
+
+    def kubelet_of(self, node_name: str) -> "kubeletclient.Endpoint | None":
+        """Where the API server reaches the kubelet of ``node_name`` over HTTP: a node this
+        process does not simulate, while the kubelets run elsewhere (``--node-shards``,
+        ``--kubelets none``); None: answered here (a node simulated here, or a node without
+        a kubelet of its own, answered from its pods as before)."""
+        from mockkube.kubelet.cluster import runtime_for
+
+        server = self.server
+        if not node_name or not (getattr(server, "node_shards", 0) or not getattr(server, "run_kubelets", True)):
+            return None
+        local = runtime_for(getattr(server, "resources", None))
+        if local is not None and node_name in local.kubelet.nodes:
+            return None
+        rt = server.registry.get("", "v1", "nodes")
+        entry = server.store.get(rt, "", node_name) if rt is not None else None
+        return kubeletclient.endpoint_of(entry.obj) if entry is not None else None
+
+    async def forward(
+        self, request: web.Request, endpoint: "kubeletclient.Endpoint", path: str, query: Any = None
+    ) -> web.StreamResponse:
+        """The request, to the node's kubelet at ``endpoint`` (kubeletclient.py)."""
+        return await self.kubelets.forward(request, endpoint, path, query)
+
+    async def stream(
+        self, request: web.Request, pod: dict, sub: str, container: str | None = None
+    ) -> web.StreamResponse:
+        """pods/exec, pods/attach and pods/portforward (``container``: the one the kubelet's
+        path names, else the query's)."""
         if sub == "portforward":
             from mockkube.kubelet import portforward_stream
 
@@ -257,7 +345,7 @@ class NodeStreams:
         argv = q.getall("command", [])
         if sub == "exec" and not argv:
             raise errors.bad_request("you must specify at least one command for the container")
-        name, spec = container_of(pod, q.get("container", ""))
+        name, spec = container_of(pod, q.get("container", "") if container is None else container)
         if request.headers.get("Upgrade", "").lower() != "websocket":
             raise errors.bad_request("Upgrade request required")
         ws = web.WebSocketResponse(protocols=PROTOCOLS)

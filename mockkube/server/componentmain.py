@@ -105,6 +105,9 @@ class Host:
         if self.pacer is not None:
             self.pacer.owe()
 
+    async def close(self) -> None:
+        """The process ends: what outlives resets goes (a kubelet shard's listening ports)."""
+
     def idle(self, rvs: dict) -> bool:
         return all(getattr(c, "idle", lambda: True)() for c in self.components) and self.store.caught_up(rvs)
 
@@ -233,6 +236,7 @@ async def run(args: argparse.Namespace, make_host: Any) -> int:
     if elector is not None:
         await elector.release()  # ReleaseOnCancel: a standby takes over at its next try
         await elector.lock.http.close()
+    await host.close()
     await host.store.stop()
     await http_.close()
     return code

@@ -2,10 +2,12 @@
 DRA drivers) of the nodes whose shard is I, as a process of its own, a client of the API over
 HTTP (componentmain.py). ``mockkube serve --node-shards M`` starts M of them.
 
-A shard simulates its nodes' containers (no processes: exec, logs and the rest are then
-answered by the API server from the pod, as for any simulated container); device classes,
-the FPGA fabric and the control-plane node are shard 0's (or the control-plane node's
-shard's); the node lifecycle controller runs in the server.
+Each node's kubelet serves the kubelet API on a port of its own on ``--address``
+(mockkube/kubelet/kubeletserver.py; HTTPS with ``--tls-cert-file``, clients checked against
+``--client-ca-file``), which its Node advertises: the API server forwards pods/log, exec,
+attach, port-forward and the node proxy there. A shard simulates its nodes' containers (no
+processes); device classes, the FPGA fabric and the control-plane node are shard 0's (or the
+control-plane node's shard's); the node lifecycle controller runs in the server.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import ssl
 import sys
 from pathlib import Path
+from typing import Any
 
 from mockkube.client.remote import HTTP
 from mockkube.machinery.registry import ResourceType
@@ -38,6 +42,13 @@ class Host(componentmain.Host):
         self.kubeconfig = args.kubeconfig
         self.url = http_.creds.server
         self.temp_dirs: list[str] = []
+        self.kubelet_api: Any = None  # kubeletserver.KubeletServer, from the first start on
+        self.kubelet_address = args.address
+        self.kubelet_ssl = _serving_context(args)
+
+    def kubelet_endpoint(self, node: str) -> tuple[str, int]:
+        """Where ``node``'s kubelet listens (its Node says so)."""
+        return self.kubelet_api.endpoint(node)
 
     def followed(self) -> list[ResourceType]:
         rts: dict[str, ResourceType] = {}
@@ -48,8 +59,17 @@ class Host(componentmain.Host):
 
     async def start_all(self) -> list:
         from mockkube import kubelet
+        from mockkube.kubelet.kubeletserver import KubeletServer
 
+        if self.kubelet_api is None:  # one for the process: a node keeps its port across resets
+            self.kubelet_api = KubeletServer(self, self.kubelet_address, self.kubelet_ssl)
+            await self.kubelet_api.start()
         return await kubelet.start(self)
+
+    async def close(self) -> None:
+        if self.kubelet_api is not None:
+            await self.kubelet_api.stop()
+            self.kubelet_api = None
 
     async def stop_components(self) -> None:
         await super().stop_components()
@@ -69,6 +89,20 @@ class Host(componentmain.Host):
         shutil.copyfile(self.kubeconfig, path)
 
 
+def _serving_context(args: argparse.Namespace) -> ssl.SSLContext | None:
+    """HTTPS for the kubelet API with ``--tls-cert-file``; with ``--client-ca-file`` a client
+    certificate it signed is required (the kubelet's x509 authentication)."""
+    if not args.tls_cert_file:
+        return None
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(args.tls_cert_file, args.tls_private_key_file or args.tls_cert_file)
+    if args.client_ca_file:
+        ctx.load_verify_locations(cafile=args.client_ca_file)
+        ctx.verify_mode = ssl.CERT_REQUIRED
+    return ctx
+
+
 def shard(text: str) -> tuple[int, int]:
     """``I/M``: shard I of M (0 <= I < M)."""
     i, sep, m = text.partition("/")
@@ -84,5 +118,13 @@ def shard(text: str) -> tuple[int, int]:
 def main(args: argparse.Namespace) -> int:
     if not Path(args.kubeconfig).is_file():
         print(f"mockkube kubelets: --kubeconfig: no such file: {args.kubeconfig}", file=sys.stderr)
+        return 2
+    for flag in ("tls_cert_file", "tls_private_key_file", "client_ca_file"):
+        path = getattr(args, flag)
+        if path and not Path(path).is_file():
+            print(f"mockkube kubelets: --{flag.replace('_', '-')}: no such file: {path}", file=sys.stderr)
+            return 2
+    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
+        print("mockkube kubelets: --tls-cert-file and --tls-private-key-file go together", file=sys.stderr)
         return 2
     return asyncio.run(componentmain.run(args, Host))

@@ -25,7 +25,7 @@ class KubeletShardProcess(ChildComponent):
 
     def extra_args(self, workdir: str) -> list[str]:
         cp = self.server.profile.control_plane if self.server.profile is not None else None
-        out = ["--shard", f"{self.index}/{self.count}"]
+        out = ["--shard", f"{self.index}/{self.count}", *self.server.kubelet_serving_files(workdir)]
         if cp is not None:
             out.append("--control-plane" if cp else "--no-control-plane")
         return out

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import shutil
 import socket
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -530,6 +531,48 @@ class Server:
             self._signing_ca = (ca.cert_pem, ca.key_pem)
         return self._signing_ca
 
+    @property
+    def kubelet_client_ssl(self) -> "ssl.SSLContext | None":
+        """How this server reaches kubelets over HTTPS (kube-apiserver's
+        ``--kubelet-client-certificate`` and ``--kubelet-certificate-authority``): a client
+        certificate its CA signed for ``kube-apiserver-kubelet-client`` in ``system:masters``
+        (kubeadm's), the kubelets' serving certificates checked against the same CA. None
+        (plain HTTP) when the server has no CA of its own (no TLS, or the user's certificate)."""
+        if self.tls is None or self.tls.ca is None:
+            return None
+        from mockkube.apiserver import certs
+
+        crt, key = self.tls.dir / "apiserver-kubelet-client.crt", self.tls.dir / "apiserver-kubelet-client.key"
+        if not crt.exists():
+            certs.write_pair(
+                certs.make_client(self.tls.ca, "kube-apiserver-kubelet-client", ["system:masters"]), crt, key
+            )
+        ctx = ssl.create_default_context(cadata=self.tls.ca.cert_pem.decode())
+        ctx.load_cert_chain(str(crt), str(key))
+        return ctx
+
+    def kubelet_serving_files(self, directory: str) -> list[str]:
+        """``mockkube kubelets`` flags for a shard this server starts: a serving certificate
+        its CA signed and the CA its clients' certificates must carry (kubeadm's kubelet
+        setup); none when the server reaches kubelets over plain HTTP."""
+        if self.tls is None or self.tls.ca is None:
+            return []
+        from mockkube.apiserver import certs
+
+        d = Path(directory)
+        certs.write_pair(
+            certs.make_serving(self.tls.ca, ["127.0.0.1", "::1", "localhost"]), d / "kubelet.crt", d / "kubelet.key"
+        )
+        (d / "ca.crt").write_bytes(self.tls.ca.cert_pem)
+        return [
+            "--tls-cert-file",
+            str(d / "kubelet.crt"),
+            "--tls-private-key-file",
+            str(d / "kubelet.key"),
+            "--client-ca-file",
+            str(d / "ca.crt"),
+        ]
+
     def add_token(self, user: str, groups: list[str] | None = None, uid: str = "") -> str:
         """A new static bearer token for ``user`` (as a line of --token-auth-file would give)."""
         import secrets
@@ -719,6 +762,11 @@ class Server:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        from mockkube.apiserver.http.subresources import NODE_KEY
+
+        node = self.app.get(NODE_KEY) if getattr(self, "app", None) is not None else None
+        if node is not None:
+            await node.close()  # its connections to kubelets elsewhere
         if self.store is not None:
             self.store.close()
             self.store = None

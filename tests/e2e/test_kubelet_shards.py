@@ -1,18 +1,26 @@
 """`mockkube serve --node-shards 2`: the simulated kubelets and their nodes' DRA drivers run in
 two `mockkube kubelets --shard I/2` processes, clients of the API over HTTP, each with the
 nodes whose name hashes to its shard. Pods claiming devices run on the nodes of both;
-logs, exec and the node proxy answer for them (simulated containers, answered by the API
-server from the pod); the shards survive a reset and stop with the server."""
+logs, exec, port-forward and the node proxy reach the kubelet API each node's kubelet serves in
+its shard (forwarded by the API server; HTTPS with client certificates when the server has a
+CA), and fail as kube-apiserver's do once a shard is gone; the shards survive a reset and stop
+with the server."""
 
 from __future__ import annotations
 
+import json
+import os
 import signal
+import subprocess
+import urllib.request
 
 import pytest
+import requests
 import yaml
 
 import mockkube
 from mockkube.kubelet.cluster import shard_of
+from mockkube.testing import binaries
 from mockkube.testing.waiting import until
 from tests.procs import child_processes
 
@@ -101,6 +109,110 @@ def test_the_kubelets_run_in_shard_processes(cluster):
     assert r.status_code == 503 and "--node-shards" in r.json()["message"]
 
 
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+STREAMS_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  annotations:
+    mockkube.io/http-response.8080: "hello from the shard\\n"
+spec:
+  nodeName: {node}
+  containers:
+  - name: app
+    image: busybox
+    command: ["sh", "-c", "echo line one; echo line two; sleep 3600"]
+    ports: [{{containerPort: 8080}}]
+"""
+
+
+def _kubelet_port(cluster: mockkube.Cluster, node: str) -> int:
+    n = cluster.get("Node", node)
+    assert n["status"]["addresses"][0] == {"type": "InternalIP", "address": "127.0.0.1"}
+    return n["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"]
+
+
+def test_streams_reach_the_nodes_kubelet_in_its_shard(cluster):
+    """kubectl logs -f, exec with stdin, port-forward and the node proxy of a pod on a shard's
+    node: the API server forwards them to the kubelet API its Node advertises."""
+    node = NODES[1]
+    port = _kubelet_port(cluster, node)
+    # the node's own kubelet answers on that port (as metrics-server would scrape it)
+    direct = cluster.http.get(f"http://127.0.0.1:{port}/pods", timeout=30).json()
+    assert all(p["spec"]["nodeName"] == node for p in direct["items"])
+    assert _kubelet_port(cluster, NODES[0]) != port  # a port per node
+    ns = cluster.create_namespace("streams")
+    cluster.kubectl("apply", "-n", ns, "-f", "-", input=STREAMS_POD.format(node=node))
+    cluster.wait_for_pod_phase("web", "Running", namespace=ns)
+    assert cluster.kubectl("logs", "-f", "-n", ns, "web").stdout == "line one\nline two\n"
+    assert cluster.kubectl("logs", "-n", ns, "web", "--tail=1").stdout == "line two\n"
+    out = cluster.kubectl("exec", "-i", "-n", ns, "web", "--", "cat", input="through the shard\n").stdout
+    assert out == "through the shard\n"
+    failed = cluster.kubectl("exec", "-n", ns, "web", "--", "sh", "-c", "exit 3", check=False)
+    assert failed.returncode == 3
+    bad = cluster.kubectl("logs", "-n", ns, "web", "-c", "nope", check=False)
+    assert "container nope is not valid for pod web" in bad.stderr
+    assert cluster.kubectl("get", "--raw", f"/api/v1/nodes/{node}/proxy/healthz").stdout == "ok"
+    pods = json.loads(cluster.kubectl("get", "--raw", f"/api/v1/nodes/{node}/proxy/pods").stdout)
+    assert f"{ns}/web" in {f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in pods["items"]}
+    pf = subprocess.Popen(
+        [binaries.kubectl(), "port-forward", "-n", ns, "pod/web", ":8080"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cluster.env(),
+    )
+    try:
+        line = pf.stdout.readline()  # "Forwarding from 127.0.0.1:NNNNN -> 8080"
+        assert line.startswith("Forwarding from 127.0.0.1:"), line + pf.stderr.read()
+        local = int(line.split(":")[1].split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{local}/", timeout=10) as r:
+            assert r.read() == b"hello from the shard\n"
+    finally:
+        pf.terminate()
+        pf.wait(10)
+        pf.stdout.close()
+        pf.stderr.close()
+
+
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+def test_a_dead_shard_kubelet_gets_kube_apiservers_errors():
+    """HTTPS to the kubelets (the server has a CA): the shard admits the API server's client
+    certificate only; once the shard is killed, logs, exec and the node proxy fail as
+    kube-apiserver's do when a kubelet does not answer."""
+    with mockkube.Cluster(
+        "nodes:\n- name: solo\n", subprocess=True, node_shards=1, auth={"authorization_mode": "Node,RBAC"}
+    ) as c:
+        port = _kubelet_port(c, "solo")
+        with pytest.raises(requests.exceptions.ConnectionError):  # no client certificate: refused
+            requests.get(f"https://127.0.0.1:{port}/healthz", verify=False, timeout=10)
+        ns = c.create_namespace("dead")
+        c.kubectl("apply", "-n", ns, "-f", "-", input=STREAMS_POD.format(node="solo"))
+        c.wait_for_pod_phase("web", "Running", namespace=ns)
+        assert c.kubectl("logs", "-n", ns, "web").stdout == "line one\nline two\n"  # over HTTPS
+        assert c.kubectl("exec", "-n", ns, "web", "--", "echo", "hi").stdout == "hi\n"
+        (pid,) = shard_pids(c).values()
+        os.kill(pid, signal.SIGKILL)
+        until(lambda: _gone(pid), timeout=10, what="the shard gone")
+        dial = f"dial tcp 127.0.0.1:{port}: connect: connection refused"
+        logs = c.kubectl("logs", "-n", ns, "web", check=False)
+        url = f"https://127.0.0.1:{port}/containerLogs/{ns}/web/app"
+        assert logs.returncode == 1 and f'Error from server: Get "{url}": {dial}' in logs.stderr
+        ex = c.kubectl("exec", "-n", ns, "web", "--", "echo", "hi", check=False)
+        assert ex.returncode == 1 and f"error dialing backend: {dial}" in ex.stderr
+        raw = c.kubectl("get", "--raw", "/api/v1/nodes/solo/proxy/healthz", check=False)
+        assert raw.returncode == 1
+        assert f"Error from server (ServiceUnavailable): error trying to reach service: {dial}" in raw.stderr
+
+
 def test_the_shards_survive_a_reset_and_stop_with_the_server(cluster):
     pids = shard_pids(cluster)
     cluster.reset()
@@ -113,11 +225,3 @@ def test_the_shards_survive_a_reset_and_stop_with_the_server(cluster):
     cluster._proc.wait(10)
     for pid in pids.values():
         until(lambda pid=pid: _gone(pid), timeout=10, what=f"shard process {pid} gone")
-
-
-def _gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] == "Z"
-    except OSError:
-        return True

@@ -16,10 +16,11 @@ from mockkube.machinery import errors
 from mockkube.machinery import fielderrors as fe
 from mockkube.storage.cache import Entry
 
-# pods/log, pods/exec, pods/attach and pods/portforward reach the pod's node through this object (upstream's
-# kubelet client), which the server puts here (mockkube/kubelet/streaming.py: NodeStreams):
-# ``log(pod, container, tail_lines, timestamps, previous) -> str``, ``follow(...same...) -> async iterator of
-# bytes | None`` (a log that grows) and ``async stream(request, pod, subresource) -> response``.
+# pods/log, pods/exec, pods/attach, pods/portforward and nodes/proxy reach the pod's node through this
+# object (upstream's kubelet client), which the server puts here (mockkube/kubelet/streaming.py:
+# NodeStreams): ``kubelet_of(node) -> endpoint | None`` (a kubelet reached over HTTP, else answered here),
+# ``async forward(request, endpoint, path, query)``, ``pick_container(pod, name)``, ``async serve_log(...)``,
+# ``async stream(request, pod, subresource)`` and ``async node_proxy(request, node, path)``.
 # The API layer does not import the node simulation.
 NODE_KEY: web.AppKey = web.AppKey("mockkube.node", object)
 
@@ -88,10 +89,24 @@ async def handle(api: "API", request: web.Request, t: "Target") -> web.StreamRes
     if sub == "log" and m == "GET":
         return await pod_log(api, request, t)
     if sub in ("exec", "attach", "portforward") and m in ("GET", "POST"):
-        return await _node(request).stream(request, api.res.get(t.rt, t.namespace, t.name).obj, sub)
+        pod = api.res.get(t.rt, t.namespace, t.name).obj
+        node = _node(request)
+        kubelet = node.kubelet_of((pod.get("spec") or {}).get("nodeName") or "")
+        if kubelet is None:
+            return await node.stream(request, pod, sub)
+        # as upstream's ExecLocation, AttachLocation and PortForwardLocation: the kubelet's
+        # path names the container, the options go as they came
+        path = f"/{_KUBELET_PATHS[sub]}/{t.namespace}/{t.name}"
+        if sub != "portforward":
+            path += "/" + node.pick_container(pod, request.query.get("container", ""))
+        return await node.forward(request, kubelet, path, _without(request.query, "container"))
     if sub == "proxy" and t.rt.plural == "nodes":
-        node = api.res.get(t.rt, "", t.name).obj  # NotFound for a node that does not exist
-        return await _node(request).node_proxy(request, node, t.rest)
+        node_obj = api.res.get(t.rt, "", t.name).obj  # NotFound for a node that does not exist
+        node = _node(request)
+        kubelet = node.kubelet_of(t.name)
+        if kubelet is None:
+            return await node.node_proxy(request, node_obj, t.rest)
+        return await node.forward(request, kubelet, "/" + t.rest, request.query)
     if sub == "finalize" and m == "PUT":
         body = await api._body(request)
         entry = finalize_namespace(api, t, body)
@@ -116,36 +131,23 @@ async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamRe
     tail_lines = None if tail is None else params.parse_int64(tail)  # PodLogOptions decode before the get
     pod = api.res.get(t.rt, t.namespace, t.name).obj
     node = _node(request)
-    args = (pod, q.get("container", ""), tail_lines, q.get("timestamps") in ("true", "1"))
+    timestamps = q.get("timestamps") in ("true", "1")
     previous = q.get("previous") in ("true", "1")
     since, limit = _log_window(api, q)
-    if q.get("follow") in ("true", "1"):
-        chunks = node.follow(*args, previous, since)
-        if chunks is not None:
-            resp = web.StreamResponse(headers={"Content-Type": "text/plain", "Transfer-Encoding": "chunked"})
-            await resp.prepare(request)
-            try:
-                async for chunk in chunks:
-                    if chunk:
-                        if limit is not None:
-                            chunk = chunk[:limit]
-                            limit -= len(chunk)
-                        await resp.write(chunk)
-                        if limit == 0:
-                            break
-                    elif request.transport is None or request.transport.is_closing():
-                        break
-            except (ConnectionResetError, RuntimeError):  # the client left
-                pass
-            finally:
-                await chunks.aclose()
-            try:
-                await resp.write_eof()
-            except ConnectionResetError:  # the client left: nothing to end
-                pass
-            return resp
-    body = node.log(*args, previous, since).encode()
-    return web.Response(body=body[:limit] if limit is not None else body, content_type="text/plain")
+    container = node.pick_container(pod, q.get("container", ""))
+    kubelet = node.kubelet_of((pod.get("spec") or {}).get("nodeName") or "")
+    if kubelet is not None:  # upstream's LogLocation: the node's kubelet serves the log
+        path = f"/containerLogs/{t.namespace}/{t.name}/{container}"
+        return await node.forward(request, kubelet, path, _without(q, "container"))
+    follow = q.get("follow") in ("true", "1")
+    return await node.serve_log(request, pod, container, tail_lines, timestamps, previous, since, limit, follow)
+
+
+_KUBELET_PATHS = {"exec": "exec", "attach": "attach", "portforward": "portForward"}
+
+
+def _without(query, name: str) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in query.items() if k != name]
 
 
 def _log_window(api: "API", q) -> tuple[float | None, int | None]:
