@@ -27,6 +27,12 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--cluster-signing-cert-file", metavar="FILE", help="PEM CA certificate CSRs are signed with")
     p.add_argument("--cluster-signing-key-file", metavar="FILE", help="PEM private key of that CA")
+    p.add_argument(
+        "--use-service-account-credentials",
+        action="store_true",
+        help="each controller acts as its own ServiceAccount in kube-system (created if missing, its "
+        "token from the TokenRequest API), so RBAC judges it by its role system:controller:<name>",
+    )
     p.set_defaults(fn=_main)
 
 

@@ -10,6 +10,7 @@ and callers use their blocking path instead.
 
 from __future__ import annotations
 
+import contextvars
 import sys
 from typing import Any, Awaitable, Callable, TypeVar
 
@@ -39,8 +40,11 @@ def await_only(awaitable: Awaitable[T]) -> T:
 
 
 async def spawn(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run ``fn(*args, **kwargs)``; its ``await_only`` calls are awaited here."""
+    """Run ``fn(*args, **kwargs)``; its ``await_only`` calls are awaited here. It sees the
+    caller's context variables (a greenlet starts with an empty context otherwise): whom a
+    controller acts as (``requestcontext.current_user``) holds in its reconcile too."""
     context = _Spawned(fn, greenlet.getcurrent())
+    context.gr_context = contextvars.copy_context()
     result = context.switch(*args, **kwargs)
     while not context.dead:
         try:

@@ -74,16 +74,26 @@ class HTTP:
         # writes are refused while this says no (a leader-elected component that does not
         # hold its Lease: leaderelection.LeaderElector.holds)
         self.guard: Callable[[], bool] | None = None
+        # the Authorization header of a component's call when it is not the kubeconfig's (a
+        # controller's own ServiceAccount token: satokens.py); None: the kubeconfig's
+        self.authorization: Callable[[], str | None] | None = None
 
     def _check_guard(self, method: str) -> None:
         if method != "GET" and self.guard is not None and not self.guard():
             raise errors.APIError(503, "ServiceUnavailable", "not writing: this process does not hold its leader lease")
 
     # -- blocking ----------------------------------------------------------------------
-    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        extra: dict | None = None,
+    ) -> Any:
         self._check_guard(method)
         data = None if body is None else jsoncodec.dumps(body)
-        headers = dict(self.headers)
+        headers = {**self.headers, **(extra or {})}
         if data is not None:
             headers["Content-Type"] = content_type
         for attempt in (0, 1):  # a keep-alive connection the server closed is reopened once
@@ -128,28 +138,48 @@ class HTTP:
             )
         return self._watch_session
 
-    async def arequest(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+    async def arequest(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        extra: dict | None = None,
+    ) -> Any:
         self._check_guard(method)
         data = None if body is None else jsoncodec.dumps(body)
-        headers = {"Content-Type": content_type} if data is not None else None
+        headers = {**({"Content-Type": content_type} if data is not None else {}), **(extra or {})} or None
         async with self.session().request(method, self.creds.server + path, data=data, headers=headers) as r:
             payload = await r.read()
             if r.status >= 300:
                 raise status_error(r.status, payload)
             return jsoncodec.loads(payload) if payload else None
 
-    def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
-        """Awaited when the caller runs under ``asyncbridge.spawn``, else blocking."""
+    def call(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json", own: bool = False
+    ) -> Any:
+        """Awaited when the caller runs under ``asyncbridge.spawn``, else blocking; as the
+        acting component (``authorization``) unless ``own`` (the kubeconfig's credentials)."""
+        extra = None if own else self._extra()
         if asyncbridge.in_spawned():
-            return asyncbridge.await_only(self.arequest(method, path, body, content_type))
-        return self.request(method, path, body, content_type)
+            return asyncbridge.await_only(self.arequest(method, path, body, content_type, extra))
+        return self.request(method, path, body, content_type, extra)
+
+    def _extra(self) -> dict | None:
+        auth = self.authorization() if self.authorization is not None else None
+        return {"Authorization": auth} if auth else None
 
     def send_later(self, method: str, path: str, body: Any) -> None:
         """Fire and forget (events): failures are logged, as the event broadcaster does."""
+        try:
+            extra = self._extra()  # the recording component's credentials, taken now
+        except Exception as e:  # noqa: BLE001 - an event is best effort
+            log.debug("event not written: %s", e)
+            return
 
         async def send() -> None:
             try:
-                await self.arequest(method, path, body)
+                await self.arequest(method, path, body, extra=extra)
             except Exception as e:  # noqa: BLE001 - an event is best effort
                 log.debug("event not written: %s", e)
 
@@ -157,7 +187,7 @@ class HTTP:
             task = asyncio.get_running_loop().create_task(send())
         except RuntimeError:
             try:
-                self.request(method, path, body)
+                self.request(method, path, body, extra=extra)
             except errors.APIError as e:
                 log.debug("event not written: %s", e)
             return

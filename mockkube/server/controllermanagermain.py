@@ -8,7 +8,8 @@ controller look at them all, as upstream's metadata informers). Key material the
 sign with is taken as kube-controller-manager takes it: ``--service-account-private-key-file``
 (the token controller; without it that controller does not run, as upstream's),
 ``--root-ca-file`` (else the kubeconfig's CA) and ``--cluster-signing-cert-file`` /
-``--cluster-signing-key-file``.
+``--cluster-signing-key-file``. With ``--use-service-account-credentials`` each controller
+writes as its own ServiceAccount (mockkube/client/satokens.py), as kube-controller-manager's.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ class Host(componentmain.Host):
         crd_rt = self.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         if crd_rt is not None:
             self.store.hub.add_listener(crd_rt.storage_key, self._crd_changed)
+        if getattr(args, "use_service_account_credentials", False):
+            from mockkube.client.satokens import ServiceAccountTokens
+
+            http_.authorization = ServiceAccountTokens(http_, self.clock).authorization
         # the `kubernetes` Service's endpoints name the API server the kubeconfig names
         u = urlsplit(http_.creds.server)
         self.address, self.port = u.hostname or "127.0.0.1", u.port or (443 if u.scheme == "https" else 80)

@@ -17,8 +17,7 @@ class ControllerManagerProcess(ChildComponent):
 
     name = "controller-manager"
     attr = "controller_manager_child"
-    # upstream's identity; the controllers' per-controller ServiceAccounts
-    # (--use-service-account-credentials) are not reproduced: docs/compatibility.md
+    # upstream's identity (its informers, the ServiceAccounts and tokens of its controllers)
     user = {"username": "system:kube-controller-manager", "groups": ["system:masters"]}
 
     def extra_args(self, workdir: str) -> list[str]:
@@ -35,7 +34,11 @@ class ControllerManagerProcess(ChildComponent):
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
         cert, ca_key = self.server.signing_ca()
-        return [
+        # each controller as its own ServiceAccount, as kubeadm runs kube-controller-manager
+        # and as the controllers in the server's process act (identities.controller_user);
+        # without authentication every request is the admin's anyway
+        own = ["--use-service-account-credentials"] if self.server.authn.enabled else []
+        return own + [
             "--service-account-private-key-file",
             write("sa.key", key),
             "--root-ca-file",

@@ -402,3 +402,50 @@ async def eventually_async(cond, timeout: float, what: str):
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} not reached within {timeout}s")
         await asyncio.sleep(0.05)
+
+
+RS = """
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {{name: {name}}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec: {{containers: [{{name: app, image: busybox}}]}}
+"""
+
+
+def test_each_controller_writes_as_its_own_service_account():
+    """With authentication, `mockkube serve --controllers process` runs the controller-manager
+    with --use-service-account-credentials: the ReplicaSet controller creates pods as
+    system:serviceaccount:kube-system:replicaset-controller, so taking `create pods` out of
+    its bootstrap role (system:controller:replicaset-controller) denies it, as on kubeadm's
+    cluster, while the process itself is in system:masters."""
+    with mockkube.Cluster(
+        "nodes:\n- name: sa\n", subprocess=True, controllers="process", auth={"authorization_mode": "Node,RBAC"}
+    ) as c:
+        (pid,) = controller_manager_pids(c)
+        assert "--use-service-account-credentials" in child_processes(c._proc.pid)[pid]
+        ns = c.create_namespace("sa-creds")
+        c.kubectl("apply", "-n", ns, "-f", "-", input=RS.format(name="allowed"))
+        until(lambda: len(_items(c, f"/api/v1/namespaces/{ns}/pods")) == 1, timeout=30, what="the first pod")
+        role = c.get("ClusterRole", "system:controller:replicaset-controller")
+        for rule in role["rules"]:
+            if "pods" in rule.get("resources", []):
+                rule["verbs"] = [v for v in rule["verbs"] if v != "create"]
+        c.kubectl("apply", "-f", "-", input=yaml.safe_dump(role))
+        c.kubectl("apply", "-n", ns, "-f", "-", input=RS.format(name="denied"))
+        denied = (
+            'User "system:serviceaccount:kube-system:replicaset-controller" cannot create resource "pods" '
+            f'in API group "" in the namespace "{ns}"'
+        )
+
+        def failure() -> str:
+            rs = c.get("ReplicaSet", "denied", ns) or {}
+            conds = (rs.get("status") or {}).get("conditions") or []
+            return next((x["message"] for x in conds if x["type"] == "ReplicaFailure"), "")
+
+        until(lambda: denied in failure(), timeout=30, what="the ReplicaSet controller denied as its ServiceAccount")
+        assert [p["metadata"]["name"] for p in _items(c, f"/api/v1/namespaces/{ns}/pods")][0].startswith("allowed-")

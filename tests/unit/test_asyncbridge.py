@@ -65,3 +65,18 @@ def test_outside_spawn_callers_take_their_blocking_path():
     with pytest.raises(RuntimeError):
         await_only(coro)
     coro.close()
+
+
+def test_the_spawned_code_sees_the_callers_context():
+    """A controller's reconcile runs spawned: whom it acts as (a context variable its task
+    set) must hold there, or its writes would go out under the process's own credentials."""
+    from mockkube.machinery.requestcontext import current_user, set_user
+
+    def reconcile() -> str:
+        return await_only(asyncio.sleep(0, current_user()["username"]))
+
+    async def main() -> str:
+        set_user({"username": "system:serviceaccount:kube-system:job-controller", "groups": []})
+        return await spawn(reconcile)
+
+    assert asyncio.run(main()) == "system:serviceaccount:kube-system:job-controller"
