@@ -42,6 +42,9 @@ class KubeletServer:
         self.nodes: dict[int, str] = {}  # port -> node
         self._sites: dict[str, web.BaseSite] = {}
         self._starting: set[asyncio.Task] = set()
+        from mockkube.kubelet.runtime.process import raise_fd_limit
+
+        raise_fd_limit()  # a listening socket per node: thousands in a large shard
         app = web.Application(middlewares=[_errors])
         app.router.add_route("*", "/{path:.*}", self._handle)
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1.0)
@@ -49,13 +52,18 @@ class KubeletServer:
     async def start(self) -> None:
         await self._runner.setup()
 
-    def endpoint(self, node: str) -> tuple[str, int]:
-        """(address, port) of ``node``'s kubelet, listening from now on (a node registering)."""
+    def endpoint(self, node: str) -> tuple[str, int] | None:
+        """(address, port) of ``node``'s kubelet, listening from now on (a node registering);
+        None when no port can be opened (its Node then advertises none that answers)."""
         port = self.ports.get(node)
         if port is not None:
             return self.address, port
         family = socket.AF_INET6 if ":" in self.address else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+        except OSError as e:  # out of file descriptors
+            log.error("node %s: its kubelet cannot listen: %s", node, e)
+            return None
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.address, 0))
         port = sock.getsockname()[1]

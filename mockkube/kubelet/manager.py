@@ -155,7 +155,7 @@ class KubeletManager(Controller):
         self.simulated_only = False
         # node -> (address, port) of the kubelet API its kubelet serves (a kubelet shard's:
         # kubeletserver.py), which its Node advertises; None: the API server answers for them
-        self.endpoint: Callable[[str], tuple[str, int]] | None = None
+        self.endpoint: Callable[[str], tuple[str, int] | None] | None = None
         self._sandboxes: str | None = None  # why this machine cannot make sandboxes ("": it can), once probed
         self.mapped_image: Callable[[str], bool] = lambda image: False  # kubelet.images gives it an entrypoint
         self.process: "ProcessRuntime | None" = None  # the process runtime (runtime/process.py), once made

@@ -46,7 +46,7 @@ class Host(componentmain.Host):
         self.kubelet_address = args.address
         self.kubelet_ssl = _serving_context(args)
 
-    def kubelet_endpoint(self, node: str) -> tuple[str, int]:
+    def kubelet_endpoint(self, node: str) -> tuple[str, int] | None:
         """Where ``node``'s kubelet listens (its Node says so)."""
         return self.kubelet_api.endpoint(node)
 

@@ -193,7 +193,7 @@ class ProcessRuntime:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawner: ThreadPoolExecutor | None = None
         self.network = network  # "host": the host's; "pod": a network namespace per pod (loopback only)
-        _raise_fd_limit()  # a running container holds five descriptors (output, exit, log, bubblewrap's messages)
+        raise_fd_limit()  # a running container holds five descriptors (output, exit, log, bubblewrap's messages)
 
     @property
     def api(self) -> tuple[str, str]:
@@ -1028,7 +1028,9 @@ def find_executable(root: str, exe: str, path: str, cwd: str) -> bool:
     return any(executable(os.path.join(d or cwd or "/", exe)) for d in path.split(":"))
 
 
-def _raise_fd_limit() -> None:
+def raise_fd_limit() -> None:
+    """The soft limit on open files up to the hard one (a shell's 1,024 stops many pods' pipes,
+    or a kubelet shard's listening port per node, long before the machine would)."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
