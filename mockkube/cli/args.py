@@ -23,6 +23,18 @@ def positive_duration(text: str) -> float:
     return seconds
 
 
+def shard(text: str) -> tuple[int, int]:
+    """``I/M``: shard I of M (0 <= I < M)."""
+    i, sep, m = text.partition("/")
+    try:
+        index, count = int(i), int(m)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard wants I/M (e.g. 0/2), got {text!r}") from None
+    if not sep or count < 1 or not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"--shard wants I/M with 0 <= I < M, got {text!r}")
+    return index, count
+
+
 def add_component_flags(p: argparse.ArgumentParser, lease: str, cluster_help: str) -> None:
     """What every component process takes (``mockkube scheduler``, ``mockkube
     controller-manager``): how to reach the API, the server's settings when the server

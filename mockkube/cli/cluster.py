@@ -49,7 +49,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--effect", choices=["NoSchedule", "NoExecute", "None"], default=None)
     add_flags(h)
     h.set_defaults(fn=driver_health)
-    from mockkube.drivers.runner import add_command
+    from mockkube.cli.driverrun import add_command
 
     add_command(dsub)  # driver run: a built-in driver's kubelet plugin as a process
     k = sub.add_parser("kubelet", help="stop or start a node's kubelet simulator")

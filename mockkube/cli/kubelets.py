@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import argparse
 
-from mockkube.cli.args import add_component_flags
+from mockkube.cli.args import add_component_flags, shard
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
-    from mockkube.server.kubeletmain import shard
-
     p = sub.add_parser("kubelets", help="run the simulated kubelets of one shard of the nodes against a server")
     p.add_argument("--shard", type=shard, required=True, metavar="I/M", help="simulate the nodes whose shard is I of M")
     add_component_flags(p, "kubelet", "the cluster profile (its nodes and drivers)")

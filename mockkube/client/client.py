@@ -13,13 +13,15 @@ Reads are served from the cache unchecked, as upstream components read from info
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockkube.apiserver.authz import components as authz
-from mockkube.apiserver.rest import Resources, WriteOptions
 from mockkube.machinery import errors
 from mockkube.machinery.meta import clone  # noqa: F401  (re-exported: components copy before changing)
 from mockkube.machinery.registry import ResourceType
+
+if TYPE_CHECKING:
+    from mockkube.apiserver.rest import Resources, WriteOptions
 
 
 class Client:
@@ -56,7 +58,11 @@ class Client:
             return authz.NOOP
         return authz.request(az, verb, rt, namespace, name, subresource)
 
-    def _opts(self) -> WriteOptions:
+    def _opts(self) -> "WriteOptions":
+        # imported here: the component processes' RemoteClient (a subclass) writes over HTTP,
+        # and importing the generic registry would bring the SQL store and SQLAlchemy with it
+        from mockkube.apiserver.rest import WriteOptions
+
         return WriteOptions(field_manager=self.manager, field_validation="Ignore")
 
     # -- reads -----------------------------------------------------------------

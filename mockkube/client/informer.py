@@ -13,13 +13,15 @@ import inspect
 import logging
 import threading
 import time
-from typing import Any, Awaitable, Callable, Hashable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Hashable
 
 from mockkube.client import asyncbridge
 from mockkube.machinery.registry import ResourceType
 from mockkube.storage import loopcalls
-from mockkube.storage.store import Store
 from mockkube.storage.watch import Event
+
+if TYPE_CHECKING:  # the store's module brings SQLAlchemy, which the component processes never use
+    from mockkube.storage.store import Store
 
 log = logging.getLogger("mockkube.informer")
 

@@ -5,6 +5,7 @@ reach it (the CA to trust, a client certificate or a bearer token). The writing 
 from __future__ import annotations
 
 import base64
+import json
 import ssl
 import tempfile
 from dataclasses import dataclass, field
@@ -25,9 +26,13 @@ class NoContext(KeyError):
 
 def load(path: str | Path, context: str | None = None) -> Credentials:
     """The server and credentials of ``context`` (default: the current context) in ``path``."""
-    import yaml
+    text = Path(path).read_text()
+    try:  # the kubeconfigs mockkube writes for its own processes are JSON (which is YAML)
+        cfg = json.loads(text) or {}
+    except ValueError:
+        import yaml
 
-    cfg = yaml.safe_load(Path(path).read_text()) or {}
+        cfg = yaml.safe_load(text) or {}
     ctx_name = context or cfg.get("current-context")
     contexts = cfg.get("contexts") or [{"context": {}}]
     if context and not any(c.get("name") == context for c in contexts):

@@ -103,18 +103,6 @@ def _serving_context(args: argparse.Namespace) -> ssl.SSLContext | None:
     return ctx
 
 
-def shard(text: str) -> tuple[int, int]:
-    """``I/M``: shard I of M (0 <= I < M)."""
-    i, sep, m = text.partition("/")
-    try:
-        index, count = int(i), int(m)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--shard wants I/M (e.g. 0/2), got {text!r}") from None
-    if not sep or count < 1 or not 0 <= index < count:
-        raise argparse.ArgumentTypeError(f"--shard wants I/M with 0 <= I < M, got {text!r}")
-    return index, count
-
-
 def main(args: argparse.Namespace) -> int:
     if not Path(args.kubeconfig).is_file():
         print(f"mockkube kubelets: --kubeconfig: no such file: {args.kubeconfig}", file=sys.stderr)

@@ -100,9 +100,19 @@ class ClusterPool:
         key = json.dumps(options, sort_keys=True, default=str)
         c = self.clusters.get(key)
         if c is None:
+            from mockkube.server import gctuning
             from mockkube.testing.handle import Cluster
 
-            c = Cluster(**options, workdir=str(self._tmp.mktemp("mockkube"))).start()
+            # The start imports the server and builds the cluster: a few hundred thousand
+            # objects that live on, which CPython's default thresholds traverse again and again
+            # (a full collection among them); the server process collects as rarely
+            # (gctuning). The test's own code runs with the thresholds it had.
+            thresholds = gc.get_threshold()
+            gctuning.tune()
+            try:
+                c = Cluster(**options, workdir=str(self._tmp.mktemp("mockkube"))).start()
+            finally:
+                gc.set_threshold(*thresholds)
             self.clusters[key] = c
             # What lives now (the server's modules and schemas, the settled cluster) lives until
             # the process ends: out of the collector's view, full collections stay cheap. pytest

@@ -42,11 +42,14 @@ def test_a_leak_between_tests_would_be_caught(tmp_path):
     """The isolation the suite relies on: a second test on the same worker does not see the
     first one's objects, while both run on one server (started once)."""
     (tmp_path / "test_leak.py").write_text("""
-import os
+import gc, os
+
+THRESHOLDS = gc.get_threshold()
 
 def test_first(mockkube, mockkube_pool):
     mockkube.kubectl("create", "configmap", "leftover")
     os.environ["FIRST_URL"] = mockkube.url
+    assert gc.get_threshold() == THRESHOLDS  # the cluster started with its own; the tests keep theirs
 
 def test_second(mockkube, mockkube_pool):
     assert mockkube.url == os.environ["FIRST_URL"]          # the same server
