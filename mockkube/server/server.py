@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 
 from aiohttp import web
 
-from mockkube.apiserver.http.app import SERVER_KEY, build_app
+from mockkube.apiserver.http.app import SERVER_KEY, STARTED, build_app
 from mockkube.apiserver.http.serving import Site, Timeouts
 from mockkube.apiserver.resources import registry
 from mockkube.apiserver.rest import Resources
@@ -428,6 +428,7 @@ class Server:
             self.write_kubeconfig(self.kubeconfig_path)
         if self.with_components:
             await self._start_components()
+        app[STARTED].set()  # /readyz's post-start hooks pass from here
         self._baseline_task = asyncio.get_running_loop().create_task(self._take_baseline())
         return self.url
 

@@ -45,6 +45,18 @@ def test_health_during_shutdown(stopping, endpoint, status, last):
         assert health.root(endpoint, [], stopping).status == 500  # verbose on failure regardless
 
 
+@pytest.mark.parametrize("endpoint", ["readyz", "livez", "healthz"])
+def test_health_until_the_post_start_hooks_finish(endpoint):
+    reply = health.root(endpoint, [("verbose", "")], False, starting=True)
+    lines = reply.text.splitlines()
+    assert reply.status == 500 and lines[-1] == f"{endpoint} check failed"
+    assert "[-]poststarthook/bootstrap-controller failed: reason withheld" in lines and "[+]etcd ok" in lines
+    assert health.single(endpoint, "poststarthook/bootstrap-controller", False, starting=True) == health.Reply(
+        500, "internal server error: not finished\n"
+    )
+    assert health.single(endpoint, "etcd", False, starting=True) == health.Reply(200, "ok")
+
+
 def test_health_unknown_exclusion_is_reported():
     reply = health.root("healthz", [("verbose", ""), ("exclude", "bogus")], False)
     assert 'warn: some health checks cannot be excluded: no matches for "bogus"' in reply.text.splitlines()

@@ -18,6 +18,7 @@ from mockkube.machinery.registry import Registry
 log = logging.getLogger("mockkube.api")
 
 STOPPING = web.AppKey("stopping", asyncio.Event)
+STARTED = web.AppKey("started", asyncio.Event)  # set once the post-start hooks (the components) are done
 API_KEY = web.AppKey("api", API)
 SERVER_KEY = web.AppKey("server", object)  # the assembling Server, for endpoints beyond the API
 
@@ -99,14 +100,19 @@ def build_app(resources: Resources, registry: Registry, metrics=None) -> web.App
 
     api.auth = AuthContext()  # the server fills in its authorizer and token authenticators
     app[STOPPING] = stopping
+    started = app[STARTED] = asyncio.Event()
     app[API_KEY] = api
 
     async def health_root(request: web.Request) -> web.Response:
-        reply = health.root(request.path.strip("/"), list(request.query.items()), stopping.is_set())
+        reply = health.root(
+            request.path.strip("/"), list(request.query.items()), stopping.is_set(), not started.is_set()
+        )
         return _plain(reply.status, reply.text)
 
     async def health_check(request: web.Request) -> web.Response:
-        reply = health.single(request.match_info["endpoint"], request.match_info["check"], stopping.is_set())
+        reply = health.single(
+            request.match_info["endpoint"], request.match_info["check"], stopping.is_set(), not started.is_set()
+        )
         return _plain(404, "404 page not found\n") if reply is None else _plain(reply.status, reply.text)
 
     async def version(request: web.Request) -> web.Response:

@@ -2,7 +2,10 @@
 
 ``kubectl get --raw '/readyz?verbose'`` lists every check (``[+]etcd ok``) and ends with
 ``readyz check passed``; ``/readyz/<check>`` asks one check; ``?exclude=<check>`` skips one.
-Pure: the HTTP layer passes in whether the server is shutting down.
+Pure: the HTTP layer passes in whether the server is shutting down and whether its
+post-start hooks (mockkube's components: nodes, slices, device classes) have finished; until
+they have, the ``poststarthook/...`` checks fail as upstream's ``postStartHookHealthz`` does, so
+a client polling ``/readyz`` never sees an empty cluster.
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ class Reply:
     text: str
 
 
-def _failing(check: str, stopping: bool) -> bool:
-    return stopping and check == "shutdown"
+def _failing(check: str, stopping: bool, starting: bool) -> bool:
+    return (stopping and check == "shutdown") or (starting and check.startswith("poststarthook/"))
 
 
-def root(endpoint: str, query: Mapping[str, str] | Sequence[tuple[str, str]], stopping: bool) -> Reply:
+def root(
+    endpoint: str, query: Mapping[str, str] | Sequence[tuple[str, str]], stopping: bool, starting: bool = False
+) -> Reply:
     """The reply to ``GET /<endpoint>`` (handleRootHealth): "ok", or the verbose report.
 
     ``query`` is the request's query as (key, value) pairs (``exclude`` may repeat).
@@ -46,7 +51,7 @@ def root(endpoint: str, query: Mapping[str, str] | Sequence[tuple[str, str]], st
     for check in CHECKS[endpoint]:
         if check in excluded:
             lines.append(f"[+]{check} excluded: ok")
-        elif _failing(check, stopping):
+        elif _failing(check, stopping, starting):
             lines.append(f"[-]{check} failed: reason withheld")
             failed = True
         else:
@@ -63,10 +68,11 @@ def root(endpoint: str, query: Mapping[str, str] | Sequence[tuple[str, str]], st
     return Reply(200, f"{report}{endpoint} check passed\n")
 
 
-def single(endpoint: str, check: str, stopping: bool) -> Reply | None:
+def single(endpoint: str, check: str, stopping: bool, starting: bool = False) -> Reply | None:
     """The reply to ``GET /<endpoint>/<check>``; None when there is no such check (404)."""
     if check not in CHECKS[endpoint]:
         return None
-    if _failing(check, stopping):
-        return Reply(500, "internal server error: process is shutting down\n")
+    if _failing(check, stopping, starting):
+        reason = "not finished" if check.startswith("poststarthook/") else "process is shutting down"
+        return Reply(500, f"internal server error: {reason}\n")
     return Reply(200, "ok")
