@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -231,7 +232,7 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postg
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         watcher = asyncio.create_task(watch_bound(s, url, pods, rv, done))
         cpu0 = cpu_seconds(pid, postgres) if pid else {}
-        spies = start_profiles(pid) if pid and PROFILE_DIR else []
+        spies = start_profiles(pid, postgres) if pid and PROFILE_DIR else []
         latencies: list[float] = []
         prober = asyncio.create_task(probe_gets(s, url, latencies))
         first = await create_all(s, url, "/api/v1/namespaces/bench/pods", [pod(i) for i in range(pods)])
@@ -239,6 +240,8 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postg
         last = await asyncio.wait_for(done, 900)
         cpu1 = cpu_seconds(pid, postgres) if pid else {}
         stop_profiles(spies)
+        async with s.get(f"{url}/api/v1/namespaces/bench/pods", params={"limit": "1"}) as r:
+            writes = int((await r.json())["metadata"]["resourceVersion"]) - int(rv)
         watcher.cancel()
         prober.cancel()
         latencies.sort()
@@ -248,18 +251,20 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postg
             "baseline": baseline,
             "create_s": created,
             "cpu_ms_per_pod": cpu,
+            "writes_per_pod": writes / pods,
             "get_p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000 if latencies else 0.0,
         }
 
 
-def start_profiles(pid: int) -> list[subprocess.Popen]:
-    """py-spy record (collapsed stacks) on the server and each Python process it started."""
+def start_profiles(pid: int, postgres: int | None) -> list[subprocess.Popen]:
+    """py-spy record (collapsed stacks) on the server and each Python process it started;
+    perf record on PostgreSQL's backends where perf is installed."""
     from tests.procs import child_processes
 
     procs = {pid: "server", **{k: process_name(v, pid, k) for k, v in child_processes(pid).items()}}
     tag = f"{len(os.listdir(PROFILE_DIR))}-"
     spy = os.path.join(os.path.dirname(sys.executable), "py-spy")
-    return [
+    spies = [
         subprocess.Popen(
             [
                 spy,
@@ -279,6 +284,18 @@ def start_profiles(pid: int) -> list[subprocess.Popen]:
         )
         for k, name in procs.items()
     ]
+    perf = shutil.which("perf")
+    if postgres and perf:
+        backends = ",".join(str(k) for k in [postgres, *child_processes(postgres)])
+        out = os.path.join(PROFILE_DIR, f"{tag}postgresql.perf")
+        spies.append(
+            subprocess.Popen(
+                [perf, "record", "-q", "-F", "499", "-g", "-p", backends, "-o", out],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+    return spies
 
 
 def stop_profiles(spies: list[subprocess.Popen]) -> None:
@@ -376,7 +393,7 @@ def report(n: int, pods: int, what: str, r: dict) -> None:
         f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f}); "
         f"CPU per pod: "
         + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items()))
-        + f"; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
+        + f"; {r['writes_per_pod']:.1f} writes per pod; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
         flush=True,
     )
 
