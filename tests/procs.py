@@ -23,3 +23,14 @@ def child_processes(pid: int) -> dict[int, list[str]]:
             except OSError:
                 continue
     return out
+
+
+def descendants(pid: int) -> dict[int, list[str]]:
+    """Every process under ``pid`` (children, their children, ...) with its command line."""
+    out: dict[int, list[str]] = {}
+    todo = [pid]
+    while todo:
+        kids = child_processes(todo.pop())
+        out.update(kids)
+        todo += kids
+    return out

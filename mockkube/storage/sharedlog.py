@@ -3,8 +3,9 @@
 Every replica keeps its own cache and watch history (``Store``); the ``events`` table is
 the one order they all follow, as kube-apiserver replicas follow etcd's revisions:
 
-- A write takes its resourceVersion from the sequence ``mockkube_rv``, then
-  ``mockkube_write`` (migrations/versions/0002) inserts its event row first, then the object
+- A write is one call of ``mockkube_commit`` (migrations/versions/0003), one round trip:
+  it takes the resourceVersion from the sequence ``mockkube_rv`` and puts it in the object's
+  JSON, then ``mockkube_write`` (0002) inserts its event row first, then the object
   row (checked against the resourceVersion the write read, so two replicas updating one
   object: one commits, the other gets ``CacheBehind``), and ``NOTIFY``s the other replicas,
   all in one transaction.
@@ -39,6 +40,8 @@ _FILL = (
     f"SELECT s, '', '', '', '{GAP}', '' FROM generate_series(%s::bigint, %s::bigint) s "
     "ON CONFLICT (rv) DO NOTHING"
 )
+_READ = "SELECT rv, resource, type, data FROM events WHERE rv > %s AND rv <= %s ORDER BY rv LIMIT 2000"
+_NO_END = 2**62
 CHANGED = "MK409"  # mockkube_write's SQLSTATE: the stored object is not the one the write read
 
 
@@ -72,7 +75,7 @@ def is_unreachable(e: BaseException) -> bool:
 class Log:
     """This replica's connection for writes and for reading the log: one, in autocommit,
     used under the store's lock (writes and catch-ups are serialized there anyway), so a
-    write is two round trips (``nextval``, ``mockkube_write``) with no pool in between.
+    write is one round trip (``mockkube_commit``) with no pool in between.
     A broken connection (PostgreSQL restarted) is opened again at the next call."""
 
     def __init__(self, engine: Engine) -> None:
@@ -102,20 +105,22 @@ class Log:
             finally:
                 self._conn = None
 
-    def commit(self, typ: str, row: dict, fill: Callable[[int], str]) -> int:
-        """Write one change; returns its rv. ``row`` carries the keys, uid and ``expect``;
-        ``fill(rv)`` gives the object's JSON with its resourceVersion set to ``rv``.
+    def commit(self, typ: str, row: dict, head: str, tail: str) -> int:
+        """Write one change in one round trip; returns its rv. ``row`` carries the keys, uid
+        and ``expect``; the object's JSON is ``head``, its resourceVersion, ``tail`` (the
+        database takes the number from the sequence and joins the three: ``mockkube_commit``,
+        migrations/versions/0003).
 
         Raises ``CacheBehind`` when the name is taken (create) or the stored object is not
         the one the write read (update, delete)."""
         import psycopg
 
+        args = (row["k_resource"], row["k_namespace"], row["k_name"], typ, head, tail, row["uid"], row["expect"])
         while True:
-            rv = self._run(lambda c: c.execute("SELECT nextval('mockkube_rv')").fetchone()[0])
-            data = fill(rv)
-            args = (rv, row["k_resource"], row["k_namespace"], row["k_name"], typ, data, row["uid"], row["expect"])
             try:
-                self._run(lambda c: c.execute("SELECT mockkube_write(%s, %s, %s, %s, %s, %s, %s, %s)", args))
+                rv = self._run(
+                    lambda c: c.execute("SELECT mockkube_commit(%s, %s, %s, %s, %s, %s, %s, %s)", args).fetchone()[0]
+                )
             except psycopg.errors.UniqueViolation as e:
                 if e.diag.constraint_name == "events_pkey":
                     continue  # a reader settled our rv as a gap before we wrote it: take another
@@ -130,8 +135,12 @@ class Log:
 
     def read_after(self, after: int) -> list[tuple[int, str, str, str]]:
         """Committed events after ``after`` in rv order, at most 2,000 (rv, resource, type, data)."""
-        q = "SELECT rv, resource, type, data FROM events WHERE rv > %s ORDER BY rv LIMIT 2000"
-        return self._run(lambda c: c.execute(q, (after,)).fetchall())
+        # bounded on both sides: with ``rv > $1`` alone the planner, without statistics for
+        # the table or in the generic plan it keeps for the prepared statement, takes a third
+        # of the table to match and reads all of it (a sequential scan of up to 50,000 events,
+        # at every catch-up: most of PostgreSQL's CPU in the multi-process set); a range of two
+        # parameters it takes to be narrow, and reads the primary key's index
+        return self._run(lambda c: c.execute(_READ, (after, _NO_END)).fetchall())
 
     def fill_gap(self, lo: int, hi: int) -> None:
         """Settle the unused rvs ``lo..hi``: each becomes a GAP row unless its writer commits

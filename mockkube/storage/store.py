@@ -13,6 +13,7 @@ import json
 import logging
 import sqlite3
 import threading
+import uuid
 from typing import Callable, Iterable
 
 from sqlalchemy import Engine, bindparam, delete, insert, select, update
@@ -92,6 +93,9 @@ def dumps(obj: dict) -> bytes:
 
 _OPERATIONS = {"ADDED": "create", "MODIFIED": "update", "DELETED": "delete"}
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+# where a write's resourceVersion goes in its JSON on PostgreSQL, which gives the number
+# (sharedlog.Log.commit): random, so no object's own text can hold it
+_RV_MARK = f"mockkube-rv-{uuid.uuid4().hex}"
 
 
 def storage_error(e: Exception, rt: ResourceType, typ: str) -> errors.APIError:
@@ -316,28 +320,29 @@ class Store:
             "expect": expect_rv,
             "type": typ,
         }
-        made: list = []
-
-        def fill(rv: int) -> str:
-            meta["resourceVersion"] = str(rv)
-            done = canonical_order(obj)
-            raw = dumps(done)
-            made[:] = [done, raw]
-            return raw.decode()
-
+        # the JSON around a placeholder for the resourceVersion, which the database gives
+        before = meta.get("resourceVersion")
+        meta["resourceVersion"] = _RV_MARK
+        done = canonical_order(obj)
+        head, tail = dumps(done).decode().split(_RV_MARK, 1)
         try:
-            rv = self._dblog.commit(typ, row, fill)
-        except sharedlog.CacheBehind as e:
+            rv = self._dblog.commit(typ, row, head, tail)
+        except BaseException as e:
+            if before is None:
+                meta.pop("resourceVersion", None)
+            else:
+                meta["resourceVersion"] = before
+            if not isinstance(e, sharedlog.CacheBehind):
+                if sharedlog.is_unreachable(e):
+                    raise storage_error(e, rt, typ) from e
+                raise
             if typ == "ADDED":
                 e.error = errors.already_exists(rt.plural, rt.group, name)
             else:
                 e.error = errors.stale(rt.plural, rt.group, name)
             raise
-        except Exception as e:
-            if sharedlog.is_unreachable(e):
-                raise storage_error(e, rt, typ) from e
-            raise
-        return Entry(made[0], made[1], rv)
+        meta["resourceVersion"] = done["metadata"]["resourceVersion"] = str(rv)
+        return Entry(done, f"{head}{rv}{tail}".encode(), rv)
 
     # -- reads ---------------------------------------------------------------
     def cache(self, rt: ResourceType) -> ResourceCache:

@@ -84,3 +84,30 @@ async def test_postgres_stopped_and_started_mid_burst(pg):
             async with s.get(server.url + path) as r:
                 stored = {o["metadata"]["name"] for o in (await r.json())["items"]}
     assert set(acked) <= stored  # no acknowledged write lost
+
+
+async def test_reading_the_shared_log_uses_the_index(pg_url):
+    """Every replica reads the event log after its newest rv at every catch-up: the query
+    must read the primary key's index, never the whole table, whatever the planner knows of
+    the table (no statistics yet) and in the generic plan of the prepared statement (a
+    sequential scan there was most of PostgreSQL's CPU in the multi-process set)."""
+    import psycopg
+
+    from mockkube.storage import sharedlog
+    from mockkube.storage.db import make_engine
+
+    async with running_server(db_url=pg_url) as server:
+        async with aiohttp.ClientSession() as s:
+            for i in range(20):
+                async with s.post(
+                    server.url + "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": f"ix-{i}"}}
+                ) as r:
+                    assert r.status == 201
+    with psycopg.connect(sharedlog.conninfo(make_engine(pg_url)), autocommit=True) as c:
+        plans = []
+        for mode in ("force_custom_plan", "force_generic_plan"):
+            c.execute(f"SET plan_cache_mode = {mode}")
+            c.execute(f"PREPARE read_{mode} AS {sharedlog._READ.replace('%s', '$1', 1).replace('%s', '$2', 1)}")
+            plan = "\n".join(r[0] for r in c.execute(f"EXPLAIN EXECUTE read_{mode}(5, {sharedlog._NO_END})"))
+            plans.append(plan)
+        assert all("events_pkey" in p and "Seq Scan" not in p for p in plans), plans

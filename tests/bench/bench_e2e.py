@@ -23,7 +23,10 @@ PostgreSQL (a throw-away one, started here): `mockkube serve --db postgresql://.
 --api-servers N` (N API server processes on one port, the first with the components, the
 scheduler process; with ``--controller-manager`` the controllers in a process of their own,
 ``--controllers process``; with ``--node-shards M`` the kubelets in M processes); CPU per pod
-is given per process, PostgreSQL's included.
+is given per process, PostgreSQL's included; the set connects to PostgreSQL over its Unix
+socket (``--pg-tcp``: over TCP). ``--profile DIR`` records each process over the pod burst
+(py-spy's collapsed stacks, ``DIR/<n>-<process>.txt``; PostgreSQL's backends with ``perf
+record`` where perf is installed, ``DIR/<n>-postgresql.perf``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,6 +53,8 @@ CLIENTS = 16
 G = "resource.k8s.io"
 
 
+PROFILE_DIR = ""  # --profile DIR: py-spy records each process over the pod burst
+PG_TCP = False  # --pg-tcp: the set reaches PostgreSQL over TCP on the loopback, not its Unix socket
 SIMULATED = False  # --simulated: every server's kubelets simulate containers (as kubelet shards do)
 
 
@@ -130,50 +136,45 @@ async def watch_bound(s: aiohttp.ClientSession, url: str, want: int, rv: str, do
                     return
 
 
+def process_name(cmd: list[str], server: int, pid: int | None = None) -> str:
+    """What a process of the set is, by its command line: scheduler, controller-manager,
+    kubelets-I, api-server-N (a further API server) or the command's name."""
+    if "scheduler" in cmd:
+        return "scheduler"
+    if "controller-manager" in cmd:
+        return "controller-manager"
+    if "kubelets" in cmd and "--shard" in cmd:
+        return "kubelets-" + cmd[cmd.index("--shard") + 1].split("/")[0]
+    if "--reuse-port" in cmd:
+        return f"api-server-{pid}"
+    return os.path.basename(cmd[0])
+
+
 def cpu_seconds(pid: int, postgres: int | None = None) -> dict[str, float]:
     """CPU time (user + system) of the server process and of each child it started (the
-    scheduler process), by command: where the cluster's work goes, whatever else the
-    machine runs meanwhile."""
+    scheduler process, further API servers, the controller-manager, kubelet shards) and, with
+    ``postgres`` (the postmaster's pid), of PostgreSQL and every backend it runs: where the
+    cluster's work goes, whatever else the machine runs meanwhile."""
+    from tests.procs import child_processes
+
     tick = os.sysconf("SC_CLK_TCK")
-    out: dict[str, float] = {}
-    procs = [pid]
-    for task in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else ():
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                procs += [int(x) for x in f.read().split()]
-        except OSError:
-            pass
-    if postgres:  # the postmaster and its backends
-        procs.append(postgres)
-        try:
-            with open(f"/proc/{postgres}/task/{postgres}/children") as f:
-                procs += [int(x) for x in f.read().split()]
-        except OSError:
-            pass
+    names = {pid: "server"}
     replicas = 0
-    for p in procs:
+    for k, cmd in sorted(child_processes(pid).items()):
+        names[k] = process_name(cmd, pid)
+        if names[k].startswith("api-server-"):
+            replicas += 1
+            names[k] = f"api-server-{replicas + 1}"
+    if postgres:  # the postmaster and its backends
+        names[postgres] = "postgresql"
+        names.update(dict.fromkeys(child_processes(postgres), "postgresql"))
+    out: dict[str, float] = {}
+    for p, name in names.items():
         try:
             with open(f"/proc/{p}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{p}/cmdline") as f:
-                cmd = f.read().split("\0")
         except OSError:
             continue
-        if "scheduler" in cmd:
-            name = "scheduler"
-        elif "controller-manager" in cmd:
-            name = "controller-manager"
-        elif "kubelets" in cmd:
-            name = "kubelets-" + cmd[cmd.index("--shard") + 1].split("/")[0]
-        elif p == pid:
-            name = "server"
-        elif "--reuse-port" in cmd:
-            replicas += 1
-            name = f"api-server-{replicas + 1}"
-        elif postgres and (p == postgres or "postgres" in os.path.basename(cmd[0])):
-            name = "postgresql"
-        else:
-            name = os.path.basename(cmd[0])
         out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
     return out
 
@@ -235,12 +236,16 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postg
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         watcher = asyncio.create_task(watch_bound(s, url, pods, rv, done))
         cpu0 = cpu_seconds(pid, postgres) if pid else {}
+        spies = start_profiles(pid, postgres) if pid and PROFILE_DIR else []
         latencies: list[float] = []
         prober = asyncio.create_task(probe_gets(s, url, latencies))
         first = await create_all(s, url, "/api/v1/namespaces/bench/pods", [pod(i) for i in range(pods)])
         created = time.perf_counter() - first
         last = await asyncio.wait_for(done, 900)
         cpu1 = cpu_seconds(pid, postgres) if pid else {}
+        stop_profiles(spies)
+        async with s.get(f"{url}/api/v1/namespaces/bench/pods", params={"limit": "1"}) as r:
+            writes = int((await r.json())["metadata"]["resourceVersion"]) - int(rv)
         watcher.cancel()
         prober.cancel()
         latencies.sort()
@@ -250,8 +255,58 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postg
             "baseline": baseline,
             "create_s": created,
             "cpu_ms_per_pod": cpu,
+            "writes_per_pod": writes / pods,
             "get_p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000 if latencies else 0.0,
         }
+
+
+def start_profiles(pid: int, postgres: int | None) -> list[subprocess.Popen]:
+    """py-spy record (collapsed stacks) on the server and each Python process it started;
+    perf record on PostgreSQL's backends where perf is installed."""
+    from tests.procs import child_processes
+
+    procs = {pid: "server", **{k: process_name(v, pid, k) for k, v in child_processes(pid).items()}}
+    tag = f"{len(os.listdir(PROFILE_DIR))}-"
+    spy = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    spies = [
+        subprocess.Popen(
+            [
+                spy,
+                "record",
+                "--pid",
+                str(k),
+                "--format",
+                "raw",
+                "--rate",
+                "50",
+                "--nonblocking",
+                "-o",
+                os.path.join(PROFILE_DIR, f"{tag}{name}.txt"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for k, name in procs.items()
+    ]
+    perf = shutil.which("perf")
+    if postgres and perf:
+        backends = ",".join(str(k) for k in [postgres, *child_processes(postgres)])
+        out = os.path.join(PROFILE_DIR, f"{tag}postgresql.perf")
+        spies.append(
+            subprocess.Popen(
+                [perf, "record", "-q", "-F", "499", "-g", "-p", backends, "-o", out],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+    return spies
+
+
+def stop_profiles(spies: list[subprocess.Popen]) -> None:
+    for s in spies:
+        s.send_signal(signal.SIGINT)
+    for s in spies:
+        s.wait(60)
 
 
 def in_process(nodes: int, pods: int) -> float:
@@ -298,9 +353,15 @@ def main() -> None:
         action="store_true",
         help="every server's kubelets simulate containers (kubelet.runtime: simulated, as shards do)",
     )
+    ap.add_argument("--profile", metavar="DIR", help="py-spy record each process over the pod burst into DIR")
+    ap.add_argument("--pg-tcp", action="store_true", help="the set connects to PostgreSQL over TCP, not its socket")
     args = ap.parse_args()
-    global SIMULATED
+    global SIMULATED, PROFILE_DIR, PG_TCP
     SIMULATED = args.simulated
+    PG_TCP = args.pg_tcp
+    if args.profile:
+        os.makedirs(args.profile, exist_ok=True)
+        PROFILE_DIR = args.profile
     if args.url:
         r = asyncio.run(measure(args.url, int(args.nodes), args.pods))
         print(f"{r['pps']:.0f} pods/s; baseline {r['baseline']:.0f} creates/s")
@@ -338,7 +399,7 @@ def report(n: int, pods: int, what: str, r: dict) -> None:
         f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f}); "
         f"CPU per pod: "
         + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items()))
-        + f"; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
+        + f"; {r['writes_per_pod']:.1f} writes per pod; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
         flush=True,
     )
 
@@ -348,7 +409,10 @@ def multi_process(nodes: int, pods: int, api_servers: int, extra: list[str]) -> 
     from mockkube.testing.postgres import TempPostgres
 
     with TempPostgres() as pg, tempfile.TemporaryDirectory() as d:
-        p, url = start_server(d, nodes, ["--db", pg.url, "--api-servers", str(api_servers), *extra])
+        # over its Unix socket, as API servers on PostgreSQL's machine would connect (about a
+        # quarter less CPU and latency per write than TCP on the loopback); --pg-tcp: TCP
+        db = pg.url if PG_TCP else f"postgresql+psycopg://postgres@/postgres?host={pg.dir}&port={pg.port}"
+        p, url = start_server(d, nodes, ["--db", db, "--api-servers", str(api_servers), *extra])
         try:
             with open(pg.dir / "data" / "postmaster.pid") as f:
                 postmaster = int(f.readline())

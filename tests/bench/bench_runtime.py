@@ -29,6 +29,9 @@ import requests
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+from tests.procs import descendants  # noqa: E402
 
 
 def start(workdir: str, runtime: str) -> tuple[subprocess.Popen, str, float]:
@@ -49,21 +52,6 @@ def start(workdir: str, runtime: str) -> tuple[subprocess.Popen, str, float]:
     if not line.startswith("mockkube ready at "):
         raise RuntimeError(f"server did not start: {line}")
     return p, line.split()[-1], up
-
-
-def descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        for task in os.listdir(f"/proc/{p}/task") if os.path.isdir(f"/proc/{p}/task") else ():
-            try:
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    kids = [int(x) for x in f.read().split()]
-            except OSError:
-                continue
-            out += kids
-            todo += kids
-    return out
 
 
 def pss_kib(pid: int) -> int:
@@ -145,7 +133,7 @@ def measure(runtime: str, pods: int) -> dict:
             time.sleep(5.0)
             idle = 100 * (cpu_s(p.pid) - c0) / (time.perf_counter() - w0)
             rss1 = rss_kib(p.pid)
-            kids = [k for k in descendants(p.pid) if "scheduler" not in open(f"/proc/{k}/cmdline").read()]
+            kids = [k for k, cmd in descendants(p.pid).items() if "scheduler" not in cmd]
             pss = sum(pss_kib(k) for k in kids)
             rt = sorted(exec_round_trips(url, "p0"))
         finally:

@@ -50,6 +50,11 @@ from dataclasses import dataclass, field
 import aiohttp
 import yaml
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+from tests.procs import child_processes, descendants  # noqa: E402
+
 SOAK_NODE = "soak-node"
 TAINT = {"key": "mockkube.io/soak", "value": "process", "effect": "NoSchedule"}
 # absolute slack under which growth is never a failure (small counts move by a few)
@@ -91,41 +96,20 @@ def profile(process_runtime: bool) -> dict:
 # -- process sampling --------------------------------------------------------------------
 
 
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
+def _cmdline(pid: int) -> list[str]:
     try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out += [int(c) for c in f.read().split()]
+        with open(f"/proc/{pid}/cmdline") as f:
+            return f.read().split("\0")
     except OSError:
-        pass
-    return out
-
-
-def process_tree(pid: int) -> list[int]:
-    seen, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        seen.append(p)
-        todo += _children(p)
-    return seen
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
+        return []
 
 
 def proc_figures(pid: int) -> dict:
     rss = fds = threads = 0
-    tree = process_tree(pid)
     own = _cmdline(pid)
     # a child forked and not yet exec'd shares the server's pages and fds: counting it would
     # add the server's whole RSS for one sample
-    tree = [pid] + [p for p in tree[1:] if _cmdline(p) != own]
+    tree = [pid] + [p for p, cmd in descendants(pid).items() if cmd != own]
     for p in tree:
         try:
             with open(f"/proc/{p}/status") as f:
@@ -563,7 +547,7 @@ async def soak(args: argparse.Namespace, url: str, pid: int, process_runtime: bo
                     json.dump({"samples": samples}, f)
             if args.memdebug and len(samples) % max(1, int(args.memdebug_every / args.interval)) == 0:
                 # a snapshot of the server and of the scheduler process (mockkube/server/memdebug.py)
-                for p in [pid] + [c for c in _children(pid) if b"scheduler" in _cmdline(c)]:
+                for p in [pid] + [c for c, cmd in child_processes(pid).items() if "scheduler" in cmd]:
                     os.kill(p, signal.SIGUSR2)
             if len(samples) % max(1, int(60 / args.interval)) == 0 or len(samples) == 1:
                 print(

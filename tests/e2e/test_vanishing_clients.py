@@ -20,6 +20,7 @@ import aiohttp
 import pytest
 
 from mockkube.kubelet.runtime import sandbox
+from tests.procs import descendants
 
 pytestmark = [
     pytest.mark.e2e,
@@ -39,21 +40,6 @@ def _rss_mb(pid: int) -> float:
     raise AssertionError("no VmRSS")
 
 
-def _descendants(pid: int) -> int:
-    n, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    kids = [int(c) for c in f.read().split()]
-                n += len(kids)
-                todo += kids
-        except OSError:
-            continue
-    return n
-
-
 async def _figures(url: str, pid: int) -> dict:
     async with aiohttp.ClientSession() as s, s.get(url + "/metrics") as r:
         text = await r.text()
@@ -67,7 +53,7 @@ async def _figures(url: str, pid: int) -> dict:
         "fds": len(os.listdir(f"/proc/{pid}/fd")),
         "tasks": got["mockkube_asyncio_tasks"],
         "watchers": got["mockkube_watchers"],
-        "children": _descendants(pid),
+        "children": len(descendants(pid)),
     }
 
 
@@ -203,7 +189,7 @@ def test_clients_vanishing_mid_stream_leave_nothing_behind(server):
             for _ in range(5)
         ]
         deadline = time.monotonic() + 30
-        while _descendants(p.pid) < before["children"] + 5:
+        while len(descendants(p.pid)) < before["children"] + 5:
             assert time.monotonic() < deadline, "the exec'd commands did not start"
             await asyncio.sleep(0.1)
         hold.set()
