@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import logging
 import os
 import shutil
 import tempfile
@@ -153,7 +154,13 @@ def _ephemeral_engine() -> Engine:
     it after this process, so a crash may leave it torn. A write costs 1-3 us more than in
     memory (5,000 creates, updates, deletes through the Store); a write-ahead log cost 3-9 us,
     a journal file 15-30 us."""
-    tmp = _Ephemeral()
+    try:
+        tmp = _Ephemeral()
+    except OSError as e:  # no writable temporary directory: the database stays in memory
+        logging.getLogger("mockkube.store").warning(
+            "no temporary directory for the database (%s): keeping it in memory", e.strerror or e
+        )
+        return make_engine(MEMORY_URLS[0])
     with _ephemeral_lock:
         _ephemeral[tmp.path] = tmp
     engine = create_engine(

@@ -71,3 +71,12 @@ def test_sqlite_memory_url_stays_in_memory():
     engine = db.make_engine("sqlite://")
     assert db.is_memory(engine) and db.is_ephemeral(engine)
     db.release(engine)
+
+
+def test_without_a_writable_temporary_directory_the_database_stays_in_memory(monkeypatch, tmp_path):
+    gone = tmp_path / "missing"
+    monkeypatch.setattr(db.tempfile, "tempdir", str(gone))
+    monkeypatch.setattr(db, "_swept", True)
+    engine = db.make_engine(None)
+    assert db.is_memory(engine)
+    db.release(engine)
