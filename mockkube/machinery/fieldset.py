@@ -430,9 +430,11 @@ def _emit_items(node: dict) -> list[tuple[str, dict]]:
         body = _emit_items(child)
         if pe in node["m"]:
             body.insert(0, (".", empty))
-        # the key names the children by identity: the table holds each child (through its
-        # parent's dict) as long as the parent's entry, so no identity is reused while named
-        items.append((name, _shared(tuple((k, id(v)) for k, v in body), lambda its=body: dict(its))))
+        # the key names the children by identity (flat: name, id, name, id...): the table holds
+        # each child (through its parent's dict) as long as the parent's entry, so no identity
+        # is reused while named
+        key = tuple(x for k, v in body for x in (k, id(v)))
+        items.append((name, _shared(key, lambda its=body: dict(its))))
     return items
 
 
