@@ -197,15 +197,16 @@ def deserialize_pe(text: str) -> PathElement | None:
 # encoded first. An entry serves while some object holds its dict (a stored object, one in a
 # watch's event log, one being written); after that it only takes memory: a set that names one
 # pod's IP or one owner's uid is never encoded again once the pod is gone. Each time the memo
-# has doubled (from ``_SWEEP_FLOOR`` entries) the entries whose dict nobody else holds are
+# has grown by a quarter (from ``_SWEEP_FLOOR`` entries) the entries whose dict nobody else holds are
 # dropped, so it follows the objects alive. (Without the sweep a cluster's churn filled it for
 # hours: one entry of ~16 KB per pod that ever ran — the soak benchmark's server crept 2-3 MB a
 # minute.) Beyond ``_MEMO_SIZE`` entries the least recently encoded goes, even if an object
-# still holds its dict: a running pod's own set (the kubelet's names its IP) kept ~7 KB of
-# decoded paths per pod for the pod's life, a fifth of a running pod's share of the server at
-# kwok's 10,000 pods, to spare the pod's next status write (mostly its deletion) a decode of
-# ~0.1 ms. The sets many objects share are encoded at every write and stay.
-_MEMO_SIZE = 2048
+# still holds its dict (that object's next write then decodes its set anew, ~0.1 ms). A running
+# pod's own set (the kubelet's names its IP) is one entry a pod: its paths are shared with every
+# other set's (``_PATHS``) and its frozenset sized to them, so it costs ~1.5 KB rather than ~7;
+# a bound of 2,048 would save that too but made every pod of a 5,000-pod burst decode and
+# encode once more (its kubelet's second status write comes thousands of sets later).
+_MEMO_SIZE = 16_384
 _SWEEP_FLOOR = 1024  # ~16 MB of entries: the first sweep must not wait for 4,096 of them (64 MB)
 _ENCODED: dict[frozenset, dict] = {}
 _DECODED: dict[int, tuple[dict, "FieldSet"]] = {}
@@ -226,6 +227,13 @@ _shared_sweep_at = _SWEEP_FLOOR
 _ONLY_THE_TABLE = 2
 
 
+# paths by value: the memo's sets share them (swept as the subtrees, at each doubling)
+_PATHS: dict[tuple, tuple] = {}
+_PATHS_FLOOR = 8192
+_paths_sweep_at = _PATHS_FLOOR
+_ONLY_THE_PATHS = 5
+
+
 def _sweep() -> None:
     """Drop the memo's entries whose dict no object holds any more."""
     global _sweep_at
@@ -234,7 +242,7 @@ def _sweep() -> None:
             del _DECODED[key]
             if _ENCODED.get(fs.paths) is d:
                 del _ENCODED[fs.paths]
-    _sweep_at = max(_SWEEP_FLOOR, 2 * len(_ENCODED))
+    _sweep_at = max(_SWEEP_FLOOR, len(_ENCODED) + len(_ENCODED) // 4)
 
 
 def _evict_oldest() -> None:
@@ -243,6 +251,22 @@ def _evict_oldest() -> None:
     hit = _DECODED.get(id(d))
     if hit is not None and hit[0] is d:
         del _DECODED[id(d)]
+
+
+def _interned(path: Path) -> Path:
+    """The one tuple of ``path`` the memo's sets hold: pods' sets differ in a path or two (the
+    IP), so a set kept costs its frozenset and those paths, not ~30 paths of its own."""
+    got = _PATHS.get(path)
+    if got is None:
+        global _paths_sweep_at
+        if len(_PATHS) >= _paths_sweep_at:
+            for p in list(_PATHS):
+                # the table's key and value, the list's entry, p, getrefcount's argument
+                if sys.getrefcount(p) <= _ONLY_THE_PATHS:
+                    del _PATHS[p]
+            _paths_sweep_at = max(_PATHS_FLOOR, 2 * len(_PATHS))
+        got = _PATHS[path] = path
+    return got
 
 
 def _sweep_shared() -> None:
@@ -371,9 +395,12 @@ class FieldSet:
             _sweep()
         while len(_ENCODED) >= _MEMO_SIZE:
             _evict_oldest()
-        out = _emit(_tree(self.paths))
-        _ENCODED[self.paths] = out
-        _DECODED[id(out)] = (out, self)
+        # built from a set, its table is sized for its paths (one grown path by path from a
+        # generator is twice as large: 2.2 KB for a kubelet's 30 paths against 1.2 KB)
+        kept = FieldSet._of(frozenset(set(map(_interned, self.paths))))
+        out = _emit(_tree(kept.paths))
+        _ENCODED[kept.paths] = out
+        _DECODED[id(out)] = (out, kept)
         return out
 
     @classmethod

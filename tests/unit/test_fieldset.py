@@ -266,3 +266,21 @@ def test_the_memo_is_bounded_by_use_and_shared_subtrees_go_with_their_objects(mo
     named = {name for k in fsm._SHARED for name in k if isinstance(name, str) and '"ip"' in name}
     assert named == {'k:{"ip":"10.0.1.0"}'}  # only the IP of the pod still held (``first``)
     assert FieldSet.from_fields_v1(first) == _pod_status("10.0.1.0")
+
+
+def test_the_memo_s_sets_share_their_paths_and_are_sized_to_them():
+    """A running pod's kubelet set stays in the memo for the pod's next write: it shares every
+    path but its IP's with the other pods' sets, and its frozenset is not the doubled table a
+    set grown path by path gets."""
+    import sys
+
+    from mockkube.machinery import fieldset as fsm
+
+    a, b = _pod_status("10.0.2.1").to_fields_v1(), _pod_status("10.0.2.2").to_fields_v1()
+    sa, sb = fsm._DECODED[id(a)][1], fsm._DECODED[id(b)][1]
+    phase = (("f", "status"), ("f", "phase"))
+    pa = next(p for p in sa.paths if p == phase)
+    pb = next(p for p in sb.paths if p == phase)
+    assert pa is pb
+    assert sys.getsizeof(sa.paths) <= sys.getsizeof(frozenset(set(sa.paths)))
+    assert FieldSet.from_fields_v1(a) is sa  # found by identity: no decode
