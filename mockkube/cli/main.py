@@ -174,7 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run a cluster", formatter_class=_LineHelp)
     s.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=6443, help="port; 0 picks a free one (default 6443)")
-    s.add_argument("--db", default=None, help="SQLAlchemy URL (default: embedded in-memory SQLite)")
+    s.add_argument(
+        "--db",
+        default=None,
+        help="SQLAlchemy URL (default: embedded SQLite in a temporary file, removed at exit; sqlite:// in memory)",
+    )
     s.add_argument("--kubeconfig", default=None, help="write a kubeconfig for this server to PATH")
     s.add_argument("--cluster", default=None, help="cluster profile YAML (default: the built-in demo cluster)")
     s.add_argument(

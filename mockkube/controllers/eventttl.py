@@ -9,9 +9,11 @@ from its start, as a lease would have been renewed on re-creation).
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from typing import TYPE_CHECKING
 
-from mockkube.client.informer import Controller, Informer
+from mockkube.client.informer import YIELD_EVERY, Controller, Informer
 from mockkube.machinery import errors, meta
 
 if TYPE_CHECKING:
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
 
 NAME = "event-ttl"
 DEFAULT_TTL = 3600.0  # kube-apiserver's --event-ttl default
+_DUE = "due"  # the work queue's one key: look at the oldest leases
 
 
 class EventTTL(Controller):
@@ -29,43 +32,54 @@ class EventTTL(Controller):
         self.server = server
         self.ttl = ttl
         self.client = server.client("kube-apiserver")
-        # core/v1 and events.k8s.io/v1 Events (stored apart here, docs/compatibility.md)
-        self.rts = {g: self.client.rt("events", g) for g in ("", "events.k8s.io")}
-        for g, rt in self.rts.items():
-            inf = Informer(server.store, rt)
-            inf.add_handler(lambda typ, obj, prev, g=g: self._on_event(g, typ, obj))
-            self.informers.append(inf)
-        # (group, namespace, name) -> (when its lease runs out, the resourceVersion it renewed)
-        self.expires: dict[tuple[str, str, str], tuple[float, str]] = {}
+        # core/v1 and events.k8s.io/v1 Events are one resource, stored once (docs/compatibility.md):
+        # one informer sees both (two had every write leased twice and deleted twice)
+        self.rt = self.client.rt("events", "")
+        inf = Informer(server.store, self.rt)
+        inf.add_handler(lambda typ, obj, prev: self._on_event(typ, obj))
+        self.informers.append(inf)
+        # one lease per write, in the order of the writes, so in the order they run out (the
+        # TTL is one for all): (when it runs out, namespace, name, the resourceVersion it
+        # renewed). A later write to the Event renews its lease: the older entry then fails the
+        # delete's precondition. One tuple per write, where a map of leases and a timer per
+        # Event (twice: one per API group) held ~1 KB per Event, five a pod.
+        self.leases: deque[tuple[float, str, str, int]] = deque()
 
-    def _on_event(self, group: str, typ: str, obj: dict) -> None:
-        key = (group, meta.namespace_of(obj), meta.name_of(obj))
+    def _on_event(self, typ: str, obj: dict) -> None:
         if typ == "DELETED":
-            self.expires.pop(key, None)
-            return
-        self.expires[key] = (self.server.clock() + self.ttl, obj["metadata"].get("resourceVersion", ""))
-        self.queue.add_after(key, self.ttl + 0.01)
+            return  # its leases fail the delete's precondition when they run out
+        md = obj["metadata"]
+        at = self.server.clock() + self.ttl
+        self.leases.append((at, meta.namespace_of(obj), md["name"], int(md.get("resourceVersion") or 0)))
+        if len(self.leases) == 1:
+            self.queue.add_after(_DUE, self.ttl + 0.01)
 
     def resync(self) -> None:
         """The clock moved: leases may have run out."""
-        for key in list(self.expires):
-            self.queue.add(key)
+        self.queue.add(_DUE)
 
-    def reconcile(self, key: tuple[str, str, str]) -> None:
-        due = self.expires.get(key)
-        if due is None:
-            return
-        at, rv = due
+    def reconcile(self, key: str) -> None:
+        """Delete the Events whose lease ran out, oldest first (a clock moved back leaves the
+        later ones until the first runs out: an Event outlives its TTL, never the reverse)."""
         now = self.server.clock()
-        if now < at:
-            self.queue.add_after(key, at - now + 0.01)
-            return
-        try:
-            # the lease of this write ran out: a later write (another rv) renewed it
-            self.client.delete(self.rts[key[0]], key[1], key[2], {"preconditions": {"resourceVersion": rv}})
-        except errors.APIError as e:
-            if e.code not in (404, 409):
-                raise
+        leases = self.leases
+        # a slice at a time (the clock moved by an hour: thousands at once), as every controller
+        # hands the loop back
+        slice_end = time.monotonic() + YIELD_EVERY
+        while leases and leases[0][0] <= now:
+            if time.monotonic() > slice_end:
+                self.queue.add(_DUE)  # again once this reconcile has handed the loop back
+                return
+            _, namespace, name, rv = leases.popleft()
+            try:
+                # the lease of this write ran out: a later write (another rv) renewed it
+                self.client.delete(self.rt, namespace, name, {"preconditions": {"resourceVersion": str(rv)}})
+            except errors.APIError as e:
+                if e.code not in (404, 409):
+                    leases.appendleft((now, namespace, name, rv))
+                    raise
+        if leases:
+            self.queue.add_after(_DUE, leases[0][0] - now + 0.01)
 
 
 async def start(server: "Server") -> list:

@@ -41,6 +41,11 @@ FOREGROUND = "foregroundDeletion"
 
 Key = tuple[str, str, str]  # (storage key, namespace, name)
 
+# resources the garbage collector never watches (upstream's DefaultIgnoredResources): Events,
+# of either API, are neither collected through their ownerReferences nor kept in the graph
+# (five a pod, each an entry of the graph here until they were ignored as upstream does)
+IGNORED = frozenset({("", "events"), ("events.k8s.io", "events")})
+
 
 def owner_refs(obj: dict | None) -> list[dict]:
     if not obj:
@@ -74,8 +79,10 @@ class GarbageCollector(Controller):
         self.client = server.client("kube-controller-manager")
         self.store = server.store
         self.types: dict[str, ResourceType] = {}
+        ignored = {rt.storage_key for rt in server.registry.all() if (rt.group, rt.plural) in IGNORED}
         for rt in server.registry.all():
-            self.types.setdefault(rt.storage_key, rt)
+            if rt.storage_key not in ignored:
+                self.types.setdefault(rt.storage_key, rt)
         self.dependents: dict[str, set[Key]] = {}  # owner uid -> dependent keys
         self.by_uid: dict[str, Key] = {}
         self._kinds: dict[tuple[str, str], ResourceType | None] = {}

@@ -193,15 +193,20 @@ def deserialize_pe(text: str) -> PathElement | None:
 # -- the set -------------------------------------------------------------------------------
 
 # FieldsV1 encodings by path set, and the sets behind those very dicts (by identity: the
-# dict is kept alive here, so its id cannot be reused while the entry exists).
-# An entry serves while some object holds its dict (a stored object, one in a watch's event
-# log, one being written); after that it only takes memory: a set that names one pod's IP or
-# one owner's uid is never encoded again once the pod is gone. Each time the memo has doubled
-# (from ``_SWEEP_FLOOR`` entries) the entries whose dict nobody else holds are dropped, so it
-# follows the objects alive; ``_MEMO_SIZE`` stays the hard bound. (Without the sweep a
-# cluster's churn filled it for hours: one entry of ~16 KB per pod that ever ran, until
-# 50,000 of them, 800 MB, cleared it — the soak benchmark's server crept 2-3 MB a minute.)
-_MEMO_SIZE = 50_000
+# dict is kept alive here, so its id cannot be reused while the entry exists), least recently
+# encoded first. An entry serves while some object holds its dict (a stored object, one in a
+# watch's event log, one being written); after that it only takes memory: a set that names one
+# pod's IP or one owner's uid is never encoded again once the pod is gone. Each time the memo
+# has grown by a quarter (from ``_SWEEP_FLOOR`` entries) the entries whose dict nobody else holds are
+# dropped, so it follows the objects alive. (Without the sweep a cluster's churn filled it for
+# hours: one entry of ~16 KB per pod that ever ran — the soak benchmark's server crept 2-3 MB a
+# minute.) Beyond ``_MEMO_SIZE`` entries the least recently encoded goes, even if an object
+# still holds its dict (that object's next write then decodes its set anew, ~0.1 ms). A running
+# pod's own set (the kubelet's names its IP) is one entry a pod: its paths are shared with every
+# other set's (``_PATHS``) and its frozenset sized to them, so it costs ~1.5 KB rather than ~7;
+# a bound of 2,048 would save that too but made every pod of a 5,000-pod burst decode and
+# encode once more (its kubelet's second status write comes thousands of sets later).
+_MEMO_SIZE = 16_384
 _SWEEP_FLOOR = 1024  # ~16 MB of entries: the first sweep must not wait for 4,096 of them (64 MB)
 _ENCODED: dict[frozenset, dict] = {}
 _DECODED: dict[int, tuple[dict, "FieldSet"]] = {}
@@ -209,6 +214,24 @@ _sweep_at = _SWEEP_FLOOR
 # references to an entry's dict when only the memo holds it, as _sweep counts them: the
 # _ENCODED value, the _DECODED tuple, _sweep's local name and getrefcount's argument
 _ONLY_THE_MEMO = 4
+
+# FieldsV1 subtrees by content (their keys and their children's identities), so that objects of
+# one shape share their encodings' dicts down to the leaves and a pod's own set (its IP) holds
+# only the few dicts on the way to what differs: a kubelet's status set is ~30 dicts, all but
+# three the same for every pod. Shared like the memo's dicts: never changed in place. Swept as
+# the memo is, at each doubling.
+_SHARED: dict[tuple, dict] = {}
+_shared_sweep_at = _SWEEP_FLOOR
+# references to a subtree when only this table holds it, as _sweep_shared counts them: the
+# table's value and getrefcount's argument
+_ONLY_THE_TABLE = 2
+
+
+# paths by value: the memo's sets share them (swept as the subtrees, at each doubling)
+_PATHS: dict[tuple, tuple] = {}
+_PATHS_FLOOR = 8192
+_paths_sweep_at = _PATHS_FLOOR
+_ONLY_THE_PATHS = 5
 
 
 def _sweep() -> None:
@@ -219,7 +242,51 @@ def _sweep() -> None:
             del _DECODED[key]
             if _ENCODED.get(fs.paths) is d:
                 del _ENCODED[fs.paths]
-    _sweep_at = max(_SWEEP_FLOOR, 2 * len(_ENCODED))
+    _sweep_at = max(_SWEEP_FLOOR, len(_ENCODED) + len(_ENCODED) // 4)
+
+
+def _evict_oldest() -> None:
+    paths, d = next(iter(_ENCODED.items()))
+    del _ENCODED[paths]
+    hit = _DECODED.get(id(d))
+    if hit is not None and hit[0] is d:
+        del _DECODED[id(d)]
+
+
+def _interned(path: Path) -> Path:
+    """The one tuple of ``path`` the memo's sets hold: pods' sets differ in a path or two (the
+    IP), so a set kept costs its frozenset and those paths, not ~30 paths of its own."""
+    got = _PATHS.get(path)
+    if got is None:
+        global _paths_sweep_at
+        if len(_PATHS) >= _paths_sweep_at:
+            for p in list(_PATHS):
+                # the table's key and value, the list's entry, p, getrefcount's argument
+                if sys.getrefcount(p) <= _ONLY_THE_PATHS:
+                    del _PATHS[p]
+            _paths_sweep_at = max(_PATHS_FLOOR, 2 * len(_PATHS))
+        got = _PATHS[path] = path
+    return got
+
+
+def _sweep_shared() -> None:
+    """Drop the shared subtrees that no encoding holds any more."""
+    global _shared_sweep_at
+    # parents (made after their children) first, by key alone: a parent dropped is freed at
+    # once, so its children are found free in the same pass
+    for key in reversed(list(_SHARED)):
+        if sys.getrefcount(_SHARED[key]) <= _ONLY_THE_TABLE:
+            del _SHARED[key]
+    _shared_sweep_at = max(_SWEEP_FLOOR, 2 * len(_SHARED))
+
+
+def _shared(key: tuple, build: Any) -> dict:
+    got = _SHARED.get(key)
+    if got is None:
+        if len(_SHARED) >= _shared_sweep_at:
+            _sweep_shared()
+        got = _SHARED[key] = build()
+    return got
 
 
 class FieldSet:
@@ -320,17 +387,20 @@ class FieldSet:
         Memoised: most writes leave most managers' sets as they were, and objects of one
         shape share sets. The dict returned is shared and must not be changed in place (stored
         objects are never changed in place)."""
-        hit = _ENCODED.get(self.paths)
+        hit = _ENCODED.pop(self.paths, None)
         if hit is not None:
+            _ENCODED[self.paths] = hit  # the most recently used now
             return hit
         if len(_ENCODED) >= _sweep_at:
             _sweep()
-        if len(_ENCODED) >= _MEMO_SIZE:
-            _ENCODED.clear()
-            _DECODED.clear()
-        out = _emit(_tree(self.paths))
-        _ENCODED[self.paths] = out
-        _DECODED[id(out)] = (out, self)
+        while len(_ENCODED) >= _MEMO_SIZE:
+            _evict_oldest()
+        # built from a set, its table is sized for its paths (one grown path by path from a
+        # generator is twice as large: 2.2 KB for a kubelet's 30 paths against 1.2 KB)
+        kept = FieldSet._of(frozenset(set(map(_interned, self.paths))))
+        out = _emit(_tree(kept.paths))
+        _ENCODED[kept.paths] = out
+        _DECODED[id(out)] = (out, kept)
         return out
 
     @classmethod
@@ -370,18 +440,29 @@ def _iterate(node: dict, prefix: Path) -> Iterator[Path]:
 
 
 def _emit(node: dict) -> dict:
-    out: dict = {}
+    """The FieldsV1 object of a ``_tree`` node, its subtrees shared (``_SHARED``; the object
+    itself is the memo's, which holds it by its path set)."""
+    return dict(_emit_items(node))
+
+
+def _emit_items(node: dict) -> list[tuple[str, dict]]:
+    empty = _shared((), dict)
+    items: list[tuple[str, dict]] = []
     for pe in sorted(set(node["m"]) | set(node["c"]), key=pe_sort_key):
         child = node["c"].get(pe)
+        name = sys.intern(serialize_pe(pe))
         if child is None:
-            out[serialize_pe(pe)] = {}
+            items.append((name, empty))
             continue
-        body: dict = {}
+        body = _emit_items(child)
         if pe in node["m"]:
-            body["."] = {}
-        body.update(_emit(child))
-        out[serialize_pe(pe)] = body
-    return out
+            body.insert(0, (".", empty))
+        # the key names the children by identity (flat: name, id, name, id...): the table holds
+        # each child (through its parent's dict) as long as the parent's entry, so no identity
+        # is reused while named
+        key = tuple(x for k, v in body for x in (k, id(v)))
+        items.append((name, _shared(key, lambda its=body: dict(its))))
+    return items
 
 
 def _read(obj: dict, prefix: Path, out: list) -> bool:

@@ -22,10 +22,9 @@ from sqlalchemy.exc import OperationalError
 from mockkube.machinery import errors, jsoncodec
 from mockkube.machinery.meta import canonical_order
 from mockkube.machinery.registry import Registry, ResourceType
+from mockkube.storage import db, sharedlog
 from mockkube.storage import schema as t
-from mockkube.storage import sharedlog
 from mockkube.storage.cache import Entry, JsonEntry, ResourceCache
-from mockkube.storage.db import is_memory
 from mockkube.storage.watch import Event, EventLog, Hub, Predicate, Watcher
 
 log = logging.getLogger("mockkube.store")
@@ -140,8 +139,9 @@ class Store:
         # applied it (the server keeps its served custom resources in step with it)
         self.on_remote: list[Callable[[str, str, dict], None]] = []
         # the events table serves a restart (watch resumption) and other replicas; an
-        # in-memory database has neither, and its 50,000 rows held ~150 MB that nobody read
-        self._event_rows = not is_memory(engine)
+        # ephemeral database (the default) has neither: an in-memory one's 50,000 rows held
+        # ~150 MB that nobody read
+        self._event_rows = not db.is_ephemeral(engine)
         self._wconn = None
         self._loaded = False
         # the server's Authorizer while it enforces one (--authorization-mode): in-process
@@ -597,4 +597,4 @@ class Store:
                 finally:
                     self._wconn.close()
                     self._wconn = None
-        self.engine.dispose()
+        db.release(self.engine)

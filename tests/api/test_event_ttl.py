@@ -70,15 +70,44 @@ async def test_events_expire_an_hour_after_their_last_write():
                     await advance(1799)
                     assert [await status(p) for p in (f"{CORE}/a", f"{CORE}/b", f"{NEW}/c")] == [200, 200, 200]
                     await advance(2)
-                    await eventually(lambda: "a" not in {k[2] for k in ttl.expires})
+                    await eventually(lambda: "a" not in {lease[2] for lease in ttl.leases})
                     assert [await status(p) for p in (f"{CORE}/a", f"{CORE}/b", f"{NEW}/c")] == [404, 200, 404]
                     await advance(1800)
-                    await eventually(lambda: not ttl.expires)
+                    await eventually(lambda: not ttl.leases)
                     assert await status(f"{CORE}/b") == 404
                     seen = []
                     while len([t for t in seen if t == "DELETED"]) < 2:  # a and b (c is not a core Event)
                         line = await watch.content.readline()
                         seen.append(json.loads(line)["type"])
+        finally:
+            await ttl.stop()
+
+
+async def test_a_burst_of_leases_runs_out_in_slices_oldest_first():
+    """One lease entry per write, in write order; the clock moved past them all deletes every
+    Event, a slice of the loop at a time, and nothing is left held for them."""
+    clock = [NOW]
+    async with running_server(clock=lambda: clock[0]) as server:
+        [ttl] = await eventttl.start(server)
+        try:
+            async with aiohttp.ClientSession(server.url) as http:
+                for i in range(300):
+                    async with http.post(CORE, json=core_event(f"e{i}")) as r:
+                        assert r.status == 201
+                    clock[0] += 1
+                await settle()
+                assert [lease[2] for lease in ttl.leases] == [f"e{i}" for i in range(300)]
+                clock[0] = NOW + 3600 + 149  # the first 150 ran out (written at NOW .. NOW+149)
+                ttl.resync()
+                await eventually(lambda: len(ttl.leases) == 150)
+                async with http.get(CORE) as r:
+                    names = {e["metadata"]["name"] for e in (await r.json())["items"]}
+                assert names == {f"e{i}" for i in range(150, 300)}
+                clock[0] += 3600
+                ttl.resync()
+                await eventually(lambda: not ttl.leases)
+                async with http.get(CORE) as r:
+                    assert (await r.json())["items"] == []
         finally:
             await ttl.stop()
 

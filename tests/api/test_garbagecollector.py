@@ -47,6 +47,31 @@ async def test_background_deletes_dependents_after_owner(env):
     await eventually(lambda: c.get(cms, "default", "dep1") is None and c.get(cms, "default", "dep2") is None)
 
 
+async def test_events_are_ignored_as_upstream_ignores_them(env):
+    """kube-controller-manager's garbage collector ignores Events (DefaultIgnoredResources): an
+    Event whose owner is deleted stays (until its TTL), and the graph holds no Event."""
+    server, c = env
+    cms = c.rt("configmaps")
+    owner = c.create(cms, cm("ev-owner"))
+    c.create(cms, cm("ev-dep", owners=[owner_ref(owner)]))
+    ev = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "ev-of-owner", "namespace": "default", "ownerReferences": [owner_ref(owner)]},
+        "involvedObject": {"kind": "ConfigMap", "namespace": "default", "name": "ev-owner"},
+        "reason": "Test",
+        "message": "m",
+    }
+    c.create(c.rt("events"), ev)
+    await settle()
+    assert c.delete(cms, "default", "ev-owner") is None
+    await eventually(lambda: c.get(cms, "default", "ev-dep") is None)  # the owner's deletion is handled
+    await settle()
+    assert c.get(c.rt("events"), "default", "ev-of-owner") is not None
+    gc = next(x for x in server.components if x.name == "garbage-collector")
+    assert not any(key[0] == "core/events" for key in gc.by_uid.values())
+
+
 async def test_cascade_through_a_chain_of_kinds(env):
     server, c = env
     deploy = _apps(c, "web")

@@ -1,5 +1,7 @@
 """Field sets: FieldsV1 round trips, set algebra, and fields_of over real schemas."""
 
+import copy
+
 import pytest
 
 from mockkube.machinery import schema as S
@@ -205,3 +207,80 @@ def test_the_encoding_memo_keeps_what_objects_hold_and_drops_what_none_does(monk
         assert FieldSet.from_fields_v1(obj["fieldsV1"]) is fsm._DECODED[id(obj["fieldsV1"])][1]
         assert pod_status(f"10.0.0.{i}").to_fields_v1() is obj["fieldsV1"]
     assert FieldSet.from_fields_v1(held[0]["fieldsV1"]) == pod_status("10.0.0.0")
+
+
+def _pod_status(ip: str) -> FieldSet:
+    """A kubelet's status set: the same for every pod but its IP."""
+    cond = [("k", (("type", f'"{t}"'),)) for t in ("Initialized", "Ready")]
+    paths = [(("f", "status"), ("f", "phase")), (("f", "status"), ("f", "podIPs"))]
+    for c in cond:
+        paths += [(("f", "status"), ("f", "conditions"), c)]
+        paths += [(("f", "status"), ("f", "conditions"), c, ("f", f)) for f in ("status", "type")]
+    ip_item = (("f", "status"), ("f", "podIPs"), ("k", (("ip", f'"{ip}"'),)))
+    return FieldSet(paths + [ip_item, ip_item + (("f", "ip"),)])
+
+
+def test_encodings_of_one_shape_share_their_subtrees():
+    """A pod's own set (the kubelet's names its IP) held its whole FieldsV1 tree as dicts of its
+    own: now every subtree but those on the way to the IP is one dict for all pods."""
+    a, b = _pod_status("10.0.0.1").to_fields_v1(), _pod_status("10.0.0.2").to_fields_v1()
+    assert a is not b and a != b
+    assert a["f:status"]["f:conditions"] is b["f:status"]["f:conditions"]
+    ka, kb = 'k:{"ip":"10.0.0.1"}', 'k:{"ip":"10.0.0.2"}'
+    assert a["f:status"]["f:podIPs"][ka] is b["f:status"]["f:podIPs"][kb]
+    assert a["f:status"]["f:podIPs"] is not b["f:status"]["f:podIPs"]
+    # the encoding is upstream's all the same
+    assert a["f:status"]["f:podIPs"] == {".": {}, ka: {".": {}, "f:ip": {}}}
+    assert FieldSet.from_fields_v1(copy.deepcopy(a)) == _pod_status("10.0.0.1")
+
+
+def test_the_memo_is_bounded_by_use_and_shared_subtrees_go_with_their_objects(monkeypatch):
+    """Beyond its bound the memo forgets the least recently encoded set, even one an object
+    still holds (whose FieldsV1 then decodes anew); the sets written all the time stay."""
+    from mockkube.machinery import fieldset as fsm
+
+    monkeypatch.setattr(fsm, "_ENCODED", {})
+    monkeypatch.setattr(fsm, "_DECODED", {})
+    monkeypatch.setattr(fsm, "_MEMO_SIZE", 4)
+    monkeypatch.setattr(fsm, "_SHARED", {})
+    monkeypatch.setattr(fsm, "_SWEEP_FLOOR", 8)
+    monkeypatch.setattr(fsm, "_shared_sweep_at", 8)
+    common = FieldSet.of("spec.containers", "metadata.labels")
+    held = []
+    for i in range(10):
+        held.append({"fieldsV1": _pod_status(f"10.0.1.{i}").to_fields_v1()})
+        common_v1 = common.to_fields_v1()  # every write encodes the shared set too
+        assert len(fsm._ENCODED) <= 4 and len(fsm._DECODED) == len(fsm._ENCODED)
+    assert common.to_fields_v1() is common_v1  # used all along: never evicted
+    first = held[0]["fieldsV1"]
+    assert id(first) not in fsm._DECODED  # evicted while a pod still holds it
+    assert FieldSet.from_fields_v1(first) == _pod_status("10.0.1.0")
+    assert held[-1]["fieldsV1"] is _pod_status("10.0.1.9").to_fields_v1()
+    # the shared subtrees follow the objects alive: those of the pods gone are swept
+    tables = len(fsm._SHARED)
+    del held[:]
+    fsm._ENCODED.clear()
+    fsm._DECODED.clear()
+    fsm._sweep_shared()
+    assert len(fsm._SHARED) < tables
+    named = {name for k in fsm._SHARED for name in k if isinstance(name, str) and '"ip"' in name}
+    assert named == {'k:{"ip":"10.0.1.0"}'}  # only the IP of the pod still held (``first``)
+    assert FieldSet.from_fields_v1(first) == _pod_status("10.0.1.0")
+
+
+def test_the_memo_s_sets_share_their_paths_and_are_sized_to_them():
+    """A running pod's kubelet set stays in the memo for the pod's next write: it shares every
+    path but its IP's with the other pods' sets, and its frozenset is not the doubled table a
+    set grown path by path gets."""
+    import sys
+
+    from mockkube.machinery import fieldset as fsm
+
+    a, b = _pod_status("10.0.2.1").to_fields_v1(), _pod_status("10.0.2.2").to_fields_v1()
+    sa, sb = fsm._DECODED[id(a)][1], fsm._DECODED[id(b)][1]
+    phase = (("f", "status"), ("f", "phase"))
+    pa = next(p for p in sa.paths if p == phase)
+    pb = next(p for p in sb.paths if p == phase)
+    assert pa is pb
+    assert sys.getsizeof(sa.paths) <= sys.getsizeof(frozenset(set(sa.paths)))
+    assert FieldSet.from_fields_v1(a) is sa  # found by identity: no decode

@@ -13,7 +13,7 @@ from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 
 
-def open_store(url: str = "sqlite://", window: int = 5) -> Store:
+def open_store(url: str | None = "sqlite://", window: int = 5) -> Store:
     engine = make_engine(url)
     migrate(engine)
     s = Store(engine, registry().child(), event_window=window)
@@ -30,9 +30,9 @@ def cm(name: str, ns: str = "default", **data) -> dict:
     }
 
 
-@pytest.fixture
-def store():
-    s = open_store()
+@pytest.fixture(params=["sqlite://", None], ids=["memory", "ephemeral-file"])
+def store(request):
+    s = open_store(request.param)
     yield s
     s.close()
 
