@@ -213,6 +213,65 @@ def test_a_dead_shard_kubelet_gets_kube_apiservers_errors():
         assert f"Error from server (ServiceUnavailable): error trying to reach service: {dial}" in raw.stderr
 
 
+CONFIG_POD = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: settings}}
+data: {{greeting: hello, mode: fast}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: creds}}
+stringData: {{token: s3cret}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: configured}}
+spec:
+  nodeName: {node}
+  volumes:
+  - {{name: cfg, configMap: {{name: settings}}}}
+  - {{name: sec, secret: {{secretName: creds}}}}
+  containers:
+  - name: app
+    image: busybox
+    command: ["sleep", "3600"]
+    envFrom: [{{configMapRef: {{name: settings}}, prefix: CFG_}}]
+    env: [{{name: TOKEN, valueFrom: {{secretKeyRef: {{name: creds, key: token}}}}}}]
+    volumeMounts:
+    - {{name: cfg, mountPath: /etc/settings}}
+    - {{name: sec, mountPath: /etc/creds}}
+"""
+
+
+def test_a_shard_follows_what_its_kubelets_read(cluster):
+    """A shard follows pods, nodes, ConfigMaps, Secrets, claims and slices only (its replica
+    raises on anything else: tests/unit/test_kubelet_shard_follows.py): a pod on a shard node
+    sees its ConfigMap and Secret through exec, claim pods ran above, and the nodes' Leases
+    are renewed from what each kubelet last wrote (no Lease informer)."""
+    leases = {n: cluster.get("Lease", n, "kube-node-lease")["spec"]["renewTime"] for n in NODES}
+    ns = cluster.create_namespace("follows")
+    for node in (NODES[0], NODES[-1]):  # one in each shard
+        cluster.kubectl("delete", "-n", ns, "pod", "configured", "--ignore-not-found", "--wait")
+        cluster.kubectl("apply", "-n", ns, "-f", "-", input=CONFIG_POD.format(node=node))
+        cluster.wait_for_pod_phase("configured", "Running", namespace=ns)
+        script = "echo $CFG_greeting $CFG_mode $TOKEN; cat /etc/settings/mode; cat /etc/creds/token"
+        out = cluster.kubectl("exec", "-n", ns, "configured", "--", "sh", "-c", script).stdout
+        assert out.split() == ["hello", "fast", "s3cret", "fast", "s3cret"], out
+    cluster.kubectl("patch", "-n", ns, "configmap", "settings", "-p", '{"data":{"mode":"slow"}}')
+    until(
+        lambda: cluster.kubectl("exec", "-n", ns, "configured", "--", "cat", "/etc/settings/mode").stdout == "slow",
+        timeout=30,
+        what="the changed ConfigMap seen in the shard",
+    )
+
+    def renewed() -> bool:
+        now = {n: cluster.get("Lease", n, "kube-node-lease")["spec"]["renewTime"] for n in NODES}
+        return all(now[n] != leases[n] for n in NODES)
+
+    until(renewed, timeout=30, what="every node's Lease renewed")
+
+
 def test_the_shards_survive_a_reset_and_stop_with_the_server(cluster):
     pids = shard_pids(cluster)
     cluster.reset()
