@@ -34,3 +34,28 @@ def descendants(pid: int) -> dict[int, list[str]]:
         out.update(kids)
         todo += kids
     return out
+
+
+def accepted_by(server_port: int, client_port: int, pids: list[int]) -> int | None:
+    """Which of ``pids`` holds the server end of the loopback TCP connection from
+    ``client_port`` to ``server_port`` (None while none has accepted it): which of several
+    processes sharing a port with SO_REUSEPORT the kernel gave the connection to."""
+    inode = ""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for row in f.readlines()[1:]:
+                cols = row.split()
+                local, remote = cols[1].rsplit(":", 1)[1], cols[2].rsplit(":", 1)[1]
+                if int(local, 16) == server_port and int(remote, 16) == client_port and cols[9] != "0":
+                    inode = cols[9]
+    if not inode:
+        return None
+    want = f"socket:[{inode}]"
+    for d in pids:
+        try:
+            for fd in os.listdir(f"/proc/{d}/fd"):
+                if os.readlink(f"/proc/{d}/fd/{fd}") == want:
+                    return d
+        except OSError:
+            continue
+    return None

@@ -326,4 +326,15 @@ class RemoteClient(Client):
         return bound
 
     def finalize_delete(self, rt: ResourceType, namespace: str, name: str) -> None:
-        raise NotImplementedError("finalize_delete is the kubelet's, which runs beside the API")
+        """Complete a graceful deletion as a kubelet's status manager does once the pod has
+        stopped: DELETE with gracePeriodSeconds 0, preconditioned on the pod's UID (a pod made
+        anew under the name meanwhile is not touched: 409)."""
+        options: dict = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+        current = self.get(rt, namespace, name)
+        if current is not None and current["metadata"].get("uid"):
+            options["preconditions"] = {"uid": current["metadata"]["uid"]}
+        try:
+            self.http.call("DELETE", path_of(rt, namespace, name), options)
+        except errors.APIError as e:
+            if e.code not in (404, 409):
+                raise

@@ -26,9 +26,19 @@ from mockkube.storage.watch import Event, Hub
 log = logging.getLogger("mockkube.replica")
 
 
+class NotFollowed(LookupError):
+    """A strict replica was read for a resource it does not follow: its answer would be
+    silently empty, so the reader is a bug to fix (follow the resource, or read through the
+    client, which asks the API for what the replica does not hold)."""
+
+
 class Replica:
-    def __init__(self, http_: HTTP, resources: Iterable[ResourceType]) -> None:
+    def __init__(self, http_: HTTP, resources: Iterable[ResourceType], strict: bool = False) -> None:
+        """``strict``: reading a resource not followed raises :class:`NotFollowed` instead of
+        answering empty (a process that follows only what its components read, as a
+        kubelet shard, not one whose informers range over every type)."""
         self.http = http_
+        self.strict = strict
         self.lock = threading.RLock()
         self.hub = Hub()
         self.rv = 0
@@ -43,18 +53,28 @@ class Replica:
     def follows(self, rt: ResourceType) -> bool:
         return rt.storage_key in self._caches
 
+    def _unfollowed(self, rt: ResourceType) -> None:
+        if self.strict:
+            raise NotFollowed(f"{rt.plural}{'.' + rt.group if rt.group else ''} is not followed by this process")
+
     def cache(self, rt: ResourceType) -> ResourceCache:
+        if rt.storage_key not in self._caches:
+            self._unfollowed(rt)
         return self._caches[rt.storage_key]
 
     def get(self, rt: ResourceType, namespace: str, name: str) -> Entry | None:
         cache = self._caches.get(rt.storage_key)
-        return cache.get(namespace if rt.namespaced else "", name) if cache is not None else None
+        if cache is None:
+            self._unfollowed(rt)
+            return None
+        return cache.get(namespace if rt.namespaced else "", name)
 
     def entries(self, rt: ResourceType, namespace: str | None = None) -> Iterable[Entry]:
         """The objects of a followed resource (none of one not followed: a resource that
-        cannot be watched, which an informer over every type meets)."""
+        cannot be watched, which an informer over every type meets; a strict replica raises)."""
         cache = self._caches.get(rt.storage_key)
         if cache is None:
+            self._unfollowed(rt)
             return
         entries = cache.entries
         for k in cache.keys_from(namespace if rt.namespaced else None, None):

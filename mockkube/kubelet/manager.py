@@ -124,6 +124,18 @@ class NodeSim:
     ip_seq: int = 0
     runs: dict[str, PodRun] = field(default_factory=dict)
     prepared: dict[str, PreparedClaim] = field(default_factory=dict)
+    lease: dict | None = None  # the Lease as this kubelet last wrote it (upstream's latestLease)
+
+
+def _renewed(lease: dict, holder: str, now: float) -> dict:
+    """``lease`` renewed at ``now`` by ``holder`` (a copy, without managedFields: a PUT that
+    omits them keeps the stored ones)."""
+    new = clone(lease)
+    new["metadata"].pop("managedFields", None)
+    new["spec"]["renewTime"] = meta.rfc3339_micro(now)
+    new["spec"]["holderIdentity"] = holder
+    new["spec"]["leaseDurationSeconds"] = nodes.LEASE_DURATION
+    return new
 
 
 class KubeletManager(Controller):
@@ -305,15 +317,23 @@ class KubeletManager(Controller):
         if sim is None or not sim.running:
             return
         now = self.clock()
-        live = self.client.get(self.leases_rt, "kube-node-lease", name)
-        if live is None:
-            self.client.create(self.leases_rt, nodes.lease_object(name, sim.uid, now))
-        else:
-            new = clone(live)
-            new["spec"]["renewTime"] = meta.rfc3339_micro(now)
-            new["spec"]["holderIdentity"] = name
-            new["spec"]["leaseDurationSeconds"] = nodes.LEASE_DURATION
-            self.client.update(self.leases_rt, new)
+        renewed = None
+        if sim.lease is not None:
+            # as upstream's lease controller: renew the Lease as last written, without a GET
+            # (nothing else writes it), so a kubelet shard follows no Leases
+            try:
+                renewed = self.client.update(self.leases_rt, _renewed(sim.lease, name, now))
+            except errors.APIError as e:
+                if e.code not in (404, 409):
+                    raise
+                sim.lease = None  # changed or gone meanwhile: read it again, as ensureLease
+        if renewed is None:
+            live = self.client.get(self.leases_rt, "kube-node-lease", name)
+            if live is None:
+                renewed = self.client.create(self.leases_rt, nodes.lease_object(name, sim.uid, now))
+            else:
+                renewed = self.client.update(self.leases_rt, _renewed(live, name, now))
+        sim.lease = renewed
         self.queue.add_after(("lease", name), nodes.RENEW_INTERVAL)
 
     def _post_status(self, name: str) -> None:

@@ -52,6 +52,7 @@ class Host:
     name = ""  # "scheduler", "controller-manager": messages and the default Lease
     user_agent = ""
     async_binding = True
+    strict_reads = False  # reading an unfollowed resource from the replica raises (replica.NotFollowed)
 
     def __init__(self, args: argparse.Namespace, http_: HTTP) -> None:
         from mockkube.apiserver.resources import registry
@@ -71,7 +72,7 @@ class Host:
         self.metrics = Metrics()
         self.cluster = getattr(args, "cluster", None)
         self.profile = load_profile(self.cluster)
-        self.store = Replica(http_, self.followed())
+        self.store = Replica(http_, self.followed(), strict=self.strict_reads)
         self.components: list = []
         self.pacer: Any = None  # gctuning.Pacer once started (``run``)
 

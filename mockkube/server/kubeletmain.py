@@ -27,11 +27,29 @@ from mockkube.server import componentmain
 USER_AGENT = "kubelet/v1.36.0 (linux/amd64) kubernetes/mockkube"
 
 
+# What a shard's kubelets and drivers read from the replica, as a kubelet watches its pods,
+# its Node, the ConfigMaps and Secrets its pods use and (DRA) claims and slices: the pods'
+# informer and the kubelet API (pods), node status and the exec shell's address (nodes), the
+# exec shell's environment and volume files (configmaps, secrets), claim preparation and the
+# FPGA fabric (resourceclaims), the drivers' slice publishing (resourceslices). Not Leases (a
+# kubelet renews its Lease as it last wrote it), not Events (written only): at 5,000 nodes
+# those are most of the cluster's changes.
+FOLLOWED = {
+    ("", "pods"),
+    ("", "nodes"),
+    ("", "configmaps"),
+    ("", "secrets"),
+    ("resource.k8s.io", "resourceclaims"),
+    ("resource.k8s.io", "resourceslices"),
+}
+
+
 class Host(componentmain.Host):
     """What the kubelets of one shard ask of their server, in a process of their own."""
 
     name = "kubelets"
     user_agent = USER_AGENT
+    strict_reads = True
 
     def __init__(self, args: argparse.Namespace, http_: HTTP) -> None:
         from mockkube.config.profile import load_profile
@@ -51,9 +69,12 @@ class Host(componentmain.Host):
         return self.kubelet_api.endpoint(node)
 
     def followed(self) -> list[ResourceType]:
+        """What the kubelets and drivers read from the replica (FOLLOWED); anything else they
+        read through the client, which asks the API (the replica is strict: a read of an
+        unfollowed resource raises)."""
         rts: dict[str, ResourceType] = {}
         for rt in self.registry.all():
-            if "list" in rt.verbs and "watch" in rt.verbs:
+            if (rt.group, rt.plural) in FOLLOWED and "watch" in rt.verbs:
                 rts.setdefault(rt.storage_key, rt)
         return list(rts.values())
 

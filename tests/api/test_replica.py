@@ -130,3 +130,25 @@ async def test_the_replica_drops_managed_fields_and_a_write_from_it_keeps_them(a
     finally:
         await replica.stop()
         await http.close()
+
+
+async def test_a_strict_replica_refuses_reads_of_what_it_does_not_follow(api, tmp_path):
+    """A kubelet shard follows only what its components read: a read of anything else must
+    fail loudly (NotFollowed), not look like an empty cluster. A lax replica answers empty
+    (an informer over every type meets resources it cannot watch)."""
+    from mockkube.client.replica import NotFollowed
+
+    http, rt = connect(api.server, tmp_path)
+    secrets = api.server.registry.get("", "v1", "secrets")
+    strict, lax = Replica(http, [rt], strict=True), Replica(http, [rt])
+    try:
+        assert strict.get(rt, "default", "none") is None  # followed: absent is absent
+        with pytest.raises(NotFollowed, match="secrets is not followed"):
+            strict.get(secrets, "default", "s")
+        with pytest.raises(NotFollowed):
+            strict.objects(secrets)
+        with pytest.raises(NotFollowed):
+            strict.cache(secrets)
+        assert lax.get(secrets, "default", "s") is None and lax.objects(secrets) == []
+    finally:
+        await http.close()

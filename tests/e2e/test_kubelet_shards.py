@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
+import sys
+import threading
 import urllib.request
 
 import pytest
@@ -22,7 +25,7 @@ import mockkube
 from mockkube.kubelet.cluster import shard_of
 from mockkube.testing import binaries
 from mockkube.testing.waiting import until
-from tests.procs import child_processes
+from tests.procs import accepted_by, child_processes
 
 pytestmark = pytest.mark.e2e
 
@@ -213,6 +216,65 @@ def test_a_dead_shard_kubelet_gets_kube_apiservers_errors():
         assert f"Error from server (ServiceUnavailable): error trying to reach service: {dial}" in raw.stderr
 
 
+CONFIG_POD = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: settings}}
+data: {{greeting: hello, mode: fast}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: creds}}
+stringData: {{token: s3cret}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: configured}}
+spec:
+  nodeName: {node}
+  volumes:
+  - {{name: cfg, configMap: {{name: settings}}}}
+  - {{name: sec, secret: {{secretName: creds}}}}
+  containers:
+  - name: app
+    image: busybox
+    command: ["sleep", "3600"]
+    envFrom: [{{configMapRef: {{name: settings}}, prefix: CFG_}}]
+    env: [{{name: TOKEN, valueFrom: {{secretKeyRef: {{name: creds, key: token}}}}}}]
+    volumeMounts:
+    - {{name: cfg, mountPath: /etc/settings}}
+    - {{name: sec, mountPath: /etc/creds}}
+"""
+
+
+def test_a_shard_follows_what_its_kubelets_read(cluster):
+    """A shard follows pods, nodes, ConfigMaps, Secrets, claims and slices only (its replica
+    raises on anything else: tests/unit/test_kubelet_shard_follows.py): a pod on a shard node
+    sees its ConfigMap and Secret through exec, claim pods ran above, and the nodes' Leases
+    are renewed from what each kubelet last wrote (no Lease informer)."""
+    leases = {n: cluster.get("Lease", n, "kube-node-lease")["spec"]["renewTime"] for n in NODES}
+    ns = cluster.create_namespace("follows")
+    for node in (NODES[0], NODES[-1]):  # one in each shard
+        cluster.kubectl("delete", "-n", ns, "pod", "configured", "--ignore-not-found", "--wait")
+        cluster.kubectl("apply", "-n", ns, "-f", "-", input=CONFIG_POD.format(node=node))
+        cluster.wait_for_pod_phase("configured", "Running", namespace=ns)
+        script = "echo $CFG_greeting $CFG_mode $TOKEN; cat /etc/settings/mode; echo; cat /etc/creds/token"
+        out = cluster.kubectl("exec", "-n", ns, "configured", "--", "sh", "-c", script).stdout
+        assert out == "hello fast s3cret\nfast\ns3cret", out
+    cluster.kubectl("patch", "-n", ns, "configmap", "settings", "-p", '{"data":{"mode":"slow"}}')
+    until(
+        lambda: cluster.kubectl("exec", "-n", ns, "configured", "--", "cat", "/etc/settings/mode").stdout == "slow",
+        timeout=30,
+        what="the changed ConfigMap seen in the shard",
+    )
+
+    def renewed() -> bool:
+        now = {n: cluster.get("Lease", n, "kube-node-lease")["spec"]["renewTime"] for n in NODES}
+        return all(now[n] != leases[n] for n in NODES)
+
+    until(renewed, timeout=30, what="every node's Lease renewed")
+
+
 def test_the_shards_survive_a_reset_and_stop_with_the_server(cluster):
     pids = shard_pids(cluster)
     cluster.reset()
@@ -225,3 +287,111 @@ def test_the_shards_survive_a_reset_and_stop_with_the_server(cluster):
     cluster._proc.wait(10)
     for pid in pids.values():
         until(lambda pid=pid: _gone(pid), timeout=10, what=f"shard process {pid} gone")
+
+
+class PinnedProxy:
+    """A local port forwarding each connection to ``port``, over an upstream connection the
+    kernel gave to process ``pid`` (API servers sharing a port with SO_REUSEPORT: the proxy
+    connects again until that one accepted), so that kubectl reaches that server alone."""
+
+    def __init__(self, port: int, pid: int, others: list[int]) -> None:
+        self.port, self.pid, self.others = port, pid, others
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.connections = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _upstream(self) -> socket.socket:
+        for _ in range(200):
+            s = socket.create_connection(("127.0.0.1", self.port))
+            client_port = s.getsockname()[1]
+            owner = until(
+                lambda: accepted_by(self.port, client_port, [self.pid, *self.others]) or None,
+                timeout=10,
+                what="the connection accepted",
+            )
+            if owner == self.pid:
+                return s
+            s.close()
+        raise AssertionError(f"no connection reached process {self.pid}")
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                down, _ = self.listener.accept()
+            except OSError:
+                return
+            up = self._upstream()
+            self.connections += 1
+            for a, b in ((down, up), (up, down)):
+                threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+        dst.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def test_a_second_api_server_reaches_the_shards_kubelets_on_postgresql(tmp_path):
+    """`--api-servers 2 --node-shards 2` on PostgreSQL: kubectl logs and exec through the
+    further API server (no components: it neither runs the kubelets nor the pods) reach the
+    kubelet of the pod's node in its shard."""
+    from mockkube.testing.postgres import PostgresUnavailable, TempPostgres
+
+    try:
+        pg = TempPostgres().start()
+    except PostgresUnavailable as e:
+        if os.environ.get("CI"):
+            raise  # CI installs PostgreSQL
+        pytest.skip(str(e))
+    profile, kubeconfig = tmp_path / "profile.yaml", tmp_path / "kubeconfig"
+    profile.write_text(PROFILE)
+    cmd = [sys.executable, "-m", "mockkube", "serve", "--db", pg.url, "--port", "0", "--cluster", str(profile)]
+    cmd += ["--api-servers", "2", "--node-shards", "2", "--no-control-plane", "--kubeconfig", str(kubeconfig)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("mockkube ready at "), line
+        port = int(line.split()[-1].rsplit(":", 1)[1])
+        kids = child_processes(proc.pid)
+        (second,) = [k for k, argv in kids.items() if "--no-components" in argv]
+        assert len([k for k, argv in kids.items() if "kubelets" in argv]) == 2
+        proxy = PinnedProxy(port, second, [proc.pid])
+        config = yaml.safe_load(kubeconfig.read_text())
+        config["clusters"][0]["cluster"]["server"] = proxy.url
+        pinned = tmp_path / "kubeconfig-second"
+        pinned.write_text(yaml.safe_dump(config))
+        env = {**os.environ, "KUBECONFIG": str(pinned)}
+
+        def kubectl(*args: str, **kw) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [binaries.kubectl(), *args], env=env, capture_output=True, text=True, timeout=60, **kw
+            )
+
+        node = NODES[1]
+        assert kubectl("apply", "-f", "-", input=STREAMS_POD.format(node=node)).returncode == 0
+        until(
+            lambda: kubectl("get", "pod", "web", "-o", "jsonpath={.status.phase}").stdout == "Running",
+            timeout=60,
+            what="the pod Running",
+        )
+        assert kubectl("logs", "web").stdout == "line one\nline two\n"
+        assert kubectl("exec", "-i", "web", "--", "cat", input="through the second server\n").stdout == (
+            "through the second server\n"
+        )
+        assert proxy.connections >= 4  # every request went through the second server
+        proxy.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        pg.stop()

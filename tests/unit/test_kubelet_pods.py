@@ -203,6 +203,46 @@ async def test_nodes_register_ready_with_leases():
         await _close(cm, env)
 
 
+async def test_a_kubelet_renews_its_lease_as_last_written_without_reading_it():
+    """As upstream's lease controller (latestLease): a renewal PUTs the Lease this kubelet
+    last wrote, with no GET, so a kubelet shard needs no Lease informer; a Lease changed or
+    deleted by someone else meanwhile is read again (409) or created anew (404)."""
+    now = [10000.0]
+    cm, env = await _env(lambda: now[0])
+    try:
+        leases = env.c.rt("leases", "coordination.k8s.io")
+        kubelet = env.rt.kubelet.client
+        reads: list[str] = []
+        real_get = kubelet.get
+        kubelet.get = lambda rt, ns, name: (rt is leases and reads.append(name), real_get(rt, ns, name))[1]
+
+        def renew_time():
+            return env.c.get(leases, "kube-node-lease", "gpu")["spec"]["renewTime"]
+
+        async def renewed(before):
+            now[0] += 10
+            env.rt.resync()
+            assert await _until(lambda: renew_time() != before)
+
+        first = renew_time()
+        await renewed(first)
+        assert reads == []  # renewed from the Lease it last wrote
+        other = clone(env.c.get(leases, "kube-node-lease", "gpu"))
+        other["metadata"]["labels"] = {"touched": "yes"}
+        env.c.update(leases, other)  # someone else writes it: the kept one is stale (409)
+        before = renew_time()
+        await renewed(before)
+        assert "gpu" in reads
+        assert env.c.get(leases, "kube-node-lease", "gpu")["metadata"]["labels"] == {"touched": "yes"}
+        env.c.delete(leases, "kube-node-lease", "gpu")  # gone (404): created anew
+        now[0] += 10
+        env.rt.resync()
+        assert await _until(lambda: env.c.get(leases, "kube-node-lease", "gpu") is not None)
+        assert env.c.get(leases, "kube-node-lease", "gpu")["spec"]["holderIdentity"] == "gpu"
+    finally:
+        await _close(cm, env)
+
+
 async def test_claim_prepared_before_start_and_unprepared_on_delete():
     cm, env = await _env()
     try:
