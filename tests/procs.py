@@ -10,7 +10,11 @@ def child_processes(pid: int) -> dict[int, list[str]]:
     """Each child of ``pid`` (of any of its threads) with its command line; a child that
     ended meanwhile is left out."""
     out: dict[int, list[str]] = {}
-    for task in os.listdir(f"/proc/{pid}/task"):
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # ``pid`` itself ended (a descendant that exited while we walked the tree)
+        return out
+    for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/children") as f:
                 kids = [int(x) for x in f.read().split()]
