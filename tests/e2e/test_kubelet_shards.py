@@ -186,6 +186,40 @@ def test_streams_reach_the_nodes_kubelet_in_its_shard(cluster):
         pf.stderr.close()
 
 
+def test_a_shard_nodes_kubelet_serves_stats_metrics_and_run(cluster):
+    """The rest of the kubelet API a shard's node serves through the node proxy, as the
+    in-process nodes do (nodeproxy.py): the stats summary, the kubelet's, cAdvisor's and the
+    prober's metrics, and the kubelet's run (POST, ``kubectl create --raw``)."""
+    node = NODES[4]
+    ns = cluster.create_namespace("kubeletapi")
+    cluster.kubectl("apply", "-n", ns, "-f", "-", input=STREAMS_POD.format(node=node))
+    cluster.wait_for_pod_phase("web", "Running", namespace=ns)
+    base = f"/api/v1/nodes/{node}/proxy"
+    stats = json.loads(cluster.kubectl("get", "--raw", f"{base}/stats/summary").stdout)
+    assert stats["node"]["nodeName"] == node
+    web = next(p for p in stats["pods"] if p["podRef"] == {"name": "web", "namespace": ns, "uid": p["podRef"]["uid"]})
+    assert [c["name"] for c in web["containers"]] == ["app"]
+    assert cluster.http.post(f"{cluster.url}{base}/stats/summary", timeout=30).json()["node"]["nodeName"] == node
+    metrics = cluster.kubectl("get", "--raw", f"{base}/metrics").stdout.splitlines()
+    assert f'kubelet_node_name{{node="{node}"}} 1' in metrics
+    cadvisor = cluster.kubectl("get", "--raw", f"{base}/metrics/cadvisor").stdout
+    assert f'container_memory_working_set_bytes{{container="app",image="busybox",namespace="{ns}",pod="web"}} 0 ' in (
+        cadvisor
+    )
+    assert "# TYPE prober_probe_total counter" in cluster.kubectl("get", "--raw", f"{base}/metrics/probes").stdout
+    run = cluster.kubectl("create", "--raw", f"{base}/run/{ns}/web/app?cmd=echo%20ran%20here", "-f", "/dev/null")
+    assert run.stdout == "ran here\n"
+    failed = cluster.http.post(f"{cluster.url}{base}/run/{ns}/web/app", params={"cmd": "cat /nope"}, timeout=30)
+    assert (failed.status_code, failed.text) == (
+        500,
+        "command 'cat /nope' exited with 1: cat: /nope: No such file or directory\n",
+    )
+    other = cluster.http.post(f"{cluster.url}/api/v1/nodes/{NODES[0]}/proxy/run/{ns}/web/app?cmd=ls", timeout=30)
+    assert (other.status_code, other.text) == (404, "pod does not exist")  # not that node's pod
+    get = cluster.http.get(f"{cluster.url}{base}/run/{ns}/web/app?cmd=ls", timeout=30)
+    assert get.status_code == 405
+
+
 @pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 def test_a_dead_shard_kubelet_gets_kube_apiservers_errors():
     """HTTPS to the kubelets (the server has a CA): the shard admits the API server's client
