@@ -187,7 +187,11 @@ class NodeStreams:
     def kubelets(self) -> "kubeletclient.KubeletClient":
         """The connections to kubelets elsewhere (made at first use, on the API's loop)."""
         if self._kubelets is None:
-            self._kubelets = kubeletclient.KubeletClient(getattr(self.server, "kubelet_client_ssl", None))
+            config = getattr(self.server, "kubelet_client", None)  # the server's --kubelet-* flags
+            self._kubelets = kubeletclient.KubeletClient(
+                getattr(self.server, "kubelet_client_ssl", None),
+                client_certificate=not (config is not None and config.tls and not config.cert_file),
+            )
         return self._kubelets
 
     async def close(self) -> None:
@@ -348,7 +352,9 @@ class NodeStreams:
             return None
         rt = server.registry.get("", "v1", "nodes")
         entry = server.store.get(rt, "", node_name) if rt is not None else None
-        return kubeletclient.endpoint_of(entry.obj) if entry is not None else None
+        if entry is None:
+            return None
+        return kubeletclient.endpoint_of(entry.obj, getattr(server, "kubelet_preferred_address_types", None))
 
     async def forward(
         self, request: web.Request, endpoint: "kubeletclient.Endpoint", path: str, query: Any = None

@@ -429,3 +429,83 @@ def test_a_second_api_server_reaches_the_shards_kubelets_on_postgresql(tmp_path)
         except subprocess.TimeoutExpired:
             proc.kill()
         pg.stop()
+
+
+def _ready_url(proc: subprocess.Popen) -> str:
+    line = proc.stdout.readline()
+    assert line.startswith("mockkube ready at "), line
+    return line.split()[-1]
+
+
+def _stop(*procs: subprocess.Popen) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
+        if p.stdout is not None:
+            p.stdout.close()
+
+
+def test_a_shard_elsewhere_with_its_own_certificates(tmp_path):
+    """docs/scaling.md "Several machines": `mockkube serve --kubelets none` with
+    kube-apiserver's kubelet client flags, and a `mockkube kubelets` shard started on its own
+    with a serving certificate of another CA than the one that signed the API server's client
+    certificate. The server checks the kubelet's certificate against
+    --kubelet-certificate-authority and presents --kubelet-client-certificate, which the shard
+    admits (--client-ca-file) and nothing else."""
+    from mockkube.apiserver import certs
+
+    kubelet_ca, client_ca = certs.make_ca("kubelet-ca"), certs.make_ca("kubelet-client-ca")
+    certs.write_pair(certs.make_serving(kubelet_ca, ["127.0.0.1"]), tmp_path / "kubelet.crt", tmp_path / "kubelet.key")
+    client = certs.make_client(client_ca, "kube-apiserver-kubelet-client", ["system:masters"])
+    certs.write_pair(client, tmp_path / "client.crt", tmp_path / "client.key")
+    (tmp_path / "kubelet-ca.crt").write_bytes(kubelet_ca.cert_pem)
+    (tmp_path / "client-ca.crt").write_bytes(client_ca.cert_pem)
+    profile, kubeconfig = tmp_path / "profile.yaml", tmp_path / "kubeconfig"
+    profile.write_text("nodes:\n- name: far\n")
+    mockkube_cmd = [sys.executable, "-m", "mockkube"]
+    serve = mockkube_cmd + ["serve", "--port", "0", "--cluster", str(profile), "--no-control-plane"]
+    serve += ["--kubelets", "none", "--kubeconfig", str(kubeconfig), "--scheduler", "thread"]
+    serve += ["--kubelet-client-certificate", str(tmp_path / "client.crt")]
+    serve += ["--kubelet-client-key", str(tmp_path / "client.key")]
+    serve += ["--kubelet-certificate-authority", str(tmp_path / "kubelet-ca.crt")]
+    serve += ["--kubelet-preferred-address-types", "InternalIP,Hostname"]
+    server = subprocess.Popen(serve, stdout=subprocess.PIPE, text=True)
+    shard = None
+    try:
+        _ready_url(server)
+        kubelets = mockkube_cmd + ["kubelets", "--kubeconfig", str(kubeconfig), "--cluster", str(profile)]
+        kubelets += ["--shard", "0/1", "--no-control-plane", "--client-ca-file", str(tmp_path / "client-ca.crt")]
+        kubelets += ["--tls-cert-file", str(tmp_path / "kubelet.crt")]
+        kubelets += ["--tls-private-key-file", str(tmp_path / "kubelet.key")]
+        shard = subprocess.Popen(kubelets, stdout=subprocess.DEVNULL)
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+
+        def kubectl(*args: str, **kw) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [binaries.kubectl(), *args], env=env, capture_output=True, text=True, timeout=60, **kw
+            )
+
+        assert kubectl("apply", "-f", "-", input=STREAMS_POD.format(node="far")).returncode == 0
+        until(
+            lambda: kubectl("get", "pod", "web", "-o", "jsonpath={.status.phase}").stdout == "Running",
+            timeout=60,
+            what="the pod Running on the shard's node",
+        )
+        port = json.loads(kubectl("get", "node", "far", "-o", "json").stdout)["status"]["daemonEndpoints"][
+            "kubeletEndpoint"
+        ]["Port"]
+        with pytest.raises(requests.exceptions.SSLError):  # the kubelet's certificate: not the system's CAs
+            requests.get(f"https://127.0.0.1:{port}/healthz", timeout=10)
+        with pytest.raises(requests.exceptions.ConnectionError):  # no client certificate: refused
+            requests.get(f"https://127.0.0.1:{port}/healthz", verify=str(tmp_path / "kubelet-ca.crt"), timeout=10)
+        assert kubectl("logs", "web").stdout == "line one\nline two\n"
+        assert kubectl("exec", "web", "--", "echo", "hi").stdout == "hi\n"
+        assert kubectl("get", "--raw", "/api/v1/nodes/far/proxy/healthz").stdout == "ok"
+    finally:
+        _stop(*[p for p in (shard, server) if p is not None])
