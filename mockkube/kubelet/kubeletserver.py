@@ -112,40 +112,22 @@ class KubeletServer:
         return await nodeproxy.serve(self.streams, request, node_obj, request.match_info["path"])
 
     async def _log(self, request: web.Request, pod: dict, container: str) -> web.StreamResponse:
-        """The kubelet's getContainerLogs: the options as the API server sent them (it has
-        checked them already)."""
-        from mockkube.machinery import meta
+        """The kubelet's getContainerLogs: the options decoded as the API server decodes them
+        (machinery/podlogoptions.py)."""
+        from mockkube.machinery import podlogoptions
 
-        q = request.query
-
-        def flag(name: str) -> bool:
-            return q.get(name) in ("true", "1")
-
-        def number(name: str) -> int | None:
-            try:
-                return int(q[name]) if q.get(name) else None
-            except ValueError:
-                raise errors.bad_request(f"invalid {name}: {q[name]!r}") from None
-
-        since = None
-        if (secs := number("sinceSeconds")) is not None:
-            since = self.host.clock() - secs
-        elif q.get("sinceTime"):
-            try:
-                since = meta.parse_time(q["sinceTime"])
-            except ValueError as e:
-                raise errors.bad_request(f"invalid sinceTime: {e}") from None
+        opts = podlogoptions.decode(request.query)
         container = self.streams.pick_container(pod, container)
         return await self.streams.serve_log(
             request,
             pod,
             container,
-            number("tailLines"),
-            flag("timestamps"),
-            flag("previous"),
-            since,
-            number("limitBytes"),
-            flag("follow"),
+            opts.tail_lines,
+            opts.timestamps,
+            opts.previous,
+            opts.since(self.host.clock()),
+            opts.limit_bytes,
+            opts.follow,
         )
 
 
