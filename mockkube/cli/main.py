@@ -375,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="M",
         help="run the simulated kubelets in M processes of their own (`mockkube kubelets --shard I/M`, "
-        "simulated containers only; the API server reaches their kubelet API for logs, exec, attach, "
+        "simulated containers unless the profile asks for processes; the API server reaches their "
+        "kubelet API for logs, exec, attach, "
         "port-forward and the node proxy: docs/scaling.md); default 0: in the server's process",
     )
     s.add_argument(

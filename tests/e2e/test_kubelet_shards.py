@@ -509,3 +509,85 @@ def test_a_shard_elsewhere_with_its_own_certificates(tmp_path):
         assert kubectl("get", "--raw", "/api/v1/nodes/far/proxy/healthz").stdout == "ok"
     finally:
         _stop(*[p for p in (shard, server) if p is not None])
+
+
+PROCESS_PODS = """
+apiVersion: v1
+kind: Pod
+metadata: {{name: web, labels: {{app: web}}}}
+spec:
+  nodeName: proc
+  containers:
+  - name: web
+    image: python
+    command: [python3, -c, "{serve}"]
+    workingDir: /etc
+    env: [{{name: PORT, value: "{port}"}}]
+    ports: [{{name: http, containerPort: {port}}}]
+    readinessProbe: {{httpGet: {{path: /hostname, port: http}}, periodSeconds: 1}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: web}}
+spec:
+  selector: {{app: web}}
+  ports: [{{port: 80, targetPort: http}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: client}}
+spec:
+  nodeName: proc
+  containers: [{{name: c, image: python, command: [sleep, infinity]}}]
+"""
+SERVE = (
+    "import http.server, os; http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT'])), "
+    "type('H', (http.server.SimpleHTTPRequestHandler,), {'log_message': lambda *a: None})).serve_forever()"
+)
+# the in-cluster configuration a client library reads: the token, the CA, the server's address
+IN_CLUSTER = """
+import json, os, ssl, sys, urllib.error, urllib.request
+d = "/var/run/secrets/kubernetes.io/serviceaccount"
+url = "https://%s:%s/api/v1/namespaces/%s/secrets" % (
+    os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"], open(d + "/namespace").read())
+req = urllib.request.Request(url, headers={"Authorization": "Bearer " + open(d + "/token").read()})
+try:
+    urllib.request.urlopen(req, context=ssl.create_default_context(cafile=d + "/ca.crt"), timeout=10)
+except urllib.error.HTTPError as e:
+    print(e.code, json.loads(e.read())["message"])
+"""
+
+
+def test_a_shard_runs_processes_where_the_profile_asks(tmp_path):
+    """`kubelet.runtime: process` in the profile: a shard's pods run as processes, as on the
+    server's own nodes. Their ServiceAccount token comes from the TokenRequest API and
+    authenticates them to the API server over TLS (its CA in ca.crt), and a Service's name
+    leads to a process pod of the same shard."""
+    from mockkube.kubelet.runtime import sandbox
+
+    if sandbox.probe():
+        pytest.skip(f"no sandbox here: {sandbox.probe()}")
+    profile = "nodes:\n- name: proc\nkubelet: {runtime: process}\ndeviceClasses: false\n"
+    with mockkube.Cluster(profile, subprocess=True, node_shards=1, auth={"authorization_mode": "Node,RBAC"}) as c:
+        ns = c.create_namespace("procs")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        c.kubectl("apply", "-n", ns, "-f", "-", input=PROCESS_PODS.format(serve=SERVE, port=port))
+        c.wait_for_pod_phase("client", "Running", ns)
+        # a real process in the shard, not mockkube's shell
+        assert c.kubectl("exec", "-n", ns, "client", "--", "cat", "/proc/1/cmdline").stdout == "sleep\0infinity\0"
+        out = c.kubectl("exec", "-n", ns, "client", "--", "python3", "-c", IN_CLUSTER).stdout
+        assert out == (
+            f'403 secrets is forbidden: User "system:serviceaccount:{ns}:default" cannot list resource '
+            f'"secrets" in API group "" in the namespace "{ns}"\n'
+        )
+        get = (
+            "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode().strip())"
+        )
+
+        def through_service() -> bool:
+            p = c.kubectl("exec", "-n", ns, "client", "--", "python3", "-c", get, "http://web/hostname", check=False)
+            return p.stdout == "web\n"
+
+        until(through_service, timeout=30, what="the Service web reached by name from the shard's pod")
