@@ -11,7 +11,7 @@ import ssl
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from aiohttp import web
 
@@ -23,6 +23,9 @@ from mockkube.machinery.clock import Clock
 from mockkube.machinery.metrics import Metrics
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
+
+if TYPE_CHECKING:
+    from mockkube.kubelet.kubeletclient import ClientConfig
 
 log = logging.getLogger("mockkube")
 
@@ -107,6 +110,7 @@ class Server:
         controllers: str = "server",
         node_shards: int = 0,
         run_kubelets: bool = True,
+        kubelet_client: "ClientConfig | None" = None,
         reuse_port: bool = False,
         control_plane: bool | None = None,
         feature_gates: "Mapping[str, bool] | str | None" = None,
@@ -146,6 +150,10 @@ class Server:
         self.node_shards = node_shards
         # False (`--kubelets none`): `mockkube kubelets --shard I/M` processes run elsewhere
         self.run_kubelets = run_kubelets
+        # kube-apiserver's --kubelet-client-certificate/-key, --kubelet-certificate-authority and
+        # --kubelet-preferred-address-types: how this server reaches kubelets elsewhere
+        self.kubelet_client = kubelet_client
+        self.kubelet_preferred_address_types = kubelet_client.address_types if kubelet_client else None
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
         self.event_window = event_window
@@ -538,7 +546,10 @@ class Server:
         ``--kubelet-client-certificate`` and ``--kubelet-certificate-authority``): a client
         certificate its CA signed for ``kube-apiserver-kubelet-client`` in ``system:masters``
         (kubeadm's), the kubelets' serving certificates checked against the same CA. None
-        (plain HTTP) when the server has no CA of its own (no TLS, or the user's certificate)."""
+        (plain HTTP) when the server has no CA of its own (no TLS, or the user's certificate).
+        The flags, when given, say instead (``kubelet_client``)."""
+        if self.kubelet_client is not None and self.kubelet_client.tls:
+            return self.kubelet_client.ssl_context()
         if self.tls is None or self.tls.ca is None:
             return None
         from mockkube.apiserver import certs
