@@ -7,8 +7,8 @@ decides them, and later starts commit them again (``Store.replay``) with fresh u
 current time: the same objects, resourceVersions and watch events, at a fraction of the
 cost (tests/unit/test_bootstrap_template.py compares both field by field).
 
-The key covers mockkube's version, every file of the package (path, size, mtime: an edit
-in a checkout makes a new template), the feature gates and the served resources. The cache
+The key covers mockkube's version, every file of the package and the OpenAPI schemas (path,
+size, mtime: an edit in a checkout makes a new template), the feature gates and the served resources. The cache
 is ``$MOCKKUBE_CACHE_DIR/bootstrap`` (default ``~/.cache/mockkube``);
 ``MOCKKUBE_BOOTSTRAP_TEMPLATE=off`` bootstraps object by object every time.
 """
@@ -53,7 +53,8 @@ def cache_dir() -> Path:
 
 
 def code_fingerprint() -> str:
-    """Path, size and mtime of every file of the package (once a process)."""
+    """Path, size and mtime of every file of the package and of the OpenAPI schemas (in a
+    checkout they live beside it), once a process."""
     global _code
     if _code is None:
         root = Path(__file__).resolve().parent.parent
@@ -70,6 +71,11 @@ def code_fingerprint() -> str:
                         seen.append(f"{e.path}\0{st.st_size}\0{st.st_mtime_ns}")
 
         walk(str(root))
+        from mockkube.machinery.schema import openapi_dir
+
+        defs = openapi_dir() / "definitions.json"  # the schemas validation and defaulting read
+        st = defs.stat()
+        seen.append(f"{defs}\0{st.st_size}\0{st.st_mtime_ns}")
         seen.sort()
         _code = hashlib.sha256("\n".join(seen).encode()).hexdigest()
     return _code
