@@ -221,13 +221,13 @@ class Server:
         # a feature gate turns off
         self.registry = served_registry(registry(), self.feature_gates, self.runtime_config)
         self.metrics = Metrics()
-        feature_enabled = self.metrics.gauge(  # as component-base's featuregate records it
+        gates = self.feature_gates
+        self.metrics.gauge_family(  # as component-base's featuregate records it
             "kubernetes_feature_enabled",
             "[BETA] This metric records the data about the stage and enablement of a k8s feature.",
             ["name", "stage"],
+            lambda: [((name, gates.specs[name].metric_stage), 1.0 if on else 0.0) for name, on in gates.items()],
         )
-        for name, on in self.feature_gates.items():
-            feature_enabled.labels(name, self.feature_gates.specs[name].metric_stage).set(1 if on else 0)
         from mockkube.machinery.faults import Faults
 
         self.faults = Faults(self.clock, self.metrics)  # injected faults (docs/faults.md); cleared by reset
