@@ -229,13 +229,13 @@ class Server:
         # a feature gate turns off
         self.registry = served_registry(registry(), self.feature_gates, self.runtime_config)
         self.metrics = Metrics()
-        feature_enabled = self.metrics.gauge(  # as component-base's featuregate records it
+        gates = self.feature_gates
+        self.metrics.gauge_family(  # as component-base's featuregate records it
             "kubernetes_feature_enabled",
             "[BETA] This metric records the data about the stage and enablement of a k8s feature.",
             ["name", "stage"],
+            lambda: [((name, gates.specs[name].metric_stage), 1.0 if on else 0.0) for name, on in gates.items()],
         )
-        for name, on in self.feature_gates.items():
-            feature_enabled.labels(name, self.feature_gates.specs[name].metric_stage).set(1 if on else 0)
         from mockkube.machinery.faults import Faults
 
         self.faults = Faults(self.clock, self.metrics)  # injected faults (docs/faults.md); cleared by reset
@@ -336,7 +336,30 @@ class Server:
             self._bootstrap()
 
     def _bootstrap(self) -> None:
-        """What a fresh kube-apiserver creates: the system namespaces and the ``kubernetes`` Service."""
+        """What a fresh kube-apiserver creates: the system namespaces and the ``kubernetes``
+        Service, the RBAC policy, ... On an empty embedded store, the writes a first start
+        recorded are committed again with fresh uids and times (``bootstraptemplate``)."""
+        from mockkube.server import bootstraptemplate as tpl
+
+        if self.store.shared or self.store.rv != 0 or not tpl.enabled():
+            self._bootstrap_objects()
+            return
+        key = tpl.key(self.feature_gates, self.registry)
+        template = tpl.load(key)
+        if template is not None:
+            self.store.replay(tpl.fresh(template, self.resources.now()))
+            return
+        first = self.resources.now()
+        writes = self.store.record_writes()
+        try:
+            self._bootstrap_objects()
+        finally:
+            self.store.stop_recording()
+        tpl.save(key, tpl.make(writes, first, self.resources.now()))
+
+    def _bootstrap_objects(self) -> None:
+        """The bootstrap's objects one by one through the generic registry, each created
+        when missing (a restart, another API server on PostgreSQL)."""
         self.store.sync()  # what another API server bootstrapped already (PostgreSQL)
         ns_rt = self.registry.get("", "v1", "namespaces")
         for ns in SYSTEM_NAMESPACES:
