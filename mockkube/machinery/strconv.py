@@ -39,13 +39,26 @@ _GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", 
 _INT64 = 2**63
 
 
+def _int64(v: str) -> tuple[int | None, str]:
+    """strconv.ParseInt(v, 10, 64): the value, or None and the reason it is refused."""
+    digits = v[1:] if v[:1] in ("+", "-") else v
+    if not digits or not all("0" <= c <= "9" for c in digits):
+        return None, "invalid syntax"
+    n = int(v)
+    if not -_INT64 <= n < _INT64:
+        return None, "value out of range"
+    return n, ""
+
+
+def int64_or_none(v: str) -> int | None:
+    """strconv.ParseInt(v, 10, 64), None where it errs (label selectors' gt/lt operands)."""
+    return _int64(v)[0]
+
+
 def parse_int64(v: str) -> int:
     """strconv.ParseInt(v, 10, 64), raising a 400 with its error text as the message, as
     DecodeParameters' BadRequest carries it."""
-    digits = v[1:] if v[:1] in ("+", "-") else v
-    if not digits or not all("0" <= c <= "9" for c in digits):
-        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(v)}: invalid syntax")
-    n = int(v)
-    if not -_INT64 <= n < _INT64:
-        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(v)}: value out of range")
+    n, why = _int64(v)
+    if n is None:
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(v)}: {why}")
     return n
