@@ -234,11 +234,29 @@ class Store:
             self._listener.start()
 
     # -- the shared event log (PostgreSQL) ------------------------------------
-    def _woken(self, newest: int | None) -> None:
-        """Another replica committed (``newest`` is its rv) or a second went by."""
-        if self._closed or (newest is not None and newest <= self.rv):
-            return  # closed, or our own write, applied already
-        self.sync()
+    def _woken(self, payloads: list[str] | None) -> None:
+        """Replicas committed (``payloads``: their notifications, sharedlog.Note) or a second
+        went by (None). Carried events that follow on from what is applied are applied as
+        they are, with no query; anything else (an rv missing between, an event too large to
+        be carried) is read from the log."""
+        if self._closed:
+            return
+        if payloads is None:
+            self.sync()
+            return
+        fresh = [n for n in sharedlog.notes(payloads) if n.rv > self.rv]  # ours are applied already
+        if not fresh:
+            return
+        with self.lock:
+            for n in fresh:
+                if n.rv <= self.rv:
+                    continue  # applied meanwhile (a write of ours caught up to it)
+                if n.rv != self.rv + 1 or n.data is None:
+                    break
+                self._apply(n.resource, n.type, Entry(jsoncodec.loads(n.data), n.data.encode(), n.rv), True)
+                self.rv = n.rv
+            if fresh[-1].rv > self.rv:
+                self.sync()
 
     def sync(self) -> bool:
         """Apply what other replicas committed up to now (PostgreSQL; nothing on SQLite):
@@ -280,7 +298,7 @@ class Store:
                     if mine is not None:
                         self._apply(res, mine[0], mine[1], False)
                     else:
-                        self._apply(res, typ, Entry(json.loads(data), data.encode(), rv), True)
+                        self._apply(res, typ, Entry(jsoncodec.loads(data), data.encode(), rv), True)
                 self.rv = rv
                 expected += 1
             else:

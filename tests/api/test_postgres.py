@@ -111,3 +111,65 @@ async def test_reading_the_shared_log_uses_the_index(pg_url):
             plan = "\n".join(r[0] for r in c.execute(f"EXPLAIN EXECUTE read_{mode}(5, {sharedlog._NO_END})"))
             plans.append(plan)
         assert all("events_pkey" in p and "Seq Scan" not in p for p in plans), plans
+
+
+def test_a_replica_applies_the_events_notifications_carry(pg_url):
+    """A replica applies another's writes from the notifications, which carry the event (no
+    read of the log per write: that query, made under the store's lock, held up the replica's
+    event loop); an event too large to be carried, and the writes after it, are read from the
+    log: either way every write is delivered once, in rv order, with its exact bytes."""
+    from mockkube.apiserver.resources import registry
+    from mockkube.storage.db import make_engine, migrate
+    from mockkube.storage.store import Store
+    from mockkube.testing.waiting import until
+
+    def open_store() -> Store:
+        engine = make_engine(pg_url)
+        migrate(engine)
+        s = Store(engine, registry().child())
+        s.load()
+        return s
+
+    a, b = open_store(), open_store()
+    try:
+        rt = a.registry.get("", "v1", "configmaps")
+        delivered: list[tuple[str, int, bytes]] = []
+        b.hub.add_listener(rt.storage_key, lambda ev: delivered.append((ev.type, ev.entry.rv, ev.entry.raw)))
+        reads = 0
+        read_after = b._dblog.read_after
+
+        def counted(after: int):
+            nonlocal reads
+            reads += 1
+            return read_after(after)
+
+        b._dblog.read_after = counted
+        written = []
+        for i in range(20):  # one at a time, each applied by b before the next
+            obj = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": f"carried-{i}", "namespace": "default"},
+            }
+            written.append(e := a.create(rt, obj))
+            until(lambda: b.rv >= e.rv, timeout=10, what=f"b applies rv {e.rv}")
+        assert reads <= 3, f"{reads} reads of the log for 20 carried writes"  # a periodic catch-up or two
+        carried_reads = reads
+
+        big = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "too-large", "namespace": "default"}}
+        big["data"] = {"x": "y" * 10_000}  # beyond a notification's 8,000 bytes
+        written.append(a.create(rt, big))
+        written.append(a.update(rt, dict(written[0].obj, data={"after": "big"}), written[0].rv))
+        written.append(a.delete(rt, "default", "carried-1"))
+        until(lambda: b.rv >= written[-1].rv, timeout=10, what="b applies the large write and those after it")
+        assert reads > carried_reads  # the large one was read from the log
+
+        mine = [d for d in delivered if d[1] >= written[0].rv]
+        want = [(t, e.rv, e.raw) for t, e in zip(["ADDED"] * 21 + ["MODIFIED", "DELETED"], written)]
+        assert mine == want
+        assert b.get(rt, "default", "too-large").obj == written[20].obj
+        assert b.get(rt, "default", "carried-0").obj["data"] == {"after": "big"}
+        assert b.get(rt, "default", "carried-1") is None
+    finally:
+        a.close()
+        b.close()
