@@ -210,3 +210,68 @@ async def test_pod_admission_reads_the_cache_not_the_log(pg_url):
                 assert pod["spec"]["priority"] == 7 and pod["spec"]["priorityClassName"] == "admission-default"
                 assert pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "300m"
             assert reads <= 3, f"{reads} reads of the shared log for 10 pod creates"  # periodic catch-ups
+
+
+def test_a_write_waiting_for_anothers_uses_its_carried_event(pg_url):
+    """A replica's own write whose rv is not the next one (another replica committed the one
+    before, and its notification waits for the store's lock) applies that carried event and
+    then its own, in order and without reading the log."""
+    import threading
+
+    import psycopg
+
+    from mockkube.apiserver.resources import registry
+    from mockkube.storage import sharedlog
+    from mockkube.storage.db import make_engine, migrate
+    from mockkube.storage.store import Store
+    from mockkube.testing.waiting import until
+
+    class NoListener:
+        def start(self) -> None: ...
+        def stop(self) -> None: ...
+
+    def open_store(listen: bool) -> Store:
+        engine = make_engine(pg_url)
+        migrate(engine)
+        s = Store(engine, registry().child())
+        if not listen:
+            s._listener = NoListener()  # this test hands b its notifications
+        s.load()
+        return s
+
+    a, b = open_store(True), open_store(False)
+    listen = psycopg.connect(sharedlog.conninfo(b.engine), autocommit=True)
+    try:
+        listen.execute(f"LISTEN {sharedlog.CHANNEL}")
+        rt = a.registry.get("", "v1", "configmaps")
+        b.sync()
+        delivered: list[tuple[str, int]] = []
+        b.hub.add_listener(rt.storage_key, lambda ev: delivered.append((ev.entry.obj["metadata"]["name"], ev.entry.rv)))
+        reads = 0
+        read_after = b._dblog.read_after
+
+        def counted(after: int):
+            nonlocal reads
+            reads += 1
+            return read_after(after)
+
+        b._dblog.read_after = counted
+        x = a.create(
+            rt, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "before", "namespace": "default"}}
+        )
+        payloads = until(lambda: [n.payload for n in listen.notifies(timeout=1, stop_after=1)], what="a's notification")
+        with b.lock:  # b's loop is in a verb: its listener gets the notification and waits
+            woken = threading.Thread(target=b._woken, args=(payloads,))
+            woken.start()
+            until(lambda: x.rv in b._carried, what="the carried event kept")
+            y = b.create(
+                rt, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after", "namespace": "default"}}
+            )
+        woken.join(10)
+        assert y.rv > x.rv and delivered == [("before", x.rv), ("after", y.rv)]
+        assert reads == 0
+        assert b.get(rt, "default", "before").raw == x.raw
+    finally:
+        listen.close()
+        a.close()
+        b.close()
