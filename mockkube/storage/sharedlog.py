@@ -203,16 +203,25 @@ def snapshot(engine: Engine) -> tuple[int, list[tuple[str, str, int]], list[tupl
 
 
 class Note:
-    """One notification: the rv committed and, when the payload carried it, its event."""
+    """One notification: the rv committed and, when the payload carried it, its event (split
+    out only when applied: most notifications a replica gets are of its own writes, which it
+    has applied already)."""
 
-    __slots__ = ("rv", "resource", "type", "data")
+    __slots__ = ("rv", "_payload", "_at")
 
     def __init__(self, payload: str) -> None:
-        rv, _, rest = payload.partition("\n")
-        self.rv = int(rv)
-        self.resource = self.type = self.data = None
-        if rest:
-            self.resource, self.type, self.data = rest.split("\n", 2)
+        self._at = payload.find("\n")
+        self.rv = int(payload if self._at < 0 else payload[: self._at])
+        self._payload = payload
+
+    @property
+    def carried(self) -> bool:
+        return self._at >= 0
+
+    def event(self) -> tuple[str, str, str]:
+        """(storage key, type, JSON) of a carried event."""
+        resource, typ, data = self._payload[self._at + 1 :].split("\n", 2)
+        return resource, typ, data
 
 
 def notes(payloads: list[str]) -> list[Note]:

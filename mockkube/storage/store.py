@@ -250,7 +250,7 @@ class Store:
         for n in sharedlog.notes(payloads):
             if n.rv > self.rv:  # ours are applied already
                 newest = n.rv
-                if n.data is not None:
+                if n.carried:
                     # before taking the lock: a write of ours that waits for this rv finds it here
                     self._carried[n.rv] = n
         if not newest:
@@ -277,7 +277,8 @@ class Store:
                 n = self._carried.pop(nxt, None)
                 if n is None:
                     return
-                self._apply(n.resource, n.type, Entry(jsoncodec.loads(n.data), n.data.encode(), nxt), True)
+                res, typ, data = n.event()
+                self._apply(res, typ, Entry(jsoncodec.loads(data), data.encode(), nxt), True)
             self.rv = nxt
 
     def sync(self) -> bool:
