@@ -102,6 +102,12 @@ class Log:
             self.close()  # the next call connects again
             raise
 
+    def backend_pid(self) -> int | None:
+        """The PostgreSQL backend this replica writes through (a notification names its
+        sender's): None while not connected."""
+        c = self._conn
+        return None if c is None or c.closed else c.info.backend_pid
+
     def close(self) -> None:
         if self._conn is not None:
             try:
@@ -245,9 +251,12 @@ class Listener:
     notification may have been lost while PostgreSQL restarted); a broken connection is
     opened again with back-off."""
 
-    def __init__(self, engine: Engine, wake: Callable[[list[str] | None], None]) -> None:
+    def __init__(
+        self, engine: Engine, wake: Callable[[list[str] | None], None], own: Callable[[], int | None] = lambda: None
+    ) -> None:
         self._url = conninfo(engine)
         self._wake = wake
+        self._own = own  # the backend pid this replica writes through: its own writes it has applied
         self._stop = threading.Event()
         self._conn = None
         self.thread = threading.Thread(target=self._run, name="mockkube-listen", daemon=True)
@@ -270,8 +279,16 @@ class Listener:
                     self._wake(None)  # whatever was committed while not listening
                     while not self._stop.is_set():
                         # stop_after=1 still yields every notification that came in the same read
-                        payloads = [n.payload for n in conn.notifies(timeout=1.0, stop_after=1)]
-                        self._wake(payloads or None)
+                        batch = list(conn.notifies(timeout=1.0, stop_after=1))
+                        if not batch:
+                            self._wake(None)
+                            continue
+                        # this replica's own writes are applied by the writer (Store._land): not
+                        # parsed, nor waited for on the store's lock, here
+                        own = self._own()
+                        payloads = [n.payload for n in batch if n.pid != own]
+                        if payloads:
+                            self._wake(payloads)
             except (psycopg.Error, OSError) as e:
                 if self._stop.is_set():
                     return

@@ -232,7 +232,7 @@ class Store:
             self._logs[key] = elog
         self._loaded = True
         if self._listener is None:
-            self._listener = sharedlog.Listener(self.engine, self._woken)
+            self._listener = sharedlog.Listener(self.engine, self._woken, self._dblog.backend_pid)
             self._listener.start()
 
     # -- the shared event log (PostgreSQL) ------------------------------------
