@@ -17,8 +17,9 @@ the one order they all follow, as kube-apiserver replicas follow etcd's revision
   the GAP row takes its place for every replica. A writer that finds its number taken by
   a GAP row (it was slow between ``nextval`` and its insert) writes again with a new one,
   so what a client was told committed is always in the log, exactly once.
-- ``Listener`` hands the replica each batch of notifications (and ``None`` once a second
-  in case one was missed, or PostgreSQL restarted). A notification carries its event
+- ``Listener`` hands the replica each batch of notifications but those its own connection
+  sent (the writer applied those), and ``None`` once a second in case one was missed, or
+  PostgreSQL restarted. A notification carries its event
   (migrations/versions/0004: rv, storage key, type and JSON, newline-separated) when it fits
   PostgreSQL's payload, else the rv alone (``Note``); the replica applies a carried event
   when it is the next after what it applied (a notification is sent at commit, so that event
