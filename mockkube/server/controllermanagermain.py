@@ -4,7 +4,8 @@
 With ``--leader-elect`` several run, one acting, over the Lease
 ``kube-system/kube-controller-manager`` (componentmain.py). Its informers follow every
 resource the server serves with list and watch (the garbage collector and the namespace
-controller look at them all, as upstream's metadata informers). Key material the controllers
+controller look at them all, as upstream's metadata informers) but Events
+(``NOT_FOLLOWED``). Key material the controllers
 sign with is taken as kube-controller-manager takes it: ``--service-account-private-key-file``
 (the token controller; without it that controller does not run, as upstream's),
 ``--root-ca-file`` (else the kubeconfig's CA) and ``--cluster-signing-cert-file`` /
@@ -27,6 +28,13 @@ from mockkube.machinery.registry import ResourceType
 from mockkube.server import componentmain
 
 USER_AGENT = "kube-controller-manager/v1.36.0 (linux/amd64) kubernetes/mockkube"
+
+# Changes no controller here reacts to, and a third of a pod burst's: Events (five a pod; the
+# garbage collector ignores them, as upstream's). The namespace controller lists them through
+# the API when it empties a namespace, as upstream's lists every resource live (the client
+# asks the API for what the replica does not follow). Leases stay: a node's Lease is owned by
+# its Node, and the garbage collector deletes it with the Node.
+NOT_FOLLOWED = frozenset({("", "events"), ("events.k8s.io", "events")})
 
 
 class Host(componentmain.Host):
@@ -60,7 +68,7 @@ class Host(componentmain.Host):
     def followed(self) -> list[ResourceType]:
         rts: dict[str, ResourceType] = {}
         for rt in self.registry.all():  # the first of a resource's versions, as Client.rt picks
-            if "list" in rt.verbs and "watch" in rt.verbs:
+            if "list" in rt.verbs and "watch" in rt.verbs and (rt.group, rt.plural) not in NOT_FOLLOWED:
                 rts.setdefault(rt.storage_key, rt)
         return list(rts.values())
 

@@ -17,8 +17,13 @@ the one order they all follow, as kube-apiserver replicas follow etcd's revision
   the GAP row takes its place for every replica. A writer that finds its number taken by
   a GAP row (it was slow between ``nextval`` and its insert) writes again with a new one,
   so what a client was told committed is always in the log, exactly once.
-- ``Listener`` wakes the replica on ``NOTIFY`` (and once a second in case one was missed,
-  or PostgreSQL restarted) to catch up from the log.
+- ``Listener`` hands the replica each batch of notifications but those its own connection
+  sent (the writer applied those), and ``None`` once a second in case one was missed, or
+  PostgreSQL restarted. A notification carries its event
+  (migrations/versions/0004: rv, storage key, type and JSON, newline-separated) when it fits
+  PostgreSQL's payload, else the rv alone (``Note``); the replica applies a carried event
+  when it is the next after what it applied (a notification is sent at commit, so that event
+  is committed and nothing is before it) and otherwise catches up from the log.
 """
 
 from __future__ import annotations
@@ -97,6 +102,12 @@ class Log:
         except psycopg.OperationalError:
             self.close()  # the next call connects again
             raise
+
+    def backend_pid(self) -> int | None:
+        """The PostgreSQL backend this replica writes through (a notification names its
+        sender's): None while not connected."""
+        c = self._conn
+        return None if c is None or c.closed else c.info.backend_pid
 
     def close(self) -> None:
         if self._conn is not None:
@@ -198,16 +209,55 @@ def snapshot(engine: Engine) -> tuple[int, list[tuple[str, str, int]], list[tupl
             log_.close()
 
 
+class Note:
+    """One notification: the rv committed and, when the payload carried it, its event (split
+    out only when applied: most notifications a replica gets are of its own writes, which it
+    has applied already)."""
+
+    __slots__ = ("rv", "_payload", "_at")
+
+    def __init__(self, payload: str) -> None:
+        self._at = payload.find("\n")
+        self.rv = int(payload if self._at < 0 else payload[: self._at])
+        self._payload = payload
+
+    @property
+    def carried(self) -> bool:
+        return self._at >= 0
+
+    def event(self) -> tuple[str, str, str]:
+        """(storage key, type, JSON) of a carried event."""
+        resource, typ, data = self._payload[self._at + 1 :].split("\n", 2)
+        return resource, typ, data
+
+
+def notes(payloads: list[str]) -> list[Note]:
+    """The notifications of a batch in rv order (they arrive in commit order); payloads that
+    are not ours are left out (the periodic catch-up reads whatever they stood for)."""
+    out = []
+    for p in payloads:
+        try:
+            out.append(Note(p))
+        except ValueError:
+            continue
+    out.sort(key=lambda n: n.rv)
+    return out
+
+
 class Listener:
-    """A thread that LISTENs on the replicas' channel and calls ``wake(newest_rv)``.
+    """A thread that LISTENs on the replicas' channel and calls ``wake(payloads)`` with each
+    batch of notifications received together.
 
     Once a second without a notification it calls ``wake(None)`` (catch up anyway: a
     notification may have been lost while PostgreSQL restarted); a broken connection is
     opened again with back-off."""
 
-    def __init__(self, engine: Engine, wake: Callable[[int | None], None]) -> None:
+    def __init__(
+        self, engine: Engine, wake: Callable[[list[str] | None], None], own: Callable[[], int | None] = lambda: None
+    ) -> None:
         self._url = conninfo(engine)
         self._wake = wake
+        self._own = own  # the backend pid this replica writes through: its own writes it has applied
         self._stop = threading.Event()
         self._conn = None
         self.thread = threading.Thread(target=self._run, name="mockkube-listen", daemon=True)
@@ -229,10 +279,17 @@ class Listener:
                     delay = 0.1
                     self._wake(None)  # whatever was committed while not listening
                     while not self._stop.is_set():
-                        newest: int | None = None
-                        for n in conn.notifies(timeout=1.0, stop_after=1):
-                            newest = _payload(n.payload)
-                        self._wake(newest)
+                        # stop_after=1 still yields every notification that came in the same read
+                        batch = list(conn.notifies(timeout=1.0, stop_after=1))
+                        if not batch:
+                            self._wake(None)
+                            continue
+                        # this replica's own writes are applied by the writer (Store._land): not
+                        # parsed, nor waited for on the store's lock, here
+                        own = self._own()
+                        payloads = [n.payload for n in batch if n.pid != own]
+                        if payloads:
+                            self._wake(payloads)
             except (psycopg.Error, OSError) as e:
                 if self._stop.is_set():
                     return
@@ -242,10 +299,3 @@ class Listener:
             except Exception:  # pragma: no cover - keep listening whatever a catch-up raised
                 log.exception("catching up from the shared event log failed")
                 self._stop.wait(delay)
-
-
-def _payload(text_: str) -> int | None:
-    try:
-        return int(text_)
-    except ValueError:
-        return None

@@ -134,6 +134,8 @@ class Store:
         self.shared = engine.dialect.name == "postgresql"
         self._listener: sharedlog.Listener | None = None
         self._dblog = sharedlog.Log(engine) if self.shared else None
+        # events the listener received in notifications, by rv, until they are next in order
+        self._carried: dict[int, sharedlog.Note] = {}
         self._closed = False
         # fn(storage key, type, object) for each change another replica made, once this one
         # applied it (the server keeps its served custom resources in step with it)
@@ -231,15 +233,54 @@ class Store:
             self._logs[key] = elog
         self._loaded = True
         if self._listener is None:
-            self._listener = sharedlog.Listener(self.engine, self._woken)
+            self._listener = sharedlog.Listener(self.engine, self._woken, self._dblog.backend_pid)
             self._listener.start()
 
     # -- the shared event log (PostgreSQL) ------------------------------------
-    def _woken(self, newest: int | None) -> None:
-        """Another replica committed (``newest`` is its rv) or a second went by."""
-        if self._closed or (newest is not None and newest <= self.rv):
-            return  # closed, or our own write, applied already
-        self.sync()
+    def _woken(self, payloads: list[str] | None) -> None:
+        """Replicas committed (``payloads``: their notifications, sharedlog.Note) or a second
+        went by (None). The events they carry are kept (``_carried``) and applied, with no
+        query, once they follow on from what is applied; anything else (an rv missing
+        between, an event too large to be carried) is read from the log."""
+        if self._closed:
+            return
+        if payloads is None:
+            self.sync()
+            return
+        newest = 0
+        for n in sharedlog.notes(payloads):
+            if n.rv > self.rv:  # ours are applied already
+                newest = n.rv
+                if n.carried:
+                    # before taking the lock: a write of ours that waits for this rv finds it here
+                    self._carried[n.rv] = n
+        if not newest:
+            return
+        with self.lock:
+            self._apply_carried(None)
+            if newest > self.rv:
+                self.sync()
+            elif len(self._carried) > 1000:  # notes of our own writes, applied without them
+                for rv in [rv for rv in self._carried if rv <= self.rv]:
+                    self._carried.pop(rv, None)
+
+    def _apply_carried(self, own: dict[int, tuple[str, str, Entry]] | None) -> None:
+        """Apply the carried events (and ``own``, this replica's just-committed changes) that
+        follow on from ``self.rv``: each was notified at its commit, so the next rv carried is
+        the next event of the log."""
+        while True:
+            nxt = self.rv + 1
+            mine = own.get(nxt) if own else None
+            if mine is not None:
+                self._carried.pop(nxt, None)
+                self._apply(*mine, False)
+            else:
+                n = self._carried.pop(nxt, None)
+                if n is None:
+                    return
+                res, typ, data = n.event()
+                self._apply(res, typ, Entry(jsoncodec.loads(data), data.encode(), nxt), True)
+            self.rv = nxt
 
     def sync(self) -> bool:
         """Apply what other replicas committed up to now (PostgreSQL; nothing on SQLite):
@@ -264,9 +305,15 @@ class Store:
                 log.warning("cannot read the shared log: %s", str(e).splitlines()[0] if str(e) else e)
             return self.rv != before
 
-    def _catch_up(self, own: dict[int, tuple[str, Entry]] | None) -> None:
+    def _catch_up(self, own: dict[int, tuple[str, str, Entry]] | None) -> None:
         """Apply the log after ``self.rv`` in rv order, settling gaps (see sharedlog);
-        ``own``: this replica's just-committed changes, applied without parsing them again."""
+        ``own``: this replica's just-committed changes (rv -> key, type, entry), applied
+        without parsing them again and, once they are, without reading further: the events
+        before them that notifications carried first, then the log."""
+        if own is not None:
+            self._apply_carried(own)
+            if self.rv >= max(own):
+                return
         while True:
             rows = self._dblog.read_after(self.rv)
             if not rows:
@@ -279,9 +326,10 @@ class Store:
                 if typ != sharedlog.GAP:
                     mine = own.get(rv) if own else None
                     if mine is not None:
-                        self._apply(res, mine[0], mine[1], False)
+                        self._apply(*mine, False)
                     else:
-                        self._apply(res, typ, Entry(json.loads(data), data.encode(), rv), True)
+                        self._apply(res, typ, Entry(jsoncodec.loads(data), data.encode(), rv), True)
+                self._carried.pop(rv, None)
                 self.rv = rv
                 expected += 1
             else:
@@ -303,12 +351,15 @@ class Store:
 
     def _land(self, key: str, typ: str, entry: Entry) -> None:
         """This replica's committed write reaches its cache in rv order: at once when no
-        rv before it is outstanding, else after those (read from the log)."""
+        rv before it is outstanding, else after those (carried by their notifications, else
+        read from the log)."""
         if entry.rv == self.rv + 1:
             self._apply(key, typ, entry, False)
             self.rv = entry.rv
+            if self._carried:
+                self._carried.pop(entry.rv, None)  # its notification, if the listener kept it
         else:
-            self._catch_up({entry.rv: (typ, entry)})
+            self._catch_up({entry.rv: (key, typ, entry)})
 
     def _commit_shared(self, rt: ResourceType, typ: str, obj: dict, expect_rv: int | None) -> Entry:
         meta = obj["metadata"]

@@ -205,7 +205,20 @@ def pod(i: int) -> dict:
     }
 
 
-async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postgres: int | None = None) -> dict:
+def pg_transactions(db: str) -> int:
+    """Transactions PostgreSQL counted in the set's database (a write is one, and so is each
+    read of the shared log: round trips the servers make). Each backend reports its counts
+    when it goes idle, at most once a second, so a count lags by up to a second."""
+    import psycopg
+
+    with psycopg.connect(db.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as c:
+        q = "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"
+        return int(c.execute(q).fetchone()[0])
+
+
+async def measure(
+    url: str, nodes: int, pods: int, pid: int | None = None, postgres: int | None = None, db: str = ""
+) -> dict:
     conn = aiohttp.TCPConnector(limit=CLIENTS + 4)
     async with aiohttp.ClientSession(connector=conn) as s:
         await wait_nodes_ready(s, url, nodes)
@@ -236,6 +249,7 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postg
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         watcher = asyncio.create_task(watch_bound(s, url, pods, rv, done))
         cpu0 = cpu_seconds(pid, postgres) if pid else {}
+        xact0 = pg_transactions(db) if db else 0
         spies = start_profiles(pid, postgres) if pid and PROFILE_DIR else []
         latencies: list[float] = []
         prober = asyncio.create_task(probe_gets(s, url, latencies))
@@ -243,6 +257,7 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postg
         created = time.perf_counter() - first
         last = await asyncio.wait_for(done, 900)
         cpu1 = cpu_seconds(pid, postgres) if pid else {}
+        xact1 = pg_transactions(db) if db else 0
         stop_profiles(spies)
         async with s.get(f"{url}/api/v1/namespaces/bench/pods", params={"limit": "1"}) as r:
             writes = int((await r.json())["metadata"]["resourceVersion"]) - int(rv)
@@ -256,6 +271,7 @@ async def measure(url: str, nodes: int, pods: int, pid: int | None = None, postg
             "create_s": created,
             "cpu_ms_per_pod": cpu,
             "writes_per_pod": writes / pods,
+            "pg_transactions_per_pod": (xact1 - xact0) / pods,
             "get_p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000 if latencies else 0.0,
         }
 
@@ -399,7 +415,9 @@ def report(n: int, pods: int, what: str, r: dict) -> None:
         f"same-run baseline {r['baseline']:.0f} ConfigMap creates/s (pods/s = x{r['pps'] / r['baseline']:.2f}); "
         f"CPU per pod: "
         + ", ".join(f"{k} {v:.1f} ms" for k, v in sorted(r["cpu_ms_per_pod"].items()))
-        + f"; {r['writes_per_pod']:.1f} writes per pod; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
+        + f"; {r['writes_per_pod']:.1f} writes per pod"
+        + (f" ({r['pg_transactions_per_pod']:.1f} PostgreSQL transactions)" if r["pg_transactions_per_pod"] else "")
+        + f"; GET p99 meanwhile {r['get_p99_ms']:.0f} ms",
         flush=True,
     )
 
@@ -416,7 +434,7 @@ def multi_process(nodes: int, pods: int, api_servers: int, extra: list[str]) -> 
         try:
             with open(pg.dir / "data" / "postmaster.pid") as f:
                 postmaster = int(f.readline())
-            return asyncio.run(measure(url, nodes, pods, p.pid, postmaster))
+            return asyncio.run(measure(url, nodes, pods, p.pid, postmaster, db))
         finally:
             p.send_signal(signal.SIGTERM)
             p.wait(30)

@@ -152,10 +152,14 @@ def test_the_controllers_work_from_a_process_of_their_own(cluster):
     cluster.kubectl(
         "apply", "-n", ns, "-f", "-", input="apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
     )
+    # Events (the pods' and the deployment's) too, which the process does not follow: the
+    # namespace controller lists them through the API
+    assert _items(cluster, f"/api/v1/namespaces/{ns}/events")
     cluster.kubectl("delete", "namespace", ns, "--timeout=60s")
     assert cluster.http.get(f"{cluster.url}/api/v1/namespaces/{ns}", timeout=30).status_code == 404
     widgets = _items(cluster, "/apis/example.com/v1/widgets")
     assert widgets == []
+    assert _items(cluster, f"/api/v1/namespaces/{ns}/events") == []
 
 
 def test_the_controller_manager_survives_a_reset_and_stops_with_the_server(cluster):

@@ -28,4 +28,4 @@ def test_memory_schema_matches_the_migrations(tmp_path):
     assert _ddl(memory) == _ddl(on_disk)
     assert {"objects", "events", "counters", "ix_events_resource_rv"} <= set(_ddl(memory))
     with on_disk.connect() as conn:  # the file database is stamped, so a later upgrade starts from here
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0003"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0004"
