@@ -12,6 +12,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Callable, Iterable, Union
 
+import orjson
+
 from mockkube.machinery import jsoncodec
 
 Key = tuple[str, str]  # (namespace, name)
@@ -79,6 +81,48 @@ class Packer:
             self._zdict = raw[-_ZDICT_MAX:]
             self._since = 0
         return Packed(data, zdict)
+
+
+class Interner:
+    """Equal parts of different objects held once: the dict and list values of an object's
+    ``spec`` (a Deployment's or kwok's pods: the same containers, tolerations, security
+    context) become the one instance first seen, keyed by their JSON. Stored objects are
+    read-only, so sharing is safe as FieldsV1 sharing is (``machinery/fieldset.py``); the
+    table is bounded (least recently used out) and costs a few µs a write."""
+
+    __slots__ = ("size", "_table")
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._table: dict[bytes, object] = {}
+
+    def share(self, obj: dict) -> None:
+        """Replace the parts of ``obj``'s spec by equal ones held already: a new spec dict (the
+        one given may be another version's), set in ``obj``, which must be a dict nobody else
+        has seen yet (the store's copy of a write)."""
+        spec = obj.get("spec")
+        if type(spec) is not dict:
+            return
+        table = self._table
+        out = None
+        for k, v in spec.items():
+            if type(v) is dict or type(v) is list:
+                try:
+                    key = orjson.dumps(v)
+                except TypeError:
+                    continue
+                got = table.pop(key, None)
+                if got is None:
+                    got = v
+                    if len(table) >= self.size:
+                        del table[next(iter(table))]
+                table[key] = got
+                if got is not v:
+                    if out is None:
+                        out = dict(spec)
+                    out[k] = got
+        if out is not None:
+            obj["spec"] = out
 
 
 class RawEntry(Entry):

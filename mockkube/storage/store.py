@@ -24,7 +24,7 @@ from mockkube.machinery.meta import canonical_order
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage import db, sharedlog
 from mockkube.storage import schema as t
-from mockkube.storage.cache import CachedEntry, Entry, JsonEntry, ResourceCache
+from mockkube.storage.cache import CachedEntry, Entry, Interner, JsonEntry, ResourceCache
 from mockkube.storage.watch import Event, EventLog, Hub, Predicate, Watcher
 
 log = logging.getLogger("mockkube.store")
@@ -122,6 +122,7 @@ class Store:
         self._caches: dict[str, ResourceCache] = {}
         self._logs: dict[str, EventLog] = {}
         self._as_json: set[str] = set()  # storage keys whose cache holds JSON alone
+        self._interner = Interner()  # equal parts of stored objects' specs held once
         self._writes = 0
         self._published = 0
         self.lock = threading.RLock()
@@ -212,6 +213,7 @@ class Store:
         wrote it: ``keep_raw``), with the object to index it by."""
         if key in self._as_json:
             return JsonEntry(self._caches[key].packer.pack(entry.raw), entry.rv, entry.key), entry.obj
+        self._interner.share(entry.obj)  # before anyone reads it
         return CachedEntry(entry.obj, entry.raw if keep_raw else None, entry.rv), entry.obj
 
     def _load_shared(self) -> None:

@@ -358,3 +358,23 @@ def test_packer_round_trips_and_follows_what_it_packs():
         *(obj("Pod", i) for i in range(Packer.EVERY + 1)),
         *(obj("Lease", i) for i in range(3)),
     ]
+
+
+def test_equal_parts_of_specs_are_held_once(store):
+    """Pods made from one template hold their containers and tolerations once; what each
+    reads and what is written stay as they were."""
+    pods = registry().get("", "v1", "pods")
+
+    def pod(name: str, image: str) -> dict:
+        spec = {"containers": [{"name": "app", "image": image}], "tolerations": [{"operator": "Exists"}]}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "d"}, "spec": spec}
+
+    given = pod("b", "pause")
+    a, b, c = store.create(pods, pod("a", "pause")), store.create(pods, given), store.create(pods, pod("c", "other"))
+    assert b.obj["spec"]["containers"] is a.obj["spec"]["containers"]
+    assert c.obj["spec"]["tolerations"] is a.obj["spec"]["tolerations"]
+    assert c.obj["spec"]["containers"] is not a.obj["spec"]["containers"]
+    assert store.get(pods, "d", "b").obj is b.obj and jsoncodec.loads(b.raw) == b.obj == pod("b", "pause") | {
+        "metadata": b.obj["metadata"]
+    }
+    assert given["spec"]["containers"] is not a.obj["spec"]["containers"]  # the caller's object is left alone
