@@ -85,44 +85,47 @@ class Packer:
 
 class Interner:
     """Equal parts of different objects held once: the dict and list values of an object's
-    ``spec`` (a Deployment's or kwok's pods: the same containers, tolerations, security
-    context) become the one instance first seen, keyed by their JSON. Stored objects are
-    read-only, so sharing is safe as FieldsV1 sharing is (``machinery/fieldset.py``); the
-    table is bounded (least recently used out) and costs a few µs a write."""
+    ``spec`` and ``status`` (pods made from one template: the same containers, tolerations,
+    security context; pods started in the same second: the same conditions; on one node: the
+    same host IPs) become the one instance first seen, keyed by their JSON. Stored objects
+    are read-only, so sharing is safe as FieldsV1 sharing is (``machinery/fieldset.py``);
+    the table is bounded (least recently used out) and costs a few µs a write."""
 
     __slots__ = ("size", "_table")
+    PARTS = ("spec", "status")
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
         self._table: dict[bytes, object] = {}
 
     def share(self, obj: dict) -> None:
-        """Replace the parts of ``obj``'s spec by equal ones held already: a new spec dict (the
-        one given may be another version's), set in ``obj``, which must be a dict nobody else
-        has seen yet (the store's copy of a write)."""
-        spec = obj.get("spec")
-        if type(spec) is not dict:
-            return
+        """Replace the parts of ``obj``'s spec and status by equal ones held already: new spec
+        and status dicts (those given may be another version's), set in ``obj``, which must be
+        a dict nobody else has seen yet (the store's copy of a write)."""
         table = self._table
-        out = None
-        for k, v in spec.items():
-            if type(v) is dict or type(v) is list:
-                try:
-                    key = orjson.dumps(v)
-                except TypeError:
-                    continue
-                got = table.pop(key, None)
-                if got is None:
-                    got = v
-                    if len(table) >= self.size:
-                        del table[next(iter(table))]
-                table[key] = got
-                if got is not v:
-                    if out is None:
-                        out = dict(spec)
-                    out[k] = got
-        if out is not None:
-            obj["spec"] = out
+        for part in self.PARTS:
+            within = obj.get(part)
+            if type(within) is not dict:
+                continue
+            out = None
+            for k, v in within.items():
+                if type(v) is dict or type(v) is list:
+                    try:
+                        key = orjson.dumps(v)
+                    except TypeError:
+                        continue
+                    got = table.pop(key, None)
+                    if got is None:
+                        got = v
+                        if len(table) >= self.size:
+                            del table[next(iter(table))]
+                    table[key] = got
+                    if got is not v:
+                        if out is None:
+                            out = dict(within)
+                        out[k] = got
+            if out is not None:
+                obj[part] = out
 
 
 class RawEntry(Entry):
