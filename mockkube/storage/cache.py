@@ -197,7 +197,7 @@ class CachedEntry(Entry):
     """The cache's entry of an object held as its dict (read by every in-process component),
     its JSON kept only while the watch history holds the event that wrote it (the same bytes
     then): out of the window a read encodes the dict again (orjson: ~2 µs for a pod), the
-    exact bytes written, since the dict is read-only. Once a newer version replaces it
+    exact bytes written (checked when the JSON is let go), since the dict is read-only. Once a newer version replaces it
     (``supersede``), only the watch history holds it: it keeps its JSON, packed, and lets
     the dict go."""
 
@@ -223,7 +223,7 @@ class CachedEntry(Entry):
         if held is None:
             got = self._obj
             if got is not None:
-                return jsoncodec.dumps(got)
+                return jsoncodec.redumps(got)
             held = self._held  # superseded meanwhile (it sets the JSON before dropping the dict)
         return unpacked(held)  # type: ignore[arg-type]
 
@@ -249,8 +249,10 @@ class CachedEntry(Entry):
         object.__setattr__(self, "_obj", None)
 
     def forget_raw(self) -> None:
-        """Its event left the watch history: while it is current, reads encode the dict."""
-        if self._obj is not None:
+        """Its event left the watch history: while it is current, reads encode the dict (where
+        orjson alone writes its bytes: nearly always)."""
+        got, held = self._obj, self._held
+        if got is not None and type(held) is bytes and jsoncodec.is_redumpable(got, held):
             object.__setattr__(self, "_held", None)
 
 

@@ -214,7 +214,10 @@ class Store:
         if key in self._as_json:
             return JsonEntry(self._caches[key].packer.pack(entry.raw), entry.rv, entry.key), entry.obj
         self._interner.share(entry.obj)  # before anyone reads it
-        return CachedEntry(entry.obj, entry.raw if keep_raw else None, entry.rv), entry.obj
+        held = CachedEntry(entry.obj, entry.raw, entry.rv)
+        if not keep_raw:
+            held.forget_raw()
+        return held, entry.obj
 
     def _load_shared(self) -> None:
         rv, objs, evs = sharedlog.snapshot(self.engine)

@@ -383,3 +383,18 @@ def test_equal_parts_of_specs_are_held_once(store):
     assert store.get(pods, "d", "b").obj is b.obj and jsoncodec.loads(b.raw) == b.obj
     assert b.obj["spec"] == pod("b", "pause")["spec"]
     assert given["spec"]["containers"] is not a.obj["spec"]["containers"]  # the caller's object is left alone
+
+
+def test_json_the_standard_library_wrote_is_kept():
+    """Reads re-encode a dict only where orjson writes the very bytes stored (``dumps`` falls
+    back to the standard library for some floats)."""
+    small = {"metadata": {"name": "f"}, "x": 1e-05}
+    raw = jsoncodec.dumps(small)
+    assert raw == b'{"metadata":{"name":"f"},"x":1e-05}' and not jsoncodec.is_redumpable(small, raw)
+    entry = CachedEntry(small, raw, 1)
+    entry.forget_raw()
+    assert entry.held is raw
+    plain = {"metadata": {"name": "p"}, "x": 0.5}
+    entry = CachedEntry(plain, jsoncodec.dumps(plain), 1)
+    entry.forget_raw()
+    assert entry._held is None and entry.raw == jsoncodec.dumps(plain)
