@@ -46,8 +46,12 @@ class Packed:
 
 
 Held = Union[bytes, Packed]
-_WBITS = -15  # raw deflate, 32 KiB window: a dictionary of one whole object of most kinds
-_ZDICT_MAX = 1 << 15
+# raw deflate with a 16 KiB window (a dictionary of one whole object of most kinds) and a
+# small hash table: the compressor's state stays far below malloc's mmap threshold, which
+# memLevel 9 crossed (70 µs a pack instead of 5)
+_WBITS = -14
+_MEM_LEVEL = 6
+_ZDICT_MAX = 1 << 14
 _LEVEL = 1
 
 
@@ -72,9 +76,9 @@ class Packer:
     def pack(self, raw: bytes) -> Packed:
         zdict = self._zdict
         if zdict:
-            c = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, 8, zlib.Z_DEFAULT_STRATEGY, zdict)
+            c = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, zdict)
         else:
-            c = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS)
+            c = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEM_LEVEL)
         data = c.compress(raw) + c.flush()
         self._since += 1
         if len(data) * 3 > len(raw) and (not zdict or self._since >= self.EVERY):
