@@ -75,12 +75,70 @@ def server_of(args: argparse.Namespace) -> "Server":
         controllers=args.controllers,
         node_shards=args.node_shards,
         run_kubelets=args.kubelets != "none",
+        kubelet_client=_kubelet_client(args),
         event_ttl=args.event_ttl,
         # with the scheduler out, the other components are many small writers that
         # yield every 5 ms: on the API's loop they skip the cross-thread hand-offs
         component_thread=args.scheduler == "thread",
         reuse_port=args.reuse_port or args.api_servers > 1,
     )
+
+
+_KUBELET_CLIENT_FLAGS = (
+    ("kubelet_client_certificate", "--kubelet-client-certificate"),
+    ("kubelet_client_key", "--kubelet-client-key"),
+    ("kubelet_certificate_authority", "--kubelet-certificate-authority"),
+)
+
+
+def _address_types(text: str) -> tuple[str, ...]:
+    from mockkube.kubelet.kubeletclient import parse_address_types
+
+    try:
+        return parse_address_types(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _kubelet_client(args: argparse.Namespace):
+    """kube-apiserver's kubelet client flags as a ``kubeletclient.ClientConfig`` (None when
+    none is given: the server reaches kubelets as it sets them up itself)."""
+    from mockkube.kubelet.kubeletclient import ClientConfig
+
+    config = ClientConfig(
+        args.kubelet_client_certificate,
+        args.kubelet_client_key,
+        args.kubelet_certificate_authority,
+        args.kubelet_preferred_address_types,
+    )
+    return config if config != ClientConfig() else None
+
+
+def _check_kubelet_client(args: argparse.Namespace) -> list[str]:
+    """The kubelet client flags checked (UsageError, one line); returned as the further API
+    servers' flags, which reach the same kubelets."""
+    from pathlib import Path
+
+    from mockkube.cli.connection import UsageError
+
+    out = []
+    for attr, flag in _KUBELET_CLIENT_FLAGS:
+        path = getattr(args, attr)
+        if path is not None:
+            if not Path(path).is_file():
+                raise UsageError(f"{flag}: no such file: {path}")
+            out += [flag, str(Path(path).resolve())]
+    if bool(args.kubelet_client_certificate) != bool(args.kubelet_client_key):
+        raise UsageError("--kubelet-client-certificate and --kubelet-client-key go together")
+    tls = args.kubelet_client_certificate or args.kubelet_certificate_authority
+    if tls and args.node_shards and args.components and args.kubelets != "none":
+        raise UsageError(
+            "--kubelet-client-certificate and --kubelet-certificate-authority are for kubelets started "
+            "elsewhere (--kubelets none); the shards --node-shards starts are set up by this server"
+        )
+    if args.kubelet_preferred_address_types:
+        out += ["--kubelet-preferred-address-types", ",".join(args.kubelet_preferred_address_types)]
+    return out
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -105,6 +163,7 @@ def _serve(args: argparse.Namespace) -> int:
         ):
             raise UsageError("--api-servers above 1 serves without authentication or TLS (docs/scaling.md)")
 
+    kubelet_flags = _check_kubelet_client(args)
     if args.address not in ("127.0.0.1", "::1", "localhost") and args.authorization_mode == "AlwaysAllow":
         print(
             f"mockkube: serving on {args.address} with --authorization-mode AlwaysAllow: whoever reaches it may "
@@ -123,6 +182,7 @@ def _serve(args: argparse.Namespace) -> int:
         # where the kubelets are, so that the others reach a shard's nodes at their kubelets too
         extra += ["--node-shards", str(args.node_shards)] if args.node_shards else []
         extra += ["--kubelets", "none"] if args.kubelets == "none" else []
+        extra += kubelet_flags
         replicas = APIReplicas(args.api_servers - 1, args.db, args.address, extra)
     code = 0
     try:
@@ -315,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="M",
         help="run the simulated kubelets in M processes of their own (`mockkube kubelets --shard I/M`, "
-        "simulated containers only; the API server reaches their kubelet API for logs, exec, attach, "
+        "simulated containers unless the profile asks for processes; the API server reaches their "
+        "kubelet API for logs, exec, attach, "
         "port-forward and the node proxy: docs/scaling.md); default 0: in the server's process",
     )
     s.add_argument(
@@ -324,6 +385,30 @@ def build_parser() -> argparse.ArgumentParser:
         default="server",
         help="none: run no simulated kubelets here (`mockkube kubelets --shard I/M` processes run "
         "elsewhere; docs/scaling.md); the node lifecycle controller stays",
+    )
+    s.add_argument(
+        "--kubelet-client-certificate",
+        default=None,
+        metavar="PATH",
+        help="the client certificate the API server presents to kubelets (with --kubelet-client-key; "
+        "kube-apiserver's flag): kubelet shards elsewhere with their own serving certificates, "
+        "docs/scaling.md (default: one the server's CA signed when it has one, else plain HTTP)",
+    )
+    s.add_argument("--kubelet-client-key", default=None, metavar="PATH", help="the key of --kubelet-client-certificate")
+    s.add_argument(
+        "--kubelet-certificate-authority",
+        default=None,
+        metavar="PATH",
+        help="the CA the kubelets' serving certificates are checked against (without it, with "
+        "--kubelet-client-certificate, they are not checked, as kube-apiserver's)",
+    )
+    s.add_argument(
+        "--kubelet-preferred-address-types",
+        type=_address_types,
+        default=None,
+        metavar="TYPES",
+        help="the Node address types to reach kubelets at, in order (default: InternalIP,Hostname,"
+        "InternalDNS,ExternalDNS,ExternalIP; a simulated node's hostname resolves nowhere)",
     )
     s.add_argument(
         "--api-servers",

@@ -91,11 +91,8 @@ class HTTP:
         content_type: str = "application/json",
         extra: dict | None = None,
     ) -> Any:
-        self._check_guard(method)
-        data = None if body is None else jsoncodec.dumps(body)
-        headers = {**self.headers, **(extra or {})}
-        if data is not None:
-            headers["Content-Type"] = content_type
+        data, own = self._prepare(method, body, content_type, extra)
+        headers = {**self.headers, **own}
         for attempt in (0, 1):  # a keep-alive connection the server closed is reopened once
             if self._conn is None:
                 self._conn = (
@@ -115,8 +112,19 @@ class HTTP:
                 self._conn = None
                 if attempt:
                     raise
-        if r.status >= 300:
-            raise status_error(r.status, payload)
+        return self._result(r.status, payload)
+
+    def _prepare(self, method: str, body: Any, content_type: str, extra: dict | None) -> tuple[bytes | None, dict]:
+        """The body and the request's own headers, both ways of sending alike; a write is
+        refused here while the guard says no."""
+        self._check_guard(method)
+        data = None if body is None else jsoncodec.dumps(body)
+        return data, {**({"Content-Type": content_type} if data is not None else {}), **(extra or {})}
+
+    @staticmethod
+    def _result(status: int, payload: bytes) -> Any:
+        if status >= 300:
+            raise status_error(status, payload)
         return jsoncodec.loads(payload) if payload else None
 
     # -- async ---------------------------------------------------------------------------
@@ -146,14 +154,9 @@ class HTTP:
         content_type: str = "application/json",
         extra: dict | None = None,
     ) -> Any:
-        self._check_guard(method)
-        data = None if body is None else jsoncodec.dumps(body)
-        headers = {**({"Content-Type": content_type} if data is not None else {}), **(extra or {})} or None
-        async with self.session().request(method, self.creds.server + path, data=data, headers=headers) as r:
-            payload = await r.read()
-            if r.status >= 300:
-                raise status_error(r.status, payload)
-            return jsoncodec.loads(payload) if payload else None
+        data, headers = self._prepare(method, body, content_type, extra)
+        async with self.session().request(method, self.creds.server + path, data=data, headers=headers or None) as r:
+            return self._result(r.status, await r.read())
 
     def call(
         self, method: str, path: str, body: Any = None, content_type: str = "application/json", own: bool = False

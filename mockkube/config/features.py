@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from mockkube.machinery.strconv import go_quote
+
 log = logging.getLogger("mockkube.features")
 
 SPECS_PATH = Path(__file__).with_name("feature_gates_v1.36.json")
@@ -73,12 +75,8 @@ def _parse_bool(name: str, value: str) -> bool:
     if value in ("0", "f", "F", "FALSE", "false", "False"):
         return False
     raise FeatureGateError(
-        f"invalid value of {name}={value}, err: strconv.ParseBool: parsing {_go_quote(value)}: invalid syntax"
+        f"invalid value of {name}={value}, err: strconv.ParseBool: parsing {go_quote(value)}: invalid syntax"
     )
-
-
-def _go_quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def parse_gate_list(text: str) -> dict[str, bool]:
@@ -290,14 +288,14 @@ class RuntimeConfig:
                     enabled = _parse_bool(key, value)
                 except FeatureGateError:
                     raise FeatureGateError(
-                        f"invalid value of {key}: {value}, err: strconv.ParseBool: parsing {_go_quote(value)}: invalid syntax"
+                        f"invalid value of {key}: {value}, err: strconv.ParseBool: parsing {go_quote(value)}: invalid syntax"
                     ) from None
             if len(tokens) == 2:
                 self._versions[(group, version)] = enabled
             else:
                 if tokens[2].lower() != tokens[2]:
                     raise FeatureGateError(
-                        f"invalid key {key}: group/version/resource and resource is always lowercase plural, not {_go_quote(tokens[2])}"
+                        f"invalid key {key}: group/version/resource and resource is always lowercase plural, not {go_quote(tokens[2])}"
                     )
                 self._resources[(group, version, tokens[2])] = enabled
 

@@ -4,8 +4,6 @@ upstream resourceslice controller does: one set of slices per pool, all with the
 
 from __future__ import annotations
 
-import copy
-
 from mockkube.client.client import Client, clone
 from mockkube.machinery import errors
 from mockkube.machinery.requestcontext import acting_as
@@ -17,7 +15,7 @@ def slice_name(driver: str, pool: str, index: int) -> str:
 
 
 def _content(spec: dict) -> dict:
-    s = copy.deepcopy(spec)
+    s = clone(spec)
     s.get("pool", {}).pop("generation", None)
     return s
 
@@ -56,7 +54,7 @@ class Publisher:
         gen += 1
         new_names = [slice_name(driver, pool, i) for i in range(len(specs))]
         for name, spec in zip(new_names, specs):
-            spec = copy.deepcopy(spec)
+            spec = clone(spec)
             spec["pool"]["generation"] = gen
             obj = {
                 "apiVersion": "resource.k8s.io/v1",

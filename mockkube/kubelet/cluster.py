@@ -71,10 +71,11 @@ class ClusterRuntime:
         # KEP-5729: a claim reserved for the pod's PodGroup is the pod's to use
         self.kubelet.workload_claims = gates is not None and gates.enabled("DRAWorkloadResourceClaims")
         # `mockkube kubelets --shard I/M`: only the nodes whose shard is I, simulated containers
-        # only, and the cluster-wide parts (device classes, the fabric, the control plane, the
-        # node lifecycle controller) left to shard 0 or to the server
+        # unless the profile asks for processes, and the cluster-wide parts (device classes,
+        # the fabric, the control plane, the node lifecycle controller) left to shard 0 or to
+        # the server
         self.shard: tuple[int, int] | None = getattr(server, "shard", None)
-        self.kubelet.simulated_only = self.shard is not None
+        self.kubelet.process_when_asked = self.shard is not None
         # a shard's nodes advertise where their kubelet API listens (kubeletserver.py)
         self.kubelet.endpoint = getattr(server, "kubelet_endpoint", None)
         self.lifecycle = NodeLifecycleController(server.client("kube-controller-manager"), self.clock)
@@ -333,9 +334,12 @@ class ClusterRuntime:
         )
 
     def _token(self, pod: dict, audience: str, expiration: int) -> str:
-        """A bound ServiceAccount token for the pod, as the kubelet's token manager asks one."""
+        """A bound ServiceAccount token for the pod, as the kubelet's token manager asks one:
+        from the server's token issuer in its process, through the TokenRequest API in a
+        kubelet shard's (``token_request``)."""
         tokens = getattr(self.server, "sa_tokens", None)
-        if tokens is None:
+        request = tokens.request if tokens is not None else getattr(self.server, "token_request", None)
+        if request is None:
             return ""
         m = pod["metadata"]
         spec: dict = {
@@ -346,7 +350,7 @@ class ClusterRuntime:
             spec["audiences"] = [audience]
         sa = (pod.get("spec") or {}).get("serviceAccountName") or "default"
         try:
-            return tokens.request(m.get("namespace", "default"), sa, {"spec": spec})["status"]["token"]
+            return request(m.get("namespace", "default"), sa, {"spec": spec})["status"]["token"]
         except Exception as e:  # noqa: BLE001 - no ServiceAccount (yet): the container gets no token
             log.info("pod %s/%s: no ServiceAccount token: %s", m.get("namespace"), m["name"], e)
             return ""

@@ -26,6 +26,52 @@ from mockkube.machinery import errors
 # hostname is its name, which resolves nowhere, so mockkube prefers the InternalIP (as
 # `--kubelet-preferred-address-types=InternalIP,...` does): docs/compatibility.md
 ADDRESS_TYPES = ("InternalIP", "Hostname", "InternalDNS", "ExternalDNS", "ExternalIP")
+KNOWN_ADDRESS_TYPES = frozenset(ADDRESS_TYPES)
+
+
+def parse_address_types(text: str) -> tuple[str, ...]:
+    """``--kubelet-preferred-address-types``: NodeAddressTypes, comma-separated, in the order
+    they are tried. ValueError naming a type that is not one."""
+    types = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not types:
+        raise ValueError("at least one address type is required")
+    for t in types:
+        if t not in KNOWN_ADDRESS_TYPES:
+            known = ", ".join(sorted(KNOWN_ADDRESS_TYPES))
+            raise ValueError(f"unknown address type {t!r} (one of {known})")
+    return types
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """How an API server reaches kubelets, from kube-apiserver's flags:
+    ``--kubelet-client-certificate``/``--kubelet-client-key`` (the client certificate the
+    kubelets authenticate), ``--kubelet-certificate-authority`` (what their serving
+    certificates are checked against; without it they are not checked, as upstream's kubelet
+    transport skips verification with no CA) and ``--kubelet-preferred-address-types``."""
+
+    cert_file: str | None = None
+    key_file: str | None = None
+    ca_file: str | None = None
+    address_types: tuple[str, ...] | None = None
+
+    @property
+    def tls(self) -> bool:
+        """Whether these flags set up HTTPS to the kubelets (else the server's own default)."""
+        return bool(self.cert_file or self.ca_file)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        if self.ca_file:
+            ctx = ssl.create_default_context(cafile=self.ca_file)
+        else:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        if self.cert_file:
+            ctx.load_cert_chain(self.cert_file, self.key_file or self.cert_file)
+        return ctx
+
+
 # headers a hop does not pass on (net/http/httputil's hopHeaders) and those the forward sets itself
 _HOP = frozenset(
     {
@@ -66,21 +112,66 @@ class Endpoint:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
 
-def endpoint_of(node: dict) -> Endpoint | None:
-    """The node's kubelet endpoint: its preferred address and its kubelet port (None without
-    either, as upstream's ``GetPreferredNodeAddress`` fails)."""
+def endpoint_of(node: dict, address_types: "tuple[str, ...] | None" = None) -> Endpoint | None:
+    """The node's kubelet endpoint: its preferred address (the first of ``address_types``,
+    default ``ADDRESS_TYPES``, that it has) and its kubelet port (None without either, as
+    upstream's ``GetPreferredNodeAddress`` fails)."""
     status = node.get("status") or {}
     port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
     addresses = status.get("addresses") or []
-    for typ in ADDRESS_TYPES:
+    for typ in address_types or ADDRESS_TYPES:
         for a in addresses:
             if a.get("type") == typ and a.get("address") and port:
                 return Endpoint(a["address"], int(port))
     return None
 
 
+# OpenSSL's alert reasons as Go's TLS client words them (crypto/tls alert.go)
+_TLS_ALERTS = {
+    "TLSV13_ALERT_CERTIFICATE_REQUIRED": "certificate required",
+    "SSLV3_ALERT_BAD_CERTIFICATE": "bad certificate",
+    "TLSV1_ALERT_UNKNOWN_CA": "unknown certificate authority",
+    "SSLV3_ALERT_CERTIFICATE_EXPIRED": "expired certificate",
+}
+
+
+class TLSRefused(Exception):
+    """The kubelet ended the TLS handshake with this alert (Go's words for it)."""
+
+
+def _tls_error(e: BaseException) -> str | None:
+    """Go's text for a TLS handshake that failed (crypto/tls, crypto/x509), None when ``e``
+    is not one."""
+    if isinstance(e, TLSRefused):
+        return f"remote error: tls: {e}"
+    if isinstance(e, aiohttp.ClientConnectorCertificateError):
+        cert = e.certificate_error
+        code = getattr(cert, "verify_code", 0)
+        if code in (18, 19, 20, 21):  # self-signed, self-signed in chain, unknown issuer, unverifiable leaf
+            why = "x509: certificate signed by unknown authority"
+        elif code == 10:
+            why = "x509: certificate has expired or is not yet valid"
+        elif code == 62:  # hostname mismatch
+            why = f"x509: certificate is not valid for this host ({getattr(cert, 'verify_message', '')})"
+        else:
+            why = f"x509: {getattr(cert, 'verify_message', '') or cert}"
+        return f"tls: failed to verify certificate: {why}"
+    cause = getattr(e, "os_error", None) or e.__cause__ or e
+    if isinstance(cause, ssl.SSLError):
+        reason = getattr(cause, "reason", "") or ""
+        alert = _TLS_ALERTS.get(reason)
+        return f"remote error: tls: {alert}" if alert else f"tls: {reason.lower().replace('_', ' ') or cause}"
+    return None
+
+
 def _dial_error(e: BaseException, ep: Endpoint) -> str:
-    """Go's net.Dial error text for what the connection attempt met."""
+    """Go's net.Dial error text for what the connection attempt met (the TLS handshake's
+    when that is what failed)."""
+    tls = _tls_error(e)
+    if tls is not None:
+        return tls
+    if isinstance(e, aiohttp.ServerDisconnectedError):  # closed before an answer: Go's io.EOF
+        return "EOF"
     cause: BaseException = getattr(e, "os_error", None) or e.__cause__ or e
     if isinstance(cause, ConnectionRefusedError):
         why = "connect: connection refused"
@@ -100,9 +191,13 @@ class KubeletClient:
 
     CONNECT_TIMEOUT = 5.0
 
-    def __init__(self, ssl_context: ssl.SSLContext | None) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext | None, client_certificate: bool = True) -> None:
         self.ssl = ssl_context
         self.scheme = "https" if ssl_context is not None else "http"
+        # whether ``ssl`` presents a client certificate: what a kubelet that hangs up right
+        # after the handshake refused (TLS 1.3 sends that alert after the client's handshake
+        # is done, and aiohttp reports only the disconnection)
+        self.client_certificate = client_certificate
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -137,6 +232,8 @@ class KubeletClient:
             resp = await self.session.request(request.method, url, headers=headers, data=body, allow_redirects=False)
         except (aiohttp.ClientConnectorError, asyncio.TimeoutError, aiohttp.ServerTimeoutError) as e:
             raise self._unreachable(e, ep, request, url, path) from None
+        except aiohttp.ServerDisconnectedError as e:
+            raise self._unreachable(self._refused(e), ep, request, url, path) from None
         try:
             if resp.status >= 300 and path.startswith("/containerLogs/"):
                 raise _kubelet_error(resp.status, await resp.read())
@@ -154,6 +251,13 @@ class KubeletClient:
             return out
         finally:
             resp.release()
+
+    def _refused(self, e: BaseException) -> BaseException:
+        """A kubelet that hung up before answering: over TLS, it refused this client's
+        certificate (or its absence) with an alert Go's client reads and aiohttp does not."""
+        if self.ssl is None:
+            return e
+        return TLSRefused("certificate required" if not self.client_certificate else "unknown certificate authority")
 
     @staticmethod
     def _unreachable(e: BaseException, ep: Endpoint, request: web.Request, url: str, path: str) -> errors.APIError:
@@ -185,6 +289,8 @@ class KubeletClient:
                 raise _kubelet_error(resp.status, await resp.read()) from None
         except (aiohttp.ClientConnectorError, asyncio.TimeoutError, aiohttp.ServerTimeoutError) as e:
             raise errors.APIError(500, "", f"error dialing backend: {_dial_error(e, ep)}") from None
+        except aiohttp.ServerDisconnectedError as e:
+            raise errors.APIError(500, "", f"error dialing backend: {_dial_error(self._refused(e), ep)}") from None
         client = web.WebSocketResponse(protocols=(backend.protocol,) if backend.protocol else (), max_msg_size=0)
         try:
             await client.prepare(request)

@@ -2,7 +2,8 @@
 pkg/kubelet/server/server.go serves it: ``/containerLogs/{ns}/{pod}/{container}``,
 ``/exec/...``, ``/attach/...`` (``{ns}/{pod}[/{uid}]/{container}``),
 ``/portForward/{ns}/{pod}[/{uid}]``, and what the API server's node proxy reaches
-(``/healthz``, ``/pods``, ``/metrics/resource``). Each node's kubelet listens on a port of its
+(nodeproxy.py: ``/healthz``, ``/pods``, ``/stats/summary``, ``/metrics`` and
+``/metrics/{resource,cadvisor,probes}``, ``POST /run/...``). Each node's kubelet listens on a port of its
 own on the shard's address, which its Node advertises (``status.addresses``,
 ``status.daemonEndpoints.kubeletEndpoint.Port``); the API server forwards to it
 (kubeletclient.py). The answers are the ones the API server gives for the kubelets it runs
@@ -89,12 +90,10 @@ class KubeletServer:
         return node
 
     def _pod(self, node: str, namespace: str, name: str) -> dict:
-        rt = self.host.registry.get("", "v1", "pods")
-        entry = self.host.store.get(rt, namespace, name)
-        if entry is None or (entry.obj.get("spec") or {}).get("nodeName") != node:
-            # the kubelet's pod manager knows the pods bound to its node only
+        pod = nodeproxy.pod_on(self.host, node, namespace, name)
+        if pod is None:
             raise errors.APIError(404, "NotFound", f'pod "{name}" does not exist')
-        return entry.obj
+        return pod
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         node = self._node(request)
@@ -107,43 +106,28 @@ class KubeletServer:
             return await self.streams.stream(request, pod, head, parts[-1])
         if head == "portForward" and len(parts) in (3, 4) and m in ("GET", "POST"):
             return await self.streams.stream(request, self._pod(node, parts[1], parts[2]), "portforward")
-        return await nodeproxy.serve(self.host, request, {"metadata": {"name": node}}, request.match_info["path"])
+        rt = self.host.registry.get("", "v1", "nodes")
+        entry = self.host.store.get(rt, "", node)
+        node_obj = entry.obj if entry is not None else {"metadata": {"name": node}}
+        return await nodeproxy.serve(self.streams, request, node_obj, request.match_info["path"])
 
     async def _log(self, request: web.Request, pod: dict, container: str) -> web.StreamResponse:
-        """The kubelet's getContainerLogs: the options as the API server sent them (it has
-        checked them already)."""
-        from mockkube.machinery import meta
+        """The kubelet's getContainerLogs: the options decoded as the API server decodes them
+        (machinery/podlogoptions.py)."""
+        from mockkube.machinery import podlogoptions
 
-        q = request.query
-
-        def flag(name: str) -> bool:
-            return q.get(name) in ("true", "1")
-
-        def number(name: str) -> int | None:
-            try:
-                return int(q[name]) if q.get(name) else None
-            except ValueError:
-                raise errors.bad_request(f"invalid {name}: {q[name]!r}") from None
-
-        since = None
-        if (secs := number("sinceSeconds")) is not None:
-            since = self.host.clock() - secs
-        elif q.get("sinceTime"):
-            try:
-                since = meta.parse_time(q["sinceTime"])
-            except ValueError as e:
-                raise errors.bad_request(f"invalid sinceTime: {e}") from None
+        opts = podlogoptions.decode(request.query)
         container = self.streams.pick_container(pod, container)
         return await self.streams.serve_log(
             request,
             pod,
             container,
-            number("tailLines"),
-            flag("timestamps"),
-            flag("previous"),
-            since,
-            number("limitBytes"),
-            flag("follow"),
+            opts.tail_lines,
+            opts.timestamps,
+            opts.previous,
+            opts.since(self.host.clock()),
+            opts.limit_bytes,
+            opts.follow,
         )
 
 

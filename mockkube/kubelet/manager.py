@@ -164,7 +164,9 @@ class KubeletManager(Controller):
         # kubelet.runtime: the nodes' container runtime unless a node says otherwise; None (the
         # default): the process runtime where this machine can make a sandbox, else simulated
         self.runtime: str | None = None
-        self.simulated_only = False
+        # a kubelet shard process (docs/scaling.md): containers run as processes only where the
+        # profile asks for it (kubelet.runtime: process), not by default where a sandbox works
+        self.process_when_asked = False
         # node -> (address, port) of the kubelet API its kubelet serves (a kubelet shard's:
         # kubeletserver.py), which its Node advertises; None: the API server answers for them
         self.endpoint: Callable[[str], tuple[str, int] | None] | None = None
@@ -221,9 +223,9 @@ class KubeletManager(Controller):
 
     def runs_processes(self, sim: NodeSim) -> bool:
         """Whether the node's kubelet runs containers as processes (``kubelet.runtime``)."""
-        if self.simulated_only:  # a kubelet shard process (docs/scaling.md)
-            return False
         runtime = sim.spec.runtime or self.runtime
+        if self.process_when_asked and runtime != "process":  # a kubelet shard process
+            return False
         if runtime is not None:
             return runtime == "process"
         if self._sandboxes is None:  # the default: process, where a sandbox can be made

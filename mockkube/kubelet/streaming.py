@@ -187,7 +187,11 @@ class NodeStreams:
     def kubelets(self) -> "kubeletclient.KubeletClient":
         """The connections to kubelets elsewhere (made at first use, on the API's loop)."""
         if self._kubelets is None:
-            self._kubelets = kubeletclient.KubeletClient(getattr(self.server, "kubelet_client_ssl", None))
+            config = getattr(self.server, "kubelet_client", None)  # the server's --kubelet-* flags
+            self._kubelets = kubeletclient.KubeletClient(
+                getattr(self.server, "kubelet_client_ssl", None),
+                client_certificate=not (config is not None and config.tls and not config.cert_file),
+            )
         return self._kubelets
 
     async def close(self) -> None:
@@ -210,22 +214,46 @@ class NodeStreams:
         """nodes/{name}/proxy/{path}: the node's kubelet (mockkube/kubelet/nodeproxy.py)."""
         from mockkube.kubelet import nodeproxy
 
-        return await nodeproxy.serve(self.server, request, node, path)
+        return await nodeproxy.serve(self, request, node, path)
 
-    async def _exec_sandbox(self, pod: dict, name: str, ch: Channels) -> Any:
-        """The sandbox of the process runtime an exec into a simulated container runs in, None
-        when its node simulates exec too, or False when it could not be made (said on the
-        error channel, as a container runtime's exec failure)."""
+    async def _exec_target(self, pod: dict, name: str) -> Any:
+        """Where an exec into container ``name`` runs: the container of a process pod, the
+        sandbox of the process runtime for a simulated container on a node that runs
+        processes, or None (mockkube's shell). SandboxError when the sandbox could not be made."""
+        from mockkube.kubelet.runtime import streams
+
+        procs = streams.running_container(pod, name)
         make = getattr(self.server, "exec_sandbox", None)
-        if make is None:
-            return None
+        if procs is None and make is not None:
+            procs = await make(pod, name)
+        return procs
+
+    async def run(self, pod: dict, name: str, spec: dict, argv: list[str]) -> tuple[int, bytes, bytes]:
+        """The kubelet's RunInContainer (``/run/...``): ``argv`` in the running container
+        ``name`` with no stdin, as an exec does; (exit code, stdout, stderr) once it ended.
+        RuntimeError with the container runtime's message when it cannot run."""
+        from mockkube.kubelet.runtime import streams
         from mockkube.kubelet.runtime.sandbox import SandboxError
 
+        out: dict[int, bytearray] = {STDOUT: bytearray(), STDERR: bytearray()}
+
+        async def write(channel: int, data: bytes) -> None:
+            out[channel if channel in out else STDOUT] += data
+
         try:
-            return await make(pod, name)
+            procs = await self._exec_target(pod, name)
         except SandboxError as e:
-            await ch.internal_error(f"error executing command in container: failed to create exec sandbox: {e}")
-            return False
+            raise RuntimeError(f"failed to create exec sandbox: {e}") from None
+        if procs is not None:
+            failed = streams.start_error(procs, argv)
+            if failed:
+                raise RuntimeError(failed)
+            never = asyncio.get_running_loop().create_future()  # no client to leave
+            code = await streams.exec_command(procs, argv, asyncio.Queue(), False, False, write, never)
+        else:
+            shell = Shell(simulated_container(pod, spec, self.server.clock, self._lookup()), write)
+            code = await shell.exec(argv, None)
+        return code, bytes(out[STDOUT]), bytes(out[STDERR])
 
     def log(
         self,
@@ -324,7 +352,9 @@ class NodeStreams:
             return None
         rt = server.registry.get("", "v1", "nodes")
         entry = server.store.get(rt, "", node_name) if rt is not None else None
-        return kubeletclient.endpoint_of(entry.obj) if entry is not None else None
+        if entry is None:
+            return None
+        return kubeletclient.endpoint_of(entry.obj, getattr(server, "kubelet_preferred_address_types", None))
 
     async def forward(
         self, request: web.Request, endpoint: "kubeletclient.Endpoint", path: str, query: Any = None
@@ -362,11 +392,16 @@ class NodeStreams:
         from mockkube.kubelet.runtime import streams
 
         try:
-            procs = streams.running_container(pod, name)
-            if procs is None and sub == "exec":  # a simulated container on a node that runs processes
-                procs = await self._exec_sandbox(pod, name, ch)
-                if procs is False:
+            if sub == "exec":
+                from mockkube.kubelet.runtime.sandbox import SandboxError
+
+                try:
+                    procs = await self._exec_target(pod, name)
+                except SandboxError as e:  # said on the error channel, as a container runtime's exec failure
+                    await ch.internal_error(f"error executing command in container: failed to create exec sandbox: {e}")
                     return ws
+            else:
+                procs = streams.running_container(pod, name)
             if procs is not None:
                 if sub == "attach":
                     it = streams.follow(pod, name, None, False, False)

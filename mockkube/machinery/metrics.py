@@ -9,7 +9,7 @@ metrics it updates where it updates them, and ``GET /metrics`` exposes them all.
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -45,6 +45,31 @@ class Metrics:
     ) -> Histogram:
         kw = {"buckets": tuple(buckets)} if buckets else {}
         return self._get(Histogram, name, doc, labels, **kw)
+
+    def gauge_family(
+        self, name: str, doc: str, labels: Sequence[str], samples: Callable[[], Iterable[tuple[Sequence[str], float]]]
+    ) -> None:
+        """A gauge whose samples (label values, value) are made at each scrape: for one
+        that never changes and has many children (a server's 238 feature gates cost a
+        millisecond or two of every start as labelled children)."""
+        from prometheus_client.core import GaugeMetricFamily
+
+        class _Family:
+            def describe(self):
+                return [GaugeMetricFamily(name, doc, labels=list(labels))]
+
+            def collect(self):
+                fam = GaugeMetricFamily(name, doc, labels=list(labels))
+                for values, value in samples():
+                    fam.add_metric(list(values), value)
+                return [fam]
+
+        with self._lock:
+            if name in self._by_name:
+                raise TypeError(f"metric {name} is already registered")
+            family = _Family()
+            self.registry.register(family)
+            self._by_name[name] = family
 
     def add_source(self, fn) -> None:
         """More exposition text (``async fn() -> bytes``): a component process's metrics,

@@ -9,13 +9,13 @@ prints them verbatim.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from mockkube.machinery import fielderrors, names
 from mockkube.machinery.errors import bad_request
 from mockkube.machinery.fielderrors import FieldError
+from mockkube.machinery.strconv import int64_or_none
 
 # --- label key / value validation: the one implementation lives in machinery/names ----------
 
@@ -27,17 +27,6 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
 
 label_key_errors = names.qualified_name  # content.IsLabelKey: empty list when valid
 label_value_errors = names.label_value  # content.IsLabelValue: empty list when valid
-
-
-_INT64_RE = re.compile(r"[+-]?[0-9]+")
-
-
-def _parse_int64(s: str) -> int | None:
-    """strconv.ParseInt(s, 10, 64), None on error."""
-    if not _INT64_RE.fullmatch(s):
-        return None
-    v = int(s)
-    return v if -(1 << 63) <= v < (1 << 63) else None
 
 
 def _aggregate(errs: list[str]) -> str:
@@ -83,7 +72,7 @@ class Requirement:
         if op in (GREATER_THAN, LESS_THAN):
             if self.key not in labels or len(self.values) != 1:
                 return False
-            have, want = _parse_int64(labels[self.key]), _parse_int64(self.values[0])
+            have, want = int64_or_none(labels[self.key]), int64_or_none(self.values[0])
             if have is None or want is None:
                 return False
             return have > want if op == GREATER_THAN else have < want
@@ -138,7 +127,7 @@ def new_requirement(
                 fielderrors.invalid(str(vpath), vals, "for 'Gt', 'Lt' operators, exactly one value is required")
             )
         for i, v in enumerate(vl):
-            if _parse_int64(v) is None:
+            if int64_or_none(v) is None:
                 errs.append(
                     fielderrors.invalid(
                         str(vpath.index(i)), v, "for 'Gt', 'Lt' operators, the value must be an integer"

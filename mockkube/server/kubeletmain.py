@@ -5,8 +5,9 @@ HTTP (componentmain.py). ``mockkube serve --node-shards M`` starts M of them.
 Each node's kubelet serves the kubelet API on a port of its own on ``--address``
 (mockkube/kubelet/kubeletserver.py; HTTPS with ``--tls-cert-file``, clients checked against
 ``--client-ca-file``), which its Node advertises: the API server forwards pods/log, exec,
-attach, port-forward and the node proxy there. A shard simulates its nodes' containers (no
-processes); device classes, the FPGA fabric and the control-plane node are shard 0's (or the
+attach, port-forward and the node proxy there. A shard simulates its nodes' containers
+unless the profile asks for the process runtime (``kubelet.runtime: process``; its pods'
+ServiceAccount tokens come from the TokenRequest API); device classes, the FPGA fabric and the control-plane node are shard 0's (or the
 control-plane node's shard's); the node lifecycle controller runs in the server.
 """
 
@@ -42,6 +43,9 @@ FOLLOWED = {
     ("resource.k8s.io", "resourceclaims"),
     ("resource.k8s.io", "resourceslices"),
 }
+# ... and, where the profile runs processes, what the Services of process pods route by
+# (kubelet/runtime/services.py: a Service's name leads to its ready endpoints' processes)
+FOLLOWED_FOR_PROCESSES = {("", "services"), ("discovery.k8s.io", "endpointslices")}
 
 
 class Host(componentmain.Host):
@@ -72,11 +76,35 @@ class Host(componentmain.Host):
         """What the kubelets and drivers read from the replica (FOLLOWED); anything else they
         read through the client, which asks the API (the replica is strict: a read of an
         unfollowed resource raises)."""
+        followed = FOLLOWED | (FOLLOWED_FOR_PROCESSES if self.runs_processes() else set())
         rts: dict[str, ResourceType] = {}
         for rt in self.registry.all():
-            if (rt.group, rt.plural) in FOLLOWED and "watch" in rt.verbs:
+            if (rt.group, rt.plural) in followed and "watch" in rt.verbs:
                 rts.setdefault(rt.storage_key, rt)
         return list(rts.values())
+
+    def runs_processes(self) -> bool:
+        """Whether the profile asks for the process runtime on any node (a shard runs
+        processes only where it is asked, kubelet.runtime: process)."""
+        p = self.profile
+        return (p.kubelet or {}).get("runtime") == "process" or any(n.runtime == "process" for n in p.nodes)
+
+    def token_request(self, namespace: str, name: str, body: dict) -> dict:
+        """A TokenRequest for ServiceAccount ``namespace/name`` (its spec in ``body``), through
+        the API as a kubelet asks for its pods' tokens."""
+        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", **body}
+        return self.http.call("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token", request, own=True)
+
+    def in_cluster_endpoint(self) -> tuple[str, str, bytes]:
+        """Where programs in this shard's pods reach the API server (their in-cluster
+        configuration): where the shard reaches it, with the CA its kubeconfig trusts. Their
+        clients speak HTTPS: a server serving plain HTTP is not reachable from them
+        (docs/scaling.md)."""
+        from urllib.parse import urlsplit
+
+        u = urlsplit(self.url)
+        default = 443 if u.scheme == "https" else 80
+        return u.hostname or "127.0.0.1", str(u.port or default), self.http.creds.ca_pem.encode()
 
     async def start_all(self) -> list:
         from mockkube import kubelet

@@ -11,7 +11,7 @@ import ssl
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from aiohttp import web
 
@@ -23,6 +23,9 @@ from mockkube.machinery.clock import Clock
 from mockkube.machinery.metrics import Metrics
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
+
+if TYPE_CHECKING:
+    from mockkube.kubelet.kubeletclient import ClientConfig
 
 log = logging.getLogger("mockkube")
 
@@ -107,6 +110,7 @@ class Server:
         controllers: str = "server",
         node_shards: int = 0,
         run_kubelets: bool = True,
+        kubelet_client: "ClientConfig | None" = None,
         reuse_port: bool = False,
         control_plane: bool | None = None,
         feature_gates: "Mapping[str, bool] | str | None" = None,
@@ -146,6 +150,10 @@ class Server:
         self.node_shards = node_shards
         # False (`--kubelets none`): `mockkube kubelets --shard I/M` processes run elsewhere
         self.run_kubelets = run_kubelets
+        # kube-apiserver's --kubelet-client-certificate/-key, --kubelet-certificate-authority and
+        # --kubelet-preferred-address-types: how this server reaches kubelets elsewhere
+        self.kubelet_client = kubelet_client
+        self.kubelet_preferred_address_types = kubelet_client.address_types if kubelet_client else None
         # DynamicResources filterTimeout in seconds (0 = none); None: the profile's, else 10 s
         self.filter_timeout = filter_timeout
         self.event_window = event_window
@@ -221,13 +229,13 @@ class Server:
         # a feature gate turns off
         self.registry = served_registry(registry(), self.feature_gates, self.runtime_config)
         self.metrics = Metrics()
-        feature_enabled = self.metrics.gauge(  # as component-base's featuregate records it
+        gates = self.feature_gates
+        self.metrics.gauge_family(  # as component-base's featuregate records it
             "kubernetes_feature_enabled",
             "[BETA] This metric records the data about the stage and enablement of a k8s feature.",
             ["name", "stage"],
+            lambda: [((name, gates.specs[name].metric_stage), 1.0 if on else 0.0) for name, on in gates.items()],
         )
-        for name, on in self.feature_gates.items():
-            feature_enabled.labels(name, self.feature_gates.specs[name].metric_stage).set(1 if on else 0)
         from mockkube.machinery.faults import Faults
 
         self.faults = Faults(self.clock, self.metrics)  # injected faults (docs/faults.md); cleared by reset
@@ -328,7 +336,30 @@ class Server:
             self._bootstrap()
 
     def _bootstrap(self) -> None:
-        """What a fresh kube-apiserver creates: the system namespaces and the ``kubernetes`` Service."""
+        """What a fresh kube-apiserver creates: the system namespaces and the ``kubernetes``
+        Service, the RBAC policy, ... On an empty embedded store, the writes a first start
+        recorded are committed again with fresh uids and times (``bootstraptemplate``)."""
+        from mockkube.server import bootstraptemplate as tpl
+
+        if self.store.shared or self.store.rv != 0 or not tpl.enabled():
+            self._bootstrap_objects()
+            return
+        key = tpl.key(self.feature_gates, self.registry)
+        template = tpl.load(key)
+        if template is not None:
+            self.store.replay(tpl.fresh(template, self.resources.now()))
+            return
+        first = self.resources.now()
+        writes = self.store.record_writes()
+        try:
+            self._bootstrap_objects()
+        finally:
+            self.store.stop_recording()
+        tpl.save(key, tpl.make(writes, first, self.resources.now()))
+
+    def _bootstrap_objects(self) -> None:
+        """The bootstrap's objects one by one through the generic registry, each created
+        when missing (a restart, another API server on PostgreSQL)."""
         self.store.sync()  # what another API server bootstrapped already (PostgreSQL)
         ns_rt = self.registry.get("", "v1", "namespaces")
         for ns in SYSTEM_NAMESPACES:
@@ -538,7 +569,10 @@ class Server:
         ``--kubelet-client-certificate`` and ``--kubelet-certificate-authority``): a client
         certificate its CA signed for ``kube-apiserver-kubelet-client`` in ``system:masters``
         (kubeadm's), the kubelets' serving certificates checked against the same CA. None
-        (plain HTTP) when the server has no CA of its own (no TLS, or the user's certificate)."""
+        (plain HTTP) when the server has no CA of its own (no TLS, or the user's certificate).
+        The flags, when given, say instead (``kubelet_client``)."""
+        if self.kubelet_client is not None and self.kubelet_client.tls:
+            return self.kubelet_client.ssl_context()
         if self.tls is None or self.tls.ca is None:
             return None
         from mockkube.apiserver import certs

@@ -145,6 +145,7 @@ class Store:
         self._event_rows = not db.is_ephemeral(engine)
         self._wconn = None
         self._loaded = False
+        self._recorded: list[tuple[str, str, bytes]] | None = None  # record_writes()
         # the server's Authorizer while it enforces one (--authorization-mode): in-process
         # components' writes and informers are authorized against it (storage/client.py)
         self.authorizer = None
@@ -545,11 +546,46 @@ class Store:
     def _publish(self, rt: ResourceType, ev: Event, held: Entry | None, old: Entry | None = None) -> None:
         """``held``: the cache's entry of the version written; ``old``: of the one replaced."""
         self._logs[rt.storage_key].append(ev, held, old)
+        if self._recorded is not None:
+            self._recorded.append((rt.storage_key, ev.type, ev.entry.raw))
         self._published += 1
         if not self._published & 1023:  # quiet resources' logs are compacted too
             for log in self._logs.values():
                 log.compact()
         self.hub.publish(rt.storage_key, ev)
+
+    # -- recording and replaying writes (the bootstrap's template) -------------
+    def record_writes(self) -> list[tuple[str, str, bytes]]:
+        """From now on keep every committed write as (storage key, ADDED/MODIFIED/DELETED,
+        the object's JSON) in the list returned, until ``stop_recording``."""
+        self._recorded = []
+        return self._recorded
+
+    def stop_recording(self) -> None:
+        self._recorded = None
+
+    def replay(self, writes: Iterable[tuple[str, str, dict]]) -> None:
+        """Commit ``writes`` (storage key, ADDED/MODIFIED/DELETED, object) in order through
+        the store's own write path, as if each had been made again: the objects recorded from
+        a bootstrap (``record_writes``), with their uids and times made fresh by the caller."""
+        by_key: dict[str, ResourceType] = {}
+        for rt in self.registry.all():
+            by_key.setdefault(rt.storage_key, rt)
+        with self.lock:
+            for key, typ, obj in writes:
+                rt = by_key[key]
+                if typ == "ADDED":
+                    self._create(rt, obj)
+                    continue
+                meta = obj["metadata"]
+                ns = meta.get("namespace", "") if rt.namespaced else ""
+                old = self._caches[key].get(ns, meta["name"])
+                if old is None:
+                    raise errors.not_found(rt.plural, rt.group, meta["name"])
+                if typ == "MODIFIED":
+                    self._update(rt, obj, old.rv)
+                else:
+                    self._delete(rt, ns, meta["name"], old.rv)
 
     # -- watch ---------------------------------------------------------------
     def watch(

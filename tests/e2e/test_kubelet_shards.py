@@ -186,6 +186,40 @@ def test_streams_reach_the_nodes_kubelet_in_its_shard(cluster):
         pf.stderr.close()
 
 
+def test_a_shard_nodes_kubelet_serves_stats_metrics_and_run(cluster):
+    """The rest of the kubelet API a shard's node serves through the node proxy, as the
+    in-process nodes do (nodeproxy.py): the stats summary, the kubelet's, cAdvisor's and the
+    prober's metrics, and the kubelet's run (POST, ``kubectl create --raw``)."""
+    node = NODES[4]
+    ns = cluster.create_namespace("kubeletapi")
+    cluster.kubectl("apply", "-n", ns, "-f", "-", input=STREAMS_POD.format(node=node))
+    cluster.wait_for_pod_phase("web", "Running", namespace=ns)
+    base = f"/api/v1/nodes/{node}/proxy"
+    stats = json.loads(cluster.kubectl("get", "--raw", f"{base}/stats/summary").stdout)
+    assert stats["node"]["nodeName"] == node
+    web = next(p for p in stats["pods"] if p["podRef"] == {"name": "web", "namespace": ns, "uid": p["podRef"]["uid"]})
+    assert [c["name"] for c in web["containers"]] == ["app"]
+    assert cluster.http.post(f"{cluster.url}{base}/stats/summary", timeout=30).json()["node"]["nodeName"] == node
+    metrics = cluster.kubectl("get", "--raw", f"{base}/metrics").stdout.splitlines()
+    assert f'kubelet_node_name{{node="{node}"}} 1' in metrics
+    cadvisor = cluster.kubectl("get", "--raw", f"{base}/metrics/cadvisor").stdout
+    assert f'container_memory_working_set_bytes{{container="app",image="busybox",namespace="{ns}",pod="web"}} 0 ' in (
+        cadvisor
+    )
+    assert "# TYPE prober_probe_total counter" in cluster.kubectl("get", "--raw", f"{base}/metrics/probes").stdout
+    run = cluster.kubectl("create", "--raw", f"{base}/run/{ns}/web/app?cmd=echo%20ran%20here", "-f", "/dev/null")
+    assert run.stdout == "ran here\n"
+    failed = cluster.http.post(f"{cluster.url}{base}/run/{ns}/web/app", params={"cmd": "cat /nope"}, timeout=30)
+    assert (failed.status_code, failed.text) == (
+        500,
+        "command 'cat /nope' exited with 1: cat: /nope: No such file or directory\n",
+    )
+    other = cluster.http.post(f"{cluster.url}/api/v1/nodes/{NODES[0]}/proxy/run/{ns}/web/app?cmd=ls", timeout=30)
+    assert (other.status_code, other.text) == (404, "pod does not exist")  # not that node's pod
+    get = cluster.http.get(f"{cluster.url}{base}/run/{ns}/web/app?cmd=ls", timeout=30)
+    assert get.status_code == 405
+
+
 @pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 def test_a_dead_shard_kubelet_gets_kube_apiservers_errors():
     """HTTPS to the kubelets (the server has a CA): the shard admits the API server's client
@@ -395,3 +429,165 @@ def test_a_second_api_server_reaches_the_shards_kubelets_on_postgresql(tmp_path)
         except subprocess.TimeoutExpired:
             proc.kill()
         pg.stop()
+
+
+def _ready_url(proc: subprocess.Popen) -> str:
+    line = proc.stdout.readline()
+    assert line.startswith("mockkube ready at "), line
+    return line.split()[-1]
+
+
+def _stop(*procs: subprocess.Popen) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
+        if p.stdout is not None:
+            p.stdout.close()
+
+
+def test_a_shard_elsewhere_with_its_own_certificates(tmp_path):
+    """docs/scaling.md "Several machines": `mockkube serve --kubelets none` with
+    kube-apiserver's kubelet client flags, and a `mockkube kubelets` shard started on its own
+    with a serving certificate of another CA than the one that signed the API server's client
+    certificate. The server checks the kubelet's certificate against
+    --kubelet-certificate-authority and presents --kubelet-client-certificate, which the shard
+    admits (--client-ca-file) and nothing else."""
+    from mockkube.apiserver import certs
+
+    kubelet_ca, client_ca = certs.make_ca("kubelet-ca"), certs.make_ca("kubelet-client-ca")
+    certs.write_pair(certs.make_serving(kubelet_ca, ["127.0.0.1"]), tmp_path / "kubelet.crt", tmp_path / "kubelet.key")
+    client = certs.make_client(client_ca, "kube-apiserver-kubelet-client", ["system:masters"])
+    certs.write_pair(client, tmp_path / "client.crt", tmp_path / "client.key")
+    (tmp_path / "kubelet-ca.crt").write_bytes(kubelet_ca.cert_pem)
+    (tmp_path / "client-ca.crt").write_bytes(client_ca.cert_pem)
+    profile, kubeconfig = tmp_path / "profile.yaml", tmp_path / "kubeconfig"
+    profile.write_text("nodes:\n- name: far\n")
+    mockkube_cmd = [sys.executable, "-m", "mockkube"]
+    serve = mockkube_cmd + ["serve", "--port", "0", "--cluster", str(profile), "--no-control-plane"]
+    serve += ["--kubelets", "none", "--kubeconfig", str(kubeconfig), "--scheduler", "thread"]
+    serve += ["--kubelet-client-certificate", str(tmp_path / "client.crt")]
+    serve += ["--kubelet-client-key", str(tmp_path / "client.key")]
+    serve += ["--kubelet-certificate-authority", str(tmp_path / "kubelet-ca.crt")]
+    serve += ["--kubelet-preferred-address-types", "InternalIP,Hostname"]
+    server = subprocess.Popen(serve, stdout=subprocess.PIPE, text=True)
+    shard = None
+    try:
+        _ready_url(server)
+        kubelets = mockkube_cmd + ["kubelets", "--kubeconfig", str(kubeconfig), "--cluster", str(profile)]
+        kubelets += ["--shard", "0/1", "--no-control-plane", "--client-ca-file", str(tmp_path / "client-ca.crt")]
+        kubelets += ["--tls-cert-file", str(tmp_path / "kubelet.crt")]
+        kubelets += ["--tls-private-key-file", str(tmp_path / "kubelet.key")]
+        shard = subprocess.Popen(kubelets, stdout=subprocess.DEVNULL)
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+
+        def kubectl(*args: str, **kw) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [binaries.kubectl(), *args], env=env, capture_output=True, text=True, timeout=60, **kw
+            )
+
+        assert kubectl("apply", "-f", "-", input=STREAMS_POD.format(node="far")).returncode == 0
+        until(
+            lambda: kubectl("get", "pod", "web", "-o", "jsonpath={.status.phase}").stdout == "Running",
+            timeout=60,
+            what="the pod Running on the shard's node",
+        )
+        port = json.loads(kubectl("get", "node", "far", "-o", "json").stdout)["status"]["daemonEndpoints"][
+            "kubeletEndpoint"
+        ]["Port"]
+        with pytest.raises(requests.exceptions.SSLError):  # the kubelet's certificate: not the system's CAs
+            requests.get(f"https://127.0.0.1:{port}/healthz", timeout=10)
+        with pytest.raises(requests.exceptions.ConnectionError):  # no client certificate: refused
+            requests.get(f"https://127.0.0.1:{port}/healthz", verify=str(tmp_path / "kubelet-ca.crt"), timeout=10)
+        assert kubectl("logs", "web").stdout == "line one\nline two\n"
+        assert kubectl("exec", "web", "--", "echo", "hi").stdout == "hi\n"
+        assert kubectl("get", "--raw", "/api/v1/nodes/far/proxy/healthz").stdout == "ok"
+    finally:
+        _stop(*[p for p in (shard, server) if p is not None])
+
+
+PROCESS_PODS = """
+apiVersion: v1
+kind: Pod
+metadata: {{name: web, labels: {{app: web}}}}
+spec:
+  nodeName: proc
+  containers:
+  - name: web
+    image: python
+    command: [python3, -c, "{serve}"]
+    workingDir: /etc
+    env: [{{name: PORT, value: "{port}"}}]
+    ports: [{{name: http, containerPort: {port}}}]
+    readinessProbe: {{httpGet: {{path: /hostname, port: http}}, periodSeconds: 1}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: web}}
+spec:
+  selector: {{app: web}}
+  ports: [{{port: 80, targetPort: http}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: client}}
+spec:
+  nodeName: proc
+  containers: [{{name: c, image: python, command: [sleep, infinity]}}]
+"""
+SERVE = (
+    "import http.server, os; http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT'])), "
+    "type('H', (http.server.SimpleHTTPRequestHandler,), {'log_message': lambda *a: None})).serve_forever()"
+)
+# the in-cluster configuration a client library reads: the token, the CA, the server's address
+IN_CLUSTER = """
+import json, os, ssl, sys, urllib.error, urllib.request
+d = "/var/run/secrets/kubernetes.io/serviceaccount"
+url = "https://%s:%s/api/v1/namespaces/%s/secrets" % (
+    os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"], open(d + "/namespace").read())
+req = urllib.request.Request(url, headers={"Authorization": "Bearer " + open(d + "/token").read()})
+try:
+    urllib.request.urlopen(req, context=ssl.create_default_context(cafile=d + "/ca.crt"), timeout=10)
+except urllib.error.HTTPError as e:
+    print(e.code, json.loads(e.read())["message"])
+"""
+
+
+def test_a_shard_runs_processes_where_the_profile_asks(tmp_path):
+    """`kubelet.runtime: process` in the profile: a shard's pods run as processes, as on the
+    server's own nodes. Their ServiceAccount token comes from the TokenRequest API and
+    authenticates them to the API server over TLS (its CA in ca.crt), and a Service's name
+    leads to a process pod of the same shard."""
+    from mockkube.kubelet.runtime import sandbox
+
+    if sandbox.probe():
+        pytest.skip(f"no sandbox here: {sandbox.probe()}")
+    profile = "nodes:\n- name: proc\nkubelet: {runtime: process}\ndeviceClasses: false\n"
+    with mockkube.Cluster(profile, subprocess=True, node_shards=1, auth={"authorization_mode": "Node,RBAC"}) as c:
+        ns = c.create_namespace("procs")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        c.kubectl("apply", "-n", ns, "-f", "-", input=PROCESS_PODS.format(serve=SERVE, port=port))
+        c.wait_for_pod_phase("client", "Running", ns)
+        # a real process in the shard, not mockkube's shell
+        assert c.kubectl("exec", "-n", ns, "client", "--", "cat", "/proc/1/cmdline").stdout == "sleep\0infinity\0"
+        out = c.kubectl("exec", "-n", ns, "client", "--", "python3", "-c", IN_CLUSTER).stdout
+        assert out == (
+            f'403 secrets is forbidden: User "system:serviceaccount:{ns}:default" cannot list resource '
+            f'"secrets" in API group "" in the namespace "{ns}"\n'
+        )
+        get = (
+            "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode().strip())"
+        )
+
+        def through_service() -> bool:
+            p = c.kubectl("exec", "-n", ns, "client", "--", "python3", "-c", get, "http://web/hostname", check=False)
+            return p.stdout == "web\n"
+
+        until(through_service, timeout=30, what="the Service web reached by name from the shard's pod")

@@ -1,6 +1,8 @@
 """nodes/{name}/proxy: the kubelet's endpoints through the API server's node proxy, as
-``kubectl get --raw`` (and metrics-server's scrape) reach them: healthz, pods, and the
-resource metrics, whose figures for a process container are its processes' CPU and memory."""
+``kubectl get --raw`` (and metrics-server's scrape) reach them: healthz, pods, the resource
+metrics and the stats summary, whose figures for a process container are its processes' CPU
+and memory, the prober's metrics, and the kubelet's run (``kubectl create --raw``) as a real
+command in the container."""
 
 from __future__ import annotations
 
@@ -30,7 +32,22 @@ def _sample(text: str, metric: str, pod: str) -> float | None:
 @pytest.mark.mockkube(profile=PROFILE)
 def test_resource_metrics_show_what_a_process_uses(mockkube, mockkube_namespace):
     c, ns = mockkube, mockkube_namespace
-    c.kubectl("run", "burn", "-n", ns, "--image=busybox", "--", "sh", "-c", "while true; do :; done")
+    burn = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "burn"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "burn",
+                    "image": "busybox",
+                    "command": ["sh", "-c", "while true; do :; done"],
+                    "readinessProbe": {"exec": {"command": ["true"]}, "periodSeconds": 1},
+                }
+            ]
+        },
+    }
+    c.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(burn))
     c.kubectl("run", "idle", "-n", ns, "--image=busybox")  # no command: simulated, uses nothing
     c.wait_for_pod_phase("burn", "Running", ns)
     c.wait_for_pod_phase("idle", "Running", ns)
@@ -59,6 +76,22 @@ def test_resource_metrics_show_what_a_process_uses(mockkube, mockkube_namespace)
     )
     assert node_cpu >= cpu
     assert "resource_scrape_error 0" in text.splitlines()
+
+    stats = json.loads(c.kubectl("get", "--raw", f"{base}/stats/summary").stdout)
+    burn = next(p for p in stats["pods"] if p["podRef"]["name"] == "burn")
+    assert burn["containers"][0]["cpu"]["usageCoreNanoSeconds"] >= 0.2e9
+    assert burn["memory"]["workingSetBytes"] > 100_000
+    assert stats["node"]["cpu"]["usageCoreNanoSeconds"] >= burn["cpu"]["usageCoreNanoSeconds"]
+    probes = c.kubectl("get", "--raw", f"{base}/metrics/probes").stdout
+    assert re.search(
+        r'^prober_probe_total\{container="burn",.*probe_type="Readiness",result="successful"\} [1-9]', probes, re.M
+    )
+
+    # the kubelet's run: the command in the container's own namespaces (its PID 1 is the loop)
+    run = c.kubectl("create", "--raw", f"{base}/run/{ns}/burn/burn?cmd=cat%20/proc/1/cmdline", "-f", "/dev/null")
+    assert run.stdout.split("\0")[:2] == ["sh", "-c"]
+    failed = c.kubectl("create", "--raw", f"{base}/run/{ns}/burn/burn?cmd=ls%20/nope", "-f", "/dev/null", check=False)
+    assert failed.returncode == 1 and "command 'ls /nope' exited with" in failed.stderr
 
     missing = c.kubectl("get", "--raw", f"{base}/no-such-endpoint", check=False)
     assert missing.returncode == 1 and "NotFound" in missing.stderr

@@ -11,8 +11,8 @@ from mockkube.apiserver.resources import registry
 from mockkube.server import componentmain, kubeletmain
 
 
-def _followed() -> set[tuple[str, str]]:
-    host = SimpleNamespace(registry=registry())
+def _followed(processes: bool = False) -> set[tuple[str, str]]:
+    host = SimpleNamespace(registry=registry(), runs_processes=lambda: processes)
     return {(rt.group, rt.plural) for rt in kubeletmain.Host.followed(host)}  # type: ignore[arg-type]
 
 
@@ -25,6 +25,21 @@ def test_a_shard_follows_what_its_kubelets_read():
         ("resource.k8s.io", "resourceclaims"),
         ("resource.k8s.io", "resourceslices"),
     }
+
+
+def test_a_shard_running_processes_follows_what_services_route_by_too():
+    assert _followed(processes=True) == _followed() | {("", "services"), ("discovery.k8s.io", "endpointslices")}
+
+
+def test_a_shard_runs_processes_where_its_profile_asks():
+    from mockkube.config.profile import load
+
+    def runs(profile: str) -> bool:
+        return kubeletmain.Host.runs_processes(SimpleNamespace(profile=load(profile)))  # type: ignore[arg-type]
+
+    assert not runs("nodes: [{name: a}]")
+    assert runs("nodes: [{name: a}]\nkubelet: {runtime: process}\n")
+    assert runs("nodes: [{name: a}, {name: b, kubelet: {runtime: process}}]")
 
 
 def test_a_shard_follows_no_leases_or_events_and_reads_strictly():

@@ -10,53 +10,17 @@ from multidict import MultiMapping
 from mockkube.apiserver.rest import WriteOptions
 from mockkube.machinery import errors
 from mockkube.machinery import fielderrors as fe
+from mockkube.machinery.strconv import convert_bool, parse_int64
 
 _VALIDATIONS = ("Ignore", "Warn", "Strict")
 
 
 def _bool(q: MultiMapping, name: str) -> bool | None:
-    """apimachinery's Convert_Slice_string_To_bool: never an error; "0" and "false" (any
-    case) are false, anything else (even an empty value) true."""
+    """apimachinery's Convert_Slice_string_To_bool (``convert_bool``) of the first value."""
     v = q.get(name)
     if v is None:
         return None
-    return not (v == "0" or v.lower() == "false")
-
-
-def go_quote(s: str) -> str:
-    """Go's strconv.Quote: printable characters kept, the rest escaped."""
-    out = []
-    for ch in s:
-        o = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        elif o < 0x80:
-            out.append(f"\\x{o:02x}")
-        elif o < 0x10000:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(f"\\U{o:08x}")
-    return '"' + "".join(out) + '"'
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-_INT64 = 2**63
-
-
-def parse_int64(v: str) -> int:
-    """strconv.ParseInt(v, 10, 64), raising a 400 with its error text as the message, as
-    DecodeParameters' BadRequest carries it."""
-    digits = v[1:] if v[:1] in ("+", "-") else v
-    if not digits or not all("0" <= c <= "9" for c in digits):
-        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(v)}: invalid syntax")
-    n = int(v)
-    if not -_INT64 <= n < _INT64:
-        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(v)}: value out of range")
-    return n
+    return convert_bool(v)
 
 
 def _int(q: MultiMapping, name: str) -> int | None:

@@ -125,22 +125,31 @@ async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamRe
     """pods/log as text/plain (``kubectl logs``); what a simulated container printed comes
     from its pod's ``mockkube.io/log`` annotations, a process container's from its output
     (see mockkube/kubelet/logs.py and kubelet/runtime/, reached through ``NODE_KEY``);
-    ``follow=true`` streams a growing log until the container ends or the client leaves."""
+    ``follow=true`` streams a growing log until the container ends or the client leaves.
+    The options decode before the pod is read (machinery/podlogoptions.py, as a kubelet
+    decodes them too)."""
+    from mockkube.machinery import podlogoptions
+
     q = request.query
-    tail = q.get("tailLines")
-    tail_lines = None if tail is None else params.parse_int64(tail)  # PodLogOptions decode before the get
+    opts = podlogoptions.decode(q)
     pod = api.res.get(t.rt, t.namespace, t.name).obj
     node = _node(request)
-    timestamps = q.get("timestamps") in ("true", "1")
-    previous = q.get("previous") in ("true", "1")
-    since, limit = _log_window(api, q)
-    container = node.pick_container(pod, q.get("container", ""))
+    container = node.pick_container(pod, opts.container)
     kubelet = node.kubelet_of((pod.get("spec") or {}).get("nodeName") or "")
     if kubelet is not None:  # upstream's LogLocation: the node's kubelet serves the log
         path = f"/containerLogs/{t.namespace}/{t.name}/{container}"
         return await node.forward(request, kubelet, path, _without(q, "container"))
-    follow = q.get("follow") in ("true", "1")
-    return await node.serve_log(request, pod, container, tail_lines, timestamps, previous, since, limit, follow)
+    return await node.serve_log(
+        request,
+        pod,
+        container,
+        opts.tail_lines,
+        opts.timestamps,
+        opts.previous,
+        opts.since(api.res.clock()),
+        opts.limit_bytes,
+        opts.follow,
+    )
 
 
 _KUBELET_PATHS = {"exec": "exec", "attach": "attach", "portforward": "portForward"}
@@ -148,27 +157,6 @@ _KUBELET_PATHS = {"exec": "exec", "attach": "attach", "portforward": "portForwar
 
 def _without(query, name: str) -> list[tuple[str, str]]:
     return [(k, v) for k, v in query.items() if k != name]
-
-
-def _log_window(api: "API", q) -> tuple[float | None, int | None]:
-    """``sinceSeconds``/``sinceTime`` as a time (the cluster clock's), and ``limitBytes``."""
-    from mockkube.machinery import meta
-
-    since = None
-    if q.get("sinceSeconds"):
-        secs = params.parse_int64(q["sinceSeconds"])
-        if secs < 1:
-            raise errors.bad_request("sinceSeconds must be greater than 0")
-        since = api.res.clock() - secs
-    elif q.get("sinceTime"):
-        try:
-            since = meta.parse_time(q["sinceTime"])
-        except ValueError as e:
-            raise errors.bad_request(f"invalid sinceTime: {e}") from None
-    limit = params.parse_int64(q["limitBytes"]) if q.get("limitBytes") else None
-    if limit is not None and limit < 1:
-        raise errors.bad_request("limitBytes must be greater than 0")
-    return since, limit
 
 
 def _typed(body: dict, group: str, version: str, kind: str) -> None:

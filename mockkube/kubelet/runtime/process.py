@@ -145,6 +145,8 @@ class PodProcs:
     full_name: str = ""  # name_namespace(uid), as the kubelet names a pod in messages
     namespace: str = ""
     holder: bool = False  # a pod of the simulated runtime: sandboxes only for exec (exec_sandbox)
+    # (container, probe type, result) -> probes run: the prober's prober_probe_total (nodeproxy.py)
+    probe_counts: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
     def container(self, name: str) -> ContainerState | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -564,6 +566,8 @@ class ProcessRuntime:
         except Exception as e:  # noqa: BLE001 - a probe that cannot run fails
             ok, out = False, str(e)
         changed = ps.record(ok)
+        counted = (cs.name, ps.kind, "successful" if ok else "failed")
+        pp.probe_counts[counted] = pp.probe_counts.get(counted, 0) + 1
         fp = f"spec.{'initContainers' if cs.init else 'containers'}{{{cs.name}}}"
         if not ok:
             pp.events.append(("Warning", "Unhealthy", f"{ps.kind} probe failed: {out}", fp))
