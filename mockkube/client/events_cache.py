@@ -13,12 +13,14 @@ from the clock it is given (the cluster's injectable clock), events are core/v1 
   25 events refilled at one every 5 minutes; an event over budget is skipped (its count
   is still observed, so the next one sent carries the total).
 
-Each cache is an LRU of 4096 entries, as upstream's.
+Each cache is an LRU of 4096 entries, as upstream's. The simulated kubelets of a large
+cluster keep one correlator each in the API server's process, so entries are kept small
+(slotted records, a single local key held as itself until a second one comes, a plain dict
+for the LRU's order): about 1.5 KB less a pod's five Events at 10,000 pods.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
@@ -115,19 +117,21 @@ class LRU:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._d: OrderedDict[str, object] = OrderedDict()
+        self._d: dict[str, object] = {}  # in use order (a third of an OrderedDict's memory)
 
     def get(self, key: str):
-        if key not in self._d:
-            return None
-        self._d.move_to_end(key)
-        return self._d[key]
+        d = self._d
+        value = d.pop(key, None)
+        if value is not None:
+            d[key] = value
+        return value
 
     def add(self, key: str, value: object) -> None:
-        self._d[key] = value
-        self._d.move_to_end(key)
-        if self.size and len(self._d) > self.size:
-            self._d.popitem(last=False)
+        d = self._d
+        d.pop(key, None)
+        d[key] = value
+        if self.size and len(d) > self.size:
+            del d[next(iter(d))]
 
     def __len__(self) -> int:
         return len(self._d)
@@ -136,6 +140,8 @@ class LRU:
 class TokenBucket:
     """flowcontrol's token bucket (golang.org/x/time/rate): starts full, refills at ``qps``
     up to ``burst``; TryAccept takes a token if one is there and changes nothing if not."""
+
+    __slots__ = ("qps", "burst", "tokens", "last")
 
     def __init__(self, qps: float, burst: int, now: float) -> None:
         self.qps, self.burst = qps, burst
@@ -176,10 +182,27 @@ class SpamFilter:
         return skip
 
 
-@dataclass
+@dataclass(slots=True)
 class _AggregateRecord:
-    local_keys: set
+    local_keys: set | str  # a single key as itself (a set is 216 bytes)
     last: float | None  # when the aggregate was last recorded (None: never)
+
+    def add(self, local_key: str) -> int:
+        """Insert ``local_key``; how many distinct keys there are now."""
+        keys = self.local_keys
+        if isinstance(keys, str):
+            if keys == local_key:
+                return 1
+            keys = self.local_keys = {keys}
+        keys.add(local_key)
+        return len(keys)
+
+    def pop_any(self) -> None:
+        keys = self.local_keys
+        if isinstance(keys, str):
+            self.local_keys = set()
+        else:
+            keys.pop()
 
 
 class Aggregator:
@@ -207,13 +230,13 @@ class Aggregator:
         record = self.cache.get(agg_key)
         # a record too old (or none: its time is the zero time) starts afresh
         if record is None or record.last is None or now - record.last > self.max_interval:
-            record = _AggregateRecord(set(), None)
-        record.local_keys.add(local_key)
+            record = _AggregateRecord(local_key, None)
+        seen = record.add(local_key)
         record.last = now
         self.cache.add(agg_key, record)
-        if len(record.local_keys) < self.max_events:
+        if seen < self.max_events:
             return ev, full_key
-        record.local_keys.pop()  # do not grow the local key set beyond the max
+        record.pop_any()  # do not grow the local key set beyond the max
         ts = meta.rfc3339(now)
         obj = _obj(ev)
         copy = {
@@ -236,7 +259,7 @@ class Aggregator:
         return copy, agg_key
 
 
-@dataclass
+@dataclass(slots=True)
 class _EventLog:
     count: int
     first_timestamp: str

@@ -71,6 +71,21 @@ def dumps_kept(obj: Any) -> bytes:
     return bytes(memoryview(dumps(obj)))
 
 
+def redumps(obj: Any) -> bytes:
+    """``dumps`` again for an object whose bytes ``is_redumpable``: orjson alone (~2 µs for a
+    pod; the checks of ``dumps`` cost several times that)."""
+    return orjson.dumps(obj, option=_OPTS)
+
+
+def is_redumpable(obj: Any, raw: bytes) -> bool:
+    """Whether ``redumps(obj)`` writes ``raw`` (what ``dumps`` wrote for it): orjson's own
+    bytes, not the standard library's."""
+    try:
+        return orjson.dumps(obj, option=_OPTS) == raw
+    except TypeError:
+        return False
+
+
 class _NonFinite(float):
     """NaN or an infinity that the standard library's decoder let in: orjson would write it
     as null, but refuses this subclass, so ``dumps`` writes it as json does (``NaN``)."""

@@ -24,7 +24,7 @@ from mockkube.machinery.meta import canonical_order
 from mockkube.machinery.registry import Registry, ResourceType
 from mockkube.storage import db, sharedlog
 from mockkube.storage import schema as t
-from mockkube.storage.cache import Entry, JsonEntry, ResourceCache
+from mockkube.storage.cache import CachedEntry, Entry, Interner, JsonEntry, ResourceCache
 from mockkube.storage.watch import Event, EventLog, Hub, Predicate, Watcher
 
 log = logging.getLogger("mockkube.store")
@@ -122,6 +122,7 @@ class Store:
         self._caches: dict[str, ResourceCache] = {}
         self._logs: dict[str, EventLog] = {}
         self._as_json: set[str] = set()  # storage keys whose cache holds JSON alone
+        self._interner = Interner()  # equal parts of stored objects' specs held once
         self._writes = 0
         self._published = 0
         self.lock = threading.RLock()
@@ -190,7 +191,7 @@ class Store:
                 cache = self._caches.get(res)
                 if cache is None:
                     continue  # a resource this version no longer serves
-                cache.put(*self._held(res, Entry(json.loads(data), data.encode(), rv)))
+                cache.put(*self._held(res, Entry(json.loads(data), data.encode(), rv), keep_raw=False))
             loaded: dict[str, list[Event]] = {}
             q = select(t.events.c.resource, t.events.c.type, t.events.c.data, t.events.c.rv).order_by(t.events.c.rv)
             for res, typ, data, rv in conn.execute(q):
@@ -209,12 +210,17 @@ class Store:
                 self._as_json.add(rt.storage_key)
         self._caches = {key: ResourceCache(f) for key, f in fields.items()}
 
-    def _held(self, key: str, entry: Entry) -> tuple[Entry, dict]:
-        """What the cache holds of ``entry`` (its JSON alone for a ``held_as_json`` resource),
-        with the object to index it by."""
+    def _held(self, key: str, entry: Entry, keep_raw: bool = True) -> tuple[Entry, dict]:
+        """What the cache holds of ``entry`` (its JSON alone, packed, for a ``held_as_json``
+        resource; else its dict, with its JSON while the watch history holds the event that
+        wrote it: ``keep_raw``), with the object to index it by."""
         if key in self._as_json:
-            return JsonEntry(entry.raw, entry.rv, entry.key), entry.obj
-        return entry, entry.obj
+            return JsonEntry(self._caches[key].packer.pack(entry.raw), entry.rv, entry.key), entry.obj
+        self._interner.share(entry.obj)  # before anyone reads it
+        held = CachedEntry(entry.obj, entry.raw, entry.rv)
+        if not keep_raw:
+            held.forget_raw()
+        return held, entry.obj
 
     def _load_shared(self) -> None:
         rv, objs, evs = sharedlog.snapshot(self.engine)
@@ -222,7 +228,7 @@ class Store:
         for res, data, orv in objs:
             cache = self._caches.get(res)
             if cache is not None:
-                cache.put(*self._held(res, Entry(json.loads(data), data.encode(), orv)))
+                cache.put(*self._held(res, Entry(json.loads(data), data.encode(), orv), keep_raw=False))
         loaded: dict[str, list[Event]] = {}
         for erv, res, typ, data in evs:
             if typ != sharedlog.GAP and res in self._caches:
@@ -341,9 +347,14 @@ class Store:
         if cache is None:
             return  # a resource this replica does not serve (yet)
         ns, name = entry.key
-        old = cache.remove(ns, name) if typ == "DELETED" else cache.put(*self._held(key, entry))
-        ev = Event(typ, entry, old.obj if old is not None else None, old.raw if old is not None else None)
-        self._logs[key].append(ev)
+        held = None
+        if typ == "DELETED":
+            old = cache.remove(ns, name)
+        else:
+            held, obj = self._held(key, entry)
+            old = cache.put(held, obj)
+        ev = Event(typ, entry, old.obj if old is not None else None)
+        self._logs[key].append(ev, held, old)
         self.hub.publish(key, ev)
         if remote:
             for fn in self.on_remote:
@@ -527,8 +538,9 @@ class Store:
         if self.shared:
             self._land(rt.storage_key, "ADDED", entry)
             return entry
-        cache.put(*self._held(rt.storage_key, entry))
-        self._publish(rt, Event("ADDED", entry, None))
+        held, obj = self._held(rt.storage_key, entry)
+        cache.put(held, obj)
+        self._publish(rt, Event("ADDED", entry, None), held)
         return entry
 
     def update(self, rt: ResourceType, obj: dict, expect_rv: int) -> Entry:
@@ -549,8 +561,9 @@ class Store:
         if self.shared:
             self._land(rt.storage_key, "MODIFIED", entry)
             return entry
-        cache.put(*self._held(rt.storage_key, entry))
-        self._publish(rt, Event("MODIFIED", entry, old.obj, old.raw))
+        held, obj = self._held(rt.storage_key, entry)
+        cache.put(held, obj)
+        self._publish(rt, Event("MODIFIED", entry, old.obj), held, old)
         return entry
 
     def delete(self, rt: ResourceType, namespace: str, name: str, expect_rv: int | None = None) -> Entry:
@@ -578,11 +591,12 @@ class Store:
             self._land(rt.storage_key, "DELETED", entry)
             return entry
         cache.remove(ns, name)
-        self._publish(rt, Event("DELETED", entry, old.obj, old.raw))
+        self._publish(rt, Event("DELETED", entry, last), None, old)
         return entry
 
-    def _publish(self, rt: ResourceType, ev: Event) -> None:
-        self._logs[rt.storage_key].append(ev)
+    def _publish(self, rt: ResourceType, ev: Event, held: Entry | None, old: Entry | None = None) -> None:
+        """``held``: the cache's entry of the version written; ``old``: of the one replaced."""
+        self._logs[rt.storage_key].append(ev, held, old)
         if self._recorded is not None:
             self._recorded.append((rt.storage_key, ev.type, ev.entry.raw))
         self._published += 1

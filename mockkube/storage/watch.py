@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from mockkube.storage import loopcalls
-from mockkube.storage.cache import Entry, RawEntry
+from mockkube.storage.cache import CachedEntry, Entry, Held, Packer, RawEntry
 
 Predicate = Callable[[dict], bool]
 COMPACTION_AGE = 300.0  # etcd compacts every 5 minutes (--etcd-compaction-interval)
@@ -28,7 +28,7 @@ class Event:
     type: str  # ADDED, MODIFIED, DELETED
     entry: Entry  # the object after the change (for DELETED: the last state, with the delete rv)
     prev: dict | None  # the object before the change (MODIFIED/DELETED)
-    prev_raw: bytes | None = None  # its JSON, which the log keeps in place of ``prev``
+    prev_raw: Held | None = None  # its JSON, where a resumed watch leaves ``prev`` undecoded
 
     @property
     def rv(self) -> int:
@@ -42,15 +42,20 @@ class EventLog:
     Gone there too, and a long-lived cluster does not hold every resource's last 10,000
     changes (the soak benchmark saw the logs of quiet resources fill for an hour).
 
-    An event is held as its type, rv and the JSON of the object after and before the
-    change (the same bytes objects the cache and the previous event hold): the dicts of
-    superseded versions were most of a pod's memory. ``since`` decodes what a resumed
-    watch reads."""
+    An event is held as its type, rv and the object after and before the change, as
+    entries the cache and the previous event hold too, never a copy: the cache's entry of
+    the version the event wrote (its dict and JSON; the JSON forgotten when the event leaves
+    the window while the version is still current, ``CachedEntry.forget_raw``), and the
+    version it replaced, which from then on is held only here: as its JSON, packed
+    (``CachedEntry.supersede``; the dicts of superseded versions were most of a pod's
+    memory, then their JSON). A DELETED event's last state is held packed too. ``since``
+    decodes what a resumed watch reads."""
 
     def __init__(self, capacity: int, start_rv: int, max_age: float = COMPACTION_AGE) -> None:
         self.capacity = capacity
         self.max_age = max_age
-        self._events: deque[tuple[str, bytes, bytes | None]] = deque()  # (type, raw, prev_raw)
+        self.packer = Packer()
+        self._events: deque[tuple[str, Entry, Entry | None]] = deque()  # (type, after, before)
         self._rvs: deque[int] = deque()
         self._times: deque[float] = deque()  # time.monotonic() of each append
         self.window_start = start_rv  # every event with rv > window_start is retained
@@ -58,9 +63,17 @@ class EventLog:
     def __len__(self) -> int:
         return len(self._events)
 
-    def append(self, ev: Event) -> None:
+    def append(self, ev: Event, after: Entry | None = None, before: Entry | None = None) -> None:
+        """``after``: what the cache holds of the version ``ev`` wrote (none for a DELETED
+        event); ``before``: the cache's entry of the version it replaced."""
         now = time.monotonic()
-        self._events.append((ev.type, ev.entry.raw, ev.prev_raw))
+        if after is None:
+            after = RawEntry(self.packer.pack(ev.entry.raw) if ev.type == "DELETED" else ev.entry.raw, ev.rv)
+        if before is None and ev.prev_raw is not None:
+            before = RawEntry(ev.prev_raw, 0)
+        elif type(before) is CachedEntry:
+            before.supersede(self.packer)
+        self._events.append((ev.type, after, before))
         self._rvs.append(ev.rv)
         self._times.append(now)
         while len(self._events) > self.capacity:
@@ -69,7 +82,9 @@ class EventLog:
             self.compact(now)
 
     def _drop(self) -> None:
-        self._events.popleft()
+        after = self._events.popleft()[1]
+        if type(after) is CachedEntry:
+            after.forget_raw()
         self._times.popleft()
         self.window_start = self._rvs.popleft()
 
@@ -83,7 +98,7 @@ class EventLog:
         """Seed from the database tail at start (events in rv order)."""
         now = time.monotonic()
         for ev in events[-self.capacity :]:
-            self._events.append((ev.type, ev.entry.raw, ev.prev_raw))
+            self._events.append((ev.type, RawEntry(ev.entry.raw, ev.rv), None))
             self._rvs.append(ev.rv)
             self._times.append(now)
         if events:
@@ -99,17 +114,22 @@ class EventLog:
 
     def since(self, rv: int, prev: bool = True) -> list[Event] | None:
         """Events after ``rv``, or None if some of them fell out of the window. Objects are
-        decoded when first read; ``prev=False`` leaves the earlier versions undecoded (a
-        watch without a selector, whose ``translate`` needs only their presence)."""
+        decoded when first read (a version still current is the cache's entry, decoded
+        already); ``prev=False`` leaves the earlier versions undecoded (a watch without a
+        selector, whose ``translate`` needs only their presence)."""
         if rv < self.window_start:
             return None
         i = bisect.bisect_right(self._rvs, rv)
         out = []
         for j in range(i, len(self._events)):
-            typ, raw, prev_raw = self._events[j]
-            entry = RawEntry(raw, self._rvs[j])
-            before = RawEntry(prev_raw, 0).obj if prev and prev_raw is not None else None
-            out.append(Event(typ, entry, before, prev_raw))
+            typ, after, before = self._events[j]
+            if type(after) is CachedEntry and after.current:
+                entry: Entry = after
+            else:
+                entry = RawEntry(after.held, self._rvs[j])  # type: ignore[attr-defined]
+            held = before.held if before is not None else None  # type: ignore[attr-defined]
+            prev_obj = RawEntry(held, 0).obj if prev and held is not None else None
+            out.append(Event(typ, entry, prev_obj, held))
         return out
 
 

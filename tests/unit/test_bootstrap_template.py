@@ -47,8 +47,8 @@ def state(s: Server) -> tuple[int, dict, list]:
 
     history = []
     for key, log in sorted(store._logs.items()):
-        for (typ, raw, prev), rv in zip(log._events, log._rvs):
-            history.append((rv, key, typ, norm(raw.decode()), prev and norm(prev.decode())))
+        for (typ, after, before), rv in zip(log._events, log._rvs):  # the entries it holds
+            history.append((rv, key, typ, norm(after.raw.decode()), before and norm(before.raw.decode())))
     history.sort(key=lambda h: h[0])
     return store.rv, {k: norm(v) for k, v in objs.items()}, history
 

@@ -261,3 +261,24 @@ def test_spam_budget_refills_one_event_every_five_minutes():
     assert correlator.correlate(make_event("late", "m", ref)).skip
     now[0] += 1
     assert not correlator.correlate(make_event("later", "m", ref)).skip
+
+
+def test_lru_refreshes_on_get_and_evicts_the_least_recently_used():
+    """groupcache's lru.Cache, kept in a plain dict's order."""
+    lru = ec.LRU(3)
+    for k in "abc":
+        lru.add(k, k.upper())
+    assert lru.get("a") == "A"  # a is now the most recent
+    lru.add("b", "B2")  # so is b, replaced
+    lru.add("d", "D")  # c goes
+    assert (lru.get("c"), len(lru)) == (None, 3)
+    lru.add("e", "E")  # then a
+    assert [lru.get(k) for k in "abde"] == [None, "B2", "D", "E"]
+
+
+def test_an_aggregate_record_holds_one_message_until_a_second_comes():
+    record = ec._AggregateRecord("m1", None)
+    assert record.add("m1") == 1 and record.local_keys == "m1"
+    assert record.add("m2") == 2 and record.local_keys == {"m1", "m2"}
+    record.pop_any()
+    assert len(record.local_keys) == 1

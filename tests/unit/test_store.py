@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 
 import pytest
 
 from mockkube.apiserver.resources import registry
 from mockkube.machinery import errors, jsoncodec
-from mockkube.storage.cache import JsonEntry
+from mockkube.storage.cache import CachedEntry, JsonEntry, Packed, Packer
 from mockkube.storage.db import make_engine, migrate
 from mockkube.storage.store import Store
 
@@ -134,6 +135,7 @@ def test_events_are_held_as_json_and_read_as_any_object(tmp_path):
     made = store.create(events, event("e1", "p1"))
     held = store.get(events, "d", "e1")
     assert isinstance(held, JsonEntry) and held.raw == made.raw and held.obj == made.obj
+    assert isinstance(held.held, Packed)  # deflated: Events are five a pod, kept an hour
     assert held.obj is not held.obj  # decoded at each read, kept nowhere
     cache = store.cache(events)
     assert cache.keys_with("involvedObject.name", "p1", "d") == [("d", "e1")]
@@ -186,7 +188,13 @@ async def test_resumed_watch_gets_every_event_from_the_json_the_log_holds(rt):
     store.create(rt, cm("elsewhere", "kube-system"))
     written.append(store.delete(rt, "default", "a"))
     log = store._logs[rt.storage_key]
-    assert all(isinstance(raw, bytes) and (prev is None or isinstance(prev, bytes)) for _, raw, prev in log._events)
+    current = {id(e) for e in store.cache(rt).entries.values()}
+    # no dict but the cache's current versions': superseded ones and the deleted state are packed JSON
+    held = [x for _, after, before in log._events for x in (after, before) if x is not None]
+    assert all(id(x) in current or getattr(x, "_obj", None) is None for x in held)
+    assert (
+        sum(isinstance(x.held, Packed) for x in held) == 7
+    )  # a's three versions (each after, then before), the deleted
 
     def x1(o: dict) -> bool:
         return o["metadata"].get("labels", {}).get("x") == "1"
@@ -292,10 +300,101 @@ def test_a_deleted_event_shares_the_last_state_it_carries(store, rt):
     keeps the last state as the very bytes the cache held, and the deleted object shares all
     but its metadata with the last state."""
     a = store.create(rt, cm("a", k="v" * 100))
+    held = store.get(rt, "default", "a")
     gone = store.delete(rt, "default", "a")
-    typ, raw, prev_raw = store._logs[rt.storage_key]._events[-1]
-    assert typ == "DELETED" and raw is gone.raw and prev_raw is a.raw
+    log = store._logs[rt.storage_key]
+    typ, after, before = log._events[-1]
+    assert typ == "DELETED" and before is held and log._events[-2][1] is held  # the ADDED event's entry
+    assert isinstance(after.held, Packed) and after.raw == gone.raw and before.raw == a.raw
     assert gone.obj["data"] is a.obj["data"]  # shared, not a parsed copy
     assert gone.obj["metadata"]["resourceVersion"] == str(gone.rv)
     assert a.obj["metadata"]["resourceVersion"] == str(a.rv)  # the last state is untouched
     assert jsoncodec.loads(gone.raw) == gone.obj
+
+
+def test_the_cache_keeps_json_only_while_the_history_holds_its_event(rt):
+    """A current version's JSON is the bytes its event holds; once the event leaves the
+    window the cache holds the dict alone and a read encodes the exact bytes written."""
+    store = open_store(window=3)
+    a = store.create(rt, cm("a", k="v"))
+    held = store.get(rt, "default", "a")
+    assert isinstance(held, CachedEntry) and held.held is a.raw and held.obj is a.obj
+    for i in range(3):
+        store.create(rt, cm(f"b{i}"))  # a's ADDED leaves the window
+    assert held._held is None and held.obj is a.obj and held.raw == a.raw
+    w, backlog = store.watch(rt, None, store.rv - 3, None)
+    assert [e.obj["metadata"]["name"] for _, e in backlog] == ["b0", "b1", "b2"]
+    assert backlog[0][1] is store.get(rt, "default", "b0")  # a current version is not decoded again
+    w.close()
+    b = store.update(rt, dict(a.obj, metadata=dict(a.obj["metadata"]), data={"k": "w"}), a.rv)
+    # superseded: packed for the history from its dict, which goes
+    assert held._obj is None and isinstance(held.held, Packed) and held.raw == a.raw and held.obj == a.obj
+    w, backlog = store.watch(rt, None, b.rv - 1, lambda o: o["data"].get("k") == "v")
+    assert [(t, e.raw) for t, e in backlog] == [("DELETED", b.raw)]  # the packed version told it matched before
+    w.close()
+    store.close()
+
+
+def test_packer_round_trips_and_follows_what_it_packs():
+    """A dictionary of a like object makes a version a tenth of its size; an object unlike it
+    (packed badly) becomes the dictionary, at most once in ``EVERY`` packs, and what was
+    packed with an earlier one still unpacks."""
+
+    def obj(kind: str, i: int) -> bytes:
+        digests = [hashlib.sha256(f"{kind}{j}".encode()).hexdigest() for j in range(20)]
+        return jsoncodec.dumps({"kind": kind, "metadata": {"name": f"{kind}-{i}"}, "spec": digests})
+
+    packer = Packer()
+    first = packer.pack(obj("Pod", 0))
+    pods = [packer.pack(obj("Pod", i)) for i in range(1, Packer.EVERY + 1)]
+    assert first.zdict == b"" and all(p.zdict == obj("Pod", 0) for p in pods)
+    assert all(len(p.data) * 10 < len(obj("Pod", 1)) for p in pods)
+    lease = packer.pack(obj("Lease", 0))  # packs badly: the next dictionary
+    leases = [packer.pack(obj("Lease", i)) for i in range(1, 3)]
+    assert lease.zdict == obj("Pod", 0) and all(p.zdict == obj("Lease", 0) for p in leases)
+    assert all(len(p.data) * 10 < len(obj("Lease", 1)) for p in leases)
+    assert packer.pack(obj("Pod", 99)).zdict == obj("Lease", 0)  # not again before EVERY packs
+    assert [p.unpack() for p in (first, *pods, lease, *leases)] == [
+        *(obj("Pod", i) for i in range(Packer.EVERY + 1)),
+        *(obj("Lease", i) for i in range(3)),
+    ]
+
+
+def test_equal_parts_of_specs_are_held_once(store):
+    """Pods made from one template hold their containers and tolerations once, pods started
+    together their conditions; what each reads and what is written stay as they were."""
+    pods = registry().get("", "v1", "pods")
+
+    def pod(name: str, image: str) -> dict:
+        spec = {"containers": [{"name": "app", "image": image}], "tolerations": [{"operator": "Exists"}]}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "d"}, "spec": spec}
+
+    given = pod("b", "pause")
+    a, b, c = store.create(pods, pod("a", "pause")), store.create(pods, given), store.create(pods, pod("c", "other"))
+    status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}], "podIP": "10.0.0.1"}
+    a = store.update(pods, dict(a.obj, status=status), a.rv)
+    b = store.update(
+        pods, dict(b.obj, status=dict(status, podIP="10.0.0.2", conditions=[{"type": "Ready", "status": "True"}])), b.rv
+    )
+    assert b.obj["status"]["conditions"] is a.obj["status"]["conditions"] and b.obj["status"]["podIP"] == "10.0.0.2"
+    assert b.obj["spec"]["containers"] is a.obj["spec"]["containers"]
+    assert c.obj["spec"]["tolerations"] is a.obj["spec"]["tolerations"]
+    assert c.obj["spec"]["containers"] is not a.obj["spec"]["containers"]
+    assert store.get(pods, "d", "b").obj is b.obj and jsoncodec.loads(b.raw) == b.obj
+    assert b.obj["spec"] == pod("b", "pause")["spec"]
+    assert given["spec"]["containers"] is not a.obj["spec"]["containers"]  # the caller's object is left alone
+
+
+def test_json_the_standard_library_wrote_is_kept():
+    """Reads re-encode a dict only where orjson writes the very bytes stored (``dumps`` falls
+    back to the standard library for some floats)."""
+    small = {"metadata": {"name": "f"}, "x": 1e-05}
+    raw = jsoncodec.dumps(small)
+    assert raw == b'{"metadata":{"name":"f"},"x":1e-05}' and not jsoncodec.is_redumpable(small, raw)
+    entry = CachedEntry(small, raw, 1)
+    entry.forget_raw()
+    assert entry.held is raw
+    plain = {"metadata": {"name": "p"}, "x": 0.5}
+    entry = CachedEntry(plain, jsoncodec.dumps(plain), 1)
+    entry.forget_raw()
+    assert entry._held is None and entry.raw == jsoncodec.dumps(plain)
