@@ -202,7 +202,9 @@ def main() -> None:
                 print(
                     f"{label}: -n 0 {serial['wall']:.2f}s, -n 2 {parallel['wall']:.2f}s = "
                     f"x{serial['wall'] / parallel['wall']:.2f} (target x{target}); load average before {load:.2f}; "
-                    f"CPU of all processes -n 0 {serial['cpu']:.1f}s, -n 2 {parallel['cpu']:.1f}s",
+                    f"CPU of all processes -n 0 {serial['cpu']:.1f}s, -n 2 {parallel['cpu']:.1f}s; "
+                    f"exit after the last test {serial['exit_after_last_test'] * 1000:.0f} / "
+                    f"{parallel['exit_after_last_test'] * 1000:.0f} ms",
                     flush=True,
                 )
                 for r in (serial, parallel):
