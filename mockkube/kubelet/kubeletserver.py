@@ -116,7 +116,12 @@ class KubeletServer:
         (machinery/podlogoptions.py)."""
         from mockkube.machinery import podlogoptions
 
-        opts = podlogoptions.decode(request.query)
+        try:  # getContainerLogs' own answers, as text
+            opts = podlogoptions.decode(request.query)
+        except errors.APIError:
+            return web.Response(status=400, text='{"message": "Unable to decode query."}')
+        if podlogoptions.validate(opts):
+            return web.Response(status=422, text='{"message": "Invalid request."}')
         container = self.streams.pick_container(pod, container)
         return await self.streams.serve_log(
             request,

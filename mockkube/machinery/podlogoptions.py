@@ -1,15 +1,17 @@
 """PodLogOptions from a query (``pods/log`` on the API server, ``/containerLogs`` on a
 kubelet): one decoder for both, as both sides decode the same v1 PodLogOptions with
-apimachinery's parameter codec. A value that does not parse is a 400 with strconv's text;
-the checks after it (``sinceSeconds`` and ``limitBytes`` above 0, a ``sinceTime`` that is
-RFC 3339) are 400s too."""
+apimachinery's parameter codec. A value that does not parse is a 400 with strconv's text (a
+``sinceTime`` that is not RFC 3339 too); what decoded is then checked by ``validate``, core
+validation's ValidatePodLogOptions, whose errors the API server answers as 422 Invalid
+(``PodLogOptions "<pod>" is invalid: ...``) and a kubelet as 422 "Invalid request."."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping
 
-from mockkube.machinery import errors, meta
+from mockkube.machinery import errors, fielderrors, meta
+from mockkube.machinery.fielderrors import FieldError
 from mockkube.machinery.strconv import convert_bool, parse_int64
 
 
@@ -23,6 +25,7 @@ class PodLogOptions:
     since_seconds: int | None = None
     since_time: float | None = None  # epoch seconds
     limit_bytes: int | None = None
+    since_time_given: bool = False  # beside sinceSeconds (refused by validate)
 
     def since(self, now: float) -> float | None:
         """From when the log is asked for (``now``: the cluster clock's), None: all of it."""
@@ -41,16 +44,12 @@ def decode(query: Mapping[str, str]) -> PodLogOptions:
         return convert_bool(v) if v is not None else False
 
     since_seconds, since_time = number("sinceSeconds"), None
-    if since_seconds is not None and since_seconds < 1:
-        raise errors.bad_request("sinceSeconds must be greater than 0")
-    if since_seconds is None and query.get("sinceTime"):
+    if query.get("sinceTime"):
         try:
             since_time = meta.parse_time(query["sinceTime"])
         except ValueError as e:
             raise errors.bad_request(f"invalid sinceTime: {e}") from None
     limit = number("limitBytes")
-    if limit is not None and limit < 1:
-        raise errors.bad_request("limitBytes must be greater than 0")
     tail = query.get("tailLines")
     return PodLogOptions(
         container=query.get("container", ""),
@@ -59,6 +58,21 @@ def decode(query: Mapping[str, str]) -> PodLogOptions:
         timestamps=flag("timestamps"),
         tail_lines=None if tail is None else parse_int64(tail),
         since_seconds=since_seconds,
-        since_time=since_time,
+        since_time=None if since_seconds is not None else since_time,
         limit_bytes=limit,
+        since_time_given=since_seconds is not None and since_time is not None,
     )
+
+
+def validate(opts: PodLogOptions) -> list[FieldError]:
+    """ValidatePodLogOptions (pkg/apis/core/validation)."""
+    errs = []
+    if opts.tail_lines is not None and opts.tail_lines < 0:
+        errs.append(fielderrors.invalid("tailLines", opts.tail_lines, "must be greater than or equal to 0"))
+    if opts.limit_bytes is not None and opts.limit_bytes < 1:
+        errs.append(fielderrors.invalid("limitBytes", opts.limit_bytes, "must be greater than 0"))
+    if opts.since_time_given:
+        errs.append(fielderrors.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified"))
+    elif opts.since_seconds is not None and opts.since_seconds < 1:
+        errs.append(fielderrors.invalid("sinceSeconds", opts.since_seconds, "must be greater than 0"))
+    return errs

@@ -729,6 +729,30 @@ def test_integer_query_parameters_parse_as_strconv_does(cluster, method, url, pa
     assert snapshot(cluster, CM) == before
 
 
+@pytest.mark.parametrize(
+    "params,message,causes",
+    [
+        (
+            {"tailLines": "-1"},
+            'PodLogOptions "nope" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0',
+            [("FieldValueInvalid", "tailLines")],
+        ),
+        (
+            {"limitBytes": "0", "sinceSeconds": "0"},
+            'PodLogOptions "nope" is invalid: [limitBytes: Invalid value: 0: must be greater than 0, '
+            "sinceSeconds: Invalid value: 0: must be greater than 0]",
+            [("FieldValueInvalid", "limitBytes"), ("FieldValueInvalid", "sinceSeconds")],
+        ),
+    ],
+)
+def test_pod_log_options_are_validated_before_the_pod_is_read(cluster, params, message, causes):
+    """LogREST's ValidatePodLogOptions: 422 Invalid naming each field, ahead of the pod's 404."""
+    st = assert_status(send(cluster, "GET", path(POD, name="nope") + "/log", None, params=params), 422, "Invalid")
+    assert st["message"] == message
+    assert st["details"]["kind"] == "PodLogOptions" and st["details"]["name"] == "nope"
+    assert [(c["reason"], c["field"]) for c in st["details"]["causes"]] == causes
+
+
 def test_boolean_query_parameters_are_lenient_as_upstream(cluster):
     """Convert_Slice_string_To_bool: only "0" and "false" (any case) are false; so a bogus
     ``force`` on a merge patch is true, and refused as one, not as a parse error."""

@@ -132,6 +132,8 @@ async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamRe
 
     q = request.query
     opts = podlogoptions.decode(q)
+    if bad := podlogoptions.validate(opts):  # as LogREST answers, before the pod is read
+        raise errors.invalid("PodLogOptions", "", t.name, bad)
     pod = api.res.get(t.rt, t.namespace, t.name).obj
     node = _node(request)
     container = node.pick_container(pod, opts.container)
