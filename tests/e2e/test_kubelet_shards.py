@@ -157,6 +157,13 @@ def test_streams_reach_the_nodes_kubelet_in_its_shard(cluster):
     cluster.wait_for_pod_phase("web", "Running", namespace=ns)
     assert cluster.kubectl("logs", "-f", "-n", ns, "web").stdout == "line one\nline two\n"
     assert cluster.kubectl("logs", "-n", ns, "web", "--tail=1").stdout == "line two\n"
+    logs = f"http://127.0.0.1:{port}/containerLogs/{ns}/web/app"  # getContainerLogs' own answers
+    for query, code, text in (
+        ("tailLines=-1", 422, "Invalid request."),
+        ("tailLines=x", 400, "Unable to decode query."),
+    ):
+        r = cluster.http.get(f"{logs}?{query}", timeout=30)
+        assert (r.status_code, r.text) == (code, '{"message": "%s"}' % text)
     out = cluster.kubectl("exec", "-i", "-n", ns, "web", "--", "cat", input="through the shard\n").stdout
     assert out == "through the shard\n"
     failed = cluster.kubectl("exec", "-n", ns, "web", "--", "sh", "-c", "exit 3", check=False)
