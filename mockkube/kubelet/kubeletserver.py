@@ -123,17 +123,7 @@ class KubeletServer:
         if podlogoptions.validate(opts):
             return web.Response(status=422, text='{"message": "Invalid request."}')
         container = self.streams.pick_container(pod, container)
-        return await self.streams.serve_log(
-            request,
-            pod,
-            container,
-            opts.tail_lines,
-            opts.timestamps,
-            opts.previous,
-            opts.since(self.host.clock()),
-            opts.limit_bytes,
-            opts.follow,
-        )
+        return await self.streams.serve_log(request, pod, container, opts, self.host.clock())
 
 
 @web.middleware

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from aiohttp import WSMsgType, web
 
@@ -22,6 +22,9 @@ from mockkube.kubelet import containerdata, kubeletclient, logs
 from mockkube.kubelet.containerdata import simulated_container
 from mockkube.kubelet.shell import Shell
 from mockkube.machinery import errors
+
+if TYPE_CHECKING:
+    from mockkube.machinery.podlogoptions import PodLogOptions
 
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
@@ -294,18 +297,16 @@ class NodeStreams:
         request: web.Request,
         pod: dict,
         container: str,
-        tail_lines: int | None,
-        timestamps: bool,
-        previous: bool,
-        since: float | None,
-        limit: int | None,
-        follow: bool,
+        opts: PodLogOptions,
+        now: float,
     ) -> web.StreamResponse:
         """pods/log's answer as text/plain (``kubectl logs``; the kubelet's
-        ``/containerLogs``): what the container printed, ``limit`` bytes at most; with
-        ``follow`` a growing log is streamed until the container ends or the client leaves."""
-        args = (pod, container, tail_lines, timestamps, previous, since)
-        chunks = self.follow(*args) if follow else None
+        ``/containerLogs``): what the container printed, ``limitBytes`` at most; with
+        ``follow`` a growing log is streamed until the container ends or the client leaves
+        (``now``: the cluster clock's, from which ``sinceSeconds`` counts back)."""
+        limit = opts.limit_bytes
+        args = (pod, container, opts.tail_lines, opts.timestamps, opts.previous, opts.since(now))
+        chunks = self.follow(*args) if opts.follow else None
         if chunks is None:
             body = self.log(*args).encode()
             return web.Response(body=body[:limit] if limit is not None else body, content_type="text/plain")

@@ -141,17 +141,7 @@ async def pod_log(api: "API", request: web.Request, t: "Target") -> web.StreamRe
     if kubelet is not None:  # upstream's LogLocation: the node's kubelet serves the log
         path = f"/containerLogs/{t.namespace}/{t.name}/{container}"
         return await node.forward(request, kubelet, path, _without(q, "container"))
-    return await node.serve_log(
-        request,
-        pod,
-        container,
-        opts.tail_lines,
-        opts.timestamps,
-        opts.previous,
-        opts.since(api.res.clock()),
-        opts.limit_bytes,
-        opts.follow,
-    )
+    return await node.serve_log(request, pod, container, opts, api.res.clock())
 
 
 _KUBELET_PATHS = {"exec": "exec", "attach": "attach", "portforward": "portForward"}
