@@ -11,6 +11,23 @@ import aiohttp
 from mockkube.testing.cluster import running_server
 
 
+def _replica(pg_url: str, listener=None):
+    """A Store on the shared PostgreSQL database, as one API server holds it (migrated,
+    loaded); ``listener`` stands in for its notification listener where a test hands it its
+    notifications itself."""
+    from mockkube.apiserver.resources import registry
+    from mockkube.storage.db import make_engine, migrate
+    from mockkube.storage.store import Store
+
+    engine = make_engine(pg_url)
+    migrate(engine)
+    s = Store(engine, registry().child())
+    if listener is not None:
+        s._listener = listener
+    s.load()
+    return s
+
+
 async def test_postgres_store_survives_restart(pg_url):
     path = "/api/v1/namespaces/default/configmaps"
     async with running_server(db_url=pg_url) as server:
@@ -118,19 +135,9 @@ def test_a_replica_applies_the_events_notifications_carry(pg_url):
     read of the log per write: that query, made under the store's lock, held up the replica's
     event loop); an event too large to be carried, and the writes after it, are read from the
     log: either way every write is delivered once, in rv order, with its exact bytes."""
-    from mockkube.apiserver.resources import registry
-    from mockkube.storage.db import make_engine, migrate
-    from mockkube.storage.store import Store
     from mockkube.testing.waiting import until
 
-    def open_store() -> Store:
-        engine = make_engine(pg_url)
-        migrate(engine)
-        s = Store(engine, registry().child())
-        s.load()
-        return s
-
-    a, b = open_store(), open_store()
+    a, b = _replica(pg_url), _replica(pg_url)
     try:
         rt = a.registry.get("", "v1", "configmaps")
         delivered: list[tuple[str, int, bytes]] = []
@@ -220,26 +227,14 @@ def test_a_write_waiting_for_anothers_uses_its_carried_event(pg_url):
 
     import psycopg
 
-    from mockkube.apiserver.resources import registry
     from mockkube.storage import sharedlog
-    from mockkube.storage.db import make_engine, migrate
-    from mockkube.storage.store import Store
     from mockkube.testing.waiting import until
 
     class NoListener:
         def start(self) -> None: ...
         def stop(self) -> None: ...
 
-    def open_store(listen: bool) -> Store:
-        engine = make_engine(pg_url)
-        migrate(engine)
-        s = Store(engine, registry().child())
-        if not listen:
-            s._listener = NoListener()  # this test hands b its notifications
-        s.load()
-        return s
-
-    a, b = open_store(True), open_store(False)
+    a, b = _replica(pg_url), _replica(pg_url, NoListener())  # this test hands b its notifications
     listen = psycopg.connect(sharedlog.conninfo(b.engine), autocommit=True)
     try:
         listen.execute(f"LISTEN {sharedlog.CHANNEL}")
@@ -282,19 +277,9 @@ def test_a_replicas_own_writes_do_not_wake_it(pg_url):
     its listener, by the sending backend's pid: parsing them and waiting for the store's lock
     held up every write (the writer's loop handed its lock to the listening thread at each
     commit, doubling a write's time on one server)."""
-    from mockkube.apiserver.resources import registry
-    from mockkube.storage.db import make_engine, migrate
-    from mockkube.storage.store import Store
     from mockkube.testing.waiting import until
 
-    def open_store() -> Store:
-        engine = make_engine(pg_url)
-        migrate(engine)
-        s = Store(engine, registry().child())
-        s.load()
-        return s
-
-    a, b = open_store(), open_store()
+    a, b = _replica(pg_url), _replica(pg_url)
     try:
         woken: list[str] = []
         wake = a._woken
