@@ -1,5 +1,5 @@
 import sys
 
-from mockkube.cli.main import main
+from mockkube.cli.entry import main
 
 sys.exit(main())

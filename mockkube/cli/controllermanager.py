@@ -33,7 +33,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
         help="each controller acts as its own ServiceAccount in kube-system (created if missing, its "
         "token from the TokenRequest API), so RBAC judges it by its role system:controller:<name>",
     )
-    p.set_defaults(fn=_main)
+    p.set_defaults(fn=_main, holds_collector=True)  # until its run starts (componentmain)
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -36,7 +36,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
         help="with --tls-cert-file: admit only clients whose certificate this CA signed (the API server's "
         "--kubelet-client-certificate)",
     )
-    p.set_defaults(fn=_main)
+    p.set_defaults(fn=_main, holds_collector=True)  # until its run starts (componentmain)
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -427,7 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the simulated cluster (scheduler, controllers, kubelets, drivers); --no-components "
         "serves the API only, as a further API server of a cluster on PostgreSQL (docs/scaling.md)",
     )
-    s.set_defaults(fn=_serve)
+    s.set_defaults(fn=_serve, holds_collector=True)  # collections resume once it has settled
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
     k.add_argument("--server", default="http://127.0.0.1:6443")
     k.add_argument(
@@ -465,6 +465,10 @@ def main(argv: list[str] | None = None, prog: str = "mockkube") -> int:
     parser = build_parser()
     parser.prog = prog
     args = parser.parse_args(argv)
+    if not getattr(args, "holds_collector", False):
+        from mockkube.server import gctuning
+
+        gctuning.release()  # held by the executable (cli/entry.py) over its imports
     logging.basicConfig(level=getattr(args, "log_level", "WARNING"), format="%(asctime)s %(name)s %(message)s")
     try:
         return args.fn(args)

@@ -14,7 +14,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dra-filter-timeout", dest="filter_timeout", type=duration, default=None, metavar="DURATION")
     p.add_argument("--binding-timeout", type=positive_duration, default=None, metavar="DURATION")
     add_component_flags(p, "kube-scheduler", "the cluster profile (its scheduler: settings)")
-    p.set_defaults(fn=_main)
+    p.set_defaults(fn=_main, holds_collector=True)  # until its run starts (componentmain)
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -191,6 +191,9 @@ async def run(args: argparse.Namespace, make_host: Any) -> int:
     from mockkube.server import gctuning
 
     gctuning.tune()
+    # held over the imports (cli/entry.py); not over the wait for the server and the Lease,
+    # which may be long, with retries leaving their tracebacks in cycles
+    gctuning.release()
     # the channel is read from the start: its end (the server gone) stops a process that is
     # still waiting for its first lists (e.g. refused by RBAC)
     control = loop.create_task(_control(host, stop)) if getattr(args, "control", False) else None

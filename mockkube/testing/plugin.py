@@ -104,20 +104,21 @@ class ClusterPool:
             from mockkube.testing.handle import Cluster
 
             # The start imports the server and builds the cluster: a few hundred thousand
-            # objects that live on, which CPython's default thresholds traverse again and again
-            # (a full collection among them); the server process collects as rarely
-            # (gctuning). The test's own code runs with the thresholds it had.
-            thresholds = gc.get_threshold()
-            gctuning.tune()
+            # objects that live on, which CPython's thresholds traverse again and again (a full
+            # collection among them); as the server process, it runs with collections held
+            # (gctuning.hold). The test's own code runs with the collector as it had it.
+            gctuning.hold()
             try:
                 c = Cluster(**options, workdir=str(self._tmp.mktemp("mockkube"))).start()
             finally:
-                gc.set_threshold(*thresholds)
+                gctuning.release()
             self.clusters[key] = c
             # What lives now (the server's modules and schemas, the settled cluster) lives until
             # the process ends: out of the collector's view, full collections stay cheap. pytest
             # runs ten of them at its end (to report unraisable exceptions), which over this
-            # heap held the process for a second or more after its last test.
+            # heap held the process for a second or more after its last test. (The ~2,000
+            # objects the start left in cycles are frozen with it: a full collection here
+            # would cost the first test ~50 ms.)
             gc.freeze()
         elif key in self.used:
             t0 = time.perf_counter()

@@ -1,8 +1,9 @@
-"""The collector's pacing by memory (mockkube/server/gctuning.py)."""
+"""The collector held over a start and paced by memory after it (mockkube/server/gctuning.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import os
 import subprocess
@@ -193,3 +194,37 @@ def test_the_scheduler_process_owes_a_collection_at_a_pause():
         "host.pacer.check(0.0)",
     )
     assert got.returncode == 0, got.stderr
+
+
+def test_hold_and_release_leave_a_collector_the_caller_stopped_alone() -> None:
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        gctuning.hold()
+        assert not gc.isenabled()
+        gctuning.release()
+        assert gc.isenabled()
+        gc.disable()  # the caller's own choice: neither hold() nor release() undoes it
+        gctuning.hold()
+        gctuning.release()
+        assert not gc.isenabled()
+        gc.enable()
+        gctuning.hold()
+        gctuning.settle()  # a server's settle lets collections run again
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
+
+
+def test_the_executable_holds_collections_over_its_imports_and_a_command_releases_them() -> None:
+    code = (
+        "import gc\n"
+        "from mockkube.cli.entry import main\n"
+        "held = not gc.isenabled()\n"
+        "import mockkube.cli.main as m\n"
+        "status = m.main(['clock', 'show', '--server', 'http://127.0.0.1:1'])\n"
+        "print(held, status, gc.isenabled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["True", "1", "True"], out.stderr
