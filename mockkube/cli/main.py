@@ -228,7 +228,9 @@ def _kubeconfig(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; ``only="serve"``: with that command alone (a server's start need not
+    build, nor import, every other command's flags)."""
     p = argparse.ArgumentParser(prog="mockkube", description="A Kubernetes v1.36 API server with DRA, for tests.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run a cluster", formatter_class=_LineHelp)
@@ -428,6 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
         "serves the API only, as a further API server of a cluster on PostgreSQL (docs/scaling.md)",
     )
     s.set_defaults(fn=_serve, holds_collector=True)  # collections resume once it has settled
+    if only == "serve":
+        return p
     k = sub.add_parser("kubeconfig", help="print a kubeconfig for a running server")
     k.add_argument("--server", default="http://127.0.0.1:6443")
     k.add_argument(
@@ -462,7 +466,7 @@ def main(argv: list[str] | None = None, prog: str = "mockkube") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
-    parser = build_parser()
+    parser = build_parser("serve" if argv[:1] == ["serve"] else None)
     parser.prog = prog
     args = parser.parse_args(argv)
     if not getattr(args, "holds_collector", False):

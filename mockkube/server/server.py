@@ -417,6 +417,9 @@ class Server:
                 except APIError as e:
                     if e.code != 409:  # another API server reconciled it first
                         raise
+        from mockkube.controllers import apfconfig
+
+        apfconfig.write_dangling(self)
 
     async def start(self) -> str:
         if self.store is None:

@@ -120,3 +120,20 @@ def test_old_templates_are_pruned(cache):
     left = sorted(p.name for p in cache.glob("*.json"))
     assert len(left) == tpl.KEEP
     assert "old00.json" not in left and f"old{tpl.KEEP + 2:02}.json" in left
+
+
+def test_the_flowschemas_dangling_conditions_are_the_bootstraps_and_replayed(cache):
+    """The configuration consumer's first pass is part of the bootstrap, so a replayed start
+    has it too (the controller then finds each condition current)."""
+    opened().store.close()  # records
+    s = opened()  # replays
+    try:
+        rt = s.registry.get("flowcontrol.apiserver.k8s.io", "v1", "flowschemas")
+        fss = s.store.objects(rt)
+        assert len(fss) >= 10
+        for fs in fss:
+            [cond] = fs["status"]["conditions"]
+            assert (cond["type"], cond["status"], cond["reason"]) == ("Dangling", "False", "Found")
+            assert cond["lastTransitionTime"] == fs["metadata"]["creationTimestamp"]
+    finally:
+        s.store.close()

@@ -54,3 +54,19 @@ def test_a_json_kubeconfig_is_read_without_pyyaml(tmp_path):
     for name in ("json", "yaml"):
         creds = kubeconfigs.load(tmp_path / name)
         assert (creds.server, creds.headers) == ("http://127.0.0.1:1", {"Authorization": "Bearer t0"})
+
+
+def test_serve_builds_its_own_command_line_alone_and_parses_it_as_the_whole_one():
+    loaded = _modules_after(
+        """
+        from mockkube.cli.main import build_parser
+        build_parser("serve")  # what `mockkube serve ...` builds
+        """
+    )
+    others = ("mockkube.cli.cluster", "mockkube.cli.control", "mockkube.cli.scheduler", "mockkube.cli.kubelets")
+    assert "mockkube.cli.main" in loaded and sorted(set(others) & loaded) == []
+    from mockkube.cli.main import build_parser
+
+    line = ["serve", "--port", "0", "--api-servers", "2", "--feature-gates", "DRAPartitionableDevices=true"]
+    alone, whole = build_parser("serve").parse_args(line), build_parser().parse_args(line)
+    assert vars(alone) == vars(whole)
