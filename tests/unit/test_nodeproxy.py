@@ -73,3 +73,30 @@ def test_probe_metrics_of_simulated_pods_are_empty_families():
         "for a container by result.",
         "# TYPE prober_probe_total counter",
     ]
+
+
+def test_pods_on_a_node_come_from_the_node_name_index(monkeypatch):
+    """A node's pods, in (namespace, name) order, without reading any other pod."""
+    from mockkube.kubelet.nodeproxy import pods_on
+    from mockkube.server.server import Server
+
+    s = Server(port=0, components=False)
+    s.open_store()
+    try:
+        rt = s.registry.get("", "v1", "pods")
+        for ns in ("a", "b"):
+            s.resources.create(s.registry.get("", "v1", "namespaces"), "", {"metadata": {"name": ns}})
+        for ns, name, node in (("b", "p1", "n-0"), ("a", "p2", "n-0"), ("a", "p3", "n-1"), ("a", "p4", "")):
+            spec = {"containers": [{"name": "c", "image": "busybox"}], **({"nodeName": node} if node else {})}
+            s.resources.create(rt, ns, {"metadata": {"name": name, "namespace": ns}, "spec": spec})
+        read = []
+        cache = s.store.cache(rt)
+        entries = cache.entries
+        spy = type("Spy", (dict,), {"get": lambda d, k: read.append(k) or dict.get(d, k)})(entries)
+        monkeypatch.setattr(cache, "entries", spy)
+        got = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods_on(s, "n-0")]
+        assert got == [("a", "p2"), ("b", "p1")]
+        assert sorted(read) == [("a", "p2"), ("b", "p1")]  # the other node's pod and the unbound one are not read
+        assert pods_on(s, "n-9") == []
+    finally:
+        s.store.close()
