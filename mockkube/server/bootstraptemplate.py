@@ -25,6 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from mockkube.machinery import jsoncodec
 from mockkube.machinery.meta import new_uid
 from mockkube.machinery.version import MOCKKUBE_VERSION
 
@@ -125,7 +126,7 @@ def fresh(template: dict, now: str, uid: Callable[[], str] = new_uid) -> Iterato
         if timed:
             for t in times:
                 text = text.replace(t, now)
-        yield storage_key, typ, json.loads(text)
+        yield storage_key, typ, jsoncodec.loads(text)
 
 
 def load(k: str) -> dict | None:
@@ -135,7 +136,7 @@ def load(k: str) -> dict | None:
         return got
     try:
         with open(cache_dir() / f"{k}.json", "rb") as f:
-            got = json.loads(f.read())
+            got = jsoncodec.loads(f.read())
     except (OSError, ValueError):
         return None
     if not isinstance(got, dict) or got.get("format") != FORMAT:
