@@ -78,13 +78,15 @@ def _sweep_once() -> None:
     if not _swept:
         _swept = True
         atexit.register(_remove_all)
-        sweep()
+        # beside the start, not in it: listing the temporary directory (thousands of entries
+        # on a busy machine) and trying each lock are system calls, ~1.7 ms of a start
+        threading.Thread(target=sweep, name="mockkube-sweep", daemon=True).start()
 
 
 def sweep() -> int:
     """Remove the directories of ephemeral databases whose process died without removing
     them (SIGKILL): their lock file is no longer locked. How many were removed. The first
-    ephemeral database a process makes runs it."""
+    ephemeral database a process makes starts it in a thread."""
     root = tempfile.gettempdir()
     removed = 0
     try:
