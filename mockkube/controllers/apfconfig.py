@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 GROUP = "flowcontrol.apiserver.k8s.io"
 CONSUMER = "api-priority-and-fairness-config-consumer-v1"  # its field manager
+PRODUCER = "api-priority-and-fairness-config-producer-v1"  # the bootstrap configuration ensurer's
 
 
 def dangling_condition(fs: dict, levels: set[str]) -> dict:
@@ -79,7 +80,7 @@ class APFConfigController(Controller):
         super().__init__()
         self.server = server
         self.client = server.client(CONSUMER)
-        self.ensurer = server.client("api-priority-and-fairness-config-producer-v1")
+        self.ensurer = server.client(PRODUCER)
         self.fs_rt = self.client.rt("flowschemas", GROUP)
         self.pl_rt = self.client.rt("prioritylevelconfigurations", GROUP)
         self.bootstrap = {("flowschemas", o["metadata"]["name"]): o for o in boot.flow_schemas()} | {

@@ -360,17 +360,25 @@ class Server:
     def _bootstrap_objects(self) -> None:
         """The bootstrap's objects one by one through the generic registry, each created
         when missing (a restart, another API server on PostgreSQL)."""
+        from mockkube.apiserver.rest import WriteOptions
+        from mockkube.controllers import apfconfig
+
+        def by(manager: str = "kube-apiserver") -> WriteOptions:
+            # kube-apiserver makes these through its loopback client, whose user agent names the
+            # field manager (the APF configuration producer sets its own), so each is recorded
+            return WriteOptions(field_manager=manager, field_validation="Ignore")
+
         self.store.sync()  # what another API server bootstrapped already (PostgreSQL)
         ns_rt = self.registry.get("", "v1", "namespaces")
         for ns in SYSTEM_NAMESPACES:
             if self.store.get(ns_rt, "", ns) is None:
-                self.resources.create(ns_rt, "", {"metadata": {"name": ns}})
+                self.resources.create(ns_rt, "", {"metadata": {"name": ns}}, by())
         cidr_rt = self.registry.get("networking.k8s.io", "v1", "servicecidrs")
         if self.store.get(cidr_rt, "", "kubernetes") is None:
             # the default ServiceCIDR (--service-cluster-ip-range) and its Ready condition, as
             # kube-apiserver's default-servicecidr-repair-controller writes them
             made = self.resources.create(
-                cidr_rt, "", {"metadata": {"name": "kubernetes"}, "spec": {"cidrs": [SERVICE_CIDR]}}
+                cidr_rt, "", {"metadata": {"name": "kubernetes"}, "spec": {"cidrs": [SERVICE_CIDR]}}, by()
             )
             ready = dict(made.obj)
             ready["status"] = {
@@ -384,7 +392,7 @@ class Server:
                     }
                 ]
             }
-            self.resources.update(cidr_rt, "", "kubernetes", ready, subresource="status")
+            self.resources.update(cidr_rt, "", "kubernetes", ready, by(), subresource="status")
         svc_rt = self.registry.get("", "v1", "services")
         if self.store.get(svc_rt, "default", "kubernetes") is None:
             self.resources.create(
@@ -398,6 +406,7 @@ class Server:
                         "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
                     },
                 },
+                by(),
             )
         from mockkube.apiserver.resources.builtin import bootstrap_objects
         from mockkube.apiserver.resources.rbac_bootstrap import reconciled_rules
@@ -408,17 +417,17 @@ class Server:
             if have is None:
                 for c in (obj.get("status") or {}).get("conditions") or ():
                     c["lastTransitionTime"] = self.resources.now()
-                self.resources.create(rt, ns, obj)
+                self.resources.create(
+                    rt, ns, obj, by(apfconfig.PRODUCER if rt.group == apfconfig.GROUP else "kube-apiserver")
+                )
             elif rt.kind == "ClusterRole" and (rules := reconciled_rules(have.obj, obj)) is not None:
                 # as the rbac/bootstrap-roles hook reconciles: a role made before a gate was
                 # turned on gains that gate's rules
                 try:
-                    self.resources.update(rt, ns, obj["metadata"]["name"], {**have.obj, "rules": rules})
+                    self.resources.update(rt, ns, obj["metadata"]["name"], {**have.obj, "rules": rules}, by())
                 except APIError as e:
                     if e.code != 409:  # another API server reconciled it first
                         raise
-        from mockkube.controllers import apfconfig
-
         apfconfig.write_dangling(self)
 
     async def start(self) -> str:

@@ -135,5 +135,41 @@ def test_the_flowschemas_dangling_conditions_are_the_bootstraps_and_replayed(cac
             [cond] = fs["status"]["conditions"]
             assert (cond["type"], cond["status"], cond["reason"]) == ("Dangling", "False", "Found")
             assert cond["lastTransitionTime"] == fs["metadata"]["creationTimestamp"]
+            managers = {(m["manager"], m.get("subresource", "")) for m in fs["metadata"]["managedFields"]}
+            assert managers == {
+                ("api-priority-and-fairness-config-producer-v1", ""),
+                ("api-priority-and-fairness-config-consumer-v1", "status"),
+            }
+    finally:
+        s.store.close()
+
+
+@pytest.mark.parametrize("template", ["off", "replayed"])
+def test_the_bootstraps_objects_are_kube_apiservers_in_managed_fields(cache, monkeypatch, template):
+    """As kube-apiserver's loopback writes record them (its user agent names the manager)."""
+    if template == "off":
+        monkeypatch.setenv("MOCKKUBE_BOOTSTRAP_TEMPLATE", "off")
+    else:
+        opened().store.close()  # records
+    s = opened()
+    try:
+
+        def managed(group: str, plural: str, ns: str, name: str) -> list:
+            rt = next(r for r in s.registry.all() if r.group == group and r.plural == plural)
+            obj = s.store.get(rt, ns, name).obj
+            return [(m["manager"], m["operation"], m.get("subresource", "")) for m in obj["metadata"]["managedFields"]]
+
+        assert managed("", "namespaces", "", "default") == [("kube-apiserver", "Update", "")]
+        assert managed("rbac.authorization.k8s.io", "clusterroles", "", "cluster-admin") == [
+            ("kube-apiserver", "Update", "")
+        ]
+        assert managed("", "services", "default", "kubernetes") == [("kube-apiserver", "Update", "")]
+        assert sorted(managed("networking.k8s.io", "servicecidrs", "", "kubernetes")) == [
+            ("kube-apiserver", "Update", ""),
+            ("kube-apiserver", "Update", "status"),
+        ]
+        rt = s.registry.get("", "v1", "namespaces")
+        [fields] = s.store.get(rt, "", "kube-system").obj["metadata"]["managedFields"]
+        assert fields["fieldsV1"]["f:metadata"] == {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}
     finally:
         s.store.close()
