@@ -146,7 +146,24 @@ def run(suite: str, workers: str, d: Path) -> dict:
         # whose plugins cost up to 0.8 CPU-s in every pytest process
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
     )
-    args = ["-q", "-p", "no:cacheprovider", "-p", "xdist", "-p", "mockkube", "-n", workers, suite]
+    # A basetemp of the run's own: without it pytest ends a session by deleting the oldest of
+    # the /tmp/pytest-of-USER/pytest-N trees beyond its newest three, which after a run of
+    # mockkube's own suite (thousands of tests' directories) held the process 0.8-1.1 s after
+    # its last test, a cost of the machine's history rather than of the plugin's exit
+    basetemp = Path(tempfile.mkdtemp(dir=d)) / "basetemp"
+    args = [
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "xdist",
+        "-p",
+        "mockkube",
+        "-n",
+        workers,
+        f"--basetemp={basetemp}",
+        suite,
+    ]
     t0 = time.perf_counter()
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=d, env=env, capture_output=True, text=True)
