@@ -205,9 +205,14 @@ def load(source: str | Path | dict | None) -> Profile:
         data, lines = source, {}
     else:
         text = str(source)
-        if isinstance(source, Path) or ("\n" not in text and Path(text).is_file()):
+        from_file = isinstance(source, Path) or ("\n" not in text and Path(text).is_file())
+        if from_file:
             text = Path(text).read_text()
         data, lines = _compose(text)
+        if not from_file and isinstance(data, str) and "\n" not in text.strip():
+            # one line that names no file and reads as a plain string: a path that is not
+            # there ("a profile is a mapping" would mislead)
+            raise ProfileError([f'the path "{text}" does not exist'])
     validate(data, lines)
     return expand(data)
 
