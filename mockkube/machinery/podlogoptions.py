@@ -23,9 +23,8 @@ class PodLogOptions:
     timestamps: bool = False
     tail_lines: int | None = None
     since_seconds: int | None = None
-    since_time: float | None = None  # epoch seconds
+    since_time: float | None = None  # epoch seconds; beside sinceSeconds, refused by validate
     limit_bytes: int | None = None
-    since_time_given: bool = False  # beside sinceSeconds (refused by validate)
 
     def since(self, now: float) -> float | None:
         """From when the log is asked for (``now``: the cluster clock's), None: all of it."""
@@ -58,9 +57,8 @@ def decode(query: Mapping[str, str]) -> PodLogOptions:
         timestamps=flag("timestamps"),
         tail_lines=None if tail is None else parse_int64(tail),
         since_seconds=since_seconds,
-        since_time=None if since_seconds is not None else since_time,
+        since_time=since_time,
         limit_bytes=limit,
-        since_time_given=since_seconds is not None and since_time is not None,
     )
 
 
@@ -71,7 +69,7 @@ def validate(opts: PodLogOptions) -> list[FieldError]:
         errs.append(fielderrors.invalid("tailLines", opts.tail_lines, "must be greater than or equal to 0"))
     if opts.limit_bytes is not None and opts.limit_bytes < 1:
         errs.append(fielderrors.invalid("limitBytes", opts.limit_bytes, "must be greater than 0"))
-    if opts.since_time_given:
+    if opts.since_seconds is not None and opts.since_time is not None:
         errs.append(fielderrors.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified"))
     elif opts.since_seconds is not None and opts.since_seconds < 1:
         errs.append(fielderrors.invalid("sinceSeconds", opts.since_seconds, "must be greater than 0"))
