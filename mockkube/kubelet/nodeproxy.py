@@ -56,8 +56,6 @@ def pods_on(server: Any, node: str) -> list[dict]:
     LIST reads it the same way), not a scan of every pod in the cluster."""
     rt = server.registry.get("", "v1", "pods")
     cache = server.store.cache(rt)
-    if not cache.indexed("spec.nodeName"):  # pragma: no cover - pods always index it
-        return [p for p in server.store.objects(rt) if (p.get("spec") or {}).get("nodeName") == node]
     entries = cache.entries
     return [e.obj for k in cache.keys_with("spec.nodeName", node, None) if (e := entries.get(k)) is not None]
 
