@@ -417,9 +417,7 @@ class Server:
             if have is None:
                 for c in (obj.get("status") or {}).get("conditions") or ():
                     c["lastTransitionTime"] = self.resources.now()
-                self.resources.create(
-                    rt, ns, obj, by(apfconfig.PRODUCER if rt.group == apfconfig.GROUP else "kube-apiserver")
-                )
+                self.resources.create(rt, ns, obj, by(apfconfig.PRODUCER) if rt.group == apfconfig.GROUP else by())
             elif rt.kind == "ClusterRole" and (rules := reconciled_rules(have.obj, obj)) is not None:
                 # as the rbac/bootstrap-roles hook reconciles: a role made before a gate was
                 # turned on gains that gate's rules
