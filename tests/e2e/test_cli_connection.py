@@ -90,12 +90,12 @@ def test_errors_are_one_line(tmp_path):
     served = run("serve", "--port", "0", "--cluster", str(bad))
     assert served.returncode == 2
     assert served.stderr.startswith("mockkube: invalid cluster profile: line 4: nodes[0].capacity.cpu: ")
+    assert served.stderr.count("\n") == 1 and "Traceback" not in served.stderr
     missing = run("serve", "--port", "0", "--cluster", str(tmp_path / "none.yaml"))  # a path that is not there
     assert (missing.returncode, missing.stderr) == (
         2,
         f'mockkube: invalid cluster profile: the path "{tmp_path / "none.yaml"}" does not exist\n',
     )
-    assert served.stderr.count("\n") == 1 and "Traceback" not in served.stderr
     unreachable = run("reset", "--server", "http://127.0.0.1:1")
     assert (unreachable.returncode, unreachable.stderr.count("\n")) == (1, 1)
     assert run("reset", "--kubeconfig", str(tmp_path / "none")).stderr == (
