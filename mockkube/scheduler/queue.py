@@ -330,6 +330,7 @@ class SchedulingQueue:
         if not wildcard and not plugins:
             return 0  # no plugin is interested in this event
         moved = 0
+        gate_cares: dict[str, bool] = {}  # per gating plugin: does it register this event
         for key in list(self.unschedulable):
             e = self.entries.get(key)
             if e is None:
@@ -339,8 +340,14 @@ class SchedulingQueue:
                 continue  # none of the plugins that rejected it registered this event
             if pre_check is not None and not pre_check(e):
                 continue
-            if e.gated and not any(fw.match_cluster_events(r, event) for r in self.plugin_events.get(e.gating, ())):
-                continue  # the gating plugin does not care about this event
+            if e.gated:
+                cares = gate_cares.get(e.gating)
+                if cares is None:
+                    cares = gate_cares[e.gating] = any(
+                        fw.match_cluster_events(r, event) for r in self.plugin_events.get(e.gating, ())
+                    )
+                if not cares:
+                    continue  # the gating plugin does not care about this event
             if self.worth_requeuing(e, event, old, new) == QUEUE_SKIP:
                 continue
             self._requeue(e, QUEUE_AFTER_BACKOFF, event.label)

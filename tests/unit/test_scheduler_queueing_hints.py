@@ -710,6 +710,25 @@ def test_dynamicresources_hints():
     assert dra_after_pod_change(p, pod("o"), pod("o")) == SKIP
 
 
+def test_dra_claim_hint_follows_each_pod_version():
+    """The claim names a pod uses are memoised per pod version: a newer version of the same
+    pod (its template's claim now created) is answered for what it says, and a pod with no
+    resourceVersion is never taken from the memo."""
+    spec = {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}
+    v1 = dict(pod("w", uid="u-memo", **spec))
+    v1["metadata"] = dict(v1["metadata"], resourceVersion="7")
+    claim = {"metadata": {"name": "w-gpu-abc", "namespace": "default"}, "status": {}}
+    assert dra_after_claim_change(v1, None, claim) == SKIP  # its claim not created yet
+    v2 = dict(v1, metadata=dict(v1["metadata"], resourceVersion="8"))
+    v2["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "w-gpu-abc"}]}
+    assert dra_after_claim_change(v2, None, claim) == Q
+    assert dra_after_claim_change(v1, None, claim) == SKIP
+    bare = dict(v2, metadata={k: v for k, v in v2["metadata"].items() if k != "resourceVersion"})
+    assert dra_after_claim_change(bare, None, claim) == Q
+    bare["status"] = {}
+    assert dra_after_claim_change(bare, None, claim) == SKIP  # changed in place: not memoised
+
+
 def test_events_to_register_as_upstream():
     """TestEventsToRegister: the registrations with SchedulerQueueingHints on."""
     got = {
