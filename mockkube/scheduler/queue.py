@@ -35,6 +35,10 @@ QUEUE_AFTER_BACKOFF = 1
 HintMap = dict[fw.ClusterEvent, list[tuple[str, "fw.HintFn | None"]]]
 
 
+# per registered event and plugin, the Narrowing the plugin gave with its hint
+NarrowingMap = dict[tuple[fw.ClusterEvent, str], fw.Narrowing]
+
+
 def build_hint_map(plugins: list[fw.Plugin]) -> HintMap:
     """The profile's QueueingHintMap from its plugins' EventsToRegister."""
     out: HintMap = {}
@@ -42,6 +46,13 @@ def build_hint_map(plugins: list[fw.Plugin]) -> HintMap:
         for ev in p.events_to_register():
             out.setdefault(ev.event, []).append((p.name, ev.hint))
     return out
+
+
+def build_narrowings(plugins: list[fw.Plugin]) -> NarrowingMap:
+    """The Narrowings the plugins registered beside their hints (mockkube's; see fw.Narrowing)."""
+    return {
+        (ev.event, p.name): ev.narrowing for p in plugins for ev in p.events_to_register() if ev.narrowing is not None
+    }
 
 
 class _Entry:
@@ -56,12 +67,14 @@ class _Entry:
         "unschedulable_since",
         "errored",
         "rejected_by",
-        "pod",
+        "_pod",
+        "_seen",
         "last_event",
     )
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, seen: Callable[[str, dict], None] | None = None) -> None:
         self.key = key
+        self._seen = seen  # told of each pod the entry comes to hold (the narrowing index)
         self.priority = 0
         self.added = 0.0
         self.attempts = 0
@@ -71,8 +84,19 @@ class _Entry:
         self.unschedulable_since = 0.0
         self.errored = False
         self.rejected_by: frozenset[str] = frozenset()  # UnschedulablePlugins of the last attempt
-        self.pod: dict | None = None  # the pod as last seen, for the hints
+        self._pod: dict | None = None
         self.last_event = ""  # the event that last brought it into activeQ or backoffQ
+
+    @property
+    def pod(self) -> dict | None:
+        """The pod as last seen, for the hints."""
+        return self._pod
+
+    @pod.setter
+    def pod(self, pod: dict | None) -> None:
+        self._pod = pod
+        if pod is not None and self._seen is not None:
+            self._seen(self.key, pod)
 
 
 class SchedulingQueue:
@@ -83,6 +107,7 @@ class SchedulingQueue:
         max_backoff: float = MAX_BACKOFF,
         hints: HintMap | None = None,
         incoming: Callable[[str, str], None] | None = None,
+        narrowings: NarrowingMap | None = None,
     ) -> None:
         self.clock = clock
         self.initial_backoff = initial_backoff
@@ -98,11 +123,11 @@ class SchedulingQueue:
         self.in_flight_events: dict[str, list[tuple[fw.ClusterEvent, Any, Any]]] = {}
         self._seq = itertools.count()
         self._wake = asyncio.Event()
-        self.set_hints(hints or {})
+        self.set_hints(hints or {}, narrowings)
         # scheduler_queue_incoming_pods_total{queue, event}
         self.incoming = incoming or (lambda queue, event: None)
 
-    def set_hints(self, hints: HintMap) -> None:
+    def set_hints(self, hints: HintMap, narrowings: NarrowingMap | None = None) -> None:
         self.hints = hints
         # per incoming (resource, action): the matching (plugin, hint) pairs and their plugins
         self._matching: dict[tuple[str, int], tuple[list[tuple[str, fw.HintFn | None]], frozenset[str]]] = {}
@@ -110,6 +135,53 @@ class SchedulingQueue:
         for ev, fns in hints.items():
             for plugin, _ in fns:
                 self.plugin_events.setdefault(plugin, []).append(ev)
+        # the narrowing index: (plugin, key) -> queued pods whose entry's pod has that key
+        self._narrowings = dict(narrowings or {})
+        self._pod_keyers = {(plugin, n.pod_keys) for (_, plugin), n in self._narrowings.items()}
+        self._narrowed_by: dict[tuple[str, int], list[tuple[str, fw.Narrowing]] | None] = {}
+        self._keyed: dict[tuple[str, Any], set[str]] = {}
+        self._keys_of: dict[str, set[tuple[str, Any]]] = {}
+
+    def _seen(self, key: str, pod: dict) -> None:
+        """Index the version of the pod its entry now holds (the one the hints are asked of)."""
+        self._forget(key)
+        for plugin, pod_keys in self._pod_keyers:
+            for k in pod_keys(pod):
+                pk = (plugin, k)
+                self._keyed.setdefault(pk, set()).add(key)
+                self._keys_of.setdefault(key, set()).add(pk)
+
+    def _forget(self, key: str) -> None:
+        for pk in self._keys_of.pop(key, ()):
+            keys = self._keyed.get(pk)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._keyed[pk]
+
+    def _candidates(self, event: fw.ClusterEvent, old: Any, new: Any) -> set[str]:
+        """The parked pods an event may move: all of them, unless every plugin that registered
+        the event narrowed it (fw.Narrowing) to pods holding one of its keys. (A pod parked
+        with no plugin to blame is gated by none, and only a wildcard event moves it.)"""
+        if event.wildcard or not self._narrowings:
+            return self.unschedulable
+        k = (event.resource, event.action)
+        found = self._narrowed_by.get(k, ())
+        if found == ():
+            # every registration this event matches must be narrowed, or any pod may be asked
+            regs = [(ev, p) for ev, fns in self.hints.items() if fw.match_cluster_events(ev, event) for p, _ in fns]
+            narrowed = all(r in self._narrowings for r in regs)
+            found = self._narrowed_by[k] = [(p, self._narrowings[(ev, p)]) for ev, p in regs] if narrowed else None
+        if found is None:
+            return self.unschedulable
+        out: set[str] = set()
+        for plugin, n in found:
+            keys = n.event_keys(old, new)
+            if keys is None:
+                return self.unschedulable
+            for key in keys:
+                out |= self._keyed.get((plugin, key), set())
+        return out & self.unschedulable
 
     def __len__(self) -> int:
         return len(self._in_active) + len(self._in_backoff) + len(self.unschedulable)
@@ -124,7 +196,7 @@ class SchedulingQueue:
         e = self.entries.get(key)
         new = e is None
         if e is None:
-            e = self.entries[key] = _Entry(key)
+            e = self.entries[key] = _Entry(key, self._seen if self._pod_keyers else None)
             e.added = self.clock()
         e.priority = priority
         if pod is not None:
@@ -183,6 +255,7 @@ class SchedulingQueue:
 
     def delete(self, key: str) -> None:
         self.entries.pop(key, None)
+        self._forget(key)
         self._in_active.discard(key)
         self._in_backoff.discard(key)
         self.unschedulable.discard(key)
@@ -331,7 +404,7 @@ class SchedulingQueue:
             return 0  # no plugin is interested in this event
         moved = 0
         gate_cares: dict[str, bool] = {}  # per gating plugin: does it register this event
-        for key in list(self.unschedulable):
+        for key in list(self._candidates(event, old, new)):
             e = self.entries.get(key)
             if e is None:
                 self.unschedulable.discard(key)

@@ -35,7 +35,7 @@ from mockkube.scheduler.plugins.nodes import NodeAffinity, NodeName, NodeUnsched
 from mockkube.scheduler.plugins.podtopologyspread import PodTopologySpread
 from mockkube.scheduler.plugins.volumebinding import VolumeBinding
 from mockkube.scheduler.preemption import Preemptor, eligible, priority
-from mockkube.scheduler.queue import SchedulingQueue, build_hint_map
+from mockkube.scheduler.queue import SchedulingQueue, build_hint_map, build_narrowings
 
 log = logging.getLogger("mockkube.scheduler")
 
@@ -226,7 +226,8 @@ class Scheduler:
             ImageLocality(self.cache),
         ]
         self.scored = [p for p in self.plugins if p.weight]
-        self.queue.set_hints(build_hint_map(self.plugins))  # the profile's QueueingHintMap
+        # the profile's QueueingHintMap, and the narrowings that spare hint calls
+        self.queue.set_hints(build_hint_map(self.plugins), build_narrowings(self.plugins))
         self.preemptor = Preemptor(self)
         self.nominated: dict[str, dict] = {}  # uid -> pending pod with status.nominatedNodeName
         store = server.store

@@ -729,6 +729,95 @@ def test_dra_claim_hint_follows_each_pod_version():
     assert dra_after_claim_change(bare, None, claim) == SKIP  # changed in place: not memoised
 
 
+def test_claim_narrowing_moves_what_asking_every_pod_moves():
+    """mockkube's Narrowing for claim events spares hint calls only: a queue with it and one
+    asking every parked pod (as upstream) move the same pods, over a seeded random run of
+    pods parked by DynamicResources (some gated, some with claims named in spec or status, in
+    two namespaces, changing version) and claims added, updated, deallocated and deleted."""
+    import random
+
+    from mockkube.scheduler.plugins.dynamicresources import DynamicResources
+    from mockkube.scheduler.queue import build_narrowings
+
+    plugins = [DynamicResources.__new__(DynamicResources), nodes.TaintToleration()]
+    hints = build_hint_map(plugins)
+    narrowings = build_narrowings(plugins)
+    assert narrowings  # the claim events are narrowed
+    rnd = random.Random(5)
+    clocks = [Clock(), Clock()]
+    queues = [SchedulingQueue(clocks[0], hints=hints, narrowings=narrowings), SchedulingQueue(clocks[1], hints=hints)]
+    names = [f"c{i}" for i in range(8)]
+    rv = iter(range(1, 10**6))
+
+    def a_pod(i: int) -> dict:
+        ns = "a" if i % 3 else "b"
+        claims, statuses = [], []
+        for j in range(rnd.randint(0, 2)):
+            if rnd.random() < 0.4:
+                claims.append({"name": f"r{j}", "resourceClaimName": rnd.choice(names)})
+            else:
+                claims.append({"name": f"r{j}", "resourceClaimTemplateName": "t"})
+                if rnd.random() < 0.7:
+                    statuses.append({"name": f"r{j}", "resourceClaimName": rnd.choice(names)})
+        p = pod(f"p{i}", uid=f"u{i}", ns=ns, resourceClaims=claims)
+        p["metadata"]["resourceVersion"] = str(next(rv))
+        p["status"] = {"resourceClaimStatuses": statuses}
+        return p
+
+    def a_claim() -> dict:
+        c = {"metadata": {"name": rnd.choice(names), "namespace": rnd.choice("ab")}, "status": {}}
+        if rnd.random() < 0.3:
+            c["status"] = {"allocation": {"devices": {"results": []}}}
+        if rnd.random() < 0.3:
+            c["status"]["reservedFor"] = [{"resource": "pods", "name": "x", "uid": "x"}]
+        return c
+
+    for step in range(3000):
+        i = rnd.randrange(40)
+        key = f"{'a' if i % 3 else 'b'}/p{i}"
+        op = rnd.random()
+        if op < 0.35:
+            p = a_pod(i)
+            rejector = rnd.choice(["DynamicResources", "DynamicResources", "TaintToleration", ""])
+            how = rnd.random()
+            for q in queues:
+                q.add(key, pod=p)
+                if q.pop_nowait() is None:
+                    continue
+                if rejector == "" and how < 0.5:
+                    q.gate(key)  # parked with no plugin to blame: any event moves it
+                elif how < 0.3:
+                    q.gate(key, rejector or "DynamicResources")
+                else:
+                    q.requeue_failed(key, rejected_by=frozenset((rejector,)) if rejector else frozenset(), pod=p)
+        elif op < 0.4:
+            for q in queues:
+                q.delete(key)
+        elif op < 0.45:
+            for q in queues:
+                if key in q.entries:
+                    q.entries[key].pod = a_pod(i)  # a newer version, as the scheduler assigns it
+        else:
+            old = a_claim() if rnd.random() < 0.6 else None
+            new = a_claim() if rnd.random() < 0.9 else None
+            if old is not None and new is not None:
+                new["metadata"] = old["metadata"]
+            action = fw.ADD if old is None else (fw.DELETE if new is None else fw.UPDATE)
+            if old is None and new is None:
+                continue
+            ev = fw.ClusterEvent(fw.RESOURCE_CLAIM, action)
+            moved = [q.move_all(ev, old, new) for q in queues]
+            assert moved[0] == moved[1], step
+        states = [{k: where(q, k) for k in q.entries} for q in queues]
+        assert states[0] == states[1], step
+        tick = rnd.random()
+        for c in clocks:
+            c.now += tick
+    for key in list(queues[0].entries):
+        queues[0].delete(key)
+    assert not queues[0]._keyed and not queues[0]._keys_of  # a deleted pod leaves the index
+
+
 def test_events_to_register_as_upstream():
     """TestEventsToRegister: the registrations with SchedulerQueueingHints on."""
     got = {

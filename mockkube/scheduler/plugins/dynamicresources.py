@@ -228,7 +228,9 @@ class DynamicResources(fw.Plugin):
             # allocation is tracked in ResourceClaims: a claim of the pod's, or one that
             # gave its devices back (mockkube: a deleted KEP-5004 claim too)
             fw.ClusterEventWithHint(
-                fw.ClusterEvent(fw.RESOURCE_CLAIM, fw.ADD | fw.UPDATE | fw.DELETE), dra_after_claim_change
+                fw.ClusterEvent(fw.RESOURCE_CLAIM, fw.ADD | fw.UPDATE | fw.DELETE),
+                dra_after_claim_change,
+                CLAIM_NARROWING,
             ),
             # the ResourceClaim controller named the pod's generated claims in its status
             fw.ClusterEventWithHint(
@@ -793,6 +795,26 @@ def dra_after_claim_change(pod: dict, old, new) -> int:
     ).get("deletionTimestamp"):
         return fw.QUEUE_SKIP  # e.g. a finalizer added
     return fw.QUEUE
+
+
+def _claim_pod_keys(pod: dict) -> tuple[tuple[str, str], ...]:
+    ns = (pod.get("metadata") or {}).get("namespace") or ""
+    return tuple((ns, n) for n in _claims_used(pod) or ())
+
+
+def _claim_event_keys(old, new) -> tuple[tuple[str, str], ...] | None:
+    """The claim's own (namespace, name) when dra_after_claim_change can queue only the
+    pods that use it; None when it queues anyone (devices given back, a claim deleted)."""
+    if new is None:
+        return None
+    if ((old or {}).get("status") or {}).get("allocation") and not (new.get("status") or {}).get("allocation"):
+        return None
+    m = new.get("metadata") or {}
+    return ((m.get("namespace") or "", m.get("name")),)
+
+
+# a claim's change concerns the parked pods that use it, unless it gave devices back
+CLAIM_NARROWING = fw.Narrowing(_claim_pod_keys, _claim_event_keys)
 
 
 def dra_after_pod_change(pod: dict, old, new) -> int:
