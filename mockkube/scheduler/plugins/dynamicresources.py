@@ -732,17 +732,17 @@ def _drop_reservation(claim: dict, pod_uid: str) -> None:
 
 # -- queueing hints ---------------------------------------------------------------------------
 _USED_MAX = 16384
-_used: dict[tuple[str, str], frozenset[str] | None] = {}
+_used: dict[tuple[str, str, str, str], frozenset[str] | None] = {}
 
 
 def _claims_used(pod: dict) -> frozenset[str] | None:
     """The ResourceClaim names a pod uses (None: a template's claim is not created yet).
 
-    Memoised per pod version: a claim event asks this of every pod parked for DRA, so
-    without it a burst of claims is quadratic in claim_names' work (half the scheduler's
-    CPU in the multi-process set, where pods wait longer for their claims)."""
+    Memoised per pod version (its uid and resourceVersion, which no two versions share;
+    a pod without them is not memoised): the queue asks this at each of the pod's changes,
+    and each claim event asks the hint of the pods that use the claim."""
     meta = pod.get("metadata") or {}
-    key = (meta.get("uid"), meta.get("resourceVersion"))
+    key = (meta.get("uid"), meta.get("resourceVersion"), meta.get("namespace"), meta.get("name"))
     cacheable = bool(key[0] and key[1])
     if cacheable and key in _used:
         return _used[key]
