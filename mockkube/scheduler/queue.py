@@ -49,10 +49,22 @@ def build_hint_map(plugins: list[fw.Plugin]) -> HintMap:
 
 
 def build_narrowings(plugins: list[fw.Plugin]) -> NarrowingMap:
-    """The Narrowings the plugins registered beside their hints (mockkube's; see fw.Narrowing)."""
-    return {
-        (ev.event, p.name): ev.narrowing for p in plugins for ev in p.events_to_register() if ev.narrowing is not None
-    }
+    """The Narrowings the plugins registered beside their hints (mockkube's; see fw.Narrowing).
+
+    Only for an event a plugin registered once: a second registration of it, narrowed or
+    not, has a hint the one Narrowing does not vouch for."""
+    out: NarrowingMap = {}
+    seen: set[tuple[fw.ClusterEvent, str]] = set()
+    for p in plugins:
+        for ev in p.events_to_register():
+            k = (ev.event, p.name)
+            if k in seen:
+                out.pop(k, None)
+                continue
+            seen.add(k)
+            if ev.narrowing is not None:
+                out[k] = ev.narrowing
+    return out
 
 
 class _Entry:
@@ -141,17 +153,30 @@ class SchedulingQueue:
         self._narrowed_by: dict[tuple[str, int], list[tuple[str, fw.Narrowing]] | None] = {}
         self._keyed: dict[tuple[str, Any], set[str]] = {}
         self._keys_of: dict[str, set[tuple[str, Any]]] = {}
+        self._unkeyed: set[str] = set()  # pods whose keys could not be had: every event may concern them
+        seen = self._seen if self._pod_keyers else None
+        for e in self.entries.values():  # hints set again over a queue that holds pods
+            e._seen = seen
+            if seen is not None and e.pod is not None:
+                seen(e.key, e.pod)
 
     def _seen(self, key: str, pod: dict) -> None:
         """Index the version of the pod its entry now holds (the one the hints are asked of)."""
         self._forget(key)
         for plugin, pod_keys in self._pod_keyers:
-            for k in pod_keys(pod):
+            try:
+                keys = list(pod_keys(pod))
+            except Exception:  # as a hint that fails counts as Queue: asked at every event
+                log.exception("narrowing keys of %s for %s failed", key, plugin)
+                self._unkeyed.add(key)
+                continue
+            for k in keys:
                 pk = (plugin, k)
                 self._keyed.setdefault(pk, set()).add(key)
                 self._keys_of.setdefault(key, set()).add(pk)
 
     def _forget(self, key: str) -> None:
+        self._unkeyed.discard(key)
         for pk in self._keys_of.pop(key, ()):
             keys = self._keyed.get(pk)
             if keys is not None:
@@ -174,7 +199,7 @@ class SchedulingQueue:
             found = self._narrowed_by[k] = [(p, self._narrowings[(ev, p)]) for ev, p in regs] if narrowed else None
         if found is None:
             return self.unschedulable
-        out: set[str] = set()
+        out = set(self._unkeyed)
         for plugin, n in found:
             keys = n.event_keys(old, new)
             if keys is None:

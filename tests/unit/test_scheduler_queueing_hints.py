@@ -785,7 +785,7 @@ def test_claim_narrowing_moves_what_asking_every_pod_moves():
                 if q.pop_nowait() is None:
                     continue
                 if rejector == "" and how < 0.5:
-                    q.gate(key)  # parked with no plugin to blame: any event moves it
+                    q.gate(key)  # gated by no plugin: only a wildcard event moves it
                 elif how < 0.3:
                     q.gate(key, rejector or "DynamicResources")
                 else:
@@ -816,6 +816,38 @@ def test_claim_narrowing_moves_what_asking_every_pod_moves():
     for key in list(queues[0].entries):
         queues[0].delete(key)
     assert not queues[0]._keyed and not queues[0]._keys_of  # a deleted pod leaves the index
+
+
+def test_narrowing_holds_where_its_keys_cannot():
+    """Hints set again over a queue that holds pods index them; a pod whose keys cannot be
+    had (here a claim name that is not a string) is asked at every event, as asking every
+    pod would; a plugin that registers an event twice gets no narrowing for it."""
+    from mockkube.scheduler.plugins.dynamicresources import CLAIM_NARROWING
+    from mockkube.scheduler.queue import build_narrowings
+
+    ev = fw.ClusterEvent(fw.RESOURCE_CLAIM, fw.ADD | fw.UPDATE | fw.DELETE)
+    hints = {ev: [("DynamicResources", dra_after_claim_change)]}
+    added = fw.ClusterEvent(fw.RESOURCE_CLAIM, fw.ADD)
+    claim = {"metadata": {"name": "c", "namespace": "default"}, "status": {}}
+    uses = dict(pod("a", resourceClaims=[{"name": "r", "resourceClaimName": "c"}]))
+    broken = dict(pod("b", resourceClaims=[{"name": "r", "resourceClaimName": ["c"]}]))
+    q = SchedulingQueue(Clock(), hints=hints)
+    for p in (uses, broken):
+        key = "default/" + p["metadata"]["name"]
+        q.add(key, pod=p)
+        q.pop_nowait()
+        q.requeue_failed(key, rejected_by=frozenset(("DynamicResources",)), pod=p)
+    q.set_hints(hints, {(ev, "DynamicResources"): CLAIM_NARROWING})
+    assert q.move_all(added, None, claim) == 2  # both indexed (b as unkeyed), both moved
+    assert where(q, "default/a") == where(q, "default/b") == "backoff"
+
+    class Twice(fw.Plugin):
+        name = "Twice"
+
+        def events_to_register(self):
+            return [fw.ClusterEventWithHint(ev, dra_after_claim_change, CLAIM_NARROWING), fw.ClusterEventWithHint(ev)]
+
+    assert build_narrowings([Twice()]) == {}
 
 
 def test_events_to_register_as_upstream():

@@ -732,6 +732,7 @@ def _drop_reservation(claim: dict, pod_uid: str) -> None:
 
 # -- queueing hints ---------------------------------------------------------------------------
 _USED_MAX = 16384
+_MISS = object()
 _used: dict[tuple[str, str, str, str], frozenset[str] | None] = {}
 
 
@@ -744,8 +745,10 @@ def _claims_used(pod: dict) -> frozenset[str] | None:
     meta = pod.get("metadata") or {}
     key = (meta.get("uid"), meta.get("resourceVersion"), meta.get("namespace"), meta.get("name"))
     cacheable = bool(key[0] and key[1])
-    if cacheable and key in _used:
-        return _used[key]
+    if cacheable:
+        hit = _used.get(key, _MISS)  # one lookup: another thread's scheduler may clear the memo
+        if hit is not _MISS:
+            return hit  # type: ignore[return-value]
     names: frozenset[str] | None
     try:
         names = frozenset(n for _, n, _ in claim_names(pod) if n)
