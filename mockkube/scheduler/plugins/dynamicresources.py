@@ -776,12 +776,17 @@ def _pod_uses_claim(pod: dict, claim: dict) -> bool:
     return m.get("name") in names
 
 
+def _gave_devices_back(old, new) -> bool:
+    """A claim deallocated, or an allocated one deleted: its devices are free for anyone."""
+    had = bool(((old or {}).get("status") or {}).get("allocation"))
+    return had and not ((new or {}).get("status") or {}).get("allocation")
+
+
 def dra_after_claim_change(pod: dict, old, new) -> int:
     """DynamicResources.isSchedulableAfterClaimChange: a claim deallocated (or an allocated
     one deleted) frees devices for anyone; otherwise only a claim of the pod's that was
     created or whose status changed."""
-    had = bool(((old or {}).get("status") or {}).get("allocation"))
-    if had and not ((new or {}).get("status") or {}).get("allocation"):
+    if _gave_devices_back(old, new):
         return fw.QUEUE
     if new is None:
         return fw.QUEUE if extended.is_extended_resource_claim(old) else fw.QUEUE_SKIP
@@ -808,9 +813,7 @@ def _claim_pod_keys(pod: dict) -> tuple[tuple[str, str], ...]:
 def _claim_event_keys(old, new) -> tuple[tuple[str, str], ...] | None:
     """The claim's own (namespace, name) when dra_after_claim_change can queue only the
     pods that use it; None when it queues anyone (devices given back, a claim deleted)."""
-    if new is None:
-        return None
-    if ((old or {}).get("status") or {}).get("allocation") and not (new.get("status") or {}).get("allocation"):
+    if new is None or _gave_devices_back(old, new):
         return None
     m = new.get("metadata") or {}
     return ((m.get("namespace") or "", m.get("name")),)
