@@ -37,6 +37,9 @@ HintMap = dict[fw.ClusterEvent, list[tuple[str, "fw.HintFn | None"]]]
 
 # per registered event and plugin, the Narrowing the plugin gave with its hint
 NarrowingMap = dict[tuple[fw.ClusterEvent, str], fw.Narrowing]
+# for an incoming event: the matching (plugin, hint) pairs, their plugins, and each
+# registration's (plugin, Narrowing) when every one of them has one (None: ask every pod)
+_Matched = tuple[list[tuple[str, "fw.HintFn | None"]], frozenset[str], "list[tuple[str, fw.Narrowing]] | None"]
 
 
 def build_hint_map(plugins: list[fw.Plugin]) -> HintMap:
@@ -141,8 +144,7 @@ class SchedulingQueue:
 
     def set_hints(self, hints: HintMap, narrowings: NarrowingMap | None = None) -> None:
         self.hints = hints
-        # per incoming (resource, action): the matching (plugin, hint) pairs and their plugins
-        self._matching: dict[tuple[str, int], tuple[list[tuple[str, fw.HintFn | None]], frozenset[str]]] = {}
+        self._matching: dict[tuple[str, int], _Matched] = {}  # per incoming (resource, action)
         self.plugin_events: dict[str, list[fw.ClusterEvent]] = {}
         for ev, fns in hints.items():
             for plugin, _ in fns:
@@ -150,7 +152,6 @@ class SchedulingQueue:
         # the narrowing index: (plugin, key) -> queued pods whose entry's pod has that key
         self._narrowings = dict(narrowings or {})
         self._pod_keyers = {(plugin, n.pod_keys) for (_, plugin), n in self._narrowings.items()}
-        self._narrowed_by: dict[tuple[str, int], list[tuple[str, fw.Narrowing]] | None] = {}
         self._keyed: dict[tuple[str, Any], set[str]] = {}
         self._keys_of: dict[str, set[tuple[str, Any]]] = {}
         self._unkeyed: set[str] = set()  # pods whose keys could not be had: every event may concern them
@@ -188,15 +189,7 @@ class SchedulingQueue:
         """The parked pods an event may move: all of them, unless every plugin that registered
         the event narrowed it (fw.Narrowing) to pods holding one of its keys. (A pod parked
         with no plugin to blame is gated by none, and only a wildcard event moves it.)"""
-        if event.wildcard or not self._narrowings:
-            return self.unschedulable
-        k = (event.resource, event.action)
-        found = self._narrowed_by.get(k, ())
-        if found == ():
-            # every registration this event matches must be narrowed, or any pod may be asked
-            regs = [(ev, p) for ev, fns in self.hints.items() if fw.match_cluster_events(ev, event) for p, _ in fns]
-            narrowed = all(r in self._narrowings for r in regs)
-            found = self._narrowed_by[k] = [(p, self._narrowings[(ev, p)]) for ev, p in regs] if narrowed else None
+        found = None if event.wildcard else self._hints_for(event)[2]
         if found is None:
             return self.unschedulable
         out = set(self._unkeyed)
@@ -369,13 +362,20 @@ class SchedulingQueue:
         self.delete(key)
 
     # -- cluster events -------------------------------------------------------
-    def _hints_for(self, event: fw.ClusterEvent) -> tuple[list[tuple[str, fw.HintFn | None]], frozenset[str]]:
-        """The hints registered for events ``event`` matches, and their plugins (cached)."""
+    def _hints_for(self, event: fw.ClusterEvent) -> _Matched:
+        """The hints registered for events ``event`` matches, their plugins, and their
+        Narrowings when every registration has one (cached)."""
         k = (event.resource, event.action)
         found = self._matching.get(k)
         if found is None:
-            fns = [f for r, pairs in self.hints.items() if fw.match_cluster_events(r, event) for f in pairs]
-            found = self._matching[k] = (fns, frozenset(p for p, _ in fns))
+            regs = [(r, f) for r, pairs in self.hints.items() if fw.match_cluster_events(r, event) for f in pairs]
+            fns = [f for _, f in regs]
+            narrowed = [(p, n) for r, (p, _) in regs if (n := self._narrowings.get((r, p))) is not None]
+            found = self._matching[k] = (
+                fns,
+                frozenset(p for p, _ in fns),
+                narrowed if len(narrowed) == len(regs) else None,
+            )
         return found
 
     def interested(self, event: fw.ClusterEvent) -> bool:
@@ -393,7 +393,7 @@ class SchedulingQueue:
                 if (new.get("metadata") or {}).get("uid") != (e.pod.get("metadata") or {}).get("uid"):
                     return QUEUE_SKIP
             return QUEUE_AFTER_BACKOFF
-        fns, plugins = self._hints_for(event)
+        fns, plugins, _ = self._hints_for(event)
         if plugins.isdisjoint(rejectors):
             return QUEUE_SKIP
         pod = e.pod or {}
