@@ -129,12 +129,28 @@ def test_dashboard_shows_a_device_light_up_live(mockkube_fresh, browser):
         what="the GPU's partitions",
     )
     assert len(partitions) == 9 and all(state == "blocked" and by == gpu for _, state, by in partitions), partitions
-    gauges = browser.find_elements(By.CSS_SELECTOR, f"{counter_set} > .gauge")
-    assert [g.get_attribute("data-fraction") for g in gauges] == ["1", "1"]  # memory, slices: all in use
-    other = browser.find_elements(
-        By.CSS_SELECTOR, f"#node-{node} .dev[data-device^='gpu-']:not([data-device^='{gpu}'])"
+    fractions = until(
+        lambda: _read(
+            lambda: [
+                g.get_attribute("data-fraction")
+                for g in browser.find_elements(By.CSS_SELECTOR, f"{counter_set} > .gauge")
+            ]
+        ),
+        what="the counter set's gauges",
     )
-    assert other and all(e.get_attribute("data-state") == "free" for e in other)  # other GPUs' partitions stay free
+    assert fractions == ["1", "1"]  # memory, slices: all in use
+    other = until(
+        lambda: _read(
+            lambda: [
+                e.get_attribute("data-state")
+                for e in browser.find_elements(
+                    By.CSS_SELECTOR, f"#node-{node} .dev[data-device^='gpu-']:not([data-device^='{gpu}'])"
+                )
+            ]
+        ),
+        what="the other GPUs' devices",
+    )
+    assert other and all(state == "free" for state in other)  # other GPUs' partitions stay free
     row = until(
         lambda: _read(
             lambda: [
