@@ -11,7 +11,7 @@ import ssl
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from aiohttp import web
 
@@ -362,40 +362,52 @@ class Server:
         when missing (a restart, another API server on PostgreSQL)."""
         from mockkube.apiserver.rest import WriteOptions
         from mockkube.controllers import apfconfig
+        from mockkube.machinery.errors import APIError
 
         def by(manager: str = "kube-apiserver") -> WriteOptions:
             # kube-apiserver makes these through its loopback client, whose user agent names the
             # field manager (the APF configuration producer sets its own), so each is recorded
             return WriteOptions(field_manager=manager, field_validation="Ignore")
 
+        def create(rt: Any, ns: str, obj: dict, opts: WriteOptions) -> Any:
+            """The object made, or None when a create that failed finds it made meanwhile by
+            another API server (on PostgreSQL; its AlreadyExists, or its ClusterIP taken): as
+            kube-apiserver's bootstrap controllers take AlreadyExists, the bootstrap goes on."""
+            try:
+                return self.resources.create(rt, ns, obj, opts)
+            except APIError:
+                self.store.sync()
+                if self.store.get(rt, ns, obj["metadata"]["name"]) is None:
+                    raise
+                return None
+
         self.store.sync()  # what another API server bootstrapped already (PostgreSQL)
         ns_rt = self.registry.get("", "v1", "namespaces")
         for ns in SYSTEM_NAMESPACES:
             if self.store.get(ns_rt, "", ns) is None:
-                self.resources.create(ns_rt, "", {"metadata": {"name": ns}}, by())
+                create(ns_rt, "", {"metadata": {"name": ns}}, by())
         cidr_rt = self.registry.get("networking.k8s.io", "v1", "servicecidrs")
         if self.store.get(cidr_rt, "", "kubernetes") is None:
             # the default ServiceCIDR (--service-cluster-ip-range) and its Ready condition, as
             # kube-apiserver's default-servicecidr-repair-controller writes them
-            made = self.resources.create(
-                cidr_rt, "", {"metadata": {"name": "kubernetes"}, "spec": {"cidrs": [SERVICE_CIDR]}}, by()
-            )
-            ready = dict(made.obj)
-            ready["status"] = {
-                "conditions": [
-                    {
-                        "type": "Ready",
-                        "status": "True",
-                        "lastTransitionTime": self.resources.now(),
-                        "reason": "",
-                        "message": "Kubernetes default Service CIDR is ready",
-                    }
-                ]
-            }
-            self.resources.update(cidr_rt, "", "kubernetes", ready, by(), subresource="status")
+            made = create(cidr_rt, "", {"metadata": {"name": "kubernetes"}, "spec": {"cidrs": [SERVICE_CIDR]}}, by())
+            if made is not None:
+                ready = dict(made.obj)
+                ready["status"] = {
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "True",
+                            "lastTransitionTime": self.resources.now(),
+                            "reason": "",
+                            "message": "Kubernetes default Service CIDR is ready",
+                        }
+                    ]
+                }
+                self.resources.update(cidr_rt, "", "kubernetes", ready, by(), subresource="status")
         svc_rt = self.registry.get("", "v1", "services")
         if self.store.get(svc_rt, "default", "kubernetes") is None:
-            self.resources.create(
+            create(
                 svc_rt,
                 "default",
                 {
@@ -410,14 +422,13 @@ class Server:
             )
         from mockkube.apiserver.resources.builtin import bootstrap_objects
         from mockkube.apiserver.resources.rbac_bootstrap import reconciled_rules
-        from mockkube.machinery.errors import APIError
 
         for rt, ns, obj in bootstrap_objects(self.registry, self.feature_gates):
             have = self.store.get(rt, ns, obj["metadata"]["name"])
             if have is None:
                 for c in (obj.get("status") or {}).get("conditions") or ():
                     c["lastTransitionTime"] = self.resources.now()
-                self.resources.create(rt, ns, obj, by(apfconfig.PRODUCER) if rt.group == apfconfig.GROUP else by())
+                create(rt, ns, obj, by(apfconfig.PRODUCER) if rt.group == apfconfig.GROUP else by())
             elif rt.kind == "ClusterRole" and (rules := reconciled_rules(have.obj, obj)) is not None:
                 # as the rbac/bootstrap-roles hook reconciles: a role made before a gate was
                 # turned on gains that gate's rules
